@@ -1,0 +1,196 @@
+//! The attack harness (threat model: SecPB II-A; STAR II-B). An attacker
+//! with physical access rewrites the NVM image between power-off and
+//! power-on; the chip (keys, root registers, caches) is out of reach.
+//!
+//! ```text
+//!  run half the workload -> shut down -> old image
+//!  run the rest          -> shut down -> final image + chip
+//!  for each attack: mutate a copy of the final image -> power on -> verify
+//! ```
+
+use crate::config::SimConfig;
+use crate::controller::MemoryController;
+use crate::image;
+use crate::layout::CounterFormat;
+use crate::nvm::{Nvm, NvmImage};
+use crate::rng::SplitMix64;
+use crate::system::System;
+use crate::workload::Event;
+use serde::Serialize;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct AttackResult {
+    pub name: String,
+    /// What the attacker changed.
+    pub target: String,
+    pub detected: bool,
+    /// The first failed check and its address, or why nothing was checked.
+    #[serde(rename = "where")]
+    pub where_: String,
+    /// Set when the threat model rules the attack out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ruled_out: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct AttackReport {
+    pub scheme: String,
+    pub workload: String,
+    pub attacks: Vec<AttackResult>,
+    pub undetected: u64,
+}
+
+fn flip(b: &mut [u8; 64], bit: usize) {
+    b[bit / 8] ^= 1 << (bit % 8);
+}
+
+struct Ctx<'a> {
+    cfg: &'a SimConfig,
+    chip: crate::chip::ChipState,
+    final_img: NvmImage,
+}
+
+impl Ctx<'_> {
+    fn check(&self, name: &str, target: String, img: NvmImage, focus: u64) -> AttackResult {
+        let mut nvm = Nvm::new(self.cfg.persistence.wpq_entries as usize);
+        nvm.image = img;
+        let mut mc = MemoryController::from_chip(self.cfg, self.chip.clone(), nvm);
+        let rep = image::verify(&mut mc);
+        let focus_s = format!("{:#x}", focus * 64);
+        let hit = rep.failures.iter().find(|f| f.address == focus_s).or(rep.failures.first());
+        AttackResult {
+            name: name.into(),
+            target,
+            detected: !rep.ok,
+            where_: hit.map(|f| format!("{} at {} ({})", f.check, f.address, f.region)).unwrap_or_else(|| "no check failed".into()),
+            ruled_out: None,
+        }
+    }
+}
+
+pub fn run(cfg: &SimConfig, workload: &str, events: &[Event], seed: u64) -> Result<AttackReport, String> {
+    let mut sys = System::new(cfg, seed);
+    let half = events.len() / 2;
+    for (i, e) in events.iter().enumerate() {
+        if i == half {
+            break;
+        }
+        sys.apply(e).map_err(|err| format!("event {}: {err}", i + 1))?;
+    }
+    let mut old = sys.clone();
+    old.shutdown_clean().map_err(|e| e.to_string())?;
+    let old_img = old.mc.st.nvm.image.clone();
+    for (i, e) in events.iter().enumerate().skip(half) {
+        sys.apply(e).map_err(|err| format!("event {}: {err}", i + 1))?;
+    }
+    sys.shutdown_clean().map_err(|e| e.to_string())?;
+    let layout = sys.mc.layout().clone();
+    let ctx = Ctx { cfg, chip: sys.mc.chip_state(), final_img: sys.mc.st.nvm.image.clone() };
+
+    let data: Vec<u64> = ctx.final_img.sorted_addrs().into_iter().filter(|a| *a < layout.data_blocks).collect();
+    if data.len() < 2 {
+        return Err("the workload wrote fewer than two blocks; nothing to attack".into());
+    }
+    let mut r = SplitMix64::new(seed ^ 0xA77AC);
+    let a = data[r.below(data.len() as u64) as usize];
+    let mut b = data[r.below(data.len() as u64) as usize];
+    if b == a {
+        b = *data.iter().find(|x| **x != a).unwrap();
+    }
+    // A block that changed between the two snapshots, for the replays.
+    let replay = data.iter().copied().find(|x| old_img.get(*x).is_some() && old_img.get(*x) != ctx.final_img.get(*x));
+
+    let mut out = Vec::new();
+    let get = |img: &NvmImage, addr: u64| img.get(addr).copied().unwrap_or([0; 64]);
+
+    let mut img = ctx.final_img.clone();
+    let mut blk = get(&img, a);
+    flip(&mut blk, 3);
+    img.put(a, blk);
+    out.push(ctx.check("ciphertext-bit-flip", format!("data block {:#x}, bit 3", a * 64), img, a));
+
+    let (la, slot) = layout.mac_line_of(a);
+    let mut img = ctx.final_img.clone();
+    let mut line = get(&img, la);
+    flip(&mut line, slot * 64 + 5);
+    img.put(la, line);
+    out.push(ctx.check("mac-bit-flip", format!("MAC of {:#x}, bit 5", a * 64), img, a));
+
+    let mut img = ctx.final_img.clone();
+    let mut line = get(&img, la);
+    flip(&mut line, slot * 64 + 60);
+    img.put(la, line);
+    out.push(ctx.check("mac-spare-bit-flip", format!("MAC of {:#x}, spare bit 60", a * 64), img, a));
+
+    let mut img = ctx.final_img.clone();
+    let (lb, slot_b) = layout.mac_line_of(b);
+    let (da, db) = (get(&img, a), get(&img, b));
+    img.put(a, db);
+    img.put(b, da);
+    let (mut line_a, mut line_b) = (get(&img, la), get(&img, lb));
+    let ma: [u8; 8] = line_a[slot * 8..slot * 8 + 8].try_into().unwrap();
+    let mb: [u8; 8] = line_b[slot_b * 8..slot_b * 8 + 8].try_into().unwrap();
+    if la == lb {
+        line_a[slot * 8..slot * 8 + 8].copy_from_slice(&mb);
+        line_a[slot_b * 8..slot_b * 8 + 8].copy_from_slice(&ma);
+        img.put(la, line_a);
+    } else {
+        line_a[slot * 8..slot * 8 + 8].copy_from_slice(&mb);
+        line_b[slot_b * 8..slot_b * 8 + 8].copy_from_slice(&ma);
+        img.put(la, line_a);
+        img.put(lb, line_b);
+    }
+    out.push(ctx.check("splice", format!("swap data+MAC of {:#x} and {:#x}", a * 64, b * 64), img, a));
+
+    match replay {
+        Some(x) => {
+            let (lx, sx) = layout.mac_line_of(x);
+            let mut img = ctx.final_img.clone();
+            img.put(x, get(&old_img, x));
+            let mut line = get(&img, lx);
+            line[sx * 8..sx * 8 + 8].copy_from_slice(&get(&old_img, lx)[sx * 8..sx * 8 + 8]);
+            img.put(lx, line);
+            out.push(ctx.check("replay-data-mac", format!("old data+MAC of {:#x}", x * 64), img.clone(), x));
+            let (ci, _) = layout.counter_of(x);
+            let ca = layout.meta_addr(0, ci);
+            img.put(ca, get(&old_img, ca));
+            out.push(ctx.check("replay-data-mac-counter", format!("old data+MAC+counter block of {:#x}", x * 64), img, x));
+        }
+        None => {
+            for n in ["replay-data-mac", "replay-data-mac-counter"] {
+                out.push(AttackResult { name: n.into(), target: "none".into(), detected: false, where_: "no block changed between the two snapshots; use more ops".into(), ruled_out: None });
+            }
+        }
+    }
+
+    let (ci, cslot) = layout.counter_of(a);
+    let ca = layout.meta_addr(0, ci);
+    let mut img = ctx.final_img.clone();
+    let mut cb = get(&img, ca);
+    let bit = match layout.counter_format {
+        CounterFormat::Split => 64 + cslot * 7,
+        CounterFormat::Sit => cslot * 56,
+    };
+    flip(&mut cb, bit);
+    img.put(ca, cb);
+    out.push(ctx.check("counter-tamper", format!("counter of {:#x} in counter block {ca:#x}", a * 64), img, a));
+
+    if layout.levels() > 1 {
+        let (pl, pi, _) = layout.parent_of(0, ci).unwrap();
+        let na = layout.meta_addr(pl, pi);
+        let mut img = ctx.final_img.clone();
+        let mut nb = img.get(na).copied().unwrap_or_else(|| sys.mc.tree.default_block(pl));
+        flip(&mut nb, 9);
+        img.put(na, nb);
+        out.push(ctx.check("tree-node-tamper", format!("level-{pl} node {na:#x} above {:#x}", a * 64), img, a));
+    }
+
+    for (n, why) in [
+        ("root-register-tamper", "on-chip non-volatile register: inside the trusted chip (SecPB II-A)"),
+        ("metadata-cache-tamper", "on-chip cache: inside the trusted chip (SecPB II-A)"),
+    ] {
+        out.push(AttackResult { name: n.into(), target: "on chip".into(), detected: false, where_: "not applicable".into(), ruled_out: Some(why.into()) });
+    }
+    let undetected = out.iter().filter(|x| x.ruled_out.is_none() && !x.detected).count() as u64;
+    Ok(AttackReport { scheme: cfg.name.clone(), workload: workload.into(), attacks: out, undetected })
+}

@@ -1,0 +1,318 @@
+//! Typed configuration. Every field has a default; a preset TOML file in
+//! `configs/` only changes defaults (as gem5's variants do). Unknown keys
+//! are errors naming the key path; `validate` checks values.
+//!
+//! Each policy axis of `../shared/DESIGN.md` is a closed enum tagged by
+//! `type`, so a new scheme is a new variant and a forgotten match arm is a
+//! compile error.
+
+mod load;
+mod validate;
+
+pub use load::{find_preset, list_presets, load_preset, load_str, presets_dir, ConfigError};
+
+use crate::crypto::AesKeyBits;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SimConfig {
+    /// Preset name, as used on the command line.
+    pub name: String,
+    /// One line on what this configuration models and which paper it is from.
+    pub description: String,
+    pub memory: MemoryConfig,
+    pub security: SecurityConfig,
+    pub tree: TreeConfig,
+    pub metadata_cache: MetadataCacheConfig,
+    pub persistence: PersistenceConfig,
+    pub recovery: RecoveryConfig,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            name: "default".into(),
+            description: String::new(),
+            memory: MemoryConfig::default(),
+            security: SecurityConfig::default(),
+            tree: TreeConfig::default(),
+            metadata_cache: MetadataCacheConfig::default(),
+            persistence: PersistenceConfig::default(),
+            recovery: RecoveryConfig::default(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MemoryConfig {
+    /// Simulated NVM data capacity (SecPB Table I: 8 GB). Storage is sparse:
+    /// host memory grows with the touched footprint only.
+    pub capacity_bytes: u64,
+    /// Page size; one split counter block covers one page.
+    pub page_bytes: u64,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        MemoryConfig { capacity_bytes: 8 << 30, page_bytes: 4096 }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SecurityConfig {
+    /// false models an insecure NVM (plaintext, no metadata).
+    pub enabled: bool,
+    pub aes_key_bits: AesKeyBits,
+}
+
+impl Default for SecurityConfig {
+    fn default() -> Self {
+        SecurityConfig { enabled: true, aes_key_bits: AesKeyBits::Aes128 }
+    }
+}
+
+/// The integrity tree axis.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum TreeConfig {
+    /// Bonsai Merkle tree over split counter blocks, eagerly updated to the
+    /// root on every counter change (SecPB II-B).
+    Bmt {
+        #[serde(default = "default_arity")]
+        arity: u64,
+        /// Levels including the counter-block level; absent = derived.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        levels: Option<u32>,
+    },
+    /// SGX integrity tree over SIT counter blocks, lazily updated: a parent
+    /// counter changes only when its child is written back (STAR II-C).
+    Sit {
+        #[serde(default = "default_arity")]
+        arity: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        levels: Option<u32>,
+    },
+}
+
+fn default_arity() -> u64 {
+    8
+}
+
+impl Default for TreeConfig {
+    fn default() -> Self {
+        TreeConfig::Bmt { arity: 8, levels: None }
+    }
+}
+
+impl TreeConfig {
+    pub fn arity(&self) -> u64 {
+        match self {
+            TreeConfig::Bmt { arity, .. } | TreeConfig::Sit { arity, .. } => *arity,
+        }
+    }
+    pub fn levels(&self) -> Option<u32> {
+        match self {
+            TreeConfig::Bmt { levels, .. } | TreeConfig::Sit { levels, .. } => *levels,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WritePolicy {
+    /// Every metadata update is written to NVM with its data (SP, WT).
+    WriteThrough,
+    /// Dirty metadata is written when evicted or flushed (WB).
+    WriteBack,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CacheGeometry {
+    pub capacity_bytes: u64,
+    pub ways: u32,
+}
+
+impl Default for CacheGeometry {
+    fn default() -> Self {
+        // SecPB Table I: 128 KB, 8-way per metadata cache.
+        CacheGeometry { capacity_bytes: 128 << 10, ways: 8 }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum MetadataCacheOrganization {
+    Separate {
+        #[serde(default)]
+        counter: CacheGeometry,
+        #[serde(default)]
+        mac: CacheGeometry,
+        #[serde(default)]
+        tree: CacheGeometry,
+    },
+    Unified {
+        #[serde(default)]
+        unified: CacheGeometry,
+    },
+}
+
+impl Default for MetadataCacheOrganization {
+    fn default() -> Self {
+        MetadataCacheOrganization::Separate {
+            counter: CacheGeometry::default(),
+            mac: CacheGeometry::default(),
+            tree: CacheGeometry::default(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MetadataCacheConfig {
+    pub write_policy: WritePolicy,
+    pub organization: MetadataCacheOrganization,
+}
+
+impl Default for MetadataCacheConfig {
+    fn default() -> Self {
+        MetadataCacheConfig { write_policy: WritePolicy::WriteThrough, organization: MetadataCacheOrganization::default() }
+    }
+}
+
+/// Where a store becomes persistent (its point of persistency, PoP).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum PersistPoint {
+    /// Strict persistency enforced with a flush per store: the store is
+    /// persistent once its secure write reaches the WPQ (PLP; SecPB's SP).
+    MemoryController,
+    /// A persist buffer beside L1D (BBB; SecPB Fig. 2a). A store is
+    /// persistent once it enters the buffer.
+    PersistBuffer {
+        #[serde(default = "default_pb_entries")]
+        entries: u32,
+        /// Draining starts when occupancy reaches this share (SecPB: 75 %).
+        #[serde(default = "default_high_wm")]
+        high_watermark_pct: u32,
+        /// ... and stops at this share.
+        #[serde(default = "default_low_wm")]
+        low_watermark_pct: u32,
+        /// What the battery can do with the buffer after a crash.
+        #[serde(default)]
+        crash_drain: CrashDrain,
+    },
+    /// eADR: the data cache hierarchy is in the persistence domain.
+    CacheHierarchy {
+        #[serde(default)]
+        cache: DataCacheGeometry,
+    },
+}
+
+fn default_pb_entries() -> u32 {
+    32
+}
+fn default_high_wm() -> u32 {
+    75
+}
+fn default_low_wm() -> u32 {
+    50
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum CrashDrain {
+    /// Drained entries pass through the security engine on battery: their
+    /// memory tuples are completed (SecPB's late strategy).
+    #[default]
+    Secure,
+    /// The battery moves the lines but the security engine at the memory
+    /// controller is outside the battery domain, so they reach NVM without
+    /// encryption, counter, MAC or root update (BBB with security at the
+    /// MC: the recoverability gap of SecPB Fig. 1b).
+    Unsecured,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DataCacheGeometry {
+    pub capacity_bytes: u64,
+    pub ways: u32,
+}
+
+impl Default for DataCacheGeometry {
+    fn default() -> Self {
+        // One write-back level standing for the whole hierarchy in the
+        // functional model (SecPB Table I L3: 4 MB, 32-way).
+        DataCacheGeometry { capacity_bytes: 4 << 20, ways: 32 }
+    }
+}
+
+/// Which structures survive power loss long enough to be drained.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BatteryDomain {
+    /// ADR: the WPQ drains to NVM.
+    pub wpq: bool,
+    /// The persist buffer drains (BBB, SecPB).
+    pub persist_buffer: bool,
+    /// eADR: the data caches drain.
+    pub caches: bool,
+    /// The metadata caches drain (the ideal WB baseline; secure eADR).
+    pub metadata_caches: bool,
+    /// On-chip non-volatile registers (root register, ...).
+    pub nv_registers: bool,
+}
+
+impl Default for BatteryDomain {
+    fn default() -> Self {
+        BatteryDomain { wpq: true, persist_buffer: false, caches: false, metadata_caches: false, nv_registers: true }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PersistenceConfig {
+    pub point: PersistPoint,
+    pub battery: BatteryDomain,
+    /// Write pending queue entries (SecPB Table I: 32).
+    pub wpq_entries: u32,
+}
+
+impl Default for PersistenceConfig {
+    fn default() -> Self {
+        PersistenceConfig { point: PersistPoint::MemoryController, battery: BatteryDomain::default(), wpq_entries: 32 }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TreeRebuild {
+    /// Rebuild the BMT from the counter blocks when its nodes may be stale in
+    /// NVM (write-back metadata cache outside the battery domain).
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RecoveryConfig {
+    pub rebuild_tree: TreeRebuild,
+}
+
+impl Default for RecoveryConfig {
+    fn default() -> Self {
+        RecoveryConfig { rebuild_tree: TreeRebuild::Auto }
+    }
+}
+
+impl SimConfig {
+    /// The resolved configuration as TOML, as written beside every result.
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).expect("config serializes")
+    }
+}

@@ -1,0 +1,231 @@
+//! The secure memory controller: counter-mode encryption, data MACs and the
+//! integrity tree on the read and write paths (SecPB II-B, Fig. 4; Triad-NVM
+//! II).
+//!
+//! ```text
+//!  write(block, plaintext):
+//!    counter block --fetch+verify--> ++minor (overflow: ++major, re-encrypt page)
+//!    OTP = AES(addr, major, minor); ct = pt ^ OTP; MAC(ct, addr, ctr, spare)
+//!    tree: BMT hashes up to the root register / SIT marks the leaf dirty
+//!    WPQ <- ct [, MAC line, counter block, tree nodes if write-through]
+//!  read(block):
+//!    counter block --fetch+verify up to the first cached node-->
+//!    ct, MAC line from NVM -> MAC check -> pt = ct ^ OTP
+//! ```
+
+use crate::chip::ChipState;
+use crate::config::{SimConfig, TreeConfig};
+use crate::counter::{SitNode, SplitCounterBlock, MINOR_MAX, SIT_COUNTER_MAX};
+use crate::crypto::{CryptoEngine, MAC_MASK, MAC_BITS};
+use crate::layout::{CounterFormat, Layout};
+use crate::metacache::MetaCaches;
+use crate::nvm::Nvm;
+use crate::store::{CheckFailure, MetaStore};
+use crate::tree::{BonsaiMerkleTree, IntegrityTree, SgxIntegrityTree};
+use std::collections::VecDeque;
+
+#[derive(Clone, Debug)]
+pub struct MemoryController {
+    pub st: MetaStore,
+    pub tree: IntegrityTree,
+    pub secure: bool,
+    pub chip: ChipState,
+}
+
+/// Encryption counter of one data block: (major, minor). A SIT counter
+/// block's 56-bit counter takes the major position, with minor 0.
+pub type BlockCounter = (u64, u64);
+
+fn get_u64(line: &[u8; 64], slot: usize) -> u64 {
+    u64::from_le_bytes(line[slot * 8..slot * 8 + 8].try_into().unwrap())
+}
+fn set_u64(line: &mut [u8; 64], slot: usize, v: u64) {
+    line[slot * 8..slot * 8 + 8].copy_from_slice(&v.to_le_bytes());
+}
+
+impl MemoryController {
+    pub fn new(cfg: &SimConfig, seed: u64) -> Self {
+        let chip = ChipState::new(cfg, seed);
+        Self::from_chip(cfg, chip, Nvm::new(cfg.persistence.wpq_entries as usize))
+    }
+
+    /// Re-create a controller around a saved chip state and NVM image.
+    pub fn from_chip(cfg: &SimConfig, chip: ChipState, nvm: Nvm) -> Self {
+        let (format, tree_levels) = match &cfg.tree {
+            TreeConfig::Bmt { levels, .. } => (CounterFormat::Split, *levels),
+            TreeConfig::Sit { levels, .. } => (CounterFormat::Sit, *levels),
+        };
+        let layout = Layout::new(cfg.memory.capacity_bytes, format, cfg.tree.arity(), tree_levels);
+        let crypto = CryptoEngine::new(&chip.keys);
+        let tree = match cfg.tree {
+            TreeConfig::Bmt { .. } => IntegrityTree::Bmt(BonsaiMerkleTree::new(&layout, &crypto)),
+            TreeConfig::Sit { .. } => IntegrityTree::Sit(SgxIntegrityTree),
+        };
+        let st = MetaStore {
+            layout,
+            crypto,
+            nvm,
+            caches: MetaCaches::new(&cfg.metadata_cache.organization),
+            victims: VecDeque::new(),
+            roots: chip.roots.clone(),
+            policy: cfg.metadata_cache.write_policy,
+        };
+        MemoryController { st, tree, secure: cfg.security.enabled, chip }
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.st.layout
+    }
+
+    /// The chip state as it stands (root registers copied in).
+    pub fn chip_state(&self) -> ChipState {
+        let mut c = self.chip.clone();
+        c.roots = self.st.roots.clone();
+        c
+    }
+
+    fn counter_addr(&self, block: u64) -> (u64, u64, usize) {
+        let (idx, slot) = self.st.layout.counter_of(block);
+        (self.st.layout.meta_addr(0, idx), idx, slot)
+    }
+
+    fn decode_counter(&self, bytes: &[u8; 64], slot: usize) -> BlockCounter {
+        match self.st.layout.counter_format {
+            CounterFormat::Split => {
+                let c = SplitCounterBlock::decode(bytes);
+                (c.major, c.minors[slot] as u64)
+            }
+            CounterFormat::Sit => (SitNode::decode(bytes).counters[slot], 0),
+        }
+    }
+
+    /// The verified encryption counter of a block.
+    pub fn block_counter(&mut self, block: u64) -> Result<BlockCounter, CheckFailure> {
+        let (addr, _, slot) = self.counter_addr(block);
+        let bytes = self.st.fetch(&self.tree, addr)?;
+        Ok(self.decode_counter(&bytes, slot))
+    }
+
+    /// Secure read of one 64 B data block (SecPB II-B).
+    pub fn read(&mut self, block: u64) -> Result<[u8; 64], CheckFailure> {
+        if !self.secure {
+            return Ok(self.st.nvm.read(&self.st.layout, block).unwrap_or([0; 64]));
+        }
+        let r = self.read_inner(block);
+        self.tree.process_victims(&mut self.st)?;
+        r
+    }
+
+    fn read_inner(&mut self, block: u64) -> Result<[u8; 64], CheckFailure> {
+        let (major, minor) = self.block_counter(block)?;
+        self.decrypt_verified(block, major, minor)
+    }
+
+    fn decrypt_verified(&mut self, block: u64, major: u64, minor: u64) -> Result<[u8; 64], CheckFailure> {
+        let ct = self.st.nvm.read(&self.st.layout, block);
+        let (line_addr, slot) = self.st.layout.mac_line_of(block);
+        let line = self.st.fetch_mac_line(line_addr);
+        let stored = get_u64(&line, slot);
+        if (major, minor) == (0, 0) {
+            // Never written: the verified counter vouches for an all-zero block.
+            return if ct.is_some_and(|c| c != [0; 64]) || stored != 0 { Err(CheckFailure::Unwritten { block }) } else { Ok([0; 64]) };
+        }
+        let ct = ct.unwrap_or([0; 64]);
+        let spare = (stored >> MAC_BITS) as u16;
+        if self.st.crypto.data_mac(&ct, block, major, minor, spare) != stored & MAC_MASK {
+            return Err(CheckFailure::Mac { block });
+        }
+        Ok(self.st.crypto.xor_pad(block, major, minor, &ct))
+    }
+
+    /// Encrypt, MAC and queue one block under a given counter.
+    fn encrypt_and_queue(&mut self, block: u64, major: u64, minor: u64, pt: &[u8; 64]) {
+        let ct = self.st.crypto.xor_pad(block, major, minor, pt);
+        let mac = self.st.crypto.data_mac(&ct, block, major, minor, 0);
+        self.st.nvm.write(&self.st.layout, block, ct);
+        let (line_addr, slot) = self.st.layout.mac_line_of(block);
+        let mut line = self.st.fetch_mac_line(line_addr);
+        set_u64(&mut line, slot, mac);
+        self.st.install(line_addr, line, true);
+        if self.st.policy == crate::config::WritePolicy::WriteThrough {
+            self.st.write_line_through(line_addr);
+        }
+    }
+
+    /// Secure write of one 64 B data block.
+    pub fn write(&mut self, block: u64, pt: &[u8; 64]) -> Result<(), CheckFailure> {
+        if !self.secure {
+            self.st.nvm.write(&self.st.layout, block, *pt);
+            return Ok(());
+        }
+        let r = self.write_inner(block, pt);
+        self.tree.process_victims(&mut self.st)?;
+        r
+    }
+
+    fn write_inner(&mut self, block: u64, pt: &[u8; 64]) -> Result<(), CheckFailure> {
+        let (addr, idx, slot) = self.counter_addr(block);
+        let bytes = self.st.fetch(&self.tree, addr)?;
+        let new_bytes = match self.st.layout.counter_format {
+            CounterFormat::Split => {
+                let mut c = SplitCounterBlock::decode(&bytes);
+                if c.minors[slot] == MINOR_MAX {
+                    self.reencrypt_page(idx, &c, slot)?;
+                    c.major += 1;
+                    c.minors = [0; 64];
+                } else {
+                    c.minors[slot] += 1;
+                }
+                self.encrypt_and_queue(block, c.major, c.minors[slot] as u64, pt);
+                c.encode()
+            }
+            CounterFormat::Sit => {
+                let mut n = SitNode::decode(&bytes);
+                if n.counters[slot] >= SIT_COUNTER_MAX {
+                    return Err(CheckFailure::CounterOverflow { level: 0, index: idx });
+                }
+                n.counters[slot] += 1;
+                self.encrypt_and_queue(block, n.counters[slot], 0, pt);
+                n.encode()
+            }
+        };
+        self.tree.counter_updated(&mut self.st, idx, new_bytes)
+    }
+
+    /// Minor-counter overflow (SecPB II-B; Triad-NVM II-A): every block of
+    /// the page is re-encrypted under (major + 1, minor 0).
+    /// The block being written (`skip`) is left to the caller, so its new
+    /// pad encrypts only its new plaintext.
+    fn reencrypt_page(&mut self, page: u64, c: &SplitCounterBlock, skip: usize) -> Result<(), CheckFailure> {
+        let per = self.st.layout.blocks_per_counter_block();
+        let first = page * per;
+        let mut plains = Vec::with_capacity(per as usize);
+        for j in (0..per).filter(|&j| j as usize != skip) {
+            plains.push((j, self.decrypt_verified(first + j, c.major, c.minors[j as usize] as u64)?));
+        }
+        for (j, p) in &plains {
+            self.encrypt_and_queue(first + j, c.major + 1, 0, p);
+        }
+        Ok(())
+    }
+
+    /// A block written by the battery with no security engine powered: the
+    /// plaintext lands in the data region, no counter, MAC or root update.
+    pub fn write_unsecured(&mut self, block: u64, pt: &[u8; 64]) {
+        self.st.nvm.write(&self.st.layout, block, *pt);
+    }
+
+    /// Write every dirty metadata line (battery drain or orderly shutdown).
+    pub fn flush_metadata(&mut self) -> Result<u64, CheckFailure> {
+        self.tree.flush_all(&mut self.st)
+    }
+
+    /// Power is gone: the metadata caches are lost (after any flush).
+    pub fn drop_volatile(&mut self) {
+        self.st.caches.clear();
+        self.st.victims.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,265 @@
+//! Saving, loading, inspecting and verifying an NVM image and a chip state.
+//!
+//! A saved machine is a directory:
+//! - `nvm.img`: the untrusted NVM, everything off chip. A 40-byte header
+//!   (magic `SPMSIMG1`, version u32, flags u32 = 0, capacity u64, tree kind
+//!   u8, levels u8, arity u8, reserved u8 = 0, reserved u32 = 0, record count
+//!   u64), then records of (block address u64, 64 bytes), sorted by address,
+//!   all little-endian. Absent blocks hold their initial value. Every header
+//!   byte is checked, and every record byte is data the security engine
+//!   checks, so no byte can change unnoticed.
+//! - `chip.json`: the trusted chip state (seed, keys, root registers) and
+//!   the resolved configuration. It stands for on-chip storage and is never
+//!   part of the image.
+//! - `config.toml`: the resolved configuration, for people.
+
+use crate::chip::ChipState;
+use crate::config::{SimConfig, TreeConfig};
+use crate::controller::MemoryController;
+use crate::layout::Region;
+use crate::nvm::{Nvm, NvmImage};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+pub const MAGIC: &[u8; 8] = b"SPMSIMG1";
+pub const VERSION: u32 = 1;
+pub const HEADER_BYTES: usize = 40;
+pub const RECORD_BYTES: usize = 72;
+
+#[derive(Debug, thiserror::Error)]
+#[error("{file}: {message}")]
+pub struct ImageError {
+    pub file: String,
+    pub message: String,
+}
+
+fn ierr(file: &Path, message: impl Into<String>) -> ImageError {
+    ImageError { file: file.display().to_string(), message: message.into() }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ChipFile {
+    pub format: String,
+    pub version: u32,
+    pub config: SimConfig,
+    pub chip: ChipState,
+}
+
+fn tree_code(cfg: &SimConfig) -> u8 {
+    match cfg.tree {
+        TreeConfig::Bmt { .. } => 0,
+        TreeConfig::Sit { .. } => 1,
+    }
+}
+
+/// Write the image and chip state of a powered-off machine into `dir`.
+pub fn save(dir: &Path, cfg: &SimConfig, mc: &MemoryController) -> Result<(), ImageError> {
+    std::fs::create_dir_all(dir).map_err(|e| ierr(dir, e.to_string()))?;
+    let layout = mc.layout();
+    let addrs = mc.st.nvm.image.sorted_addrs();
+    let mut out = Vec::with_capacity(HEADER_BYTES + addrs.len() * RECORD_BYTES);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(&cfg.memory.capacity_bytes.to_le_bytes());
+    out.extend_from_slice(&[tree_code(cfg), layout.levels() as u8, layout.arity as u8, 0]);
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(&(addrs.len() as u64).to_le_bytes());
+    for a in addrs {
+        out.extend_from_slice(&a.to_le_bytes());
+        out.extend_from_slice(mc.st.nvm.image.get(a).unwrap());
+    }
+    write_atomic(&dir.join("nvm.img"), &out)?;
+    let chip = ChipFile { format: "spmsim-chip".into(), version: VERSION, config: cfg.clone(), chip: mc.chip_state() };
+    write_atomic(&dir.join("chip.json"), serde_json::to_string_pretty(&chip).unwrap().as_bytes())?;
+    write_atomic(&dir.join("config.toml"), cfg.to_toml().as_bytes())?;
+    Ok(())
+}
+
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ImageError> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes).map_err(|e| ierr(&tmp, e.to_string()))?;
+    std::fs::rename(&tmp, path).map_err(|e| ierr(path, e.to_string()))
+}
+
+pub fn load_chip(dir: &Path) -> Result<ChipFile, ImageError> {
+    let p = dir.join("chip.json");
+    let text = std::fs::read_to_string(&p).map_err(|e| ierr(&p, e.to_string()))?;
+    let c: ChipFile = serde_json::from_str(&text).map_err(|e| ierr(&p, format!("not a chip state: {e}")))?;
+    if c.format != "spmsim-chip" || c.version != VERSION {
+        return Err(ierr(&p, format!("unsupported chip state format {} version {}", c.format, c.version)));
+    }
+    c.config.validate().map_err(|(k, m)| ierr(&p, format!("config key `{k}`: {m}")))?;
+    Ok(c)
+}
+
+/// Parse `nvm.img`, checking it against the chip's configuration.
+pub fn load_image(dir: &Path, chip: &ChipFile) -> Result<NvmImage, ImageError> {
+    let p = dir.join("nvm.img");
+    let b = std::fs::read(&p).map_err(|e| ierr(&p, e.to_string()))?;
+    if b.len() < HEADER_BYTES {
+        return Err(ierr(&p, format!("{} bytes is shorter than the {HEADER_BYTES}-byte header", b.len())));
+    }
+    let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
+    let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap());
+    if &b[0..8] != MAGIC {
+        return Err(ierr(&p, "header offset 0: bad magic, not an spmsim NVM image"));
+    }
+    if u32_at(8) != VERSION {
+        return Err(ierr(&p, format!("header offset 8: unsupported version {}", u32_at(8))));
+    }
+    if u32_at(12) != 0 {
+        return Err(ierr(&p, format!("header offset 12: flags must be 0, found {:#x}", u32_at(12))));
+    }
+    let mc = MemoryController::new(&chip.config, chip.chip.seed);
+    let layout = mc.layout().clone();
+    if u64_at(16) != chip.config.memory.capacity_bytes {
+        return Err(ierr(&p, format!("header offset 16: capacity {} does not match the chip's configuration ({})", u64_at(16), chip.config.memory.capacity_bytes)));
+    }
+    let geometry = [tree_code(&chip.config), layout.levels() as u8, layout.arity as u8, 0];
+    if b[24..28] != geometry {
+        return Err(ierr(&p, format!("header offset 24: tree geometry {:?} does not match the chip's configuration {:?}", &b[24..28], geometry)));
+    }
+    if u32_at(28) != 0 {
+        return Err(ierr(&p, "header offset 28: reserved field must be 0"));
+    }
+    let n = u64_at(32);
+    let body = (b.len() - HEADER_BYTES) as u64;
+    if body % RECORD_BYTES as u64 != 0 || body / RECORD_BYTES as u64 != n {
+        return Err(ierr(&p, format!("header offset 32: {n} records declared but the file holds {body} bytes of records ({RECORD_BYTES} B each)")));
+    }
+    let mut img = NvmImage::default();
+    let mut prev: Option<u64> = None;
+    for i in 0..n as usize {
+        let o = HEADER_BYTES + i * RECORD_BYTES;
+        let a = u64_at(o);
+        if a >= layout.end {
+            return Err(ierr(&p, format!("record {i} (offset {o}): block address {a:#x} is outside the NVM layout (end {:#x})", layout.end)));
+        }
+        if prev.is_some_and(|q| q >= a) {
+            return Err(ierr(&p, format!("record {i} (offset {o}): block address {a:#x} is not above the previous record's; records must be sorted and unique")));
+        }
+        prev = Some(a);
+        img.put(a, b[o + 8..o + RECORD_BYTES].try_into().unwrap());
+    }
+    Ok(img)
+}
+
+/// A saved machine, powered back on: no caches, empty WPQ.
+pub fn open(dir: &Path) -> Result<(ChipFile, MemoryController), ImageError> {
+    let chip = load_chip(dir)?;
+    let image = load_image(dir, &chip)?;
+    let mut nvm = Nvm::new(chip.config.persistence.wpq_entries as usize);
+    nvm.image = image;
+    let mc = MemoryController::from_chip(&chip.config, chip.chip.clone(), nvm);
+    Ok((chip, mc))
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct VerifyFailure {
+    /// Byte address of the data block, or block address of the metadata.
+    pub address: String,
+    pub region: String,
+    pub check: String,
+    pub detail: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct VerifyReport {
+    pub ok: bool,
+    pub metadata_blocks_checked: u64,
+    pub data_blocks_checked: u64,
+    pub failures: Vec<VerifyFailure>,
+}
+
+/// Check every stored counter block and tree node against the tree and the
+/// root registers, then read every data block the image or its counters
+/// say was written (and its neighbours in the same counter block or MAC
+/// line) through the secure read path.
+pub fn verify(mc: &mut MemoryController) -> VerifyReport {
+    let layout = mc.layout().clone();
+    let mut failures = Vec::new();
+    let mut data: BTreeSet<u64> = BTreeSet::new();
+    let mut meta = 0u64;
+    let per = layout.blocks_per_counter_block();
+    for a in mc.st.nvm.image.sorted_addrs() {
+        match layout.region(a) {
+            Some(Region::Data { block }) => {
+                data.insert(block);
+            }
+            Some(Region::MacLine { index }) => data.extend((index * 8..index * 8 + 8).filter(|b| *b < layout.data_blocks)),
+            Some(Region::Counter { index }) => data.extend(index * per..(index + 1) * per),
+            _ => {}
+        }
+    }
+    for a in mc.st.nvm.image.sorted_addrs() {
+        if let Some((level, index)) = layout.meta_pos(a) {
+            meta += 1;
+            if !mc.secure {
+                continue;
+            }
+            if let Err(e) = mc.st.fetch(&mc.tree, a) {
+                let region = if level == 0 { "counter".to_string() } else { format!("tree level {level}") };
+                failures.push(VerifyFailure { address: format!("{a:#x}"), region: format!("{region} node {index:#x}"), check: e.name().into(), detail: e.to_string() });
+            }
+        }
+    }
+    for &b in &data {
+        if let Err(e) = mc.read(b) {
+            failures.push(VerifyFailure { address: format!("{:#x}", b * 64), region: "data".into(), check: e.name().into(), detail: e.to_string() });
+        }
+    }
+    VerifyReport { ok: failures.is_empty(), metadata_blocks_checked: meta, data_blocks_checked: data.len() as u64, failures }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct InspectReport {
+    pub scheme: String,
+    pub tree: String,
+    pub capacity_bytes: u64,
+    pub levels: u32,
+    pub records: u64,
+    pub records_by_region: std::collections::BTreeMap<String, u64>,
+    pub root_registers: std::collections::BTreeMap<String, String>,
+    pub layout: LayoutSummary,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LayoutSummary {
+    pub data_blocks: u64,
+    pub counter_base: u64,
+    pub mac_base: u64,
+    pub level_base: Vec<u64>,
+    pub level_nodes: Vec<u64>,
+}
+
+pub fn inspect(chip: &ChipFile, mc: &MemoryController) -> InspectReport {
+    let layout = mc.layout();
+    let mut by = std::collections::BTreeMap::new();
+    for a in mc.st.nvm.image.sorted_addrs() {
+        let k = match layout.region(a) {
+            Some(Region::Tree { level, .. }) => format!("tree-level-{level}"),
+            Some(r) => r.kind().to_string(),
+            None => "outside".into(),
+        };
+        *by.entry(k).or_insert(0u64) += 1;
+    }
+    let roots = chip.chip.roots.iter().map(|(k, v)| (k.to_string(), format!("{v:#018x}"))).collect();
+    InspectReport {
+        scheme: chip.config.name.clone(),
+        tree: mc.tree.name().into(),
+        capacity_bytes: chip.config.memory.capacity_bytes,
+        levels: layout.levels(),
+        records: mc.st.nvm.image.blocks.len() as u64,
+        records_by_region: by,
+        root_registers: roots,
+        layout: LayoutSummary {
+            data_blocks: layout.data_blocks,
+            counter_base: layout.level_base[0],
+            mac_base: layout.mac_base,
+            level_base: layout.level_base.clone(),
+            level_nodes: layout.level_nodes.clone(),
+        },
+    }
+}

@@ -1,0 +1,205 @@
+//! Physical layout of the secure NVM (SecPB II-B, STAR II-C).
+//!
+//! ```text
+//!  block address (64 B units)
+//!  0 ............ D-1 | D ..... D+C-1 | ... MAC lines ... | tree level 1 | ... | top level
+//!  data blocks        | counter blocks| 8 x 64-bit MAC     | 8-ary nodes  |     | root node(s)
+//! ```
+//!
+//! Level numbering: level 0 is the counter blocks (the leaves of both trees);
+//! level `l >= 1` has `ceil(n(l-1) / arity)` nodes. `levels` counts level 0
+//! and every node level up to the top, so an 8 GB memory with split counters
+//! (2^21 counter blocks, 8-ary) has levels 0..=7: the 8 levels of SecPB
+//! Table I. The on-chip root register holds, for each top-level node, its
+//! hash (BMT) or its counter (SIT). A `levels` override below the derived
+//! height leaves several top-level nodes, each with its own root register:
+//! a Bonsai Merkle forest (SecPB VI-E).
+
+use serde::Serialize;
+
+pub const BLOCK_BYTES: u64 = 64;
+pub const MACS_PER_LINE: u64 = 8;
+
+/// How encryption counters are packed into 64 B counter blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CounterFormat {
+    /// 64-bit major + 64 x 7-bit minor counters: one block per 4 KiB page
+    /// (split counters, used with the BMT).
+    Split,
+    /// 8 x 56-bit counters + 64-bit MAC: one block per 8 data blocks (the
+    /// SGX counter/version block, the leaves of the SIT; STAR II-C).
+    Sit,
+}
+
+impl CounterFormat {
+    pub fn blocks_per_counter_block(self) -> u64 {
+        match self {
+            CounterFormat::Split => 64,
+            CounterFormat::Sit => 8,
+        }
+    }
+}
+
+/// What a physical block address holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(tag = "region", rename_all = "kebab-case")]
+pub enum Region {
+    Data { block: u64 },
+    Counter { index: u64 },
+    MacLine { index: u64 },
+    Tree { level: u32, index: u64 },
+}
+
+impl Region {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Region::Data { .. } => "data",
+            Region::Counter { .. } => "counter",
+            Region::MacLine { .. } => "mac",
+            Region::Tree { .. } => "tree",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Layout {
+    pub capacity_bytes: u64,
+    pub data_blocks: u64,
+    pub counter_format: CounterFormat,
+    pub arity: u64,
+    /// Node count per level; `level_nodes[0]` is the counter-block count.
+    pub level_nodes: Vec<u64>,
+    /// First block address of each level; `level_base[0]` is the counter region.
+    pub level_base: Vec<u64>,
+    pub mac_base: u64,
+    pub mac_lines: u64,
+    pub end: u64,
+}
+
+impl Layout {
+    /// `levels = None` derives the height that ends in one top node.
+    pub fn new(capacity_bytes: u64, counter_format: CounterFormat, arity: u64, levels: Option<u32>) -> Layout {
+        let data_blocks = capacity_bytes / BLOCK_BYTES;
+        let per = counter_format.blocks_per_counter_block();
+        let mut level_nodes = vec![data_blocks.div_ceil(per)];
+        match levels {
+            None => {
+                while *level_nodes.last().unwrap() > 1 {
+                    let n = level_nodes.last().unwrap().div_ceil(arity);
+                    level_nodes.push(n);
+                }
+            }
+            Some(h) => {
+                while (level_nodes.len() as u32) < h.max(1) {
+                    let n = level_nodes.last().unwrap().div_ceil(arity);
+                    level_nodes.push(n);
+                }
+            }
+        }
+        let counter_base = data_blocks;
+        let counter_end = counter_base + level_nodes[0];
+        let mac_lines = data_blocks.div_ceil(MACS_PER_LINE);
+        let mac_base = counter_end;
+        let mut level_base = vec![counter_base];
+        let mut next = mac_base + mac_lines;
+        for n in &level_nodes[1..] {
+            level_base.push(next);
+            next += n;
+        }
+        Layout { capacity_bytes, data_blocks, counter_format, arity, level_nodes, level_base, mac_base, mac_lines, end: next }
+    }
+
+    pub fn levels(&self) -> u32 {
+        self.level_nodes.len() as u32
+    }
+    pub fn top_level(&self) -> u32 {
+        self.levels() - 1
+    }
+    pub fn blocks_per_counter_block(&self) -> u64 {
+        self.counter_format.blocks_per_counter_block()
+    }
+
+    /// Counter block covering data block `block`, and the slot in it.
+    pub fn counter_of(&self, block: u64) -> (u64, usize) {
+        let per = self.blocks_per_counter_block();
+        (block / per, (block % per) as usize)
+    }
+    pub fn meta_addr(&self, level: u32, index: u64) -> u64 {
+        self.level_base[level as usize] + index
+    }
+    pub fn mac_line_of(&self, block: u64) -> (u64, usize) {
+        (self.mac_base + block / MACS_PER_LINE, (block % MACS_PER_LINE) as usize)
+    }
+    /// Parent (level, index, slot) of a metadata node, or None at the top.
+    pub fn parent_of(&self, level: u32, index: u64) -> Option<(u32, u64, usize)> {
+        if level >= self.top_level() {
+            None
+        } else {
+            Some((level + 1, index / self.arity, (index % self.arity) as usize))
+        }
+    }
+
+    pub fn region(&self, addr: u64) -> Option<Region> {
+        if addr < self.data_blocks {
+            return Some(Region::Data { block: addr });
+        }
+        if addr >= self.mac_base && addr < self.mac_base + self.mac_lines {
+            return Some(Region::MacLine { index: addr - self.mac_base });
+        }
+        for (l, (&base, &n)) in self.level_base.iter().zip(&self.level_nodes).enumerate() {
+            if addr >= base && addr < base + n {
+                return Some(if l == 0 {
+                    Region::Counter { index: addr - base }
+                } else {
+                    Region::Tree { level: l as u32, index: addr - base }
+                });
+            }
+        }
+        None
+    }
+
+    /// (level, index) of a metadata block address (level 0 = counter block).
+    pub fn meta_pos(&self, addr: u64) -> Option<(u32, u64)> {
+        match self.region(addr)? {
+            Region::Counter { index } => Some((0, index)),
+            Region::Tree { level, index } => Some((level, index)),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eight_gib_split_counters_give_eight_levels() {
+        let l = Layout::new(8 << 30, CounterFormat::Split, 8, None);
+        assert_eq!(l.levels(), 8, "SecPB Table I: 8 BMT levels for 8 GB");
+        assert_eq!(l.level_nodes[0], 1 << 21);
+        assert_eq!(*l.level_nodes.last().unwrap(), 1);
+    }
+
+    #[test]
+    fn regions_round_trip() {
+        let l = Layout::new(64 << 20, CounterFormat::Split, 8, None);
+        assert_eq!(l.region(5), Some(Region::Data { block: 5 }));
+        let c = l.meta_addr(0, 3);
+        assert_eq!(l.region(c), Some(Region::Counter { index: 3 }));
+        let t = l.meta_addr(2, 1);
+        assert_eq!(l.region(t), Some(Region::Tree { level: 2, index: 1 }));
+        let (m, slot) = l.mac_line_of(17);
+        assert_eq!((l.region(m), slot), (Some(Region::MacLine { index: 2 }), 1));
+        assert_eq!(l.region(l.end), None);
+    }
+
+    #[test]
+    fn level_override_makes_a_forest_or_a_taller_tree() {
+        let forest = Layout::new(8 << 30, CounterFormat::Split, 8, Some(2));
+        assert_eq!(forest.level_nodes, vec![1 << 21, 1 << 18]);
+        let tall = Layout::new(64 << 20, CounterFormat::Split, 8, Some(9));
+        assert_eq!(tall.levels(), 9);
+        assert_eq!(*tall.level_nodes.last().unwrap(), 1);
+    }
+}

@@ -1,0 +1,28 @@
+//! spmsim: a simulator of secure persistent memory.
+//!
+//! ```text
+//!  workload events -> System { front end (direct | persist buffer | eADR caches)
+//!                              -> MemoryController { crypto, metadata caches, tree, WPQ }
+//!                              -> NVM image }
+//!  crash -> battery drain -> recovery -> oracle / attack checks
+//! ```
+//! See `../shared/DESIGN.md` for the architecture and the papers for the
+//! rules each module cites.
+
+pub mod attack;
+pub mod chip;
+pub mod config;
+pub mod controller;
+pub mod counter;
+pub mod crypto;
+pub mod image;
+pub mod layout;
+pub mod metacache;
+pub mod nvm;
+pub mod oracle;
+pub mod persist;
+pub mod rng;
+pub mod store;
+pub mod system;
+pub mod tree;
+pub mod workload;

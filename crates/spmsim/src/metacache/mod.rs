@@ -1,0 +1,77 @@
+//! Metadata caches of the memory controller (SecPB Table I: counter, MAC and
+//! BMT caches, 128 KB, 8-way; STAR and the multiset-hash paper: one unified
+//! metadata cache).
+//!
+//! ```text
+//!  counter blocks --> [counter cache] \
+//!  MAC lines      --> [MAC cache]      > separate, or all in [unified cache]
+//!  tree nodes     --> [tree cache]    /
+//! ```
+//! Lines hold verified plaintext metadata; they are trusted (on chip).
+
+mod set_assoc;
+
+pub use set_assoc::{CacheStats, SetAssocCache};
+
+use crate::config::{CacheGeometry, MetadataCacheOrganization};
+use crate::layout::{Layout, Region};
+
+#[derive(Clone, Debug)]
+pub enum MetaCaches {
+    Separate { counter: SetAssocCache, mac: SetAssocCache, tree: SetAssocCache },
+    Unified(SetAssocCache),
+}
+
+fn build(g: &CacheGeometry) -> SetAssocCache {
+    SetAssocCache::new(g.capacity_bytes / 64, g.ways)
+}
+
+impl MetaCaches {
+    pub fn new(org: &MetadataCacheOrganization) -> Self {
+        match org {
+            MetadataCacheOrganization::Separate { counter, mac, tree } => {
+                MetaCaches::Separate { counter: build(counter), mac: build(mac), tree: build(tree) }
+            }
+            MetadataCacheOrganization::Unified { unified } => MetaCaches::Unified(build(unified)),
+        }
+    }
+
+    /// The cache that holds `addr`.
+    pub fn for_addr(&mut self, layout: &Layout, addr: u64) -> &mut SetAssocCache {
+        match self {
+            MetaCaches::Unified(c) => c,
+            MetaCaches::Separate { counter, mac, tree } => match layout.region(addr) {
+                Some(Region::Counter { .. }) => counter,
+                Some(Region::MacLine { .. }) => mac,
+                _ => tree,
+            },
+        }
+    }
+
+    pub fn all(&self) -> Vec<(&'static str, &SetAssocCache)> {
+        match self {
+            MetaCaches::Separate { counter, mac, tree } => vec![("counter", counter), ("mac", mac), ("tree", tree)],
+            MetaCaches::Unified(c) => vec![("unified", c)],
+        }
+    }
+
+    pub fn all_mut(&mut self) -> Vec<&mut SetAssocCache> {
+        match self {
+            MetaCaches::Separate { counter, mac, tree } => vec![counter, mac, tree],
+            MetaCaches::Unified(c) => vec![c],
+        }
+    }
+
+    /// Every dirty line, sorted by address.
+    pub fn dirty_lines(&self) -> Vec<(u64, [u8; 64])> {
+        let mut v: Vec<(u64, [u8; 64])> = self.all().iter().flat_map(|(_, c)| c.dirty_lines()).collect();
+        v.sort_unstable_by_key(|(a, _)| *a);
+        v
+    }
+
+    pub fn clear(&mut self) {
+        for c in self.all_mut() {
+            c.clear();
+        }
+    }
+}

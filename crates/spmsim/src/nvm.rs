@@ -1,0 +1,122 @@
+//! The untrusted NVM: a sparse image of 64 B blocks, and the write pending
+//! queue (WPQ) in front of it, which ADR drains on power loss.
+//!
+//! ```text
+//!  memory controller --push--> WPQ (ADR, FIFO, forwarding) --drain--> image
+//! ```
+//! A block never written reads as absent; each caller decides what an absent
+//! block means (zeros, or a tree's default node).
+
+use crate::layout::{Layout, Region};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+use std::collections::VecDeque;
+
+/// Counts of NVM block accesses, by what the block holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ByKind {
+    pub data: u64,
+    pub counter: u64,
+    pub mac: u64,
+    pub tree: u64,
+}
+
+impl ByKind {
+    pub fn bump(&mut self, kind: &str) {
+        match kind {
+            "data" => self.data += 1,
+            "counter" => self.counter += 1,
+            "mac" => self.mac += 1,
+            _ => self.tree += 1,
+        }
+    }
+    pub fn total(&self) -> u64 {
+        self.data + self.counter + self.mac + self.tree
+    }
+    pub fn since(&self, b: &ByKind) -> ByKind {
+        ByKind { data: self.data - b.data, counter: self.counter - b.counter, mac: self.mac - b.mac, tree: self.tree - b.tree }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct NvmImage {
+    pub blocks: FxHashMap<u64, [u8; 64]>,
+}
+
+impl NvmImage {
+    pub fn get(&self, addr: u64) -> Option<&[u8; 64]> {
+        self.blocks.get(&addr)
+    }
+    pub fn put(&mut self, addr: u64, b: [u8; 64]) {
+        self.blocks.insert(addr, b);
+    }
+    pub fn sorted_addrs(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = self.blocks.keys().copied().collect();
+        v.sort_unstable();
+        v
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Nvm {
+    pub image: NvmImage,
+    wpq: VecDeque<(u64, [u8; 64])>,
+    wpq_entries: usize,
+    pub reads: ByKind,
+    pub writes: ByKind,
+}
+
+impl Nvm {
+    pub fn new(wpq_entries: usize) -> Self {
+        Nvm { image: NvmImage::default(), wpq: VecDeque::new(), wpq_entries: wpq_entries.max(1), reads: ByKind::default(), writes: ByKind::default() }
+    }
+
+    fn kind(layout: &Layout, addr: u64) -> &'static str {
+        layout.region(addr).map(|r| r.kind()).unwrap_or("tree")
+    }
+
+    /// Read a block, forwarding the newest WPQ entry for it.
+    pub fn read(&mut self, layout: &Layout, addr: u64) -> Option<[u8; 64]> {
+        if let Some((_, b)) = self.wpq.iter().rev().find(|(a, _)| *a == addr) {
+            return Some(*b);
+        }
+        self.reads.bump(Self::kind(layout, addr));
+        self.image.get(addr).copied()
+    }
+
+    /// Enqueue a write; once in the WPQ it is persistent (ADR).
+    pub fn write(&mut self, layout: &Layout, addr: u64, b: [u8; 64]) {
+        self.wpq.push_back((addr, b));
+        while self.wpq.len() > self.wpq_entries {
+            let (a, blk) = self.wpq.pop_front().unwrap();
+            self.commit(layout, a, blk);
+        }
+    }
+
+    fn commit(&mut self, layout: &Layout, addr: u64, b: [u8; 64]) {
+        self.writes.bump(Self::kind(layout, addr));
+        self.image.put(addr, b);
+    }
+
+    /// Drain the whole WPQ to the image; returns entries moved.
+    pub fn drain_wpq(&mut self, layout: &Layout) -> u64 {
+        let n = self.wpq.len() as u64;
+        while let Some((a, b)) = self.wpq.pop_front() {
+            self.commit(layout, a, b);
+        }
+        n
+    }
+
+    /// Power lost without ADR: the WPQ contents vanish.
+    pub fn discard_wpq(&mut self) {
+        self.wpq.clear();
+    }
+
+    pub fn wpq_len(&self) -> usize {
+        self.wpq.len()
+    }
+
+    pub fn region_kind(layout: &Layout, addr: u64) -> Option<Region> {
+        layout.region(addr)
+    }
+}

@@ -1,0 +1,47 @@
+//! The data cache hierarchy as one write-back level, for eADR (SecPB II-C):
+//! a store is persistent once it is in the cache, because the battery
+//! drains every dirty line on power loss.
+
+use crate::controller::MemoryController;
+use crate::metacache::SetAssocCache;
+use crate::store::CheckFailure;
+
+#[derive(Clone, Debug)]
+pub struct DataCache {
+    cache: SetAssocCache,
+}
+
+impl DataCache {
+    pub fn new(capacity_bytes: u64, ways: u32) -> Self {
+        DataCache { cache: SetAssocCache::new(capacity_bytes / 64, ways) }
+    }
+
+    fn line(&mut self, mc: &mut MemoryController, block: u64) -> Result<[u8; 64], CheckFailure> {
+        if let Some(l) = self.cache.get(block) {
+            return Ok(l);
+        }
+        let l = mc.read(block)?;
+        if let Some((vb, vd)) = self.cache.put(block, l, false) {
+            mc.write(vb, &vd)?;
+        }
+        Ok(l)
+    }
+
+    pub fn store(&mut self, mc: &mut MemoryController, block: u64, offset: usize, bytes: &[u8]) -> Result<(), CheckFailure> {
+        let mut l = self.line(mc, block)?;
+        l[offset..offset + bytes.len()].copy_from_slice(bytes);
+        self.cache.put(block, l, true);
+        Ok(())
+    }
+
+    pub fn load(&mut self, mc: &mut MemoryController, block: u64) -> Result<[u8; 64], CheckFailure> {
+        self.line(mc, block)
+    }
+
+    pub fn take_dirty(&mut self) -> Vec<(u64, [u8; 64])> {
+        let mut d = self.cache.dirty_lines();
+        d.sort_unstable_by_key(|(a, _)| *a);
+        self.cache.clear();
+        d
+    }
+}

@@ -1,0 +1,102 @@
+//! Front ends: where a store becomes persistent (its PoP) and what sits
+//! between the core and the memory controller.
+//!
+//! ```text
+//!  Direct:         store --(flush+fence)--> MC secure write --> WPQ     (PoP = SPoP = MC)
+//!  PersistBuffer:  store --> PB beside L1D --(watermark drain)--> MC    (PoP = PB; BBB, SecPB)
+//!  CacheHierarchy: store --> write-back caches --(eviction)--> MC       (PoP = L1D; eADR)
+//! ```
+
+mod data_cache;
+mod persist_buffer;
+
+pub use data_cache::DataCache;
+pub use persist_buffer::PersistBuffer;
+
+use crate::config::{BatteryDomain, CrashDrain, PersistPoint};
+use crate::controller::MemoryController;
+use crate::store::CheckFailure;
+
+#[derive(Clone, Debug)]
+pub enum FrontEnd {
+    Direct,
+    PersistBuffer(PersistBuffer),
+    CacheHierarchy(DataCache),
+}
+
+impl FrontEnd {
+    pub fn new(p: &PersistPoint) -> Self {
+        match p {
+            PersistPoint::MemoryController => FrontEnd::Direct,
+            PersistPoint::PersistBuffer { entries, high_watermark_pct, low_watermark_pct, crash_drain } => {
+                FrontEnd::PersistBuffer(PersistBuffer::new(*entries, *high_watermark_pct, *low_watermark_pct, *crash_drain))
+            }
+            PersistPoint::CacheHierarchy { cache } => FrontEnd::CacheHierarchy(DataCache::new(cache.capacity_bytes, cache.ways)),
+        }
+    }
+
+    /// Apply a store of `bytes` at `offset` within `block`.
+    pub fn store(&mut self, mc: &mut MemoryController, block: u64, offset: usize, bytes: &[u8]) -> Result<(), CheckFailure> {
+        match self {
+            FrontEnd::Direct => {
+                let mut b = mc.read(block)?;
+                b[offset..offset + bytes.len()].copy_from_slice(bytes);
+                mc.write(block, &b)
+            }
+            FrontEnd::PersistBuffer(pb) => pb.store(mc, block, offset, bytes),
+            FrontEnd::CacheHierarchy(c) => c.store(mc, block, offset, bytes),
+        }
+    }
+
+    pub fn load(&mut self, mc: &mut MemoryController, block: u64) -> Result<[u8; 64], CheckFailure> {
+        match self {
+            FrontEnd::Direct => mc.read(block),
+            FrontEnd::PersistBuffer(pb) => pb.load(mc, block),
+            FrontEnd::CacheHierarchy(c) => c.load(mc, block),
+        }
+    }
+
+    /// Power failure: drain what the battery backs, lose the rest. Returns
+    /// the lines moved.
+    pub fn crash_drain(&mut self, mc: &mut MemoryController, battery: &BatteryDomain) -> Result<u64, CheckFailure> {
+        match self {
+            FrontEnd::Direct => Ok(0),
+            FrontEnd::PersistBuffer(pb) => {
+                let entries = pb.take_all();
+                if !battery.persist_buffer {
+                    return Ok(0);
+                }
+                for (b, data) in &entries {
+                    match pb.crash_drain {
+                        CrashDrain::Secure => mc.write(*b, data)?,
+                        CrashDrain::Unsecured => mc.write_unsecured(*b, data),
+                    }
+                }
+                Ok(entries.len() as u64)
+            }
+            FrontEnd::CacheHierarchy(c) => {
+                let dirty = c.take_dirty();
+                if !battery.caches {
+                    return Ok(0);
+                }
+                for (b, data) in &dirty {
+                    mc.write(*b, data)?;
+                }
+                Ok(dirty.len() as u64)
+            }
+        }
+    }
+
+    /// Orderly shutdown: everything drains through the security engine.
+    pub fn flush_clean(&mut self, mc: &mut MemoryController) -> Result<u64, CheckFailure> {
+        let lines = match self {
+            FrontEnd::Direct => Vec::new(),
+            FrontEnd::PersistBuffer(pb) => pb.take_all(),
+            FrontEnd::CacheHierarchy(c) => c.take_dirty(),
+        };
+        for (b, data) in &lines {
+            mc.write(*b, data)?;
+        }
+        Ok(lines.len() as u64)
+    }
+}

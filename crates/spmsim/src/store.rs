@@ -1,0 +1,136 @@
+//! The state the security engine works on: NVM (untrusted), metadata caches
+//! and the on-chip root registers (trusted), the crypto engine, and a victim
+//! buffer for dirty lines evicted in the middle of an operation.
+//!
+//! ```text
+//!   fetch(addr): cache hit -> trusted
+//!                victim buffer hit -> trusted
+//!                miss -> NVM (or the tree's default block) -> verify against parent -> install
+//! ```
+//! Verification walks up only until the first line already on chip (SecPB
+//! II-B: verification stops at the first verified cached node).
+
+use crate::crypto::CryptoEngine;
+use crate::layout::{Layout, Region};
+use crate::metacache::MetaCaches;
+use crate::nvm::Nvm;
+use crate::tree::IntegrityTree;
+use crate::config::WritePolicy;
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+use std::collections::VecDeque;
+
+/// Which integrity check failed, and where.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "check", rename_all = "kebab-case")]
+pub enum CheckFailure {
+    /// A data block's MAC does not match (ciphertext, address, counter, spare bits).
+    Mac { block: u64 },
+    /// A counter block or tree node does not match its parent.
+    Tree { level: u32, index: u64 },
+    /// A top-level node does not match the on-chip root register.
+    Root { index: u64 },
+    /// A block whose verified counter says "never written" holds data or a MAC.
+    Unwritten { block: u64 },
+    /// A counter would overflow its field (a 56-bit SIT counter).
+    CounterOverflow { level: u32, index: u64 },
+}
+
+impl CheckFailure {
+    pub fn name(&self) -> &'static str {
+        match self {
+            CheckFailure::Mac { .. } => "mac",
+            CheckFailure::Tree { .. } => "tree",
+            CheckFailure::Root { .. } => "root",
+            CheckFailure::Unwritten { .. } => "unwritten",
+            CheckFailure::CounterOverflow { .. } => "counter-overflow",
+        }
+    }
+}
+
+impl std::fmt::Display for CheckFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CheckFailure::Mac { block } => write!(f, "MAC mismatch for data block {block:#x}"),
+            CheckFailure::Tree { level, index } => write!(f, "tree mismatch at level {level} node {index:#x}"),
+            CheckFailure::Root { index } => write!(f, "root register mismatch for top node {index:#x}"),
+            CheckFailure::Unwritten { block } => write!(f, "never-written block {block:#x} holds data or a MAC"),
+            CheckFailure::CounterOverflow { level, index } => write!(f, "counter overflow at level {level} node {index:#x}"),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct MetaStore {
+    pub layout: Layout,
+    pub crypto: CryptoEngine,
+    pub nvm: Nvm,
+    pub caches: MetaCaches,
+    pub victims: VecDeque<(u64, [u8; 64])>,
+    /// On-chip root registers, one per top-level node; absent = initial value.
+    pub roots: FxHashMap<u64, u64>,
+    pub policy: WritePolicy,
+}
+
+impl MetaStore {
+    fn victim(&self, addr: u64) -> Option<[u8; 64]> {
+        self.victims.iter().rev().find(|(a, _)| *a == addr).map(|(_, b)| *b)
+    }
+
+    /// The trusted on-chip copy of a metadata line, if any.
+    pub fn on_chip(&mut self, addr: u64) -> Option<[u8; 64]> {
+        let layout = &self.layout;
+        if let Some(b) = self.caches.for_addr(layout, addr).get(addr) {
+            return Some(b);
+        }
+        self.victim(addr)
+    }
+
+    /// Fetch a counter block or tree node, verifying it if it comes from NVM.
+    pub fn fetch(&mut self, tree: &IntegrityTree, addr: u64) -> Result<[u8; 64], CheckFailure> {
+        if let Some(b) = self.on_chip(addr) {
+            return Ok(b);
+        }
+        let (level, index) = self.layout.meta_pos(addr).expect("metadata address");
+        let bytes = self.nvm.read(&self.layout, addr).unwrap_or_else(|| tree.default_block(level));
+        tree.verify(self, level, index, &bytes)?;
+        self.install(addr, bytes, false);
+        Ok(bytes)
+    }
+
+    /// Fetch a MAC line. MAC lines are checked by recomputing the data MAC,
+    /// not by the tree.
+    pub fn fetch_mac_line(&mut self, addr: u64) -> [u8; 64] {
+        if let Some(b) = self.on_chip(addr) {
+            return b;
+        }
+        let b = self.nvm.read(&self.layout, addr).unwrap_or([0; 64]);
+        self.install(addr, b, false);
+        b
+    }
+
+    /// Put a line in its cache; a dirty victim goes to the victim buffer.
+    pub fn install(&mut self, addr: u64, bytes: [u8; 64], dirty: bool) {
+        if dirty {
+            self.victims.retain(|(a, _)| *a != addr);
+        }
+        let layout = &self.layout;
+        if let Some(v) = self.caches.for_addr(layout, addr).put(addr, bytes, dirty) {
+            self.victims.push_back(v);
+        }
+    }
+
+    /// Write a resident dirty line to NVM now and mark it clean.
+    pub fn write_line_through(&mut self, addr: u64) {
+        let layout = &self.layout;
+        let cache = self.caches.for_addr(layout, addr);
+        if let Some((b, true)) = cache.peek(addr) {
+            cache.mark_clean(addr);
+            self.nvm.write(&self.layout, addr, b);
+        }
+    }
+
+    pub fn is_mac_line(&self, addr: u64) -> bool {
+        matches!(self.layout.region(addr), Some(Region::MacLine { .. }))
+    }
+}
