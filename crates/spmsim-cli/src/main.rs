@@ -1,1 +1,54 @@
-fn main() {}
+//! `spmsim`: the command-line front of the simulator.
+
+mod commands;
+mod table;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "spmsim", version, about = "Secure persistent memory simulator: crash and attack oracles over real cryptography")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Show or list configuration presets.
+    Config {
+        #[command(subcommand)]
+        cmd: commands::config::ConfigCmd,
+    },
+    /// Crash after every event (or K sampled ones), drain, recover, and
+    /// compare every touched block with what strict persistency promises.
+    CheckCrash(commands::check::CheckCrashArgs),
+    /// Tamper with a persisted image in every way the threat model allows
+    /// and report which attacks the integrity checks detect.
+    Attack(commands::attack::AttackArgs),
+    /// Save, inspect and verify NVM images with their chip state.
+    Image {
+        #[command(subcommand)]
+        cmd: commands::image::ImageCmd,
+    },
+    /// The crash and attack checks over every preset, as a table.
+    CheckAll(commands::check_all::CheckAllArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let r = match cli.cmd {
+        Cmd::Config { cmd } => commands::config::run(cmd),
+        Cmd::CheckCrash(a) => commands::check::run(a),
+        Cmd::Attack(a) => commands::attack::run(a),
+        Cmd::Image { cmd } => commands::image::run(cmd),
+        Cmd::CheckAll(a) => commands::check_all::run(a),
+    };
+    match r {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -3,8 +3,8 @@
 //! power-on; the chip (keys, root registers, caches) is out of reach.
 //!
 //! ```text
-//!  run half the workload -> shut down -> old image
-//!  run the rest          -> shut down -> final image + chip
+//!  run half the workload -> clean shutdown -> old image -> power on
+//!  run the rest          -> clean shutdown -> final image + chip
 //!  for each attack: mutate a copy of the final image -> power on -> verify
 //! ```
 
@@ -77,9 +77,12 @@ pub fn run(cfg: &SimConfig, workload: &str, events: &[Event], seed: u64) -> Resu
         }
         sys.apply(e).map_err(|err| format!("event {}: {err}", i + 1))?;
     }
-    let mut old = sys.clone();
-    old.shutdown_clean().map_err(|e| e.to_string())?;
-    let old_img = old.mc.st.nvm.image.clone();
+    // The old image must be a state in the final image's own history (a
+    // clone that shut down while the original ran on would reuse counters
+    // the original later uses): power the machine off cleanly, keep its
+    // image, then power it on again and go on.
+    sys.shutdown_clean().map_err(|e| e.to_string())?;
+    let old_img = sys.mc.st.nvm.image.clone();
     for (i, e) in events.iter().enumerate().skip(half) {
         sys.apply(e).map_err(|err| format!("event {}: {err}", i + 1))?;
     }

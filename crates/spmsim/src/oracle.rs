@@ -97,6 +97,11 @@ fn hex64(b: &[u8; 64]) -> String {
 fn check_point(mut sys: System, k: u64, last: &str, shadow: &[(u64, [u8; 64])], max_keep: usize) -> PointResult {
     let drain = sys.power_fail();
     let rec = sys.recover();
+    let why_recovery = match &rec.rebuild {
+        Some(r) if !r.mismatched_roots.is_empty() => "recovery failed: the BMT rebuilt from persisted counters disagrees with the root register; ",
+        _ if rec.root_registers_lost => "recovery failed: root registers lost; ",
+        _ => "",
+    };
     let mut violations = Vec::new();
     let mut count = 0u64;
     let mut by_check = BTreeMap::new();
@@ -105,7 +110,7 @@ fn check_point(mut sys: System, k: u64, last: &str, shadow: &[(u64, [u8; 64])], 
         let (actual, check, detail) = match got {
             Ok(v) if v == *expect => continue,
             Ok(v) => (Some(hex64(&v)), "plaintext".to_string(), "decrypted value differs from the last persisted store".to_string()),
-            Err(e) => (None, e.name().to_string(), e.to_string()),
+            Err(e) => (None, e.name().to_string(), format!("{why_recovery}{e}")),
         };
         count += 1;
         *by_check.entry(check.clone()).or_insert(0u64) += 1;
@@ -153,8 +158,11 @@ impl CrashCheck<'_> {
         let mut batch: Vec<(System, u64, String, Vec<(u64, [u8; 64])>)> = Vec::new();
         let batch_size = 64;
         let mut next = 0usize;
+        // Only the first `max_listed` violations overall are kept in full.
         let flush = |batch: &mut Vec<(System, u64, String, Vec<(u64, [u8; 64])>)>, results: &mut Vec<PointResult>, max: usize| {
-            let out: Vec<PointResult> = std::mem::take(batch).into_par_iter().map(|(s, k, last, sh)| check_point(s, k, &last, &sh, max)).collect();
+            let kept: usize = results.iter().map(|r| r.violations.len()).sum();
+            let budget = max.saturating_sub(kept);
+            let out: Vec<PointResult> = std::mem::take(batch).into_par_iter().map(|(s, k, last, sh)| check_point(s, k, &last, &sh, budget)).collect();
             results.extend(out);
         };
         let shadow_vec = |shadow: &FxHashMap<u64, [u8; 64]>| -> Vec<(u64, [u8; 64])> { touched.iter().map(|b| (*b, shadow[b])).collect() };

@@ -23,7 +23,8 @@ pub fn presets_dir() -> PathBuf {
     if let Ok(p) = std::env::var("SPMSIM_CONFIGS") {
         return PathBuf::from(p);
     }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs")
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs");
+    p.canonicalize().unwrap_or(p)
 }
 
 pub fn list_presets() -> Vec<String> {
@@ -65,8 +66,14 @@ pub fn load_preset(name: &str, overrides: &[String]) -> Result<SimConfig, Config
 }
 
 pub fn load_str(text: &str, file: &str, overrides: &[String]) -> Result<SimConfig, ConfigError> {
-    let mut table: toml::Table =
+    let preset: toml::Table =
         toml::from_str(text).map_err(|e| ConfigError::Syntax { file: file.into(), message: e.to_string().trim_end().replace('\n', " ") })?;
+    // Presets only change defaults: lay the file over the defaults.
+    let mut table = match toml::Value::try_from(SimConfig::default()).expect("defaults serialize") {
+        toml::Value::Table(t) => t,
+        _ => unreachable!(),
+    };
+    merge(&mut table, preset);
     for o in overrides {
         apply_override(&mut table, o)?;
     }
@@ -77,6 +84,29 @@ pub fn load_str(text: &str, file: &str, overrides: &[String]) -> Result<SimConfi
     })?;
     cfg.validate().map_err(|(key, message)| ConfigError::Key { file: file.into(), key, message })?;
     Ok(cfg)
+}
+
+/// Deep merge. A table whose `type` (an enum variant) changes is replaced
+/// whole, so the new variant starts from its own defaults.
+fn merge(base: &mut toml::Table, over: toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => {
+                let same_variant = match (b.get("type"), o.get("type")) {
+                    (Some(x), Some(y)) => x == y,
+                    _ => true,
+                };
+                if same_variant {
+                    merge(b, o);
+                } else {
+                    *b = o;
+                }
+            }
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
 }
 
 /// `a.b.c=value`: the value is parsed as TOML (number, bool, string, array),
@@ -92,12 +122,22 @@ fn apply_override(table: &mut toml::Table, text: &str) -> Result<(), ConfigError
     if parts.iter().any(|p| p.is_empty()) {
         return Err(err("empty key segment"));
     }
-    let mut cur = table;
+    let mut over = toml::Table::new();
+    let mut cur = &mut over;
     for p in &parts[..parts.len() - 1] {
-        let e = cur.entry(p.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
-        cur = e.as_table_mut().ok_or_else(|| err(&format!("`{p}` is not a table")))?;
+        cur = cur.entry(p.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new())).as_table_mut().unwrap();
     }
     cur.insert(parts[parts.len() - 1].to_string(), value);
+    // Check the path runs through tables before merging.
+    let mut probe: &toml::Table = table;
+    for p in &parts[..parts.len() - 1] {
+        match probe.get(*p) {
+            Some(toml::Value::Table(t)) => probe = t,
+            Some(_) => return Err(err(&format!("`{p}` is not a table"))),
+            None => break,
+        }
+    }
+    merge(table, over);
     Ok(())
 }
 
@@ -123,5 +163,18 @@ mod tests {
     fn syntax_error_names_the_line() {
         let e = load_str("name = \"x\"\nmemory = [", "bad.toml", &[]).unwrap_err().to_string();
         assert!(e.contains("bad.toml") && e.contains("line 2"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod merge_tests {
+    use super::*;
+
+    #[test]
+    fn a_variant_change_replaces_the_table() {
+        let c = load_str("[metadata_cache.organization]\ntype='unified'\nunified={capacity_bytes=4096, ways=4}\n", "t", &["tree.arity=8".into()]).unwrap();
+        assert!(matches!(c.metadata_cache.organization, crate::config::MetadataCacheOrganization::Unified { .. }));
+        let c = load_str("[tree]\ntype='sit'\n", "t", &["tree.levels=9".into()]).unwrap();
+        assert_eq!(c.tree, crate::config::TreeConfig::Sit { arity: 8, levels: Some(9) });
     }
 }

@@ -21,6 +21,9 @@ pub struct SimConfig {
     pub name: String,
     /// One line on what this configuration models and which paper it is from.
     pub description: String,
+    /// A control configuration that is built to fail the crash oracle
+    /// (the oracle must be able to fail). Used by `check-all` and the tests.
+    pub expect_crash_violations: bool,
     pub memory: MemoryConfig,
     pub security: SecurityConfig,
     pub tree: TreeConfig,
@@ -34,6 +37,7 @@ impl Default for SimConfig {
         SimConfig {
             name: "default".into(),
             description: String::new(),
+            expect_crash_violations: false,
             memory: MemoryConfig::default(),
             security: SecurityConfig::default(),
             tree: TreeConfig::default(),

@@ -1,0 +1,38 @@
+use anyhow::Result;
+use clap::Subcommand;
+use spmsim::config::{list_presets, load_preset, presets_dir};
+use std::process::ExitCode;
+
+#[derive(Subcommand)]
+pub enum ConfigCmd {
+    /// Print the fully resolved configuration of a preset.
+    Show {
+        preset: String,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        overrides: Vec<String>,
+    },
+    /// List the presets with their descriptions.
+    List,
+}
+
+pub fn run(cmd: ConfigCmd) -> Result<ExitCode> {
+    match cmd {
+        ConfigCmd::Show { preset, overrides } => {
+            let cfg = load_preset(&preset, &overrides)?;
+            let mc = spmsim::controller::MemoryController::new(&cfg, 0);
+            let l = mc.layout();
+            print!("{}", cfg.to_toml());
+            println!("\n# derived (not settable):");
+            println!("# tree levels = {} (counter blocks + node levels; nodes per level {:?})", l.levels(), l.level_nodes);
+            println!("# root registers = {}", l.level_nodes.last().unwrap());
+        }
+        ConfigCmd::List => {
+            println!("presets in {}:", presets_dir().display());
+            for p in list_presets() {
+                let d = load_preset(&p, &[]).map(|c| c.description).unwrap_or_else(|e| format!("(invalid: {e})"));
+                println!("  {p:<22} {d}");
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,105 @@
+//! The acceptance commands of the foundation issue, run through the binary.
+
+use std::process::Command;
+
+fn spmsim(args: &[&str]) -> (i32, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_spmsim")).args(args).output().unwrap();
+    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into(), String::from_utf8_lossy(&o.stderr).into())
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let (code, out, err) = spmsim(args);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+#[test]
+fn check_crash_json_has_the_promised_fields() {
+    for (scheme, expect_violations) in [("secure-wt", false), ("secure-wb-battery", false), ("secure-eadr", false), ("secure-wb-nobattery", true), ("bbb-gap", true)] {
+        let r = json(&["check-crash", "--scheme", scheme, "--workload", "array-swap", "--ops", "100", "--crash-points", "all", "--json"]);
+        for k in ["scheme", "workload", "crash_points", "violations", "violation_list"] {
+            assert!(r.get(k).is_some(), "{k} missing");
+        }
+        assert!(r["crash_points"].as_u64().unwrap() >= r["events"].as_u64().unwrap());
+        let v = r["violations"].as_u64().unwrap();
+        assert_eq!(v > 0, expect_violations, "{scheme}: {v}");
+        if expect_violations {
+            let first = &r["violation_list"][0];
+            for k in ["crash_point", "address", "expected", "actual", "check", "detail"] {
+                assert!(first.get(k).is_some(), "violation field {k} missing");
+            }
+        }
+    }
+}
+
+#[test]
+fn attack_reports_no_undetected_attack() {
+    let r = json(&["attack", "--scheme", "secure-wt", "--workload", "random-writes", "--json"]);
+    assert_eq!(r["undetected"], 0);
+    let attacks = r["attacks"].as_array().unwrap();
+    assert!(attacks.len() >= 7);
+    assert!(attacks.iter().all(|a| a.get("name").is_some() && a.get("detected").is_some() && a.get("where").is_some()));
+}
+
+#[test]
+fn dd_byte_flips_never_verify() {
+    let dir = std::env::temp_dir().join(format!("spmsim-cli-img-{}", std::process::id()));
+    let d = dir.to_str().unwrap();
+    let (code, _, err) = spmsim(&["image", "save", "--scheme", "secure-wt", "--workload", "random-writes", "--ops", "40", "-o", d]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, _) = spmsim(&["image", "verify", d]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out, _) = spmsim(&["image", "inspect", d]);
+    assert!(code == 0 && out.contains("root registers"));
+    let img = dir.join("nvm.img");
+    let orig = std::fs::read(&img).unwrap();
+    for pos in [0usize, 13, 20, 33, 40, 47, 100, orig.len() / 2, orig.len() - 1] {
+        std::fs::write(&img, &orig).unwrap();
+        // Flip one byte in place with dd, as a person would.
+        let mut b = orig[pos] ^ 0xff;
+        let byte = std::slice::from_mut(&mut b);
+        let src = dir.join("byte");
+        std::fs::write(&src, &*byte).unwrap();
+        let st = Command::new("dd")
+            .args([format!("if={}", src.display()), format!("of={}", img.display()), "bs=1".into(), format!("seek={pos}"), "conv=notrunc".into(), "status=none".into()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let (code, out, err) = spmsim(&["image", "verify", d]);
+        assert_ne!(code, 0, "byte {pos} flipped, yet verify succeeded: {out}");
+        if code == 1 {
+            assert!(out.contains("FAIL 0x") && out.contains("INTEGRITY FAILURE"), "{out}");
+        } else {
+            assert!(err.contains("nvm.img"), "{err}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn bad_input_gets_a_clear_error() {
+    let (code, _, err) = spmsim(&["check-crash", "--scheme", "secure-wt", "--workload", "array-swap", "--set", "metadata_cache.write_polcy=write-back"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("write_polcy") && err.contains("secure-wt.toml"), "{err}");
+    let (code, _, err) = spmsim(&["config", "show", "nope"]);
+    assert!(code == 2 && err.contains("unknown preset") && err.contains("secure-wt"), "{err}");
+    let (code, _, err) = spmsim(&["attack", "--scheme", "secure-wt", "--workload", "nope"]);
+    assert!(code == 2 && err.contains("array-swap"), "{err}");
+    let (code, _, err) = spmsim(&["check-crash", "--scheme", "secure-wt", "--workload", "array-swap", "--set", "tree.arity=3"]);
+    assert!(code == 2 && err.contains("tree.arity"), "{err}");
+    let (code, _, err) = spmsim(&["check-crash", "--scheme", "secure-wt", "--workload", "random-writes", "--set", "memory.capacity_bytes=4096"]);
+    assert!(code == 2 && err.contains("capacity_bytes"), "{err}");
+    let (code, _, err) = spmsim(&["image", "verify", "/nonexistent-dir"]);
+    assert!(code == 2 && err.contains("chip.json"), "{err}");
+}
+
+#[test]
+fn config_show_resolves_every_preset() {
+    let (_, list, _) = spmsim(&["config", "list"]);
+    for p in ["secure-wt", "secure-wb-battery", "secure-eadr", "secure-wb-nobattery", "bbb-gap"] {
+        assert!(list.contains(p));
+        let (code, out, err) = spmsim(&["config", "show", p]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("[metadata_cache]") && out.contains("tree levels = 8"), "{out}");
+    }
+}
