@@ -32,6 +32,14 @@ pub struct MemoryController {
     pub chip: ChipState,
 }
 
+/// Metadata a SecPB entry produced early: OTP, ciphertext, MAC.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Prepared {
+    pub pad: Option<[u8; 64]>,
+    pub ciphertext: Option<[u8; 64]>,
+    pub mac: Option<u64>,
+}
+
 /// Encryption counter of one data block: (major, minor). A SIT counter
 /// block's 56-bit counter takes the major position, with minor 0.
 pub type BlockCounter = (u64, u64);
@@ -56,7 +64,10 @@ impl MemoryController {
             TreeConfig::Sit { levels, .. } => (CounterFormat::Sit, *levels),
         };
         let layout = Layout::new(cfg.memory.capacity_bytes, format, cfg.tree.arity(), tree_levels);
-        let crypto = CryptoEngine::new(&chip.keys);
+        let crypto = match cfg.security.crypto {
+            crate::config::CryptoMode::Real => CryptoEngine::new(&chip.keys),
+            crate::config::CryptoMode::TimingOnly => CryptoEngine::timing_only(&chip.keys),
+        };
         let tree = match cfg.tree {
             TreeConfig::Bmt { .. } => IntegrityTree::Bmt(BonsaiMerkleTree::new(&layout, &crypto)),
             TreeConfig::Sit { .. } => IntegrityTree::Sit(SgxIntegrityTree),
@@ -69,6 +80,8 @@ impl MemoryController {
             victims: VecDeque::new(),
             roots: chip.roots.clone(),
             policy: cfg.metadata_cache.write_policy,
+            tree_policy: cfg.metadata_cache.tree_policy(),
+            root_updates: 0,
         };
         MemoryController { st, tree, secure: cfg.security.enabled, chip }
     }
@@ -142,12 +155,67 @@ impl MemoryController {
     fn encrypt_and_queue(&mut self, block: u64, major: u64, minor: u64, pt: &[u8; 64]) {
         let ct = self.st.crypto.xor_pad(block, major, minor, pt);
         let mac = self.st.crypto.data_mac(&ct, block, major, minor, 0);
+        self.store_ciphertext(block, ct, mac);
+    }
+
+    /// The one-time pad of a block under a counter (SecPB's O field).
+    pub fn pad(&mut self, block: u64, ctr: BlockCounter) -> [u8; 64] {
+        self.st.crypto.pad(block, ctr.0, ctr.1)
+    }
+
+    /// The data MAC of a ciphertext (SecPB's M field).
+    pub fn data_mac(&mut self, block: u64, ct: &[u8; 64], ctr: BlockCounter) -> u64 {
+        self.st.crypto.data_mac(ct, block, ctr.0, ctr.1, 0)
+    }
+
+    /// Complete a write whose counter was chosen early. `advanced`: the
+    /// counter block and tree already hold `ctr` (NoGap, M, CM), else the
+    /// increment is applied now (BCM, OBCM). Whatever `prep` carries (pad,
+    /// ciphertext, MAC made early) is used as is. If the counter moved
+    /// meanwhile (a neighbour's minor overflow re-encrypted the page), the
+    /// early work is stale and the write is redone; returns false then.
+    pub fn write_prepared(&mut self, block: u64, pt: &[u8; 64], ctr: BlockCounter, advanced: bool, prep: &Prepared) -> Result<bool, CheckFailure> {
+        if !self.secure {
+            return self.write(block, pt).map(|_| true);
+        }
+        let r = self.write_prepared_inner(block, pt, ctr, advanced, prep);
+        self.tree.process_victims(&mut self.st)?;
+        r
+    }
+
+    fn write_prepared_inner(&mut self, block: u64, pt: &[u8; 64], ctr: BlockCounter, advanced: bool, prep: &Prepared) -> Result<bool, CheckFailure> {
+        let fresh = if advanced { self.block_counter(block)? == ctr } else { self.peek_next_counter(block)? == Some(ctr) };
+        if !fresh {
+            self.write_inner(block, pt)?;
+            return Ok(false);
+        }
+        let ct = match (prep.ciphertext, prep.pad) {
+            (Some(ct), _) => ct,
+            (None, Some(pad)) => std::array::from_fn(|i| pt[i] ^ pad[i]),
+            (None, None) => self.st.crypto.xor_pad(block, ctr.0, ctr.1, pt),
+        };
+        let mac = match prep.mac {
+            Some(m) => m,
+            None => self.data_mac(block, &ct, ctr),
+        };
+        self.store_ciphertext(block, ct, mac);
+        if !advanced {
+            let (_, idx, _) = self.counter_addr(block);
+            let (c2, bytes) = self.next_counter(block)?;
+            debug_assert_eq!(c2, ctr);
+            self.tree.counter_updated(&mut self.st, idx, bytes)?;
+        }
+        Ok(true)
+    }
+
+    /// Queue a ciphertext and its MAC (the data MAC line is updated).
+    fn store_ciphertext(&mut self, block: u64, ct: [u8; 64], mac: u64) {
         self.st.nvm.write(&self.st.layout, block, ct);
         let (line_addr, slot) = self.st.layout.mac_line_of(block);
         let mut line = self.st.fetch_mac_line(line_addr);
         set_u64(&mut line, slot, mac);
         self.st.install(line_addr, line, true);
-        if self.st.policy == crate::config::WritePolicy::WriteThrough {
+        if self.st.policy_for(line_addr) == crate::config::WritePolicy::WriteThrough {
             self.st.write_line_through(line_addr);
         }
     }
@@ -164,9 +232,19 @@ impl MemoryController {
     }
 
     fn write_inner(&mut self, block: u64, pt: &[u8; 64]) -> Result<(), CheckFailure> {
+        let (_, idx, _) = self.counter_addr(block);
+        let (ctr, new_bytes) = self.next_counter(block)?;
+        self.encrypt_and_queue(block, ctr.0, ctr.1, pt);
+        self.tree.counter_updated(&mut self.st, idx, new_bytes)
+    }
+
+    /// Increment the block's counter in its counter block (re-encrypting the
+    /// page on a minor overflow); returns the new counter and block bytes.
+    /// The tree is not touched.
+    fn next_counter(&mut self, block: u64) -> Result<(BlockCounter, [u8; 64]), CheckFailure> {
         let (addr, idx, slot) = self.counter_addr(block);
         let bytes = self.st.fetch(&self.tree, addr)?;
-        let new_bytes = match self.st.layout.counter_format {
+        Ok(match self.st.layout.counter_format {
             CounterFormat::Split => {
                 let mut c = SplitCounterBlock::decode(&bytes);
                 if c.minors[slot] == MINOR_MAX {
@@ -176,8 +254,7 @@ impl MemoryController {
                 } else {
                     c.minors[slot] += 1;
                 }
-                self.encrypt_and_queue(block, c.major, c.minors[slot] as u64, pt);
-                c.encode()
+                ((c.major, c.minors[slot] as u64), c.encode())
             }
             CounterFormat::Sit => {
                 let mut n = SitNode::decode(&bytes);
@@ -185,15 +262,38 @@ impl MemoryController {
                     return Err(CheckFailure::CounterOverflow { level: 0, index: idx });
                 }
                 n.counters[slot] += 1;
-                self.encrypt_and_queue(block, n.counters[slot], 0, pt);
-                n.encode()
+                ((n.counters[slot], 0), n.encode())
             }
-        };
-        self.tree.counter_updated(&mut self.st, idx, new_bytes)
+        })
     }
 
-    /// Minor-counter overflow (SecPB II-B; Triad-NVM II-A): every block of
-    /// the page is re-encrypted under (major + 1, minor 0).
+    /// Early counter and BMT work (SecPB IV: NoGap, M, CM): increment the
+    /// counter and update the tree to the root now; the data follows later
+    /// with [`Self::write_with_counter`].
+    pub fn advance_counter(&mut self, block: u64) -> Result<BlockCounter, CheckFailure> {
+        let r = (|| {
+            let (_, idx, _) = self.counter_addr(block);
+            let (ctr, bytes) = self.next_counter(block)?;
+            self.tree.counter_updated(&mut self.st, idx, bytes)?;
+            Ok(ctr)
+        })();
+        self.tree.process_victims(&mut self.st)?;
+        r
+    }
+
+    /// The counter the next write of `block` will use, when computing it
+    /// needs no page re-encryption (early counter of BCM and OBCM, kept in
+    /// the SecPB entry's C field, not in the counter cache).
+    pub fn peek_next_counter(&mut self, block: u64) -> Result<Option<BlockCounter>, CheckFailure> {
+        let (major, minor) = self.block_counter(block)?;
+        self.tree.process_victims(&mut self.st)?;
+        Ok(match self.st.layout.counter_format {
+            CounterFormat::Split if minor < MINOR_MAX as u64 => Some((major, minor + 1)),
+            CounterFormat::Sit if major < SIT_COUNTER_MAX => Some((major + 1, 0)),
+            _ => None,
+        })
+    }
+
     /// The block being written (`skip`) is left to the caller, so its new
     /// pad encrypts only its new plaintext.
     fn reencrypt_page(&mut self, page: u64, c: &SplitCounterBlock, skip: usize) -> Result<(), CheckFailure> {

@@ -63,12 +63,15 @@ pub struct Nvm {
     wpq: VecDeque<(u64, [u8; 64])>,
     wpq_entries: usize,
     pub reads: ByKind,
+    /// Writes committed to the device.
     pub writes: ByKind,
+    /// Writes accepted into the WPQ (what the timing model queues).
+    pub enqueued: ByKind,
 }
 
 impl Nvm {
     pub fn new(wpq_entries: usize) -> Self {
-        Nvm { image: NvmImage::default(), wpq: VecDeque::new(), wpq_entries: wpq_entries.max(1), reads: ByKind::default(), writes: ByKind::default() }
+        Nvm { image: NvmImage::default(), wpq: VecDeque::new(), wpq_entries: wpq_entries.max(1), reads: ByKind::default(), writes: ByKind::default(), enqueued: ByKind::default() }
     }
 
     fn kind(layout: &Layout, addr: u64) -> &'static str {
@@ -86,6 +89,7 @@ impl Nvm {
 
     /// Enqueue a write; once in the WPQ it is persistent (ADR).
     pub fn write(&mut self, layout: &Layout, addr: u64, b: [u8; 64]) {
+        self.enqueued.bump(Self::kind(layout, addr));
         self.wpq.push_back((addr, b));
         while self.wpq.len() > self.wpq_entries {
             let (a, blk) = self.wpq.pop_front().unwrap();

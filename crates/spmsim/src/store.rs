@@ -69,7 +69,12 @@ pub struct MetaStore {
     pub victims: VecDeque<(u64, [u8; 64])>,
     /// On-chip root registers, one per top-level node; absent = initial value.
     pub roots: FxHashMap<u64, u64>,
+    /// Policy of counter blocks and MAC lines.
     pub policy: WritePolicy,
+    /// Policy of tree nodes.
+    pub tree_policy: WritePolicy,
+    /// Root register updates so far (SecPB Fig. 8 counts them).
+    pub root_updates: u64,
 }
 
 impl MetaStore {
@@ -127,6 +132,13 @@ impl MetaStore {
         if let Some((b, true)) = cache.peek(addr) {
             cache.mark_clean(addr);
             self.nvm.write(&self.layout, addr, b);
+        }
+    }
+
+    pub fn policy_for(&self, addr: u64) -> WritePolicy {
+        match self.layout.region(addr) {
+            Some(Region::Tree { .. }) => self.tree_policy,
+            _ => self.policy,
         }
     }
 

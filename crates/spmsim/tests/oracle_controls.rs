@@ -6,15 +6,15 @@ mod common;
 use spmsim::oracle::{CrashCheck, CrashPoints, CrashReport};
 use spmsim::workload::WorkloadKind;
 
-fn check(cfg: &spmsim::config::SimConfig, w: WorkloadKind, ops: u64, points: CrashPoints) -> CrashReport {
+fn check(cfg: &spmsim::config::SimConfig, w: &WorkloadKind, ops: u64, points: CrashPoints) -> CrashReport {
     let events = w.generate(ops, 7);
-    CrashCheck { cfg, workload_name: w.name().into(), events, ops, seed: 7, points, max_listed: 50 }.run().unwrap()
+    CrashCheck { cfg, workload_name: w.name(), events, ops, seed: 7, points, max_listed: 50 }.run().unwrap()
 }
 
 #[test]
 fn every_preset_meets_its_expectation_on_array_swap() {
     for (name, cfg) in common::presets() {
-        let r = check(&cfg, WorkloadKind::ArraySwap, 60, CrashPoints::All);
+        let r = check(&cfg, &WorkloadKind::ArraySwap, 60, CrashPoints::All);
         assert!(r.crash_points > r.events, "{name}: a crash point after every event and one before all");
         if cfg.expect_crash_violations {
             assert!(r.violations > 0, "{name} is a control and must fail the oracle");
@@ -31,7 +31,7 @@ fn every_preset_meets_its_expectation_on_array_swap() {
 fn consistent_presets_hold_on_random_and_sequential_writes() {
     for (name, cfg) in common::presets().into_iter().filter(|(_, c)| !c.expect_crash_violations) {
         for w in [WorkloadKind::RandomWrites, WorkloadKind::SeqWrites] {
-            let r = check(&cfg, w, 400, CrashPoints::Sample(60));
+            let r = check(&cfg, &w, 400, CrashPoints::Sample(60));
             assert_eq!(r.crash_points, 60);
             assert_eq!(r.violations, 0, "{name} {}: {:?}", w.name(), r.violation_list.first());
         }
@@ -44,7 +44,7 @@ fn small_caches_force_evictions_and_stay_consistent() {
     // lazy parent updates) run on every store.
     for p in ["secure-wb-battery", "sit-wb-battery", "secure-eadr"] {
         let cfg = common::small(p, &["metadata_cache.organization={type='unified', unified={capacity_bytes=4096, ways=4}}", "persistence.wpq_entries=4"]);
-        let r = check(&cfg, WorkloadKind::RandomWrites, 600, CrashPoints::Sample(80));
+        let r = check(&cfg, &WorkloadKind::RandomWrites, 600, CrashPoints::Sample(80));
         assert_eq!(r.violations, 0, "{p}: {:?}", r.violation_list.first());
     }
 }
@@ -54,7 +54,7 @@ fn a_lost_persist_buffer_shows_up_as_wrong_plaintext() {
     // Same as bbb-gap, but the buffer is not battery-backed: the stores in it
     // vanish, memory stays self-consistent, and only the value is wrong.
     let cfg = common::small("bbb-gap", &["persistence.battery.persist_buffer=false"]);
-    let r = check(&cfg, WorkloadKind::ArraySwap, 40, CrashPoints::All);
+    let r = check(&cfg, &WorkloadKind::ArraySwap, 40, CrashPoints::All);
     assert!(r.violations > 0);
     assert_eq!(r.violations_by_check.keys().collect::<Vec<_>>(), vec!["plaintext"]);
     assert!(r.violation_list[0].actual.is_some());
@@ -63,7 +63,7 @@ fn a_lost_persist_buffer_shows_up_as_wrong_plaintext() {
 #[test]
 fn lost_root_registers_fail_recovery() {
     let cfg = common::small("secure-wt", &["persistence.battery.nv_registers=false"]);
-    let r = check(&cfg, WorkloadKind::RandomWrites, 50, CrashPoints::Sample(10));
+    let r = check(&cfg, &WorkloadKind::RandomWrites, 50, CrashPoints::Sample(10));
     assert!(r.violations > 0 && r.recovery_failures > 0);
 }
 
@@ -71,7 +71,7 @@ fn lost_root_registers_fail_recovery() {
 fn write_back_without_battery_fails_lazily_too() {
     // Without the recovery rebuild the stale tree is caught at read time.
     let cfg = common::small("secure-wb-nobattery", &["recovery.rebuild_tree='never'"]);
-    let r = check(&cfg, WorkloadKind::RandomWrites, 300, CrashPoints::Sample(30));
+    let r = check(&cfg, &WorkloadKind::RandomWrites, 300, CrashPoints::Sample(30));
     assert!(r.violations > 0);
     assert!(r.violations_by_check.keys().any(|k| k == "root" || k == "tree" || k == "mac"), "{:?}", r.violations_by_check);
 }
@@ -79,10 +79,10 @@ fn write_back_without_battery_fails_lazily_too() {
 #[test]
 fn drain_work_is_counted() {
     let cfg = common::small("secure-eadr", &[]);
-    let r = check(&cfg, WorkloadKind::RandomWrites, 200, CrashPoints::Sample(20));
+    let r = check(&cfg, &WorkloadKind::RandomWrites, 200, CrashPoints::Sample(20));
     assert!(r.drain.max_front_lines > 0 && r.drain.max_aes_blocks >= 4 * r.drain.max_front_lines.min(1) && r.drain.max_tree_hashes > 0);
     let cfg = common::small("secure-wt", &[]);
-    let r = check(&cfg, WorkloadKind::RandomWrites, 200, CrashPoints::Sample(20));
+    let r = check(&cfg, &WorkloadKind::RandomWrites, 200, CrashPoints::Sample(20));
     assert_eq!((r.drain.max_front_lines, r.drain.max_aes_blocks, r.drain.max_tree_hashes), (0, 0, 0), "SP leaves no security work to the battery");
 }
 
@@ -91,7 +91,7 @@ fn crash_check_is_deterministic_across_thread_counts() {
     let cfg = common::small("bbb-gap", &[]);
     let run = |threads| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        pool.install(|| serde_json::to_string(&check(&cfg, WorkloadKind::ArraySwap, 30, CrashPoints::All)).unwrap())
+        pool.install(|| serde_json::to_string(&check(&cfg, &WorkloadKind::ArraySwap, 30, CrashPoints::All)).unwrap())
     };
     assert_eq!(run(1), run(2));
 }

@@ -13,7 +13,7 @@ pub struct AttackArgs {
 
 pub fn attack(sim: &SimArgs) -> Result<AttackReport> {
     let (cfg, w, events) = sim.load()?;
-    spmsim::attack::run(&cfg, w.name(), &events, sim.seed).map_err(|e| anyhow!(e))
+    spmsim::attack::run(&cfg, &w.name(), &events, sim.seed).map_err(|e| anyhow!(e))
 }
 
 pub fn run(a: AttackArgs) -> Result<ExitCode> {

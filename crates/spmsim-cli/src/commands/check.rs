@@ -20,7 +20,7 @@ pub struct CheckCrashArgs {
 pub fn check(a: &CheckCrashArgs) -> Result<CrashReport> {
     let (cfg, w, events) = a.sim.load()?;
     let points: CrashPoints = a.crash_points.parse().map_err(|e: String| anyhow!(e))?;
-    let c = CrashCheck { cfg: &cfg, workload_name: w.name().into(), events, ops: a.sim.ops, seed: a.sim.seed, points, max_listed: a.max_listed };
+    let c = CrashCheck { cfg: &cfg, workload_name: w.name(), events, ops: a.sim.ops, seed: a.sim.seed, points, max_listed: a.max_listed };
     c.run().map_err(|e| anyhow!(e))
 }
 

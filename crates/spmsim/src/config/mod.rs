@@ -30,6 +30,9 @@ pub struct SimConfig {
     pub metadata_cache: MetadataCacheConfig,
     pub persistence: PersistenceConfig,
     pub recovery: RecoveryConfig,
+    pub core: CoreConfig,
+    pub caches: CacheHierarchyConfig,
+    pub nvm: NvmConfig,
 }
 
 impl Default for SimConfig {
@@ -44,6 +47,9 @@ impl Default for SimConfig {
             metadata_cache: MetadataCacheConfig::default(),
             persistence: PersistenceConfig::default(),
             recovery: RecoveryConfig::default(),
+            core: CoreConfig::default(),
+            caches: CacheHierarchyConfig::default(),
+            nvm: NvmConfig::default(),
         }
     }
 }
@@ -70,11 +76,112 @@ pub struct SecurityConfig {
     /// false models an insecure NVM (plaintext, no metadata).
     pub enabled: bool,
     pub aes_key_bits: AesKeyBits,
+    /// `real` runs AES and HMAC on every block; `timing-only` skips the
+    /// cryptography (pads and MACs are zero) but keeps every cache, queue
+    /// and counter decision, for fast timing sweeps.
+    pub crypto: CryptoMode,
+    /// MAC and tree-hash latency (SecPB Table I: 40 cycles).
+    pub mac_latency_cycles: u32,
+    /// One-time-pad (AES) latency. Table I of SecPB gives none; 40 cycles is
+    /// the MAC figure, used for AES too.
+    pub aes_latency_cycles: u32,
+    /// Metadata cache access (SecPB Table I: 2 cycles).
+    pub metadata_cache_latency_cycles: u32,
+    /// BMT updates at the memory controller are pipelined level by level
+    /// (a new update may start one hash latency after the previous one).
+    pub mc_bmt_pipelined: bool,
 }
 
 impl Default for SecurityConfig {
     fn default() -> Self {
-        SecurityConfig { enabled: true, aes_key_bits: AesKeyBits::Aes128 }
+        SecurityConfig {
+            enabled: true,
+            aes_key_bits: AesKeyBits::Aes128,
+            crypto: CryptoMode::Real,
+            mac_latency_cycles: 40,
+            aes_latency_cycles: 40,
+            metadata_cache_latency_cycles: 2,
+            mc_bmt_pipelined: true,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum CryptoMode {
+    #[default]
+    Real,
+    TimingOnly,
+}
+
+/// The core (SecPB Table I: one out-of-order x86 core at 4 GHz). Each
+/// parameter stands for one structure; none is fitted to results.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CoreConfig {
+    pub frequency_ghz: f64,
+    /// Instructions dispatched and retired per cycle.
+    pub issue_width: u32,
+    /// Reorder buffer: how far loads and misses may overlap.
+    pub rob_entries: u32,
+    /// Retired stores waiting to be released to L1D and the persist buffer.
+    pub store_buffer_entries: u32,
+}
+
+impl Default for CoreConfig {
+    fn default() -> Self {
+        CoreConfig { frequency_ghz: 4.0, issue_width: 4, rob_entries: 192, store_buffer_entries: 56 }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CacheLevel {
+    pub capacity_bytes: u64,
+    pub ways: u32,
+    pub latency_cycles: u32,
+}
+
+impl Default for CacheLevel {
+    fn default() -> Self {
+        CacheLevel { capacity_bytes: 64 << 10, ways: 8, latency_cycles: 2 }
+    }
+}
+
+/// Data caches (SecPB Table I).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CacheHierarchyConfig {
+    pub l1d: CacheLevel,
+    pub l2: CacheLevel,
+    pub l3: CacheLevel,
+}
+
+impl Default for CacheHierarchyConfig {
+    fn default() -> Self {
+        CacheHierarchyConfig {
+            l1d: CacheLevel { capacity_bytes: 64 << 10, ways: 8, latency_cycles: 2 },
+            l2: CacheLevel { capacity_bytes: 512 << 10, ways: 16, latency_cycles: 20 },
+            l3: CacheLevel { capacity_bytes: 4 << 20, ways: 32, latency_cycles: 30 },
+        }
+    }
+}
+
+/// PCM device (SecPB Table I: 8 GB, read 55 ns, write 150 ns, write queue
+/// 128, read queue 64). The bank count is not given there; 16 is assumed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NvmConfig {
+    pub read_latency_ns: f64,
+    pub write_latency_ns: f64,
+    pub banks: u32,
+    pub write_queue_entries: u32,
+    pub read_queue_entries: u32,
+}
+
+impl Default for NvmConfig {
+    fn default() -> Self {
+        NvmConfig { read_latency_ns: 55.0, write_latency_ns: 150.0, banks: 16, write_queue_entries: 128, read_queue_entries: 64 }
     }
 }
 
@@ -177,13 +284,26 @@ impl Default for MetadataCacheOrganization {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct MetadataCacheConfig {
+    /// Policy for counter blocks and MAC lines (and tree nodes, unless
+    /// `tree_write_policy` says otherwise).
     pub write_policy: WritePolicy,
+    /// Tree nodes only. PLP's SP persists (data, counter, MAC, root) with
+    /// each write and leaves the BMT nodes to be rebuilt from the counters
+    /// after a crash: write-through counters with a write-back tree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree_write_policy: Option<WritePolicy>,
     pub organization: MetadataCacheOrganization,
 }
 
 impl Default for MetadataCacheConfig {
     fn default() -> Self {
-        MetadataCacheConfig { write_policy: WritePolicy::WriteThrough, organization: MetadataCacheOrganization::default() }
+        MetadataCacheConfig { write_policy: WritePolicy::WriteThrough, tree_write_policy: None, organization: MetadataCacheOrganization::default() }
+    }
+}
+
+impl MetadataCacheConfig {
+    pub fn tree_policy(&self) -> WritePolicy {
+        self.tree_write_policy.unwrap_or(self.write_policy)
     }
 }
 
@@ -208,12 +328,68 @@ pub enum PersistPoint {
         /// What the battery can do with the buffer after a crash.
         #[serde(default)]
         crash_drain: CrashDrain,
+        /// Which security metadata is produced early, when a store enters
+        /// the buffer (SecPB IV). `cobcm` does none: a plain BBB buffer.
+        #[serde(default)]
+        scheme: SecPbScheme,
+        /// Data-value-independent metadata (counter, OTP, BMT root) once per
+        /// dirty residency, not per store (SecPB IV-A). Never applies to
+        /// COBCM, which does all of it late anyway.
+        #[serde(default = "default_true")]
+        coalesce_metadata: bool,
+        /// SecPB access latency (SecPB Table I: 2 cycles).
+        #[serde(default = "default_pb_latency")]
+        access_latency_cycles: u32,
+        /// Early BMT root updates allow one update in flight (SecPB VI-B:
+        /// "constraining the system to one in-flight BMT update").
+        #[serde(default = "default_true")]
+        early_bmt_one_in_flight: bool,
     },
     /// eADR: the data cache hierarchy is in the persistence domain.
     CacheHierarchy {
         #[serde(default)]
         cache: DataCacheGeometry,
     },
+}
+
+fn default_true() -> bool {
+    true
+}
+fn default_pb_latency() -> u32 {
+    2
+}
+
+/// The six SecPB schemes; each name lists the work done late (SecPB IV):
+/// C counter, O one-time pad, B BMT root, C ciphertext, M MAC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum SecPbScheme {
+    Nogap,
+    M,
+    Cm,
+    Bcm,
+    Obcm,
+    #[default]
+    Cobcm,
+}
+
+impl SecPbScheme {
+    /// Counter incremented early.
+    pub fn early_counter(self) -> bool {
+        self != SecPbScheme::Cobcm
+    }
+    pub fn early_otp(self) -> bool {
+        matches!(self, SecPbScheme::Nogap | SecPbScheme::M | SecPbScheme::Cm | SecPbScheme::Bcm)
+    }
+    pub fn early_bmt(self) -> bool {
+        matches!(self, SecPbScheme::Nogap | SecPbScheme::M | SecPbScheme::Cm)
+    }
+    pub fn early_ciphertext(self) -> bool {
+        matches!(self, SecPbScheme::Nogap | SecPbScheme::M)
+    }
+    pub fn early_mac(self) -> bool {
+        self == SecPbScheme::Nogap
+    }
 }
 
 fn default_pb_entries() -> u32 {

@@ -56,6 +56,27 @@ impl SimConfig {
             }
             MetadataCacheOrganization::Unified { unified } => check_geometry("metadata_cache.organization.unified", unified)?,
         }
+        let c = &self.core;
+        if !(c.frequency_ghz > 0.0 && c.frequency_ghz < 100.0) {
+            return bad("core.frequency_ghz", format!("must be in (0, 100), got {}", c.frequency_ghz));
+        }
+        for (k, v) in [("core.issue_width", c.issue_width), ("core.rob_entries", c.rob_entries), ("core.store_buffer_entries", c.store_buffer_entries)] {
+            if v == 0 {
+                return bad(k, "must be at least 1".into());
+            }
+        }
+        for (k, l) in [("caches.l1d", &self.caches.l1d), ("caches.l2", &self.caches.l2), ("caches.l3", &self.caches.l3)] {
+            check_geometry(k, &CacheGeometry { capacity_bytes: l.capacity_bytes, ways: l.ways })?;
+        }
+        let n = &self.nvm;
+        if !(n.read_latency_ns > 0.0 && n.write_latency_ns > 0.0) {
+            return bad("nvm.read_latency_ns", "NVM latencies must be positive".into());
+        }
+        for (k, v) in [("nvm.banks", n.banks), ("nvm.write_queue_entries", n.write_queue_entries), ("nvm.read_queue_entries", n.read_queue_entries)] {
+            if v == 0 {
+                return bad(k, "must be at least 1".into());
+            }
+        }
         let p = &self.persistence;
         if p.wpq_entries == 0 {
             return bad("persistence.wpq_entries", "must be at least 1".into());

@@ -54,16 +54,32 @@ pub struct CryptoEngine {
     pub otp: OtpEngine,
     pub mac: MacEngine,
     pub work: CryptoWork,
+    /// false: timing-only mode. Operations are counted but not computed;
+    /// pads and MACs are zero, so every check passes and the simulation
+    /// makes the same cache and queue decisions as with real crypto.
+    pub real: bool,
 }
 
 impl CryptoEngine {
     pub fn new(keys: &KeySet) -> Self {
-        CryptoEngine { otp: OtpEngine::new(keys), mac: MacEngine::new(keys), work: CryptoWork::default() }
+        CryptoEngine { otp: OtpEngine::new(keys), mac: MacEngine::new(keys), work: CryptoWork::default(), real: true }
+    }
+
+    pub fn timing_only(keys: &KeySet) -> Self {
+        CryptoEngine { real: false, ..Self::new(keys) }
+    }
+
+    /// A BMT hash for set-up work (default nodes): not counted.
+    pub fn bmt_hash_uncounted(&self, child: &[u8; 64]) -> u64 {
+        if self.real { self.mac.bmt_hash(child) } else { 0 }
     }
 
     /// 64-byte one-time pad for a data block (SecPB II-B, Triad-NVM II).
     pub fn pad(&mut self, block_addr: u64, major: u64, minor: u64) -> [u8; 64] {
         self.work.aes_blocks += 4;
+        if !self.real {
+            return [0; 64];
+        }
         self.otp.pad(block_addr, major, minor)
     }
 
@@ -80,12 +96,18 @@ impl CryptoEngine {
     /// 54-bit data MAC over (ciphertext, address, counter, spare bits).
     pub fn data_mac(&mut self, ciphertext: &[u8; 64], block_addr: u64, major: u64, minor: u64, spare: u16) -> u64 {
         self.work.macs += 1;
+        if !self.real {
+            return 0;
+        }
         self.mac.data_mac(ciphertext, block_addr, major, minor, spare)
     }
 
     /// Keyed 64-bit hash of a Bonsai Merkle tree child (a counter block or node).
     pub fn bmt_hash(&mut self, child: &[u8; 64]) -> u64 {
         self.work.tree_hashes += 1;
+        if !self.real {
+            return 0;
+        }
         self.mac.bmt_hash(child)
     }
 
@@ -93,6 +115,9 @@ impl CryptoEngine {
     /// the parent's counter for it (STAR II-C, Fig. 3).
     pub fn sit_mac(&mut self, counters: &[u8; 56], node_addr: u64, parent_counter: u64) -> u64 {
         self.work.tree_hashes += 1;
+        if !self.real {
+            return 0;
+        }
         self.mac.sit_mac(counters, node_addr, parent_counter)
     }
 }

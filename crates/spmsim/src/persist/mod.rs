@@ -11,9 +11,9 @@ mod data_cache;
 mod persist_buffer;
 
 pub use data_cache::DataCache;
-pub use persist_buffer::PersistBuffer;
+pub use persist_buffer::{PersistBuffer, StoreOutcome, Work};
 
-use crate::config::{BatteryDomain, CrashDrain, PersistPoint};
+use crate::config::{BatteryDomain, PersistPoint};
 use crate::controller::MemoryController;
 use crate::store::CheckFailure;
 
@@ -28,8 +28,8 @@ impl FrontEnd {
     pub fn new(p: &PersistPoint) -> Self {
         match p {
             PersistPoint::MemoryController => FrontEnd::Direct,
-            PersistPoint::PersistBuffer { entries, high_watermark_pct, low_watermark_pct, crash_drain } => {
-                FrontEnd::PersistBuffer(PersistBuffer::new(*entries, *high_watermark_pct, *low_watermark_pct, *crash_drain))
+            PersistPoint::PersistBuffer { entries, high_watermark_pct, low_watermark_pct, crash_drain, scheme, coalesce_metadata, .. } => {
+                FrontEnd::PersistBuffer(PersistBuffer::new(*entries, *high_watermark_pct, *low_watermark_pct, *crash_drain, *scheme, *coalesce_metadata))
             }
             PersistPoint::CacheHierarchy { cache } => FrontEnd::CacheHierarchy(DataCache::new(cache.capacity_bytes, cache.ways)),
         }
@@ -43,7 +43,15 @@ impl FrontEnd {
                 b[offset..offset + bytes.len()].copy_from_slice(bytes);
                 mc.write(block, &b)
             }
-            FrontEnd::PersistBuffer(pb) => pb.store(mc, block, offset, bytes),
+            FrontEnd::PersistBuffer(pb) => {
+                pb.store(mc, block, offset, bytes)?;
+                if pb.needs_drain() {
+                    while pb.occupancy() > pb.low {
+                        pb.drain_oldest(mc)?;
+                    }
+                }
+                Ok(())
+            }
             FrontEnd::CacheHierarchy(c) => c.store(mc, block, offset, bytes),
         }
     }
@@ -62,17 +70,11 @@ impl FrontEnd {
         match self {
             FrontEnd::Direct => Ok(0),
             FrontEnd::PersistBuffer(pb) => {
-                let entries = pb.take_all();
                 if !battery.persist_buffer {
+                    pb.discard();
                     return Ok(0);
                 }
-                for (b, data) in &entries {
-                    match pb.crash_drain {
-                        CrashDrain::Secure => mc.write(*b, data)?,
-                        CrashDrain::Unsecured => mc.write_unsecured(*b, data),
-                    }
-                }
-                Ok(entries.len() as u64)
+                pb.crash_drain(mc)
             }
             FrontEnd::CacheHierarchy(c) => {
                 let dirty = c.take_dirty();
@@ -91,7 +93,7 @@ impl FrontEnd {
     pub fn flush_clean(&mut self, mc: &mut MemoryController) -> Result<u64, CheckFailure> {
         let lines = match self {
             FrontEnd::Direct => Vec::new(),
-            FrontEnd::PersistBuffer(pb) => pb.take_all(),
+            FrontEnd::PersistBuffer(pb) => return pb.flush(mc),
             FrontEnd::CacheHierarchy(c) => c.take_dirty(),
         };
         for (b, data) in &lines {

@@ -1,67 +1,207 @@
-//! A battery-backed persist buffer beside L1D (BBB; SecPB III, Fig. 2a).
-//! A store allocates its block (fetching it from memory) or coalesces into
-//! the resident entry. When occupancy reaches the high watermark, the oldest
-//! entries drain to the memory controller until the low watermark.
+//! A battery-backed persist buffer beside L1D: BBB's PB and the SecPB
+//! (SecPB III-IV, Fig. 5).
+//!
+//! ```text
+//!  store --> [entry: plaintext | C (early counter) | B (BMT done)] --drain--> MC completes the tuple
+//!             early work by scheme: NoGap all, M all but MAC, CM counter+OTP+BMT,
+//!             BCM counter+OTP, OBCM counter, COBCM nothing
+//! ```
+//! A store allocates its block (fetching it through the secure read path)
+//! or coalesces into the resident entry. Data-value-independent metadata
+//! (counter, OTP, BMT root) is produced once per residency when
+//! `coalesce_metadata` is on (SecPB IV-A), else on every store. When the
+//! occupancy reaches the high watermark the oldest entries drain until the
+//! low watermark; on a crash the battery drains every entry.
 
-use crate::config::CrashDrain;
-use crate::controller::MemoryController;
+use crate::config::{CrashDrain, SecPbScheme};
+use crate::controller::{BlockCounter, MemoryController, Prepared};
 use crate::store::CheckFailure;
 use rustc_hash::FxHashMap;
+use serde::Serialize;
 use std::collections::VecDeque;
+
+#[derive(Clone, Debug)]
+struct Entry {
+    data: [u8; 64],
+    /// The counter produced early (the entry's C field), if any.
+    ctr: Option<BlockCounter>,
+    /// O, Dc and M fields, when produced early.
+    prep: Prepared,
+}
+
+/// Which metadata a store or a drain produced (for the timing model).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Work {
+    pub counter: bool,
+    pub otp: bool,
+    pub bmt: bool,
+    pub ciphertext: bool,
+    pub mac: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StoreOutcome {
+    pub allocated: bool,
+    pub early: Work,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PbStats {
+    pub stores: u64,
+    pub allocations: u64,
+    pub drains: u64,
+    /// Drains whose early counter had gone stale (page re-encrypted).
+    pub stale_early_counters: u64,
+}
 
 #[derive(Clone, Debug)]
 pub struct PersistBuffer {
     order: VecDeque<u64>,
-    lines: FxHashMap<u64, [u8; 64]>,
-    high: usize,
-    low: usize,
+    lines: FxHashMap<u64, Entry>,
+    pub capacity: usize,
+    pub high: usize,
+    pub low: usize,
     pub crash_drain: CrashDrain,
-    pub coalesced: u64,
-    pub drained: u64,
+    pub scheme: SecPbScheme,
+    pub coalesce_metadata: bool,
+    pub stats: PbStats,
 }
 
 impl PersistBuffer {
-    pub fn new(entries: u32, high_pct: u32, low_pct: u32, crash_drain: CrashDrain) -> Self {
+    pub fn new(entries: u32, high_pct: u32, low_pct: u32, crash_drain: CrashDrain, scheme: SecPbScheme, coalesce_metadata: bool) -> Self {
         let n = entries as usize;
         let high = (n * high_pct as usize).div_ceil(100).clamp(1, n);
         let low = (n * low_pct as usize / 100).min(high - 1);
-        PersistBuffer { order: VecDeque::new(), lines: FxHashMap::default(), high, low, crash_drain, coalesced: 0, drained: 0 }
+        PersistBuffer {
+            order: VecDeque::new(),
+            lines: FxHashMap::default(),
+            capacity: n,
+            high,
+            low,
+            crash_drain,
+            scheme,
+            coalesce_metadata: coalesce_metadata && scheme != SecPbScheme::Cobcm,
+            stats: PbStats::default(),
+        }
     }
 
-    pub fn store(&mut self, mc: &mut MemoryController, block: u64, offset: usize, bytes: &[u8]) -> Result<(), CheckFailure> {
-        if let Some(l) = self.lines.get_mut(&block) {
-            l[offset..offset + bytes.len()].copy_from_slice(bytes);
-            self.coalesced += 1;
-            return Ok(());
+    /// Apply one store; no draining here (the caller owns the watermark).
+    pub fn store(&mut self, mc: &mut MemoryController, block: u64, offset: usize, bytes: &[u8]) -> Result<StoreOutcome, CheckFailure> {
+        self.stats.stores += 1;
+        let allocated = !self.lines.contains_key(&block);
+        if allocated {
+            let data = mc.read(block)?;
+            self.lines.insert(block, Entry { data, ctr: None, prep: Prepared::default() });
+            self.order.push_back(block);
+            self.stats.allocations += 1;
         }
-        let mut l = mc.read(block)?;
-        l[offset..offset + bytes.len()].copy_from_slice(bytes);
-        self.lines.insert(block, l);
-        self.order.push_back(block);
-        if self.order.len() >= self.high {
-            while self.order.len() > self.low {
-                let b = self.order.pop_front().unwrap();
-                let data = self.lines.remove(&b).unwrap();
-                mc.write(b, &data)?;
-                self.drained += 1;
+        let s = self.scheme;
+        let independent = allocated || !self.coalesce_metadata;
+        let mut early = Work { ciphertext: s.early_ciphertext(), mac: s.early_mac(), ..Work::default() };
+        if independent && s.early_counter() && mc.secure {
+            let ctr = if s.early_bmt() { Some(mc.advance_counter(block)?) } else { mc.peek_next_counter(block)? };
+            early.counter = true;
+            early.otp = s.early_otp();
+            early.bmt = s.early_bmt();
+            let pad = match ctr {
+                Some(c) if s.early_otp() => Some(mc.pad(block, c)),
+                _ => None,
+            };
+            let e = self.lines.get_mut(&block).unwrap();
+            e.ctr = ctr;
+            e.prep = Prepared { pad, ..Prepared::default() };
+        }
+        let e = self.lines.get_mut(&block).unwrap();
+        e.data[offset..offset + bytes.len()].copy_from_slice(bytes);
+        // Data-value-dependent metadata follows every store (SecPB IV-A).
+        if let (Some(pad), Some(c)) = (e.prep.pad, e.ctr) {
+            if s.early_ciphertext() {
+                let ct: [u8; 64] = std::array::from_fn(|i| e.data[i] ^ pad[i]);
+                e.prep.ciphertext = Some(ct);
+                if s.early_mac() {
+                    e.prep.mac = Some(mc.data_mac(block, &ct, c));
+                }
             }
         }
-        Ok(())
+        Ok(StoreOutcome { allocated, early })
+    }
+
+    pub fn needs_drain(&self) -> bool {
+        self.order.len() >= self.high
+    }
+
+    /// Complete the oldest entry's memory tuple at the MC. Returns the block
+    /// and the work left to the MC.
+    pub fn drain_oldest(&mut self, mc: &mut MemoryController) -> Result<Option<(u64, Work)>, CheckFailure> {
+        let Some(b) = self.order.pop_front() else { return Ok(None) };
+        let e = self.lines.remove(&b).unwrap();
+        let late = self.complete(mc, b, &e)?;
+        self.stats.drains += 1;
+        Ok(Some((b, late)))
+    }
+
+    fn complete(&mut self, mc: &mut MemoryController, b: u64, e: &Entry) -> Result<Work, CheckFailure> {
+        let s = self.scheme;
+        let mut late = Work { ciphertext: !s.early_ciphertext(), mac: !s.early_mac(), otp: true, counter: true, bmt: true };
+        let fresh = match e.ctr {
+            Some(c) => mc.write_prepared(b, &e.data, c, s.early_bmt(), &e.prep)?,
+            None => {
+                mc.write(b, &e.data)?;
+                false
+            }
+        };
+        if e.ctr.is_some() {
+            if fresh {
+                late.counter = false;
+                late.otp = !s.early_otp();
+                late.bmt = !s.early_bmt();
+            } else {
+                self.stats.stale_early_counters += 1;
+            }
+        }
+        Ok(late)
     }
 
     pub fn load(&mut self, mc: &mut MemoryController, block: u64) -> Result<[u8; 64], CheckFailure> {
         match self.lines.get(&block) {
-            Some(l) => Ok(*l),
+            Some(e) => Ok(e.data),
             None => mc.read(block),
         }
     }
 
-    /// Every entry, oldest first, leaving the buffer empty.
-    pub fn take_all(&mut self) -> Vec<(u64, [u8; 64])> {
-        let v = self.order.iter().map(|b| (*b, self.lines[b])).collect();
+    pub fn contains(&self, block: u64) -> bool {
+        self.lines.contains_key(&block)
+    }
+
+    /// Power failure: the battery drains every entry, oldest first.
+    pub fn crash_drain(&mut self, mc: &mut MemoryController) -> Result<u64, CheckFailure> {
+        let mut n = 0;
+        while let Some(b) = self.order.pop_front() {
+            let e = self.lines.remove(&b).unwrap();
+            match self.crash_drain {
+                CrashDrain::Secure => {
+                    self.complete(mc, b, &e)?;
+                }
+                CrashDrain::Unsecured => mc.write_unsecured(b, &e.data),
+            }
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// The volatile case: the buffer's contents are lost.
+    pub fn discard(&mut self) {
         self.order.clear();
         self.lines.clear();
-        v
+    }
+
+    /// Orderly shutdown: every entry completes its tuple.
+    pub fn flush(&mut self, mc: &mut MemoryController) -> Result<u64, CheckFailure> {
+        let mut n = 0;
+        while self.drain_oldest(mc)?.is_some() {
+            n += 1;
+        }
+        Ok(n)
     }
 
     pub fn occupancy(&self) -> usize {

@@ -25,14 +25,14 @@ impl BonsaiMerkleTree {
     /// set-up work, not counted as runtime hashing.
     pub fn new(layout: &Layout, crypto: &CryptoEngine) -> Self {
         let mut default_blocks = vec![[0u8; 64]];
-        let mut default_hashes = vec![crypto.mac.bmt_hash(&[0u8; 64])];
+        let mut default_hashes = vec![crypto.bmt_hash_uncounted(&[0u8; 64])];
         for _ in 1..layout.levels() {
             let h = *default_hashes.last().unwrap();
             let mut b = [0u8; 64];
             for s in 0..8 {
                 bmt_set_slot(&mut b, s, h);
             }
-            default_hashes.push(crypto.mac.bmt_hash(&b));
+            default_hashes.push(crypto.bmt_hash_uncounted(&b));
             default_blocks.push(b);
         }
         BonsaiMerkleTree { default_blocks, default_hashes }
@@ -68,6 +68,7 @@ impl BonsaiMerkleTree {
             match st.layout.parent_of(level, idx) {
                 None => {
                     st.roots.insert(idx, h);
+                    st.root_updates += 1;
                     break;
                 }
                 Some((pl, pi, slot)) => {
@@ -80,8 +81,8 @@ impl BonsaiMerkleTree {
                 }
             }
         }
-        if st.policy == WritePolicy::WriteThrough {
-            for a in changed {
+        for a in changed {
+            if st.policy_for(a) == WritePolicy::WriteThrough {
                 st.write_line_through(a);
             }
         }

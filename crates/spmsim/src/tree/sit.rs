@@ -45,7 +45,7 @@ impl SgxIntegrityTree {
     pub fn counter_updated(&self, tree: &IntegrityTree, st: &mut MetaStore, index: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
         let addr = st.layout.meta_addr(0, index);
         st.install(addr, bytes, true);
-        if st.policy == WritePolicy::WriteThrough {
+        if st.policy_for(addr) == WritePolicy::WriteThrough {
             // Strict persistence (STAR V-A): persist every changed node from the
             // counter block up to the root.
             let mut a = addr;
@@ -73,6 +73,7 @@ impl SgxIntegrityTree {
             None => {
                 let r = st.roots.get(&index).copied().unwrap_or(0) + 1;
                 st.roots.insert(index, r);
+                st.root_updates += 1;
                 r
             }
             Some((pl, pi, slot)) => {
