@@ -33,6 +33,8 @@ enum Cmd {
     },
     /// The crash and attack checks over every preset, as a table.
     CheckAll(commands::check_all::CheckAllArgs),
+    /// One timed simulation; statistics as JSON with the resolved config.
+    Run(commands::run::RunArgs),
 }
 
 fn main() -> ExitCode {
@@ -43,6 +45,7 @@ fn main() -> ExitCode {
         Cmd::Attack(a) => commands::attack::run(a),
         Cmd::Image { cmd } => commands::image::run(cmd),
         Cmd::CheckAll(a) => commands::check_all::run(a),
+        Cmd::Run(a) => commands::run::run(a),
     };
     match r {
         Ok(code) => code,

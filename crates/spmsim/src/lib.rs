@@ -24,5 +24,6 @@ pub mod persist;
 pub mod rng;
 pub mod store;
 pub mod system;
+pub mod timing;
 pub mod tree;
 pub mod workload;

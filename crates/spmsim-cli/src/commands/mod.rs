@@ -3,6 +3,7 @@ pub mod check;
 pub mod check_all;
 pub mod config;
 pub mod image;
+pub mod run;
 
 use anyhow::{anyhow, Result};
 use spmsim::config::{load_preset, SimConfig};

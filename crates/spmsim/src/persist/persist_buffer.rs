@@ -87,10 +87,19 @@ impl PersistBuffer {
 
     /// Apply one store; no draining here (the caller owns the watermark).
     pub fn store(&mut self, mc: &mut MemoryController, block: u64, offset: usize, bytes: &[u8]) -> Result<StoreOutcome, CheckFailure> {
+        self.store_filled(mc, block, offset, bytes, None)
+    }
+
+    /// As `store`, with the block's current plaintext supplied by the
+    /// caller (the timing model has it in a cache) instead of a secure read.
+    pub fn store_filled(&mut self, mc: &mut MemoryController, block: u64, offset: usize, bytes: &[u8], fill: Option<[u8; 64]>) -> Result<StoreOutcome, CheckFailure> {
         self.stats.stores += 1;
         let allocated = !self.lines.contains_key(&block);
         if allocated {
-            let data = mc.read(block)?;
+            let data = match fill {
+                Some(d) => d,
+                None => mc.read(block)?,
+            };
             self.lines.insert(block, Entry { data, ctr: None, prep: Prepared::default() });
             self.order.push_back(block);
             self.stats.allocations += 1;

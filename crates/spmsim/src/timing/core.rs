@@ -1,0 +1,125 @@
+//! The out-of-order core, as an interval model over memory operations:
+//! instructions dispatch at the issue width; a memory operation completes
+//! after its latency; retirement is in order; an instruction cannot
+//! dispatch before the one `rob_entries` older has retired, which bounds
+//! how much miss latency overlaps. Retired stores wait in the store buffer
+//! and are released in program order, each after the persist path has
+//! unblocked the previous one (SecPB IV-B, the unblocking signal).
+
+use super::stats::RunStats;
+use crate::config::CoreConfig;
+use std::collections::VecDeque;
+
+pub struct Core {
+    width: u64,
+    rob: u64,
+    sb_entries: usize,
+    /// Next dispatch slot, in cycles times `width` (exact fractions).
+    disp_slots: u64,
+    instr: u64,
+    last_retire: u64,
+    /// (instruction index, retire time) of in-flight memory operations.
+    window: VecDeque<(u64, u64)>,
+    /// Release times of stores still in the store buffer.
+    sb: VecDeque<u64>,
+    /// When the persist path accepts the next store.
+    unblock: u64,
+    last_release: u64,
+}
+
+
+impl Core {
+    pub fn new(c: &CoreConfig) -> Self {
+        Core {
+            width: c.issue_width as u64,
+            rob: c.rob_entries as u64,
+            sb_entries: c.store_buffer_entries as usize,
+            disp_slots: 0,
+            instr: 0,
+            last_retire: 0,
+            window: VecDeque::new(),
+            sb: VecDeque::new(),
+            unblock: 0,
+            last_release: 0,
+        }
+    }
+
+    fn dispatch_time(&self) -> u64 {
+        self.disp_slots / self.width
+    }
+
+    /// Dispatch `gap` single-cycle instructions and then the next memory
+    /// operation; returns the latter's dispatch time.
+    pub fn dispatch_gap(&mut self, gap: u32) -> u64 {
+        self.instr += gap as u64 + 1;
+        self.disp_slots += gap as u64 + 1;
+        // The ROB must have room: retire everything at least `rob` older.
+        while let Some(&(idx, r)) = self.window.front() {
+            if idx + self.rob > self.instr {
+                break;
+            }
+            self.window.pop_front();
+            if r > self.dispatch_time() {
+                self.disp_slots = r * self.width;
+            }
+        }
+        let t = self.dispatch_time();
+        if gap > 0 {
+            self.last_retire = self.last_retire.max(t);
+        }
+        t
+    }
+
+    pub fn complete_memop(&mut self, t: u64, latency: u64) {
+        let r = self.last_retire.max(t + latency);
+        self.last_retire = r;
+        self.window.push_back((self.instr, r));
+    }
+
+    /// Retire a store: it needs a store-buffer entry.
+    pub fn retire_store(&mut self, t: u64, stats: &mut RunStats) -> u64 {
+        let mut r = self.last_retire.max(t + 1);
+        while let Some(&rel) = self.sb.front() {
+            if rel <= r {
+                self.sb.pop_front();
+            } else {
+                break;
+            }
+        }
+        if self.sb.len() >= self.sb_entries {
+            let rel = self.sb.pop_front().unwrap();
+            stats.roi.store_buffer_stall_cycles += rel - r;
+            r = rel;
+        }
+        self.last_retire = r;
+        self.window.push_back((self.instr, r));
+        r
+    }
+
+    /// When the store retired at `retire` leaves the store buffer: after
+    /// the persist path unblocked the previous store (program order).
+    pub fn release_time(&self, retire: u64) -> u64 {
+        retire.max(self.unblock)
+    }
+
+    /// The store left the buffer at `release`; the path takes the next
+    /// one at `unblock`.
+    pub fn store_released(&mut self, release: u64, unblock: u64) {
+        self.sb.push_back(release);
+        self.last_release = release;
+        self.unblock = unblock;
+    }
+
+    /// A fence retires once earlier stores are persistent (`persisted`;
+    /// with a persist buffer that is as soon as they are released).
+    pub fn fence(&mut self, t: u64, persisted: u64) {
+        let r = self.last_retire.max(t + 1).max(persisted);
+        self.last_retire = r;
+        self.window.push_back((self.instr, r));
+    }
+
+    pub fn end_time(&self) -> u64 {
+        self.last_retire.max(self.unblock)
+    }
+
+}

@@ -1,0 +1,222 @@
+//! The timing model: trace-driven, in cycles of the core clock, driven by
+//! the functional model (which decides every hit, miss and NVM access).
+//!
+//! ```text
+//!  event --(gap instrs)--> core: dispatch at issue width, ROB window, in-order retire
+//!    load  -> L1D/L2/L3 tags -> MC read (data || counter -> OTP)         [timing: latency]
+//!    store -> retire -> store buffer -> release in order -> persist path  [timing: unblock]
+//!  persist path:
+//!    SecPB (BBB, NoGap..COBCM): 2-cycle access + early work -> unblock;
+//!        high watermark -> drain oldest -> MC late work -> WPQ slot frees the entry
+//!    SP: every store's full memory tuple at the MC before the next store persists
+//! ```
+//! Each parameter stands for a structure of SecPB Table I (see the config
+//! docs); nothing is fitted to the paper's results.
+
+mod core;
+mod pcm;
+mod persist;
+mod stats;
+mod tags;
+
+pub use stats::{RunStats, Roi};
+
+use crate::config::{PersistPoint, SimConfig};
+use crate::nvm::ByKind;
+use crate::persist::FrontEnd;
+use crate::store::CheckFailure;
+use crate::system::System;
+use crate::workload::{Event, Op};
+use core::Core;
+use pcm::Pcm;
+use persist::PersistPath;
+use rustc_hash::FxHashMap;
+use tags::TagCache;
+
+/// Snapshot of the functional controller's counters, to price what one
+/// operation did.
+#[derive(Clone, Copy, Debug, Default)]
+struct Probe {
+    reads: ByKind,
+    writes: ByKind,
+}
+
+impl Probe {
+    fn of(sys: &System) -> Probe {
+        Self::of_mc(&sys.mc)
+    }
+    fn of_mc(mc: &crate::controller::MemoryController) -> Probe {
+        Probe { reads: mc.st.nvm.reads, writes: mc.st.nvm.enqueued }
+    }
+    fn since(&self, before: &Probe) -> Probe {
+        Probe { reads: self.reads.since(&before.reads), writes: self.writes.since(&before.writes) }
+    }
+}
+
+pub struct Latencies {
+    pub l1: u64,
+    pub l2: u64,
+    pub l3: u64,
+    pub nvm_read: u64,
+    pub mdc: u64,
+    pub mac: u64,
+    pub aes: u64,
+    pub pb_access: u64,
+    pub levels: u64,
+}
+
+pub struct TimingSim {
+    pub sys: System,
+    core: Core,
+    l1: TagCache,
+    l2: TagCache,
+    l3: TagCache,
+    pcm: Pcm,
+    path: PersistPath,
+    lat: Latencies,
+    /// The plaintext every block holds in the persistence domain, so the
+    /// persist buffer can be filled without a functional memory read when
+    /// the timing model finds the block in a cache.
+    shadow: FxHashMap<u64, [u8; 64]>,
+    pub stats: RunStats,
+}
+
+fn cycles(ns: f64, ghz: f64) -> u64 {
+    (ns * ghz).round().max(1.0) as u64
+}
+
+impl TimingSim {
+    pub fn new(cfg: &SimConfig, seed: u64) -> Self {
+        let sys = System::new(cfg, seed);
+        let ghz = cfg.core.frequency_ghz;
+        let c = &cfg.caches;
+        let lat = Latencies {
+            l1: c.l1d.latency_cycles as u64,
+            l2: c.l2.latency_cycles as u64,
+            l3: c.l3.latency_cycles as u64,
+            nvm_read: cycles(cfg.nvm.read_latency_ns, ghz),
+            mdc: cfg.security.metadata_cache_latency_cycles as u64,
+            mac: cfg.security.mac_latency_cycles as u64,
+            aes: cfg.security.aes_latency_cycles as u64,
+            pb_access: match &cfg.persistence.point {
+                PersistPoint::PersistBuffer { access_latency_cycles, .. } => *access_latency_cycles as u64,
+                _ => 0,
+            },
+            levels: sys.mc.layout().levels() as u64,
+        };
+        let path = PersistPath::new(cfg);
+        TimingSim {
+            core: Core::new(&cfg.core),
+            l1: TagCache::new(c.l1d.capacity_bytes, c.l1d.ways),
+            l2: TagCache::new(c.l2.capacity_bytes, c.l2.ways),
+            l3: TagCache::new(c.l3.capacity_bytes, c.l3.ways),
+            pcm: Pcm::new(cfg.nvm.banks, cycles(cfg.nvm.read_latency_ns, ghz), cycles(cfg.nvm.write_latency_ns, ghz), cfg.persistence.wpq_entries),
+            path,
+            lat,
+            shadow: FxHashMap::default(),
+            stats: RunStats::new(cfg),
+            sys,
+        }
+    }
+
+    /// Latency of bringing `block` to L1 at time `t` (filling every level).
+    fn fetch(&mut self, t: u64, block: u64) -> Result<u64, CheckFailure> {
+        if self.l1.access(block) {
+            return Ok(self.lat.l1);
+        }
+        if self.l2.access(block) {
+            return Ok(self.lat.l2);
+        }
+        if self.l3.access(block) {
+            return Ok(self.lat.l3);
+        }
+        // Memory: the data read and the counter fetch run in parallel; the
+        // OTP follows the counter; MAC and tree checks are speculative
+        // (SecPB V-A), so they cost bandwidth but not latency.
+        let before = Probe::of(&self.sys);
+        let value = self.sys.mc.read(block)?;
+        debug_assert_eq!(value, self.shadow.get(&block).copied().unwrap_or([0; 64]), "functional memory disagrees with the shadow");
+        let d = Probe::of(&self.sys).since(&before);
+        let t0 = t + self.lat.l3;
+        let data = self.pcm.read(t0, block);
+        let mut done = data;
+        if self.sys.mc.secure {
+            let mut ctr = t0 + self.lat.mdc;
+            for i in 0..d.reads.counter {
+                ctr = ctr.max(self.pcm.read(t0, block ^ (0x5a5a + i)));
+            }
+            for i in 0..d.reads.mac + d.reads.tree {
+                self.pcm.read(t0, block ^ (0xa5a5 + i));
+            }
+            done = done.max(ctr + self.lat.aes) + 1;
+        }
+        Ok(done - t)
+    }
+
+    fn apply(&mut self, ev: &Event) -> Result<(), CheckFailure> {
+        let t_disp = self.core.dispatch_gap(ev.gap);
+        match ev.op {
+            Op::Load => {
+                let lat = self.fetch(t_disp, ev.block())?;
+                self.core.complete_memop(t_disp, lat);
+                self.stats.loads += 1;
+            }
+            Op::Store => {
+                // The fetch for ownership starts at dispatch (address known).
+                let fetch = self.fetch(t_disp, ev.block())?;
+                let data_ready = t_disp + fetch;
+                let retire = self.core.retire_store(t_disp, &mut self.stats);
+                let release = self.core.release_time(retire);
+                let line = self.shadow.entry(ev.block()).or_insert([0; 64]);
+                let off = (ev.addr % 64) as usize;
+                line[off..off + ev.size as usize].copy_from_slice(&ev.value.to_le_bytes()[..ev.size as usize]);
+                let fill = *line;
+                let unblock = self.path.store(&mut self.sys, &mut self.pcm, &self.lat, &mut self.stats, release, data_ready, ev, fill)?;
+                self.core.store_released(release, unblock);
+                self.stats.stores += 1;
+            }
+            Op::Fence => {
+                let persisted = self.path.persist_barrier();
+                self.core.fence(t_disp, persisted);
+            }
+            Op::TxBegin | Op::TxCommit => {}
+        }
+        self.stats.roi.instructions += ev.instructions();
+        Ok(())
+    }
+
+    /// Run a stream of events to its end.
+    pub fn run<I: IntoIterator<Item = Event>>(&mut self, events: I) -> Result<(), String> {
+        for (i, ev) in events.into_iter().enumerate() {
+            self.apply(&ev).map_err(|e| format!("event {} ({}): integrity check failed: {e}", i + 1, ev.describe()))?;
+        }
+        Ok(())
+    }
+
+    /// Close the run: final cycle count, rates, the drain work of a crash
+    /// at the end.
+    pub fn finish(mut self) -> RunStats {
+        let end = self.core.end_time().max(self.path.last_persist());
+        let mut s = std::mem::replace(&mut self.stats, RunStats::new(&self.sys.cfg));
+        s.roi.cycles = end.max(1);
+        s.finalize(&self.sys, &self.core, [&self.l1, &self.l2, &self.l3], &self.pcm, self.path.pb_stats());
+        let mut crashed = self.sys.clone();
+        s.crash_at_end = Some(crashed.power_fail());
+        s
+    }
+}
+
+/// Convenience: simulate `instructions` of a workload.
+pub fn simulate(cfg: &SimConfig, workload: &crate::workload::WorkloadKind, instructions: u64, seed: u64) -> Result<RunStats, String> {
+    let mut sim = TimingSim::new(cfg, seed);
+    sim.run(workload.stream(seed, instructions))?;
+    let mut s = sim.finish();
+    s.workload = workload.name();
+    s.seed = seed;
+    Ok(s)
+}
+
+#[allow(dead_code)]
+fn front_is_direct(sys: &System) -> bool {
+    matches!(sys.front, FrontEnd::Direct)
+}
