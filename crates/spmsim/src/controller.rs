@@ -30,6 +30,10 @@ pub struct MemoryController {
     pub tree: IntegrityTree,
     pub secure: bool,
     pub chip: ChipState,
+    /// Blocks whose counter was advanced early (NoGap, M, CM) and whose new
+    /// data is still in the SecPB: NVM holds their old ciphertext under the
+    /// previous counter, so a page re-encryption must leave them alone.
+    pub early_pending: rustc_hash::FxHashSet<u64>,
 }
 
 /// Metadata a SecPB entry produced early: OTP, ciphertext, MAC.
@@ -83,7 +87,7 @@ impl MemoryController {
             tree_policy: cfg.metadata_cache.tree_policy(),
             root_updates: 0,
         };
-        MemoryController { st, tree, secure: cfg.security.enabled, chip }
+        MemoryController { st, tree, secure: cfg.security.enabled, chip, early_pending: Default::default() }
     }
 
     pub fn layout(&self) -> &Layout {
@@ -184,6 +188,7 @@ impl MemoryController {
     }
 
     fn write_prepared_inner(&mut self, block: u64, pt: &[u8; 64], ctr: BlockCounter, advanced: bool, prep: &Prepared) -> Result<bool, CheckFailure> {
+        self.early_pending.remove(&block);
         let fresh = if advanced { self.block_counter(block)? == ctr } else { self.peek_next_counter(block)? == Some(ctr) };
         if !fresh {
             self.write_inner(block, pt)?;
@@ -232,6 +237,7 @@ impl MemoryController {
     }
 
     fn write_inner(&mut self, block: u64, pt: &[u8; 64]) -> Result<(), CheckFailure> {
+        self.early_pending.remove(&block);
         let (_, idx, _) = self.counter_addr(block);
         let (ctr, new_bytes) = self.next_counter(block)?;
         self.encrypt_and_queue(block, ctr.0, ctr.1, pt);
@@ -275,6 +281,7 @@ impl MemoryController {
             let (_, idx, _) = self.counter_addr(block);
             let (ctr, bytes) = self.next_counter(block)?;
             self.tree.counter_updated(&mut self.st, idx, bytes)?;
+            self.early_pending.insert(block);
             Ok(ctr)
         })();
         self.tree.process_victims(&mut self.st)?;
@@ -300,7 +307,10 @@ impl MemoryController {
         let per = self.st.layout.blocks_per_counter_block();
         let first = page * per;
         let mut plains = Vec::with_capacity(per as usize);
-        for j in (0..per).filter(|&j| j as usize != skip) {
+        // Blocks with an early-advanced counter keep their new data in the
+        // SecPB; their drain finds the counter moved and writes afresh.
+        let todo: Vec<u64> = (0..per).filter(|&j| j as usize != skip && !self.early_pending.contains(&(first + j))).collect();
+        for j in todo {
             plains.push((j, self.decrypt_verified(first + j, c.major, c.minors[j as usize] as u64)?));
         }
         for (j, p) in &plains {

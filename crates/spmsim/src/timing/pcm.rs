@@ -5,15 +5,20 @@
 //!  write -> WPQ slot (wait if all 32 are taken) -> bank free? -> bank busy for t_write
 //!  read  ------------------------------------------> bank free? -> bank busy for t_read
 //! ```
-//! Banks are interleaved by a hash of the block address. Reads are not
-//! given priority over queued writes.
+//! Banks are interleaved by a hash of the block address. Reads go ahead of
+//! queued writes, as memory controllers schedule them: a read waits for the
+//! other reads of its bank and for the write in service there (writes of a
+//! bank are taken to run back to back), not for the whole write queue.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 #[derive(Clone, Debug)]
 pub struct Pcm {
+    /// When each bank's last scheduled write ends.
     bank_free: Vec<u64>,
+    /// When each bank's last read ends.
+    read_free: Vec<u64>,
     read_cycles: u64,
     write_cycles: u64,
     /// Times at which each occupied WPQ slot is released (its write issues).
@@ -24,7 +29,7 @@ pub struct Pcm {
 
 impl Pcm {
     pub fn new(banks: u32, read_cycles: u64, write_cycles: u64, wpq_entries: u32) -> Self {
-        Pcm { bank_free: vec![0; banks as usize], read_cycles, write_cycles, wpq: BinaryHeap::new(), wpq_entries: wpq_entries as usize, wpq_full_waits: 0 }
+        Pcm { bank_free: vec![0; banks as usize], read_free: vec![0; banks as usize], read_cycles, write_cycles, wpq: BinaryHeap::new(), wpq_entries: wpq_entries as usize, wpq_full_waits: 0 }
     }
 
     fn bank(&self, addr: u64) -> usize {
@@ -34,8 +39,12 @@ impl Pcm {
     /// A read issued at `t`; returns when its data is back.
     pub fn read(&mut self, t: u64, addr: u64) -> u64 {
         let b = self.bank(addr);
-        let start = t.max(self.bank_free[b]);
-        self.bank_free[b] = start + self.read_cycles;
+        let mut start = t.max(self.read_free[b]);
+        if self.bank_free[b] > start {
+            // The rest of the write in service.
+            start += (self.bank_free[b] - start - 1) % self.write_cycles + 1;
+        }
+        self.read_free[b] = start + self.read_cycles;
         start + self.read_cycles
     }
 
@@ -77,7 +86,9 @@ mod tests {
         assert_eq!(p.write(0, 3), 0);
         assert_eq!(p.write(0, 4), 100);
         assert!(p.wpq_full_waits >= 1);
-        // A read waits for the bank behind the queued writes.
-        assert!(p.read(0, 5) > 100);
+        // A read waits for the write in service, not the whole queue.
+        let r = p.read(0, 5);
+        assert_eq!(r, 100 + 10, "writes at 0..100, 100..200, ...: the read goes after the first");
+        assert_eq!(p.read(0, 6), 210, "the next read starts at 110, inside the write at 100..200");
     }
 }

@@ -4,10 +4,14 @@
 //!
 //! - `ppti`: stores (SecPB persists) per 1000 instructions.
 //! - `nwpe`: stores per block before the stream moves to a new block; a
-//!   fractional value alternates so that the mean is `nwpe`.
+//!   fractional value alternates so that the mean is `nwpe`. Past eight
+//!   stores the block's words are written again.
 //! - `footprint_mib`: blocks are visited in a shuffled order over this
 //!   footprint, so a revisit is far away and each visit is a new entry.
-//! - `loads_pti`: loads per 1000 instructions, to the block just written.
+//! - `loads_pti`: loads per 1000 instructions, to the block just written
+//!   (cache hits).
+//! - `miss_pti`: loads per 1000 instructions to random blocks of the
+//!   footprint (misses once the footprint exceeds the caches).
 
 use super::{Event, Generator};
 use crate::rng::SplitMix64;
@@ -19,17 +23,18 @@ pub struct SyntheticParams {
     pub nwpe: f64,
     pub footprint_mib: u64,
     pub loads_pti: f64,
+    pub miss_pti: f64,
 }
 
 impl Default for SyntheticParams {
     fn default() -> Self {
-        SyntheticParams { ppti: 10.0, nwpe: 2.0, footprint_mib: 64, loads_pti: 0.0 }
+        SyntheticParams { ppti: 10.0, nwpe: 2.0, footprint_mib: 64, loads_pti: 0.0, miss_pti: 0.0 }
     }
 }
 
 impl SyntheticParams {
     pub fn name(&self) -> String {
-        format!("synthetic:ppti={},nwpe={},footprint_mib={},loads_pti={}", self.ppti, self.nwpe, self.footprint_mib, self.loads_pti)
+        format!("synthetic:ppti={},nwpe={},footprint_mib={},loads_pti={},miss_pti={}", self.ppti, self.nwpe, self.footprint_mib, self.loads_pti, self.miss_pti)
     }
 
     /// `synthetic:ppti=47.4,nwpe=2.1` (any subset of the keys).
@@ -44,17 +49,21 @@ impl SyntheticParams {
                 "nwpe" => p.nwpe = num,
                 "footprint_mib" => p.footprint_mib = num as u64,
                 "loads_pti" => p.loads_pti = num,
-                _ => return Err(format!("synthetic workload: unknown key `{k}` (ppti, nwpe, footprint_mib, loads_pti)")),
+                "miss_pti" => p.miss_pti = num,
+                _ => return Err(format!("synthetic workload: unknown key `{k}` (ppti, nwpe, footprint_mib, loads_pti, miss_pti)")),
             }
         }
         if !(p.ppti > 0.0 && p.ppti <= 1000.0) {
             return Err(format!("synthetic workload: ppti must be in (0, 1000], got {}", p.ppti));
         }
-        if !(1.0..=8.0).contains(&p.nwpe) {
-            return Err(format!("synthetic workload: nwpe must be in [1, 8] (eight 8-byte words per block), got {}", p.nwpe));
+        if !(1.0..=64.0).contains(&p.nwpe) {
+            return Err(format!("synthetic workload: nwpe must be in [1, 64], got {}", p.nwpe));
         }
-        if p.footprint_mib == 0 || !(0.0..1000.0).contains(&p.loads_pti) || p.ppti + p.loads_pti > 1000.0 {
-            return Err("synthetic workload: footprint_mib must be > 0 and ppti + loads_pti <= 1000".into());
+        if p.footprint_mib == 0 || p.footprint_mib > 1 << 20 {
+            return Err(format!("synthetic workload: footprint_mib must be in 1..=1048576, got {}", p.footprint_mib));
+        }
+        if p.loads_pti < 0.0 || p.miss_pti < 0.0 || p.ppti + p.loads_pti + p.miss_pti > 1000.0 {
+            return Err("synthetic workload: loads_pti and miss_pti must be >= 0 and ppti + loads_pti + miss_pti <= 1000".into());
         }
         Ok(p)
     }
@@ -71,6 +80,7 @@ pub struct Synthetic {
     gap_acc: f64,
     nwpe_acc: f64,
     load_acc: f64,
+    miss_acc: f64,
 }
 
 impl Synthetic {
@@ -80,7 +90,7 @@ impl Synthetic {
         // An odd multiplier is a permutation modulo a power of two; blocks
         // is a power of two for whole MiB footprints.
         let stride = (r.next_u64() | 1) % blocks.next_power_of_two().max(2) | 1;
-        Synthetic { r, p, blocks, stride, visit: 0, gap_acc: 0.0, nwpe_acc: 0.0, load_acc: 0.0 }
+        Synthetic { r, p, blocks, stride, visit: 0, gap_acc: 0.0, nwpe_acc: 0.0, load_acc: 0.0, miss_acc: 0.0 }
     }
 }
 
@@ -92,18 +102,26 @@ impl Generator for Synthetic {
         self.nwpe_acc += self.p.nwpe;
         let n = self.nwpe_acc.floor() as u64;
         self.nwpe_acc -= n as f64;
-        for w in 0..n.clamp(1, 8) {
+        for w in 0..n.clamp(1, 64) {
             // Instructions per store, less the store itself and any loads.
             self.gap_acc += 1000.0 / self.p.ppti - 1.0;
             self.load_acc += self.p.loads_pti / self.p.ppti;
+            self.miss_acc += self.p.miss_pti / self.p.ppti;
             let loads = self.load_acc.floor() as u32;
             self.load_acc -= loads as f64;
+            let misses = self.miss_acc.floor() as u32;
+            self.miss_acc -= misses as f64;
             let mut gap = self.gap_acc.floor() as u32;
             self.gap_acc -= gap as f64;
-            gap = gap.saturating_sub(loads);
-            out.push(Event::store(b * 64 + w * 8, 8, self.r.next_u64(), false).after(gap));
+            gap = gap.saturating_sub(loads + misses);
+            let word = (w % 8) * 8;
+            for _ in 0..misses {
+                let m = self.r.below(self.blocks);
+                out.push(Event::load(m * 64, 8).after(gap / (misses + 1)));
+            }
+            out.push(Event::store(b * 64 + word, 8, self.r.next_u64(), false).after(gap - misses * (gap / (misses + 1))));
             for _ in 0..loads {
-                out.push(Event::load(b * 64 + w * 8, 8));
+                out.push(Event::load(b * 64 + word, 8));
             }
         }
     }
