@@ -17,6 +17,8 @@ use std::collections::BinaryHeap;
 pub struct Pcm {
     /// When each bank's last scheduled write ends.
     bank_free: Vec<u64>,
+    /// When each bank's current run of back-to-back writes began.
+    run_start: Vec<u64>,
     /// When each bank's last read ends.
     read_free: Vec<u64>,
     read_cycles: u64,
@@ -29,7 +31,7 @@ pub struct Pcm {
 
 impl Pcm {
     pub fn new(banks: u32, read_cycles: u64, write_cycles: u64, wpq_entries: u32) -> Self {
-        Pcm { bank_free: vec![0; banks as usize], read_free: vec![0; banks as usize], read_cycles, write_cycles, wpq: BinaryHeap::new(), wpq_entries: wpq_entries as usize, wpq_full_waits: 0 }
+        Pcm { bank_free: vec![0; banks as usize], run_start: vec![0; banks as usize], read_free: vec![0; banks as usize], read_cycles, write_cycles, wpq: BinaryHeap::new(), wpq_entries: wpq_entries as usize, wpq_full_waits: 0 }
     }
 
     fn bank(&self, addr: u64) -> usize {
@@ -40,9 +42,11 @@ impl Pcm {
     pub fn read(&mut self, t: u64, addr: u64) -> u64 {
         let b = self.bank(addr);
         let mut start = t.max(self.read_free[b]);
-        if self.bank_free[b] > start {
-            // The rest of the write in service.
-            start += (self.bank_free[b] - start - 1) % self.write_cycles + 1;
+        if self.run_start[b] <= start && start < self.bank_free[b] {
+            // The rest of the write in service (writes not yet started wait
+            // behind the read).
+            let k = (start - self.run_start[b]) / self.write_cycles + 1;
+            start = self.run_start[b] + k * self.write_cycles;
         }
         self.read_free[b] = start + self.read_cycles;
         start + self.read_cycles
@@ -66,6 +70,9 @@ impl Pcm {
         }
         let b = self.bank(addr);
         let issue = t.max(self.bank_free[b]);
+        if issue > self.bank_free[b] {
+            self.run_start[b] = issue;
+        }
         self.bank_free[b] = issue + self.write_cycles;
         self.wpq.push(Reverse(issue));
         t
@@ -89,6 +96,9 @@ mod tests {
         // A read waits for the write in service, not the whole queue.
         let r = p.read(0, 5);
         assert_eq!(r, 100 + 10, "writes at 0..100, 100..200, ...: the read goes after the first");
+        let mut q = Pcm::new(1, 10, 100, 4);
+        q.write(500, 9);
+        assert_eq!(q.read(50, 8), 60, "a write that has not started does not delay a read");
         assert_eq!(p.read(0, 6), 210, "the next read starts at 110, inside the write at 100..200");
     }
 }

@@ -207,7 +207,9 @@ impl PersistPath {
     #[allow(clippy::too_many_arguments)]
     fn mc_late_work(&mut self, pcm: &mut Pcm, lat: &Latencies, t: u64, block: u64, late: &Work, d: &Probe, secure: bool) -> u64 {
         let issue = t.max(self.mc_next);
-        self.mc_next = issue + lat.pb_access;
+        // The engine takes one drained entry per SecPB access, or per hash
+        // pipeline stage when the entry still needs its BMT update.
+        self.mc_next = issue + if secure && late.bmt { lat.mac.max(lat.pb_access) } else { lat.pb_access };
         let mut done = issue;
         if secure {
             let (ctr, tree_extra) = Self::metadata_reads(pcm, lat, issue, d, block);
