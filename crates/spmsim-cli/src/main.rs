@@ -35,6 +35,14 @@ enum Cmd {
     CheckAll(commands::check_all::CheckAllArgs),
     /// One timed simulation; statistics as JSON with the resolved config.
     Run(commands::run::RunArgs),
+    /// Battery or supercapacitor size needed to drain and secure the
+    /// persistence domain (SecPB V-B), beside the paper's Tables V and VI.
+    Battery(commands::battery::BatteryArgs),
+    /// Reproduce a paper's evaluation, with its numbers beside ours.
+    Reproduce {
+        #[command(subcommand)]
+        cmd: commands::reproduce::ReproduceCmd,
+    },
 }
 
 fn main() -> ExitCode {
@@ -46,6 +54,8 @@ fn main() -> ExitCode {
         Cmd::Image { cmd } => commands::image::run(cmd),
         Cmd::CheckAll(a) => commands::check_all::run(a),
         Cmd::Run(a) => commands::run::run(a),
+        Cmd::Battery(a) => commands::battery::run(a),
+        Cmd::Reproduce { cmd } => commands::reproduce::run(cmd),
     };
     match r {
         Ok(code) => code,

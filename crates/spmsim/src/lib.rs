@@ -10,6 +10,7 @@
 //! rules each module cites.
 
 pub mod attack;
+pub mod battery;
 pub mod chip;
 pub mod config;
 pub mod controller;
@@ -21,6 +22,7 @@ pub mod metacache;
 pub mod nvm;
 pub mod oracle;
 pub mod persist;
+pub mod reproduce;
 pub mod rng;
 pub mod store;
 pub mod system;

@@ -1,8 +1,10 @@
 pub mod attack;
+pub mod battery;
 pub mod check;
 pub mod check_all;
 pub mod config;
 pub mod image;
+pub mod reproduce;
 pub mod run;
 
 use anyhow::{anyhow, Result};
@@ -39,6 +41,11 @@ impl SimArgs {
         check_fits(&cfg, &events)?;
         Ok((cfg, w, events))
     }
+}
+
+/// Tables V and VI as Markdown, from the battery model, for reports.
+pub fn battery_report_markdown() -> Option<String> {
+    None
 }
 
 /// Every address of the workload must lie inside the simulated memory.

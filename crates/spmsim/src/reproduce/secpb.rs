@@ -1,0 +1,368 @@
+//! SecPB's evaluation (SecPB VI): Table IV, Figs. 6-9 and the worked NoGap
+//! IPC estimate of VI-B, run over a workload suite, with the paper's
+//! published numbers beside ours (`configs/reference/secpb-performance.toml`).
+//!
+//! ```text
+//!  suite x {bbb, cobcm..nogap, sp, BMF variants} at 32 entries
+//!  suite x {bbb, cm} at 8..512 entries
+//!     -> runs.json / runs.csv -> tables and figures (CSV) -> report.md
+//! ```
+//! Averages over the suite are geometric means of execution time
+//! normalised to bbb (the arithmetic mean of the slowdowns is shown too).
+
+use super::{geomean, mean, Cell};
+use crate::config::{load_preset, presets_dir};
+use crate::nvm::ByKind;
+use crate::timing::simulate;
+use crate::workload::WorkloadKind;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+pub const SCHEMES: [&str; 6] = ["cobcm", "obcm", "bcm", "cm", "m", "nogap"];
+pub const SIZES: [u32; 7] = [8, 16, 32, 64, 128, 256, 512];
+pub const BMF: [&str; 4] = ["cm-dbmf", "cm-sbmf", "sp-dbmf", "sp-sbmf"];
+/// The suite entry that carries the VI-B worked example.
+pub const GAMESS_LIKE: &str = "syn-gamess";
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SuiteEntry {
+    pub label: String,
+    pub workload: String,
+    pub what: String,
+}
+
+/// The built-in suite: stand-ins until the real-program suite (issue 4).
+pub fn builtin_suite() -> Vec<SuiteEntry> {
+    let e = |l: &str, w: &str, what: &str| SuiteEntry { label: l.into(), workload: w.into(), what: what.into() };
+    vec![
+        e("array-swap", "array-swap", "persistent micro-benchmark: undo-logged swaps of a 1024-element array"),
+        e("random-writes", "random-writes", "random 8-byte persists over 256 KiB, ~10 per 1000 instructions"),
+        e("seq-writes", "seq-writes", "sequential 8-byte persists over 512 KiB"),
+        e(GAMESS_LIKE, "synthetic:ppti=47.4,nwpe=2.1,footprint_mib=1", "synthetic with the PPTI and NWPE the paper reports for gamess (VI-B)"),
+        e("syn-povray", "synthetic:ppti=38.8,nwpe=17.6,footprint_mib=4", "synthetic with the PPTI and NWPE the paper reports for povray (VI-B)"),
+        e("syn-moderate", "synthetic:ppti=5,nwpe=4,miss_pti=5,footprint_mib=256", "synthetic: moderate persists, memory-bound loads"),
+        e("syn-light", "synthetic:ppti=2,nwpe=8,miss_pti=1,footprint_mib=64", "synthetic: few persists with high locality"),
+        e("syn-scatter", "synthetic:ppti=15,nwpe=1.5,miss_pti=10,footprint_mib=512", "synthetic: many persists with little locality, large footprint"),
+    ]
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RunRecord {
+    pub scheme: String,
+    pub workload: String,
+    pub entries: u32,
+    pub instructions: u64,
+    pub cycles: u64,
+    pub ipc: f64,
+    pub ppti: f64,
+    pub nwpe: f64,
+    pub bmt_root_updates: u64,
+    pub secpb_drains: u64,
+    pub wpq_full_waits: u64,
+    pub store_buffer_stall_cycles: u64,
+    pub secpb_full_stall_cycles: u64,
+    pub nvm_writes: ByKind,
+    pub nvm_reads: ByKind,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct Reference {
+    pub table_iv: BTreeMap<String, toml::Value>,
+    pub fig7: BTreeMap<String, toml::Value>,
+    pub fig8: BTreeMap<String, toml::Value>,
+    pub fig9: BTreeMap<String, toml::Value>,
+    pub nogap_ipc: BTreeMap<String, toml::Value>,
+}
+
+fn num(m: &BTreeMap<String, toml::Value>, k: &str) -> Option<f64> {
+    m.get(k).and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
+}
+
+impl Reference {
+    pub fn load() -> Result<Self, String> {
+        let p = presets_dir().join("reference/secpb-performance.toml");
+        let t = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        toml::from_str(&t).map_err(|e| format!("{}: {e}", p.display()))
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct NogapCheck {
+    pub ppti: f64,
+    pub nwpe: f64,
+    pub ipc: f64,
+    /// 1000 / (levels x MAC x PPTI/NWPE + MAC x PPTI) with our PPTI, NWPE.
+    pub formula_ipc: f64,
+    pub paper_estimate: Option<f64>,
+    pub paper_actual: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Results {
+    pub suite: Vec<SuiteEntry>,
+    pub instructions: u64,
+    pub seed: u64,
+    pub quick: bool,
+    pub runs: Vec<RunRecord>,
+    pub table4: Vec<Cell>,
+    pub table4_arith: BTreeMap<String, f64>,
+    pub fig6: Vec<Cell>,
+    pub fig7: Vec<Cell>,
+    pub fig8: Vec<Cell>,
+    pub fig9: Vec<Cell>,
+    pub nogap: NogapCheck,
+    pub order_holds: bool,
+    pub root_updates_fall: bool,
+    /// Markdown for Tables V and VI, supplied by the battery model.
+    pub battery_markdown: Option<String>,
+}
+
+struct Spec {
+    scheme: String,
+    label: String,
+    workload: String,
+    entries: u32,
+}
+
+/// Run the whole grid; `progress(done, total, what)` is called as runs end.
+pub fn run<F: Fn(usize, usize, &str) + Sync>(suite: &[SuiteEntry], instructions: u64, seed: u64, quick: bool, progress: F) -> Result<Results, String> {
+    let reference = Reference::load()?;
+    let mut specs = Vec::new();
+    for w in suite {
+        let mut add = |s: &str, entries: u32| specs.push(Spec { scheme: s.into(), label: w.label.clone(), workload: w.workload.clone(), entries });
+        for s in ["bbb", "sp"].iter().chain(SCHEMES.iter()).chain(BMF.iter()) {
+            add(s, 32);
+        }
+        for &n in SIZES.iter().filter(|&&n| n != 32) {
+            add("bbb", n);
+            add("cm", n);
+        }
+    }
+    let total = specs.len();
+    let done = AtomicUsize::new(0);
+    let runs: Vec<Result<RunRecord, String>> = specs
+        .par_iter()
+        .map(|sp| {
+            let mut o = Vec::new();
+            if !sp.scheme.starts_with("sp") {
+                o.push(format!("persistence.point.entries={}", sp.entries));
+            }
+            let cfg = load_preset(&sp.scheme, &o).map_err(|e| e.to_string())?;
+            let w = WorkloadKind::parse(&sp.workload)?;
+            let s = simulate(&cfg, &w, instructions, seed).map_err(|e| format!("{} on {}: {e}", sp.scheme, sp.label))?;
+            let r = &s.roi;
+            let k = done.fetch_add(1, Ordering::SeqCst) + 1;
+            progress(k, total, &format!("{} {} {}", sp.scheme, sp.entries, sp.label));
+            Ok(RunRecord {
+                scheme: sp.scheme.clone(),
+                workload: sp.label.clone(),
+                entries: sp.entries,
+                instructions: r.instructions,
+                cycles: r.cycles,
+                ipc: r.ipc,
+                ppti: r.ppti,
+                nwpe: r.nwpe,
+                bmt_root_updates: r.bmt_root_updates,
+                secpb_drains: r.secpb_drains,
+                wpq_full_waits: r.wpq_full_waits,
+                store_buffer_stall_cycles: r.store_buffer_stall_cycles,
+                secpb_full_stall_cycles: r.secpb_full_stall_cycles,
+                nvm_writes: r.nvm_writes,
+                nvm_reads: r.nvm_reads,
+            })
+        })
+        .collect();
+    let runs: Vec<RunRecord> = runs.into_iter().collect::<Result<_, _>>()?;
+    Ok(analyse(suite, instructions, seed, quick, runs, &reference))
+}
+
+fn find<'a>(runs: &'a [RunRecord], scheme: &str, w: &str, entries: u32) -> &'a RunRecord {
+    runs.iter().find(|r| r.scheme == scheme && r.workload == w && r.entries == entries).expect("every grid point ran")
+}
+
+fn analyse(suite: &[SuiteEntry], instructions: u64, seed: u64, quick: bool, runs: Vec<RunRecord>, rf: &Reference) -> Results {
+    let labels: Vec<&str> = suite.iter().map(|s| s.label.as_str()).collect();
+    let norm = |scheme: &str, entries: u32, base_entries: u32, w: &str| find(&runs, scheme, w, entries).cycles as f64 / find(&runs, "bbb", w, base_entries).cycles as f64;
+
+    let mut table4 = Vec::new();
+    let mut table4_arith = BTreeMap::new();
+    let mut fig6 = Vec::new();
+    for s in SCHEMES.iter().chain(["sp"].iter()) {
+        let v: Vec<f64> = labels.iter().map(|w| norm(s, 32, 32, w)).collect();
+        for (w, x) in labels.iter().zip(&v) {
+            fig6.push(Cell { row: w.to_string(), column: s.to_string(), paper: None, ours: *x });
+        }
+        table4.push(Cell { row: s.to_string(), column: "slowdown %".into(), paper: num(&rf.table_iv, s), ours: (geomean(&v) - 1.0) * 100.0 });
+        table4_arith.insert(s.to_string(), mean(&v.iter().map(|x| (x - 1.0) * 100.0).collect::<Vec<_>>()));
+    }
+    let mut fig7 = Vec::new();
+    let mut fig8 = Vec::new();
+    let sp_updates: u64 = labels.iter().map(|w| find(&runs, "sp", w, 32).bmt_root_updates).sum();
+    for &n in &SIZES {
+        let v: Vec<f64> = labels.iter().map(|w| norm("cm", n, n, w)).collect();
+        fig7.push(Cell { row: format!("{n} entries"), column: "CM overhead %".into(), paper: num(&rf.fig7, &format!("entries_{n}")), ours: (geomean(&v) - 1.0) * 100.0 });
+        let cm: u64 = labels.iter().map(|w| find(&runs, "cm", w, n).bmt_root_updates).sum();
+        fig8.push(Cell { row: format!("{n} entries"), column: "CM root updates % of sec_wt".into(), paper: num(&rf.fig8, &format!("entries_{n}")), ours: 100.0 * cm as f64 / sp_updates.max(1) as f64 });
+    }
+    let fig9 = BMF
+        .iter()
+        .map(|s| {
+            let v: Vec<f64> = labels.iter().map(|w| norm(s, 32, 32, w)).collect();
+            Cell { row: s.to_string(), column: "overhead %".into(), paper: num(&rf.fig9, &s.replace('-', "_")), ours: (geomean(&v) - 1.0) * 100.0 }
+        })
+        .collect();
+    let g = labels.iter().find(|l| **l == GAMESS_LIKE).map(|w| find(&runs, "nogap", w, 32));
+    let nogap = match g {
+        Some(r) => NogapCheck {
+            ppti: r.ppti,
+            nwpe: r.nwpe,
+            ipc: r.ipc,
+            formula_ipc: 1000.0 / (8.0 * 40.0 * r.ppti / r.nwpe + 40.0 * r.ppti),
+            paper_estimate: num(&rf.nogap_ipc, "estimate"),
+            paper_actual: num(&rf.nogap_ipc, "actual"),
+        },
+        None => NogapCheck { ppti: f64::NAN, nwpe: f64::NAN, ipc: f64::NAN, formula_ipc: f64::NAN, paper_estimate: None, paper_actual: None },
+    };
+    let t = |s: &str| table4.iter().find(|c| c.row == s).unwrap().ours;
+    let order_holds = t("cobcm") <= t("obcm") && t("obcm") < t("bcm") && t("bcm") < t("cm") && t("cm") <= t("m") && t("m") < t("nogap");
+    let root_updates_fall = fig8.windows(2).all(|w| w[1].ours <= w[0].ours) && fig8.first().map(|a| a.ours) > fig8.last().map(|b| b.ours);
+    Results { suite: suite.to_vec(), instructions, seed, quick, runs, table4, table4_arith, fig6, fig7, fig8, fig9, nogap, order_holds, root_updates_fall, battery_markdown: None }
+}
+
+fn cells_csv(cells: &[Cell]) -> String {
+    let mut s = String::from("row,column,paper,ours,difference\n");
+    for c in cells {
+        let p = c.paper.map(|x| format!("{x}")).unwrap_or_default();
+        let d = c.diff().map(|x| format!("{x:.3}")).unwrap_or_default();
+        let _ = writeln!(s, "{},{},{},{:.4},{}", c.row, c.column, p, c.ours, d);
+    }
+    s
+}
+
+fn runs_csv(runs: &[RunRecord]) -> String {
+    let mut s = String::from("scheme,workload,entries,instructions,cycles,ipc,ppti,nwpe,bmt_root_updates,secpb_drains,wpq_full_waits,nvm_writes_data,nvm_writes_counter,nvm_writes_mac,nvm_writes_tree\n");
+    for r in runs {
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{},{:.5},{:.3},{:.3},{},{},{},{},{},{},{}",
+            r.scheme, r.workload, r.entries, r.instructions, r.cycles, r.ipc, r.ppti, r.nwpe, r.bmt_root_updates, r.secpb_drains, r.wpq_full_waits, r.nvm_writes.data, r.nvm_writes.counter, r.nvm_writes.mac, r.nvm_writes.tree
+        );
+    }
+    s
+}
+
+fn f(x: Option<f64>, prec: usize) -> String {
+    x.map(|v| format!("{v:.prec$}")).unwrap_or_else(|| "n/a".into())
+}
+
+fn cell_table(out: &mut String, head: &str, cells: &[Cell], prec: usize) {
+    let _ = writeln!(out, "| {head} | paper | ours | ours - paper |\n|---|---|---|---|");
+    for c in cells {
+        let _ = writeln!(out, "| {} | {} | {:.prec$} | {} |", c.row, f(c.paper, prec), c.ours, f(c.diff(), prec));
+    }
+}
+
+/// The Markdown report.
+pub fn report(r: &Results) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "# SecPB reproduction\n");
+    let _ = writeln!(
+        o,
+        "Produced by `spmsim reproduce secpb{}`: {} simulated instructions per run, seed {}, {} runs. Paper numbers come from the text of SecPB section VI (`configs/reference/`); ours from the timing model with the presets in `configs/`.\n",
+        if r.quick { " --quick" } else { "" },
+        r.instructions,
+        r.seed,
+        r.runs.len()
+    );
+    let _ = writeln!(o, "**Workloads.** The paper runs 18 SPEC CPU2006 benchmarks for 250 M instructions. spmsim cannot ship SPEC and its real-program suite has not landed yet (issue 4), so this report runs the built-in workloads below; the `syn-*` entries are synthetic profiles, not programs. Numbers are therefore comparable in trend, not cell by cell.\n");
+    let _ = writeln!(o, "| label | workload | what it is |\n|---|---|---|");
+    for s in &r.suite {
+        let _ = writeln!(o, "| {} | `{}` | {} |", s.label, s.workload, s.what);
+    }
+    let _ = writeln!(o, "\n## Table IV: slowdown against bbb, 32-entry SecPB\n");
+    let _ = writeln!(o, "Geometric mean over the suite of execution time normalised to bbb, minus one. `sp` (strict persistency at the MC) is not in the paper's Table IV.\n");
+    cell_table(&mut o, "scheme", &r.table4, 1);
+    let _ = writeln!(o, "\nArithmetic mean of per-workload slowdowns (%): {}\n", r.table4_arith.iter().map(|(k, v)| format!("{k} {v:.1}")).collect::<Vec<_>>().join(", "));
+    let _ = writeln!(o, "Order COBCM <= OBCM < BCM < CM <= M < NoGap: **{}**.\n", if r.order_holds { "holds" } else { "does not hold" });
+    let _ = writeln!(o, "## Fig. 6: execution time normalised to bbb, per workload (32 entries)\n");
+    let cols: Vec<String> = SCHEMES.iter().chain(["sp"].iter()).map(|s| s.to_string()).collect();
+    let _ = writeln!(o, "| workload | {} |\n|---|{}", cols.join(" | "), "---|".repeat(cols.len()));
+    for s in &r.suite {
+        let v: Vec<String> = cols.iter().map(|c| format!("{:.3}", r.fig6.iter().find(|x| x.row == s.label && &x.column == c).unwrap().ours)).collect();
+        let _ = writeln!(o, "| {} | {} |", s.label, v.join(" | "));
+    }
+    let _ = writeln!(o, "\nThe paper shows Fig. 6 only as a chart; no per-benchmark numbers are in its text.\n");
+    let _ = writeln!(o, "## Fig. 7: CM overhead against bbb (same SecPB size) by SecPB entries\n");
+    cell_table(&mut o, "SecPB", &r.fig7, 1);
+    let _ = writeln!(o, "\n## Fig. 8: CM BMT root updates as a share of sec_wt's (sp)\n");
+    cell_table(&mut o, "SecPB", &r.fig8, 2);
+    let _ = writeln!(o, "\nRoot updates fall as the SecPB grows: **{}**.\n", if r.root_updates_fall { "yes" } else { "no" });
+    let _ = writeln!(o, "## Fig. 9: Bonsai Merkle forests, overhead against bbb (32 entries)\n");
+    cell_table(&mut o, "scheme", &r.fig9, 1);
+    let n = &r.nogap;
+    let _ = writeln!(o, "\n## VI-B worked example: NoGap IPC at PPTI 47.4, NWPE 2.1\n");
+    let _ = writeln!(o, "| quantity | paper | ours |\n|---|---|---|");
+    let _ = writeln!(o, "| PPTI | 47.4 | {:.2} |\n| NWPE | 2.1 | {:.2} |", n.ppti, n.nwpe);
+    let _ = writeln!(o, "| IPC by the paper's formula 1000/(320 PPTI/NWPE + 40 PPTI) | {} | {:.3} |", f(n.paper_estimate, 2), n.formula_ipc);
+    let _ = writeln!(o, "| simulated IPC | {} | {:.3} |\n", f(n.paper_actual, 2), n.ipc);
+    if let Some(b) = &r.battery_markdown {
+        let _ = writeln!(o, "{b}\n");
+    }
+    let _ = writeln!(o, "## Causes of the gaps\n");
+    for c in causes(r) {
+        let _ = writeln!(o, "- {c}");
+    }
+    o
+}
+
+/// One sentence per cause, with the measured figures that support it.
+fn causes(r: &Results) -> Vec<String> {
+    let mut v = vec!["Workloads: synthetic profiles and micro-benchmarks stand in for SPEC CPU2006, so the PPTI and NWPE mix (which sets every SecPB overhead, VI-B) differs from the paper's.".to_string()];
+    fn at<'a>(r: &'a Results, s: &'a str) -> impl Iterator<Item = &'a RunRecord> + 'a {
+        r.runs.iter().filter(move |x| x.scheme == s && x.entries == 32)
+    }
+    let at = |s: &'static str| at(r, s);
+    let ppti: Vec<f64> = at("cm").map(|x| x.ppti).collect();
+    let nwpe: Vec<f64> = at("cm").map(|x| x.nwpe).collect();
+    v.push(format!(
+        "Store behaviour: our suite's PPTI ranges {:.1}-{:.1} and NWPE {:.2}-{:.2} under CM; the eager schemes pay 8 x 40 = 320 cycles per new entry (one BMT update in flight, VI-B), so their overheads scale with PPTI/NWPE.",
+        ppti.iter().cloned().fold(f64::INFINITY, f64::min),
+        ppti.iter().cloned().fold(0.0, f64::max),
+        nwpe.iter().cloned().fold(f64::INFINITY, f64::min),
+        nwpe.iter().cloned().fold(0.0, f64::max)
+    ));
+    let per_drain = |s: &'static str| {
+        let (w, d): (u64, u64) = at(s).fold((0, 0), |(w, d), x| (w + x.nvm_writes.total(), d + x.secpb_drains));
+        w as f64 / d.max(1) as f64
+    };
+    let bound = at("bbb").filter(|x| x.wpq_full_waits > 0).count();
+    v.push(format!(
+        "Write bandwidth: every drained entry costs {:.2} PCM writes under COBCM (data, counter block, MAC line written through) against {:.2} under bbb; bbb itself waited for WPQ slots in {} of {} workloads, and where PCM write bandwidth binds, the late schemes (BCM, OBCM, COBCM) converge and their overhead reflects the extra metadata writes rather than latency.",
+        per_drain("cobcm"),
+        per_drain("bbb"),
+        bound,
+        r.suite.len()
+    ));
+    v.push("Timing model: an interval model of the core (issue width 4, 192-entry ROB, 56-entry store buffer) replaces gem5's detailed O3 core; the PCM is a bank model with read priority; neither is fitted to the paper.".into());
+    v.push("Fig. 9: the paper gives SP's forests a 4 KB root cache; here every forest root is an on-chip register, which favours sp-dbmf and sp-sbmf.".into());
+    v
+}
+
+/// Write runs.json, runs.csv, one CSV per table or figure, and report.md.
+pub fn write(r: &Results, dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let put = |name: &str, text: &str| crate::image::write_atomic(&dir.join(name), text.as_bytes()).map_err(|e| e.to_string());
+    put("results.json", &serde_json::to_string_pretty(r).map_err(|e| e.to_string())?)?;
+    put("runs.csv", &runs_csv(&r.runs))?;
+    put("table4.csv", &cells_csv(&r.table4))?;
+    put("fig6.csv", &cells_csv(&r.fig6))?;
+    put("fig7.csv", &cells_csv(&r.fig7))?;
+    put("fig8.csv", &cells_csv(&r.fig8))?;
+    put("fig9.csv", &cells_csv(&r.fig9))?;
+    put("report.md", &report(r))?;
+    Ok(())
+}
