@@ -67,11 +67,15 @@ pub struct Nvm {
     pub writes: ByKind,
     /// Writes accepted into the WPQ (what the timing model queues).
     pub enqueued: ByKind,
+    /// When set, the address of every accepted write is appended to
+    /// `write_log` (the timing model takes it to find writes it can merge).
+    pub log_writes: bool,
+    pub write_log: Vec<u64>,
 }
 
 impl Nvm {
     pub fn new(wpq_entries: usize) -> Self {
-        Nvm { image: NvmImage::default(), wpq: VecDeque::new(), wpq_entries: wpq_entries.max(1), reads: ByKind::default(), writes: ByKind::default(), enqueued: ByKind::default() }
+        Nvm { image: NvmImage::default(), wpq: VecDeque::new(), wpq_entries: wpq_entries.max(1), reads: ByKind::default(), writes: ByKind::default(), enqueued: ByKind::default(), log_writes: false, write_log: Vec::new() }
     }
 
     fn kind(layout: &Layout, addr: u64) -> &'static str {
@@ -90,6 +94,9 @@ impl Nvm {
     /// Enqueue a write; once in the WPQ it is persistent (ADR).
     pub fn write(&mut self, layout: &Layout, addr: u64, b: [u8; 64]) {
         self.enqueued.bump(Self::kind(layout, addr));
+        if self.log_writes {
+            self.write_log.push(addr);
+        }
         self.wpq.push_back((addr, b));
         while self.wpq.len() > self.wpq_entries {
             let (a, blk) = self.wpq.pop_front().unwrap();

@@ -4,14 +4,12 @@
 use anyhow::{bail, Result};
 use serde_json::{json, Value};
 use spmsim::battery::{
-    accounting, bmt_update_uj, compare, default_energy_path, default_reference_path, estimate, not_charged, Comparison,
+    accounting, bmt_update_uj, compare, default_energy_path, explain, paper_rows, default_reference_path, estimate, not_charged, Comparison,
     EnergyConfig, Estimate, Reference, Scheme, MATCH_RULE,
 };
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Table VI's layout: COBCM and NoGap at these SecPB sizes.
-const TABLE_VI: ([Scheme; 2], [u64; 7]) = ([Scheme::Cobcm, Scheme::NoGap], [8, 16, 32, 64, 128, 256, 512]);
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum PaperTable {
@@ -52,8 +50,8 @@ pub fn run(a: BatteryArgs) -> Result<ExitCode> {
         bail!("--entries must be at least 1");
     }
     let rows: Vec<(Scheme, u64)> = match a.table {
-        Some(PaperTable::V) => Scheme::ALL.iter().map(|&s| (s, reference.table_v.secpb_entries)).collect(),
-        Some(PaperTable::Vi) => TABLE_VI.0.iter().flat_map(|&s| TABLE_VI.1.map(|n| (s, n))).collect(),
+        Some(PaperTable::V) => paper_rows(&reference)[..Scheme::ALL.len()].to_vec(),
+        Some(PaperTable::Vi) => paper_rows(&reference)[Scheme::ALL.len()..].to_vec(),
         None if a.scheme.trim().eq_ignore_ascii_case("all") => Scheme::ALL.iter().map(|&s| (s, entries)).collect(),
         None => vec![(a.scheme.parse::<Scheme>().map_err(anyhow::Error::msg)?, entries)],
     };
@@ -72,6 +70,12 @@ pub fn run(a: BatteryArgs) -> Result<ExitCode> {
             .map(|(e, c)| {
                 let mut v = serde_json::to_value(e)?;
                 v["paper"] = serde_json::to_value(c)?;
+                // Readings of the paper that would meet a missed row (shown, not applied).
+                if let (Some(c), Some((_, row))) = (c, reference.lookup(e.scheme, e.entries.unwrap_or(0))) {
+                    if !c.supercap_mm3.matches {
+                        v["paper_readings"] = serde_json::to_value(explain(&cfg, e, row))?;
+                    }
+                }
                 Ok(v)
             })
             .collect::<Result<_>>()?;
@@ -101,7 +105,7 @@ pub fn run(a: BatteryArgs) -> Result<ExitCode> {
         None => println!(),
     }
     print!("{}", render(&rows));
-    let notes = notes(&cfg, &rows);
+    let notes = notes(&cfg, &reference, &rows);
     if !notes.is_empty() {
         println!("\nRows off the paper (gap = paper - ours):");
         notes.iter().for_each(|n| println!("- {n}"));
@@ -156,12 +160,22 @@ fn render(rows: &[(Estimate, Option<Comparison>)]) -> String {
 }
 
 /// One line per row that misses, and per paper row whose two volumes disagree.
-fn notes(cfg: &EnergyConfig, rows: &[(Estimate, Option<Comparison>)]) -> Vec<String> {
+fn notes(cfg: &EnergyConfig, reference: &Reference, rows: &[(Estimate, Option<Comparison>)]) -> Vec<String> {
     let density_ratio = cfg.storage.supercap_wh_per_cm3 / cfg.storage.li_thin_wh_per_cm3;
     let mut out = Vec::new();
     for (e, c) in rows {
         let Some(c) = c else { continue };
         let at = format!("{} at {} (Table {})", e.scheme, e.entries.map_or_else(|| "any size".into(), |n| format!("{n} entries")), c.table);
+        if let (Some(_), Some((_, row))) = (&c.gap, reference.lookup(e.scheme, e.entries.unwrap_or(0))) {
+            for x in explain(cfg, e, row) {
+                out.push(format!(
+                    "{at}: the paper's SuperCap is met ({} mm3, {:+.2} %) if {} (a reading the other rows do not support; not applied)",
+                    sig(x.supercap_mm3),
+                    x.residual_pct,
+                    x.description
+                ));
+            }
+        }
         if let Some(g) = &c.gap {
             out.push(format!(
                 "{at}: SuperCap {:+.1} %. The paper implies {} uJ ({} uJ per {unit}; ours {}); gap {:+.1} uJ = {:+.3} BMT \

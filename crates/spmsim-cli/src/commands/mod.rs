@@ -43,9 +43,15 @@ impl SimArgs {
     }
 }
 
-/// Tables V and VI as Markdown, from the battery model, for reports.
+/// Tables V and VI as Markdown, from the battery model with the default
+/// energy and reference files, for reports.
 pub fn battery_report_markdown() -> Option<String> {
-    None
+    use spmsim::battery::{default_energy_path, default_reference_path, markdown_report, EnergyConfig, Reference};
+    let loaded = EnergyConfig::load(&default_energy_path()).and_then(|c| Reference::load(&default_reference_path()).map(|r| (c, r)));
+    match loaded {
+        Ok((cfg, rf)) => Some(markdown_report(&cfg, &rf)),
+        Err(e) => Some(format!("The battery model could not run: {e}\n")),
+    }
 }
 
 /// Every address of the workload must lie inside the simulated memory.

@@ -1,7 +1,7 @@
 use anyhow::{anyhow, Result};
 use clap::Subcommand;
 use spmsim::reproduce::secpb;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -9,10 +9,10 @@ use std::process::ExitCode;
 pub enum ReproduceCmd {
     /// SecPB: Table IV, Figs. 6-9, Tables V-VI and the VI-B worked example.
     Secpb {
-        /// A short run (1 M instructions per simulation) that finishes in minutes.
+        /// A short run (5 M instructions per simulation) that finishes in minutes.
         #[arg(long)]
         quick: bool,
-        /// Instructions per simulation (default 1 M with --quick, else 20 M).
+        /// Instructions per simulation (default 5 M with --quick, else 100 M).
         #[arg(long)]
         instructions: Option<u64>,
         #[arg(long, default_value_t = 1)]
@@ -25,16 +25,24 @@ pub enum ReproduceCmd {
 pub fn run(cmd: ReproduceCmd) -> Result<ExitCode> {
     match cmd {
         ReproduceCmd::Secpb { quick, instructions, seed, out } => {
-            let n = instructions.unwrap_or(if quick { 1_000_000 } else { 20_000_000 });
+            let n = instructions.unwrap_or(if quick { 5_000_000 } else { 100_000_000 });
             let suite = secpb::builtin_suite();
+            let tty = std::io::stderr().is_terminal();
             let progress = |done: usize, total: usize, what: &str| {
                 let width = 30;
                 let filled = done * width / total;
-                eprint!("\r[{}{}] {done}/{total} {what:<40}", "#".repeat(filled), ".".repeat(width - filled));
-                let _ = std::io::stderr().flush();
+                if tty {
+                    eprint!("\r[{}{}] {done}/{total} {what:<40}", "#".repeat(filled), ".".repeat(width - filled));
+                    let _ = std::io::stderr().flush();
+                } else if done * 10 / total != (done - 1) * 10 / total {
+                    // Logs get one line per tenth of the runs.
+                    eprintln!("[{}{}] {done}/{total}", "#".repeat(filled), ".".repeat(width - filled));
+                }
             };
             let mut r = secpb::run(&suite, n, seed, quick, progress).map_err(|e| anyhow!(e))?;
-            eprintln!();
+            if tty {
+                eprintln!();
+            }
             r.battery_markdown = super::battery_report_markdown();
             secpb::write(&r, &out).map_err(|e| anyhow!(e))?;
             for c in &r.table4 {
@@ -42,7 +50,16 @@ pub fn run(cmd: ReproduceCmd) -> Result<ExitCode> {
             }
             println!("order COBCM <= OBCM < BCM < CM <= M < NoGap: {}", if r.order_holds { "holds" } else { "does NOT hold" });
             println!("BMT root updates fall as the SecPB grows: {}", if r.root_updates_fall { "yes" } else { "no" });
-            println!("NoGap IPC at PPTI {:.1}, NWPE {:.2}: {:.3} (formula {:.3}; paper 0.11 estimate, 0.13 simulated)", r.nogap.ppti, r.nogap.nwpe, r.nogap.ipc, r.nogap.formula_ipc);
+            let paper = |x: Option<f64>| x.map_or("-".to_string(), |v| v.to_string());
+            println!(
+                "NoGap IPC at PPTI {:.1}, NWPE {:.2}: {:.3} (formula {:.3}; paper {} estimate, {} simulated)",
+                r.nogap.ppti,
+                r.nogap.nwpe,
+                r.nogap.ipc,
+                r.nogap.formula_ipc,
+                paper(r.nogap.paper_estimate),
+                paper(r.nogap.paper_actual)
+            );
             println!("report: {}", out.join("report.md").display());
             Ok(ExitCode::SUCCESS)
         }

@@ -54,6 +54,9 @@ pub struct Structure {
     pub block_bytes: u64,
     pub bmt_levels: u32,
     pub bmt_onchip_levels: u32,
+    /// Bytes of one child digest in a BMT node (Table I: 8 x 64-bit hashes
+    /// per 64 B node). Only the alternative reading of [`super::Reading`] uses it.
+    pub bmt_digest_bytes: u64,
     pub l1d_bytes: u64,
     pub l2_bytes: u64,
     pub l3_bytes: u64,
@@ -149,6 +152,9 @@ impl EnergyConfig {
                 "structure.bmt_onchip_levels".into(),
                 format!("must be below structure.bmt_levels = {} (the counter level is off chip)", s.bmt_levels),
             ));
+        }
+        if s.bmt_digest_bytes == 0 || s.bmt_digest_bytes > s.block_bytes {
+            return Err(("structure.bmt_digest_bytes".into(), format!("must be 1..={} (structure.block_bytes)", s.block_bytes)));
         }
         if s.secpb_entries == 0 {
             return Err(("structure.secpb_entries".into(), "must be at least 1".into()));

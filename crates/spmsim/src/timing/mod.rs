@@ -87,7 +87,8 @@ fn cycles(ns: f64, ghz: f64) -> u64 {
 
 impl TimingSim {
     pub fn new(cfg: &SimConfig, seed: u64) -> Self {
-        let sys = System::new(cfg, seed);
+        let mut sys = System::new(cfg, seed);
+        sys.mc.st.nvm.log_writes = true;
         let ghz = cfg.core.frequency_ghz;
         let c = &cfg.caches;
         let lat = Latencies {
@@ -138,6 +139,9 @@ impl TimingSim {
         debug_assert_eq!(value, self.shadow.get(&block).copied().unwrap_or([0; 64]), "functional memory disagrees with the shadow");
         let d = Probe::of(&self.sys).since(&before);
         let t0 = t + self.lat.l3;
+        // Dirty metadata the read evicted is written back in the background.
+        let evicted = std::mem::take(&mut self.sys.mc.st.nvm.write_log);
+        PersistPath::queue_writes(&mut self.pcm, t0, &evicted);
         let data = self.pcm.read(t0, block);
         let mut done = data;
         if self.sys.mc.secure {

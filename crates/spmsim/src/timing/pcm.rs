@@ -5,12 +5,16 @@
 //!  write -> WPQ slot (wait if all 32 are taken) -> bank free? -> bank busy for t_write
 //!  read  ------------------------------------------> bank free? -> bank busy for t_read
 //! ```
-//! Banks are interleaved by a hash of the block address. Reads go ahead of
+//! A write to a block that already holds a WPQ slot whose write has not
+//! yet issued merges into that slot (it is in the ADR domain either way),
+//! as memory controllers' write queues do (gem5's too). Banks are
+//! interleaved by a hash of the block address. Reads go ahead of
 //! queued writes, as memory controllers schedule them: a read waits for the
 //! other reads of its bank and for the write in service there (writes of a
 //! bank are taken to run back to back), not for the whole write queue.
 
 use std::cmp::Reverse;
+use rustc_hash::FxHashMap;
 use std::collections::BinaryHeap;
 
 #[derive(Clone, Debug)]
@@ -23,15 +27,21 @@ pub struct Pcm {
     read_free: Vec<u64>,
     read_cycles: u64,
     write_cycles: u64,
-    /// Times at which each occupied WPQ slot is released (its write issues).
-    wpq: BinaryHeap<Reverse<u64>>,
+    /// Occupied WPQ slots: (time its write issues and frees the slot, block).
+    wpq: BinaryHeap<Reverse<(u64, u64)>>,
+    /// Block -> issue time of its queued write, while that write waits.
+    queued: FxHashMap<u64, u64>,
     wpq_entries: usize,
     pub wpq_full_waits: u64,
+    /// Writes that merged into a queued write to the same block.
+    pub merged_writes: u64,
+    /// Writes the device performed (after merging).
+    pub device_writes: u64,
 }
 
 impl Pcm {
     pub fn new(banks: u32, read_cycles: u64, write_cycles: u64, wpq_entries: u32) -> Self {
-        Pcm { bank_free: vec![0; banks as usize], run_start: vec![0; banks as usize], read_free: vec![0; banks as usize], read_cycles, write_cycles, wpq: BinaryHeap::new(), wpq_entries: wpq_entries as usize, wpq_full_waits: 0 }
+        Pcm { bank_free: vec![0; banks as usize], run_start: vec![0; banks as usize], read_free: vec![0; banks as usize], read_cycles, write_cycles, wpq: BinaryHeap::new(), queued: FxHashMap::default(), wpq_entries: wpq_entries as usize, wpq_full_waits: 0, merged_writes: 0, device_writes: 0 }
     }
 
     fn bank(&self, addr: u64) -> usize {
@@ -52,29 +62,52 @@ impl Pcm {
         start + self.read_cycles
     }
 
-    /// A write offered to the WPQ at `t`; returns when it holds a slot
-    /// (from then on it is persistent).
-    pub fn write(&mut self, t: u64, addr: u64) -> u64 {
-        let mut t = t;
-        while let Some(&Reverse(r)) = self.wpq.peek() {
-            if r <= t {
-                self.wpq.pop();
-            } else {
+    /// Share of the banks' time spent writing over `cycles`.
+    pub fn write_utilisation(&self, cycles: u64) -> f64 {
+        (self.device_writes * self.write_cycles) as f64 / (self.bank_free.len() as u64 * cycles.max(1)) as f64
+    }
+
+    /// Free the slots whose writes issued by `t`.
+    fn release(&mut self, t: u64) {
+        while let Some(&Reverse((r, a))) = self.wpq.peek() {
+            if r > t {
                 break;
             }
+            self.wpq.pop();
+            if self.queued.get(&a) == Some(&r) {
+                self.queued.remove(&a);
+            }
+        }
+    }
+
+    /// A write of `block` offered to the WPQ at `t`; returns when it holds
+    /// a slot (from then on it is persistent).
+    pub fn write(&mut self, t: u64, block: u64) -> u64 {
+        let mut t = t;
+        self.release(t);
+        if self.queued.get(&block).is_some_and(|&issue| issue > t) {
+            self.merged_writes += 1;
+            return t;
         }
         if self.wpq.len() >= self.wpq_entries {
-            let Reverse(r) = self.wpq.pop().unwrap();
+            let Reverse((r, _)) = *self.wpq.peek().expect("a full WPQ has slots");
             self.wpq_full_waits += 1;
             t = t.max(r);
+            self.release(t);
+            if self.queued.get(&block).is_some_and(|&issue| issue > t) {
+                self.merged_writes += 1;
+                return t;
+            }
         }
-        let b = self.bank(addr);
+        let b = self.bank(block);
         let issue = t.max(self.bank_free[b]);
         if issue > self.bank_free[b] {
             self.run_start[b] = issue;
         }
         self.bank_free[b] = issue + self.write_cycles;
-        self.wpq.push(Reverse(issue));
+        self.device_writes += 1;
+        self.wpq.push(Reverse((issue, block)));
+        self.queued.insert(block, issue);
         t
     }
 }
@@ -100,5 +133,19 @@ mod tests {
         q.write(500, 9);
         assert_eq!(q.read(50, 8), 60, "a write that has not started does not delay a read");
         assert_eq!(p.read(0, 6), 210, "the next read starts at 110, inside the write at 100..200");
+    }
+
+    #[test]
+    fn a_write_to_a_queued_block_merges_until_it_issues() {
+        let mut p = Pcm::new(1, 10, 100, 4);
+        p.write(0, 1); // issues at 0
+        p.write(0, 2); // waits for the bank: issues at 100
+        assert_eq!(p.write(50, 2), 50);
+        assert_eq!(p.merged_writes, 1, "block 2 still waits in the WPQ");
+        assert_eq!(p.write(50, 3), 50);
+        assert_eq!(p.bank_free[0], 300, "the merged write took no bank time");
+        p.write(150, 2); // block 2 issued at 100: a new write
+        assert_eq!(p.merged_writes, 1);
+        assert_eq!(p.bank_free[0], 400);
     }
 }

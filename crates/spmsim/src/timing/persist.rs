@@ -90,13 +90,8 @@ impl PersistPath {
 
     /// The writes an operation queued hold WPQ slots from `t`; returns when
     /// the last got one.
-    fn queue_writes(pcm: &mut Pcm, t: u64, d: &Probe, key: u64) -> u64 {
-        let n = d.writes.total();
-        let mut done = t;
-        for i in 0..n {
-            done = done.max(pcm.write(t, key.wrapping_add(i.wrapping_mul(0x1_0000_0001))));
-        }
-        done
+    pub(super) fn queue_writes(pcm: &mut Pcm, t: u64, blocks: &[u64]) -> u64 {
+        blocks.iter().fold(t, |done, &b| done.max(pcm.write(t, b)))
     }
 
     /// Counter and tree reads of an operation, issued at `t`; returns when
@@ -156,6 +151,9 @@ impl PersistPath {
         let scheme = pb.scheme;
         let out = pb.store_filled(mc, block, off, &bytes[..ev.size as usize], if resident { None } else { Some(fill) })?;
         let d = Probe::of_mc(mc).since(&before);
+        // Writes of the early work (a page re-encrypted on a minor-counter
+        // overflow) go to the WPQ without holding the store back.
+        let early_writes = std::mem::take(&mut mc.st.nvm.write_log);
         let w = out.early;
         let start = t + lat.pb_access;
         let data = if out.allocated { start.max(data_ready) } else { start };
@@ -183,6 +181,7 @@ impl PersistPath {
             // OBCM checks the counter valid bit: a second SecPB access.
             done += lat.pb_access;
         }
+        Self::queue_writes(pcm, done, &early_writes);
         stats.roi.secpb_early_cycles += done - t;
         if out.allocated {
             stats.roi.secpb_allocations += 1;
@@ -193,7 +192,8 @@ impl PersistPath {
                 let before = Probe::of_mc(mc);
                 let Some((b, late)) = pb.drain_oldest(mc)? else { break };
                 let d = Probe::of_mc(mc).since(&before);
-                let freed = self.mc_late_work(pcm, lat, t, b, &late, &d, mc.secure);
+                let writes = std::mem::take(&mut mc.st.nvm.write_log);
+                let freed = self.mc_late_work(pcm, lat, t, b, &late, &d, &writes, mc.secure);
                 self.draining.push_back(freed);
                 stats.roi.secpb_drains += 1;
             }
@@ -205,7 +205,7 @@ impl PersistPath {
     /// The MC completes a drained entry's tuple; returns when its writes
     /// hold WPQ slots (the entry may be freed then).
     #[allow(clippy::too_many_arguments)]
-    fn mc_late_work(&mut self, pcm: &mut Pcm, lat: &Latencies, t: u64, block: u64, late: &Work, d: &Probe, secure: bool) -> u64 {
+    fn mc_late_work(&mut self, pcm: &mut Pcm, lat: &Latencies, t: u64, block: u64, late: &Work, d: &Probe, writes: &[u64], secure: bool) -> u64 {
         let issue = t.max(self.mc_next);
         // The engine takes one drained entry per SecPB access, or per hash
         // pipeline stage when the entry still needs its BMT update.
@@ -222,7 +222,7 @@ impl PersistPath {
                 done = done.max(self.bmt.update(ctr, lat.levels * lat.mac + tree_extra, lat.mac, self.mc_pipelined));
             }
         }
-        Self::queue_writes(pcm, done, d, block)
+        Self::queue_writes(pcm, done, writes)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -233,6 +233,7 @@ impl PersistPath {
         let before = Probe::of(sys);
         sys.mc.write(ev.block(), &fill)?;
         let d = Probe::of(sys).since(&before);
+        let writes = std::mem::take(&mut sys.mc.st.nvm.write_log);
         let arrive = t.max(data_ready) + lat.l1;
         let mut done = arrive;
         if sys.mc.secure {
@@ -242,7 +243,7 @@ impl PersistPath {
             let bmt = self.bmt.update(ctr, lat.levels * lat.mac + tree_extra, lat.mac, false);
             done = mac.max(bmt);
         }
-        let persisted = Self::queue_writes(pcm, done, &d, ev.block());
+        let persisted = Self::queue_writes(pcm, done, &writes);
         stats.roi.secpb_early_cycles += persisted - release;
         self.last_persist = persisted;
         // The store buffer releases the next store once this one is in

@@ -33,6 +33,12 @@ pub struct Roi {
     /// Early counters found stale at drain (page re-encrypted meanwhile).
     pub stale_early_counters: u64,
     pub wpq_full_waits: u64,
+    /// NVM writes merged into a queued write to the same block (they are
+    /// counted in `nvm_writes` but took no device time).
+    pub wpq_merged_writes: u64,
+    /// Share of the PCM banks' time spent writing (near 1: the run is
+    /// bound by PCM write bandwidth).
+    pub pcm_write_utilisation: f64,
     pub nvm_reads: ByKind,
     pub nvm_writes: ByKind,
     pub cache_hit_rate: BTreeMap<String, f64>,
@@ -87,6 +93,8 @@ impl RunStats {
         r.nvm_reads = sys.mc.st.nvm.reads;
         r.nvm_writes = sys.mc.st.nvm.enqueued;
         r.wpq_full_waits = pcm.wpq_full_waits;
+        r.wpq_merged_writes = pcm.merged_writes;
+        r.pcm_write_utilisation = pcm.write_utilisation(r.cycles);
         r.crypto = sys.mc.st.crypto.work;
         for (name, c) in ["l1d", "l2", "l3"].iter().zip(caches) {
             r.cache_hit_rate.insert(name.to_string(), c.hit_rate());
