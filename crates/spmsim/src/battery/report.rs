@@ -1,7 +1,7 @@
 //! Tables V and VI as Markdown, ours beside the paper's, for
 //! `spmsim reproduce secpb`.
 
-use super::{accounting, compare, estimate, explain, EnergyConfig, Reference, Scheme, MATCH_RULE};
+use super::{accounting, compare, estimate, explain, EnergyConfig, PaperRow, Reference, Scheme, MATCH_RULE};
 use std::fmt::Write;
 
 /// Table VI's layout: COBCM and NoGap at these SecPB sizes.
@@ -23,14 +23,14 @@ pub fn markdown_report(cfg: &EnergyConfig, rf: &Reference) -> String {
         let _ = writeln!(out, "### {title}\n");
         out.push_str("| scheme | entries | energy uJ | SuperCap mm3 ours | paper | residual % | Li-thin mm3 ours | paper | residual % | within 5 % |\n");
         out.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
-        let rows = paper_rows(rf);
-        let rows = if table == "V" { &rows[..Scheme::ALL.len()] } else { &rows[Scheme::ALL.len()..] };
-        for &(s, n) in rows {
+        let rows: Vec<(&PaperRow, u64)> = if table == "V" {
+            rf.table_v.rows.iter().map(|r| (r, rf.table_v.secpb_entries)).collect()
+        } else {
+            rf.table_vi.rows.iter().map(|r| (r, r.entries.unwrap_or(rf.table_v.secpb_entries))).collect()
+        };
+        for (row, n) in rows {
+            let (s, t) = (row.scheme, if table == "V" { "V" } else { "VI" });
             let e = estimate(cfg, s, n);
-            let Some((t, row)) = rf.lookup(s, n) else { continue };
-            if t != table {
-                continue;
-            }
             let c = compare(cfg, &e, t, row);
             let _ = writeln!(
                 out,

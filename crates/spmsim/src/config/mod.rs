@@ -87,9 +87,13 @@ pub struct SecurityConfig {
     pub aes_latency_cycles: u32,
     /// Metadata cache access (SecPB Table I: 2 cycles).
     pub metadata_cache_latency_cycles: u32,
-    /// BMT updates at the memory controller are pipelined level by level
-    /// (a new update may start one hash latency after the previous one).
+    /// BMT updates at the memory controller are pipelined (SecPB V-B: only
+    /// NoGap, M and CM do not pipeline their root updates).
     pub mc_bmt_pipelined: bool,
+    /// Initiation interval of a pipelined hash engine: cycles between the
+    /// starts of two BMT updates. 1 = a fully pipelined engine taking a new
+    /// block every cycle; `mac_latency_cycles` = one hash unit per level.
+    pub hash_pipeline_interval_cycles: u32,
 }
 
 impl Default for SecurityConfig {
@@ -102,6 +106,7 @@ impl Default for SecurityConfig {
             aes_latency_cycles: 40,
             metadata_cache_latency_cycles: 2,
             mc_bmt_pipelined: true,
+            hash_pipeline_interval_cycles: 1,
         }
     }
 }
@@ -175,14 +180,44 @@ pub struct NvmConfig {
     pub read_latency_ns: f64,
     pub write_latency_ns: f64,
     pub banks: u32,
+    /// Writes the device may have in flight (SecPB Table I: write queue 128).
+    /// Only the `posted` write model limits writes by it.
     pub write_queue_entries: u32,
     pub read_queue_entries: u32,
+    /// How a write occupies the device; see [`PcmWriteModel`].
+    pub write_model: PcmWriteModel,
+    /// Time a 64 B block takes on the channel (64 B over a 64-bit bus at
+    /// 2400 MT/s, the 1200 MHz of SecPB Table I: 8 beats = 3.33 ns).
+    pub burst_ns: f64,
 }
 
 impl Default for NvmConfig {
     fn default() -> Self {
-        NvmConfig { read_latency_ns: 55.0, write_latency_ns: 150.0, banks: 16, write_queue_entries: 128, read_queue_entries: 64 }
+        NvmConfig {
+            read_latency_ns: 55.0,
+            write_latency_ns: 150.0,
+            banks: 16,
+            write_queue_entries: 128,
+            read_queue_entries: 64,
+            write_model: PcmWriteModel::Posted,
+            burst_ns: 3.33,
+        }
     }
+}
+
+/// How PCM writes use the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum PcmWriteModel {
+    /// The write's data crosses the channel into its bank (one burst), then
+    /// completes in the background within `write_latency_ns`; up to
+    /// `write_queue_entries` writes are in flight. This is how gem5's NVM
+    /// interface, which SecPB's evaluation ran on, treats writes.
+    #[default]
+    Posted,
+    /// A write holds its bank for the whole `write_latency_ns`: a
+    /// conservative device with a fraction of the write bandwidth.
+    BankSerial,
 }
 
 /// The integrity tree axis.

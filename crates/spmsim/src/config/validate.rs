@@ -68,9 +68,15 @@ impl SimConfig {
         for (k, l) in [("caches.l1d", &self.caches.l1d), ("caches.l2", &self.caches.l2), ("caches.l3", &self.caches.l3)] {
             check_geometry(k, &CacheGeometry { capacity_bytes: l.capacity_bytes, ways: l.ways })?;
         }
+        if self.security.hash_pipeline_interval_cycles == 0 {
+            return bad("security.hash_pipeline_interval_cycles", "must be at least 1".into());
+        }
         let n = &self.nvm;
         if !(n.read_latency_ns > 0.0 && n.write_latency_ns > 0.0) {
             return bad("nvm.read_latency_ns", "NVM latencies must be positive".into());
+        }
+        if !(n.burst_ns > 0.0 && n.burst_ns <= n.write_latency_ns) {
+            return bad("nvm.burst_ns", format!("must be positive and at most nvm.write_latency_ns = {}", n.write_latency_ns));
         }
         for (k, v) in [("nvm.banks", n.banks), ("nvm.write_queue_entries", n.write_queue_entries), ("nvm.read_queue_entries", n.read_queue_entries)] {
             if v == 0 {

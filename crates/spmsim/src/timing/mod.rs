@@ -60,6 +60,8 @@ pub struct Latencies {
     pub nvm_read: u64,
     pub mdc: u64,
     pub mac: u64,
+    /// Cycles between the starts of two pipelined BMT updates.
+    pub hash_interval: u64,
     pub aes: u64,
     pub pb_access: u64,
     pub levels: u64,
@@ -98,6 +100,7 @@ impl TimingSim {
             nvm_read: cycles(cfg.nvm.read_latency_ns, ghz),
             mdc: cfg.security.metadata_cache_latency_cycles as u64,
             mac: cfg.security.mac_latency_cycles as u64,
+            hash_interval: cfg.security.hash_pipeline_interval_cycles as u64,
             aes: cfg.security.aes_latency_cycles as u64,
             pb_access: match &cfg.persistence.point {
                 PersistPoint::PersistBuffer { access_latency_cycles, .. } => *access_latency_cycles as u64,
@@ -111,7 +114,15 @@ impl TimingSim {
             l1: TagCache::new(c.l1d.capacity_bytes, c.l1d.ways),
             l2: TagCache::new(c.l2.capacity_bytes, c.l2.ways),
             l3: TagCache::new(c.l3.capacity_bytes, c.l3.ways),
-            pcm: Pcm::new(cfg.nvm.banks, cycles(cfg.nvm.read_latency_ns, ghz), cycles(cfg.nvm.write_latency_ns, ghz), cfg.persistence.wpq_entries),
+            pcm: Pcm::with_model(
+                cfg.nvm.write_model,
+                cfg.nvm.banks,
+                cycles(cfg.nvm.read_latency_ns, ghz),
+                cycles(cfg.nvm.write_latency_ns, ghz),
+                cfg.persistence.wpq_entries,
+                cycles(cfg.nvm.burst_ns, ghz),
+                cfg.nvm.write_queue_entries,
+            ),
             path,
             lat,
             shadow: FxHashMap::default(),

@@ -1,9 +1,12 @@
 //! PCM device and write pending queue timing (SecPB Table I: read 55 ns,
-//! write 150 ns; WPQ 32 entries in the ADR domain).
+//! write 150 ns, write queue 128; WPQ 32 entries in the ADR domain).
 //!
 //! ```text
-//!  write -> WPQ slot (wait if all 32 are taken) -> bank free? -> bank busy for t_write
-//!  read  ------------------------------------------> bank free? -> bank busy for t_read
+//!  write -> WPQ slot (wait if all 32 are taken) -> device accepts it:
+//!             posted:      bank's channel free for a burst, < 128 writes in flight;
+//!                          the write completes t_write later in the background
+//!             bank-serial: bank free; the bank is busy for t_write
+//!  read  -> bank free of reads (and of the burst or write in service) -> t_read
 //! ```
 //! A write to a block that already holds a WPQ slot whose write has not
 //! yet issued merges into that slot (it is in the ADR domain either way),
@@ -17,8 +20,16 @@ use std::cmp::Reverse;
 use rustc_hash::FxHashMap;
 use std::collections::BinaryHeap;
 
+use crate::config::PcmWriteModel;
+
 #[derive(Clone, Debug)]
 pub struct Pcm {
+    model: PcmWriteModel,
+    /// Posted writes: channel time of one block, and the completion times
+    /// of the writes in flight (at most `max_in_flight`).
+    burst_cycles: u64,
+    in_flight: BinaryHeap<Reverse<u64>>,
+    max_in_flight: usize,
     /// When each bank's last scheduled write ends.
     bank_free: Vec<u64>,
     /// When each bank's current run of back-to-back writes began.
@@ -40,8 +51,14 @@ pub struct Pcm {
 }
 
 impl Pcm {
+    /// A bank-serial device (the unit tests' simple case).
+    #[cfg(test)]
     pub fn new(banks: u32, read_cycles: u64, write_cycles: u64, wpq_entries: u32) -> Self {
-        Pcm { bank_free: vec![0; banks as usize], run_start: vec![0; banks as usize], read_free: vec![0; banks as usize], read_cycles, write_cycles, wpq: BinaryHeap::new(), queued: FxHashMap::default(), wpq_entries: wpq_entries as usize, wpq_full_waits: 0, merged_writes: 0, device_writes: 0 }
+        Self::with_model(PcmWriteModel::BankSerial, banks, read_cycles, write_cycles, wpq_entries, write_cycles, 1)
+    }
+
+    pub fn with_model(model: PcmWriteModel, banks: u32, read_cycles: u64, write_cycles: u64, wpq_entries: u32, burst_cycles: u64, max_in_flight: u32) -> Self {
+        Pcm { model, burst_cycles: burst_cycles.max(1), in_flight: BinaryHeap::new(), max_in_flight: max_in_flight.max(1) as usize, bank_free: vec![0; banks as usize], run_start: vec![0; banks as usize], read_free: vec![0; banks as usize], read_cycles, write_cycles, wpq: BinaryHeap::new(), queued: FxHashMap::default(), wpq_entries: wpq_entries as usize, wpq_full_waits: 0, merged_writes: 0, device_writes: 0 }
     }
 
     fn bank(&self, addr: u64) -> usize {
@@ -55,16 +72,25 @@ impl Pcm {
         if self.run_start[b] <= start && start < self.bank_free[b] {
             // The rest of the write in service (writes not yet started wait
             // behind the read).
-            let k = (start - self.run_start[b]) / self.write_cycles + 1;
-            start = self.run_start[b] + k * self.write_cycles;
+            let unit = match self.model {
+                PcmWriteModel::BankSerial => self.write_cycles,
+                PcmWriteModel::Posted => self.burst_cycles,
+            };
+            let k = (start - self.run_start[b]) / unit + 1;
+            start = (self.run_start[b] + k * unit).min(self.bank_free[b]);
         }
         self.read_free[b] = start + self.read_cycles;
         start + self.read_cycles
     }
 
-    /// Share of the banks' time spent writing over `cycles`.
+    /// Share of the device's write capacity used over `cycles`: bank time
+    /// (bank-serial) or write slots (posted), whichever binds.
     pub fn write_utilisation(&self, cycles: u64) -> f64 {
-        (self.device_writes * self.write_cycles) as f64 / (self.bank_free.len() as u64 * cycles.max(1)) as f64
+        let capacity = match self.model {
+            PcmWriteModel::BankSerial => self.bank_free.len() as f64 / self.write_cycles as f64,
+            PcmWriteModel::Posted => (self.max_in_flight as f64 / self.write_cycles as f64).min(self.bank_free.len() as f64 / self.burst_cycles as f64),
+        };
+        self.device_writes as f64 / (capacity * cycles.max(1) as f64)
     }
 
     /// Free the slots whose writes issued by `t`.
@@ -83,9 +109,19 @@ impl Pcm {
     /// A write of `block` offered to the WPQ at `t`; returns when it holds
     /// a slot (from then on it is persistent).
     pub fn write(&mut self, t: u64, block: u64) -> u64 {
+        self.write_when_ready(t, t, block)
+    }
+
+    /// A write that takes its WPQ slot at `t` (or when one frees) but may
+    /// reach the device only from `ready`, when the memory controller has
+    /// finished securing it; returns when it holds the slot.
+    pub fn write_when_ready(&mut self, t: u64, ready: u64, block: u64) -> u64 {
         let mut t = t;
         self.release(t);
-        if self.queued.get(&block).is_some_and(|&issue| issue > t) {
+        // A queued write to the same block that issues after this one's data
+        // is ready takes the new data instead.
+        let mergeable = |p: &Self, t: u64| p.queued.get(&block).is_some_and(|&issue| issue > t && issue >= ready);
+        if mergeable(self, t) {
             self.merged_writes += 1;
             return t;
         }
@@ -94,17 +130,31 @@ impl Pcm {
             self.wpq_full_waits += 1;
             t = t.max(r);
             self.release(t);
-            if self.queued.get(&block).is_some_and(|&issue| issue > t) {
+            if mergeable(self, t) {
                 self.merged_writes += 1;
                 return t;
             }
         }
         let b = self.bank(block);
-        let issue = t.max(self.bank_free[b]);
+        let mut issue = t.max(ready).max(self.bank_free[b]);
+        let busy = match self.model {
+            PcmWriteModel::BankSerial => self.write_cycles,
+            PcmWriteModel::Posted => {
+                while self.in_flight.peek().is_some_and(|&Reverse(c)| c <= issue) {
+                    self.in_flight.pop();
+                }
+                if self.in_flight.len() >= self.max_in_flight {
+                    let Reverse(c) = self.in_flight.pop().expect("a full device has writes in flight");
+                    issue = issue.max(c);
+                }
+                self.in_flight.push(Reverse(issue + self.write_cycles));
+                self.burst_cycles
+            }
+        };
         if issue > self.bank_free[b] {
             self.run_start[b] = issue;
         }
-        self.bank_free[b] = issue + self.write_cycles;
+        self.bank_free[b] = issue + busy;
         self.device_writes += 1;
         self.wpq.push(Reverse((issue, block)));
         self.queued.insert(block, issue);
@@ -133,6 +183,27 @@ mod tests {
         q.write(500, 9);
         assert_eq!(q.read(50, 8), 60, "a write that has not started does not delay a read");
         assert_eq!(p.read(0, 6), 210, "the next read starts at 110, inside the write at 100..200");
+    }
+
+    #[test]
+    fn a_write_waiting_for_its_data_holds_its_slot() {
+        let mut p = Pcm::new(4, 10, 100, 1);
+        assert_eq!(p.write_when_ready(0, 500, 1), 0, "the slot is free now");
+        assert_eq!(p.write(10, 2), 500, "the only slot is held until the first write issues at 500");
+    }
+
+    #[test]
+    fn posted_writes_overlap_up_to_the_device_limit() {
+        // One bank, 10-cycle bursts, 100-cycle writes, 3 in flight.
+        let mut p = Pcm::with_model(PcmWriteModel::Posted, 1, 10, 100, 8, 10, 3);
+        for a in 0..3 {
+            p.write(0, a);
+        }
+        assert_eq!(p.bank_free[0], 30, "three bursts back to back");
+        p.write(0, 3); // waits for the first write to complete at 100
+        assert_eq!(p.bank_free[0], 110);
+        assert_eq!(p.read(105, 9), 110 + 10, "a read waits for the burst in service, not the media writes");
+        assert!((p.write_utilisation(110) - 4.0 / (3.0 / 100.0 * 110.0)).abs() < 1e-9);
     }
 
     #[test]

@@ -163,7 +163,7 @@ impl PersistPath {
             let otp = ctr + if w.otp { lat.aes } else { 0 };
             done = done.max(ctr);
             if w.bmt {
-                let b = self.bmt.update(ctr, lat.levels * lat.mac + tree_extra, lat.mac, !self.early_one_in_flight);
+                let b = self.bmt.update(ctr, lat.levels * lat.mac + tree_extra, lat.hash_interval, !self.early_one_in_flight);
                 done = done.max(b);
             }
             if w.otp {
@@ -202,14 +202,14 @@ impl PersistPath {
         Ok(done)
     }
 
-    /// The MC completes a drained entry's tuple; returns when its writes
-    /// hold WPQ slots (the entry may be freed then).
+    /// The MC completes a drained entry's tuple; returns when the entry's
+    /// SecPB slot frees (its data block holds a WPQ slot).
     #[allow(clippy::too_many_arguments)]
     fn mc_late_work(&mut self, pcm: &mut Pcm, lat: &Latencies, t: u64, block: u64, late: &Work, d: &Probe, writes: &[u64], secure: bool) -> u64 {
         let issue = t.max(self.mc_next);
         // The engine takes one drained entry per SecPB access, or per hash
         // pipeline stage when the entry still needs its BMT update.
-        self.mc_next = issue + if secure && late.bmt { lat.mac.max(lat.pb_access) } else { lat.pb_access };
+        self.mc_next = issue + if secure && late.bmt { lat.hash_interval.max(lat.pb_access) } else { lat.pb_access };
         let mut done = issue;
         if secure {
             let (ctr, tree_extra) = Self::metadata_reads(pcm, lat, issue, d, block);
@@ -219,10 +219,21 @@ impl PersistPath {
             let mac = if late.mac { ct + lat.mac } else { ct };
             done = done.max(mac);
             if late.bmt {
-                done = done.max(self.bmt.update(ctr, lat.levels * lat.mac + tree_extra, lat.mac, self.mc_pipelined));
+                done = done.max(self.bmt.update(ctr, lat.levels * lat.mac + tree_extra, lat.hash_interval, self.mc_pipelined));
             }
         }
-        Self::queue_writes(pcm, done, writes)
+        // Fig. 3c: a drained block waits at the MC (in the battery-backed
+        // WPQ) while its tuple is completed, so its SecPB slot frees as soon
+        // as it holds a WPQ slot; the metadata writes follow the late work.
+        let mut freed = issue;
+        for &w in writes {
+            if w == block {
+                freed = freed.max(pcm.write_when_ready(issue, done, w));
+            } else {
+                pcm.write(done, w);
+            }
+        }
+        freed
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -240,7 +251,7 @@ impl PersistPath {
             let (ctr, tree_extra) = Self::metadata_reads(pcm, lat, arrive, &d, ev.block());
             let otp = ctr + lat.aes;
             let mac = otp + 1 + lat.mac;
-            let bmt = self.bmt.update(ctr, lat.levels * lat.mac + tree_extra, lat.mac, false);
+            let bmt = self.bmt.update(ctr, lat.levels * lat.mac + tree_extra, lat.hash_interval, false);
             done = mac.max(bmt);
         }
         let persisted = Self::queue_writes(pcm, done, &writes);

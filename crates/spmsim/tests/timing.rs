@@ -1,0 +1,75 @@
+//! Timing model checks against what can be worked out by hand.
+
+use spmsim::config::load_preset;
+use spmsim::timing::{simulate, RunStats};
+use spmsim::workload::WorkloadKind;
+
+fn run(preset: &str, workload: &str, instructions: u64, extra: &[&str]) -> RunStats {
+    let o: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+    let cfg = load_preset(preset, &o).unwrap();
+    simulate(&cfg, &WorkloadKind::parse(workload).unwrap(), instructions, 7).unwrap()
+}
+
+const GAMESS_LIKE: &str = "synthetic:ppti=47.4,nwpe=2.1,footprint_mib=1";
+
+#[test]
+fn nogap_ipc_is_near_the_papers_formula() {
+    // VI-B: IPC = 1000 / (320 x PPTI/NWPE + 40 x PPTI) when every new entry
+    // pays a non-pipelined 8-level root update and every store a MAC.
+    let s = run("nogap", GAMESS_LIKE, 400_000, &[]);
+    let r = &s.roi;
+    assert!((r.ppti - 47.4).abs() < 0.5 && (r.nwpe - 2.1).abs() < 0.1, "ppti {} nwpe {}", r.ppti, r.nwpe);
+    let formula = 1000.0 / (320.0 * r.ppti / r.nwpe + 40.0 * r.ppti);
+    assert!((r.ipc - formula).abs() / formula < 0.15, "ipc {} formula {}", r.ipc, formula);
+}
+
+#[test]
+fn root_updates_count_allocations_under_cm_and_stores_under_sp() {
+    let cm = run("cm", "synthetic:ppti=20,nwpe=4,footprint_mib=1", 200_000, &[]);
+    assert_eq!(cm.roi.bmt_root_updates, cm.roi.secpb_allocations, "IV-A: one root update per dirty residency");
+    let no_coalescing = run("cm", "synthetic:ppti=20,nwpe=4,footprint_mib=1", 200_000, &["persistence.point.coalesce_metadata=false"]);
+    assert_eq!(no_coalescing.roi.bmt_root_updates, no_coalescing.roi.stores);
+    let sp = run("sp", "synthetic:ppti=20,nwpe=4,footprint_mib=1", 200_000, &[]);
+    assert_eq!(sp.roi.bmt_root_updates, sp.roi.stores, "strict persistency updates the root on every store");
+    assert!(cm.roi.bmt_root_updates * 3 < sp.roi.bmt_root_updates);
+}
+
+#[test]
+fn timing_only_crypto_gives_identical_timing() {
+    for p in ["cobcm", "cm", "sp"] {
+        let real = run(p, "random-writes", 100_000, &[]);
+        let fast = run(p, "random-writes", 100_000, &["security.crypto=\"timing-only\""]);
+        assert_eq!(real.roi.cycles, fast.roi.cycles, "{p}");
+        assert_eq!(real.roi.nvm_writes, fast.roi.nvm_writes, "{p}");
+        assert_eq!(real.roi.bmt_root_updates, fast.roi.bmt_root_updates, "{p}");
+    }
+}
+
+#[test]
+fn a_run_is_deterministic_for_a_seed() {
+    let a = run("obcm", "array-swap", 100_000, &[]);
+    let b = run("obcm", "array-swap", 100_000, &[]);
+    assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
+}
+
+#[test]
+fn slowdown_order_follows_eagerness_on_a_persist_heavy_workload() {
+    let c = |p: &str| run(p, "array-swap", 300_000, &[]).roi.cycles;
+    let (bbb, cobcm, obcm, bcm, cm, m, nogap) = (c("bbb"), c("cobcm"), c("obcm"), c("bcm"), c("cm"), c("m"), c("nogap"));
+    assert!(bbb <= cobcm && cobcm <= obcm && obcm < bcm && bcm < cm && cm <= m && m < nogap, "{bbb} {cobcm} {obcm} {bcm} {cm} {m} {nogap}");
+}
+
+#[test]
+fn a_larger_secpb_coalesces_more_root_updates() {
+    let ru = |n: u32| run("cm", "random-writes", 200_000, &[&format!("persistence.point.entries={n}")]).roi.bmt_root_updates;
+    let (small, large) = (ru(8), ru(256));
+    assert!(large < small, "8 entries: {small}, 256 entries: {large}");
+}
+
+#[test]
+fn posted_writes_give_more_write_bandwidth_than_bank_serial_ones() {
+    let posted = run("cobcm", GAMESS_LIKE, 200_000, &[]);
+    let serial = run("cobcm", GAMESS_LIKE, 200_000, &["nvm.write_model=\"bank-serial\""]);
+    assert!(posted.roi.cycles < serial.roi.cycles);
+    assert!(serial.roi.pcm_write_utilisation > 0.8, "bank-serial PCM is the bottleneck here: {}", serial.roi.pcm_write_utilisation);
+}
