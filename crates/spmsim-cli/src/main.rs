@@ -38,6 +38,8 @@ enum Cmd {
     /// Battery or supercapacitor size needed to drain and secure the
     /// persistence domain (SecPB V-B), beside the paper's Tables V and VI.
     Battery(commands::battery::BatteryArgs),
+    /// Simulation speed (instructions/s) and peak memory on a fixed trace.
+    Bench(commands::bench::BenchArgs),
     /// Reproduce a paper's evaluation, with its numbers beside ours.
     Reproduce {
         #[command(subcommand)]
@@ -56,6 +58,7 @@ fn main() -> ExitCode {
         Cmd::Run(a) => commands::run::run(a),
         Cmd::Battery(a) => commands::battery::run(a),
         Cmd::Reproduce { cmd } => commands::reproduce::run(cmd),
+        Cmd::Bench(a) => commands::bench::run(a),
     };
     match r {
         Ok(code) => code,

@@ -251,7 +251,7 @@ pub fn inspect(chip: &ChipFile, mc: &MemoryController) -> InspectReport {
         tree: mc.tree.name().into(),
         capacity_bytes: chip.config.memory.capacity_bytes,
         levels: layout.levels(),
-        records: mc.st.nvm.image.blocks.len() as u64,
+        records: mc.st.nvm.image.len() as u64,
         records_by_region: by,
         root_registers: roots,
         layout: LayoutSummary {

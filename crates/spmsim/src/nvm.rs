@@ -38,22 +38,95 @@ impl ByKind {
     }
 }
 
+/// Blocks per page of the sparse image.
+const PAGE_BLOCKS: u64 = 64;
+
+/// One page of the image: which blocks were ever written, and their bytes.
+#[derive(Clone, Debug)]
+struct Page {
+    present: u64,
+    blocks: [[u8; 64]; PAGE_BLOCKS as usize],
+}
+
+/// The bytes of every block ever written, stored sparsely by 4 KiB page
+/// (64 blocks), so memory follows the touched footprint and neighbouring
+/// blocks share one map entry.
 #[derive(Clone, Debug, Default)]
 pub struct NvmImage {
-    pub blocks: FxHashMap<u64, [u8; 64]>,
+    pages: FxHashMap<u64, Box<Page>>,
+    len: usize,
 }
 
 impl NvmImage {
     pub fn get(&self, addr: u64) -> Option<&[u8; 64]> {
-        self.blocks.get(&addr)
+        let p = self.pages.get(&(addr / PAGE_BLOCKS))?;
+        let i = addr % PAGE_BLOCKS;
+        (p.present >> i & 1 == 1).then(|| &p.blocks[i as usize])
     }
+
     pub fn put(&mut self, addr: u64, b: [u8; 64]) {
-        self.blocks.insert(addr, b);
+        let p = self.pages.entry(addr / PAGE_BLOCKS).or_insert_with(|| Box::new(Page { present: 0, blocks: [[0; 64]; PAGE_BLOCKS as usize] }));
+        let i = addr % PAGE_BLOCKS;
+        if p.present >> i & 1 == 0 {
+            p.present |= 1 << i;
+            self.len += 1;
+        }
+        p.blocks[i as usize] = b;
     }
+
+    /// Blocks ever written.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Every written block, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (u64, &[u8; 64])> + '_ {
+        self.pages.iter().flat_map(|(&pn, p)| (0..PAGE_BLOCKS).filter(move |i| p.present >> i & 1 == 1).map(move |i| (pn * PAGE_BLOCKS + i, &p.blocks[i as usize])))
+    }
+
+    /// Forget every block for which `keep` is false.
+    pub fn retain(&mut self, mut keep: impl FnMut(u64) -> bool) {
+        let mut len = 0;
+        self.pages.retain(|&pn, p| {
+            for i in 0..PAGE_BLOCKS {
+                if p.present >> i & 1 == 1 && !keep(pn * PAGE_BLOCKS + i) {
+                    p.present &= !(1 << i);
+                }
+            }
+            len += p.present.count_ones() as usize;
+            p.present != 0
+        });
+        self.len = len;
+    }
+
     pub fn sorted_addrs(&self) -> Vec<u64> {
-        let mut v: Vec<u64> = self.blocks.keys().copied().collect();
+        let mut v: Vec<u64> = self.iter().map(|(a, _)| a).collect();
         v.sort_unstable();
         v
+    }
+}
+
+#[cfg(test)]
+mod image_tests {
+    use super::*;
+
+    #[test]
+    fn the_paged_image_keeps_blocks_apart() {
+        let mut m = NvmImage::default();
+        assert!(m.get(5).is_none());
+        m.put(5, [1; 64]);
+        m.put(64 * 9 + 3, [2; 64]);
+        m.put(5, [3; 64]);
+        assert_eq!(m.len(), 2);
+        assert_eq!(m.get(5), Some(&[3; 64]));
+        assert!(m.get(4).is_none(), "a neighbour on the same page was never written");
+        assert_eq!(m.sorted_addrs(), vec![5, 64 * 9 + 3]);
+        m.retain(|a| a != 5);
+        assert_eq!((m.len(), m.sorted_addrs()), (1, vec![64 * 9 + 3]));
     }
 }
 
@@ -61,6 +134,9 @@ impl NvmImage {
 pub struct Nvm {
     pub image: NvmImage,
     wpq: VecDeque<(u64, [u8; 64])>,
+    /// How many WPQ entries hold each block, so a read looks the WPQ up
+    /// without scanning it.
+    wpq_index: FxHashMap<u64, u32>,
     wpq_entries: usize,
     pub reads: ByKind,
     /// Writes committed to the device.
@@ -75,7 +151,7 @@ pub struct Nvm {
 
 impl Nvm {
     pub fn new(wpq_entries: usize) -> Self {
-        Nvm { image: NvmImage::default(), wpq: VecDeque::new(), wpq_entries: wpq_entries.max(1), reads: ByKind::default(), writes: ByKind::default(), enqueued: ByKind::default(), log_writes: false, write_log: Vec::new() }
+        Nvm { image: NvmImage::default(), wpq: VecDeque::new(), wpq_index: FxHashMap::default(), wpq_entries: wpq_entries.max(1), reads: ByKind::default(), writes: ByKind::default(), enqueued: ByKind::default(), log_writes: false, write_log: Vec::new() }
     }
 
     fn kind(layout: &Layout, addr: u64) -> &'static str {
@@ -84,8 +160,10 @@ impl Nvm {
 
     /// Read a block, forwarding the newest WPQ entry for it.
     pub fn read(&mut self, layout: &Layout, addr: u64) -> Option<[u8; 64]> {
-        if let Some((_, b)) = self.wpq.iter().rev().find(|(a, _)| *a == addr) {
-            return Some(*b);
+        if self.wpq_index.contains_key(&addr) {
+            if let Some((_, b)) = self.wpq.iter().rev().find(|(a, _)| *a == addr) {
+                return Some(*b);
+            }
         }
         self.reads.bump(Self::kind(layout, addr));
         self.image.get(addr).copied()
@@ -98,9 +176,20 @@ impl Nvm {
             self.write_log.push(addr);
         }
         self.wpq.push_back((addr, b));
+        *self.wpq_index.entry(addr).or_insert(0) += 1;
         while self.wpq.len() > self.wpq_entries {
             let (a, blk) = self.wpq.pop_front().unwrap();
+            self.unindex(a);
             self.commit(layout, a, blk);
+        }
+    }
+
+    fn unindex(&mut self, addr: u64) {
+        if let Some(n) = self.wpq_index.get_mut(&addr) {
+            *n -= 1;
+            if *n == 0 {
+                self.wpq_index.remove(&addr);
+            }
         }
     }
 
@@ -115,12 +204,14 @@ impl Nvm {
         while let Some((a, b)) = self.wpq.pop_front() {
             self.commit(layout, a, b);
         }
+        self.wpq_index.clear();
         n
     }
 
     /// Power lost without ADR: the WPQ contents vanish.
     pub fn discard_wpq(&mut self) {
         self.wpq.clear();
+        self.wpq_index.clear();
     }
 
     pub fn wpq_len(&self) -> usize {

@@ -54,7 +54,7 @@ pub fn run(cmd: ImageCmd) -> Result<ExitCode> {
                 }
             }
             image::save(&out, &cfg, &sys.mc)?;
-            println!("saved {} NVM blocks and the chip state to {}", sys.mc.st.nvm.image.blocks.len(), out.display());
+            println!("saved {} NVM blocks and the chip state to {}", sys.mc.st.nvm.image.len(), out.display());
             Ok(ExitCode::SUCCESS)
         }
         ImageCmd::Inspect { dir, json } => {

@@ -1,5 +1,6 @@
 pub mod attack;
 pub mod battery;
+pub mod bench;
 pub mod check;
 pub mod check_all;
 pub mod config;

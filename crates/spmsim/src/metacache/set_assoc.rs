@@ -3,14 +3,6 @@
 
 use serde::Serialize;
 
-#[derive(Clone, Copy, Debug)]
-struct Line {
-    addr: u64,
-    data: [u8; 64],
-    dirty: bool,
-    last_use: u64,
-}
-
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct CacheStats {
     pub hits: u64,
@@ -18,10 +10,19 @@ pub struct CacheStats {
     pub writebacks: u64,
 }
 
+/// Tag of an empty way.
+const EMPTY: u64 = u64::MAX;
+
+/// Ways are stored flat, set after set, with the tags apart from the data
+/// so that a lookup reads one host cache line of tags.
 #[derive(Clone, Debug)]
 pub struct SetAssocCache {
-    sets: Vec<Vec<Line>>,
+    tags: Vec<u64>,
+    data: Vec<[u8; 64]>,
+    last_use: Vec<u64>,
+    dirty: Vec<bool>,
     ways: usize,
+    nsets: u64,
     clock: u64,
     pub stats: CacheStats,
 }
@@ -31,26 +32,32 @@ impl SetAssocCache {
     pub fn new(lines: u64, ways: u32) -> Self {
         let ways = ways.max(1) as usize;
         let nsets = ((lines as usize) / ways).max(1);
-        SetAssocCache { sets: vec![Vec::new(); nsets], ways, clock: 0, stats: CacheStats::default() }
+        let n = nsets * ways;
+        SetAssocCache { tags: vec![EMPTY; n], data: vec![[0; 64]; n], last_use: vec![0; n], dirty: vec![false; n], ways, nsets: nsets as u64, clock: 0, stats: CacheStats::default() }
     }
 
-    fn set_of(&self, addr: u64) -> usize {
+    /// First way of `addr`'s set.
+    fn base(&self, addr: u64) -> usize {
         // Mix the address so that metadata regions with power-of-two strides
         // do not all land in a few sets.
         let h = addr.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        ((h >> 20) % self.sets.len() as u64) as usize
+        ((h >> 20) % self.nsets) as usize * self.ways
+    }
+
+    /// The way holding `addr`, if resident.
+    fn find(&self, addr: u64) -> Option<usize> {
+        let b = self.base(addr);
+        self.tags[b..b + self.ways].iter().position(|&t| t == addr).map(|i| b + i)
     }
 
     /// Look up and mark used; counts a hit or miss.
     pub fn get(&mut self, addr: u64) -> Option<[u8; 64]> {
         self.clock += 1;
-        let clock = self.clock;
-        let s = self.set_of(addr);
-        match self.sets[s].iter_mut().find(|l| l.addr == addr) {
-            Some(l) => {
-                l.last_use = clock;
+        match self.find(addr) {
+            Some(i) => {
+                self.last_use[i] = self.clock;
                 self.stats.hits += 1;
-                Some(l.data)
+                Some(self.data[i])
             }
             None => {
                 self.stats.misses += 1;
@@ -61,71 +68,65 @@ impl SetAssocCache {
 
     /// Look up without touching LRU state or statistics.
     pub fn peek(&self, addr: u64) -> Option<([u8; 64], bool)> {
-        let s = self.set_of(addr);
-        self.sets[s].iter().find(|l| l.addr == addr).map(|l| (l.data, l.dirty))
+        self.find(addr).map(|i| (self.data[i], self.dirty[i]))
     }
 
     pub fn contains(&self, addr: u64) -> bool {
-        self.peek(addr).is_some()
+        self.find(addr).is_some()
     }
 
     /// Insert or update a line. Returns the evicted victim if it was dirty.
     pub fn put(&mut self, addr: u64, data: [u8; 64], dirty: bool) -> Option<(u64, [u8; 64])> {
         self.clock += 1;
-        let clock = self.clock;
-        let ways = self.ways;
-        let s = self.set_of(addr);
-        let set = &mut self.sets[s];
-        if let Some(l) = set.iter_mut().find(|l| l.addr == addr) {
-            l.data = data;
-            l.dirty |= dirty;
-            l.last_use = clock;
+        if let Some(i) = self.find(addr) {
+            self.data[i] = data;
+            self.dirty[i] |= dirty;
+            self.last_use[i] = self.clock;
             return None;
         }
+        let b = self.base(addr);
+        // An empty way if there is one, else the least recently used.
+        let i = (b..b + self.ways).min_by_key(|&i| if self.tags[i] == EMPTY { 0 } else { self.last_use[i] }).expect("a set has ways");
         let mut victim = None;
-        if set.len() >= ways {
-            let (i, _) = set.iter().enumerate().min_by_key(|(_, l)| l.last_use).unwrap();
-            let v = set.swap_remove(i);
-            if v.dirty {
-                self.stats.writebacks += 1;
-                victim = Some((v.addr, v.data));
-            }
+        if self.tags[i] != EMPTY && self.dirty[i] {
+            self.stats.writebacks += 1;
+            victim = Some((self.tags[i], self.data[i]));
         }
-        set.push(Line { addr, data, dirty, last_use: clock });
+        self.tags[i] = addr;
+        self.data[i] = data;
+        self.dirty[i] = dirty;
+        self.last_use[i] = self.clock;
         victim
     }
 
     /// Mark a resident line clean (after a write-through or flush).
     pub fn mark_clean(&mut self, addr: u64) {
-        let s = self.set_of(addr);
-        if let Some(l) = self.sets[s].iter_mut().find(|l| l.addr == addr) {
-            l.dirty = false;
+        if let Some(i) = self.find(addr) {
+            self.dirty[i] = false;
         }
     }
 
     pub fn remove(&mut self, addr: u64) -> Option<([u8; 64], bool)> {
-        let s = self.set_of(addr);
-        let set = &mut self.sets[s];
-        let i = set.iter().position(|l| l.addr == addr)?;
-        let l = set.swap_remove(i);
-        Some((l.data, l.dirty))
+        let i = self.find(addr)?;
+        self.tags[i] = EMPTY;
+        Some((self.data[i], std::mem::take(&mut self.dirty[i])))
     }
 
+    /// Dirty lines, set by set.
     pub fn dirty_lines(&self) -> Vec<(u64, [u8; 64])> {
-        self.sets.iter().flatten().filter(|l| l.dirty).map(|l| (l.addr, l.data)).collect()
+        (0..self.tags.len()).filter(|&i| self.tags[i] != EMPTY && self.dirty[i]).map(|i| (self.tags[i], self.data[i])).collect()
     }
 
     pub fn len(&self) -> usize {
-        self.sets.iter().map(|s| s.len()).sum()
+        self.tags.iter().filter(|&&t| t != EMPTY).count()
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     pub fn clear(&mut self) {
-        for s in &mut self.sets {
-            s.clear();
-        }
+        self.tags.fill(EMPTY);
+        self.dirty.fill(false);
     }
 }
 

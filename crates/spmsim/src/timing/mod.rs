@@ -30,7 +30,6 @@ use crate::workload::{Event, Op};
 use core::Core;
 use pcm::Pcm;
 use persist::PersistPath;
-use rustc_hash::FxHashMap;
 use tags::TagCache;
 
 /// Snapshot of the functional controller's counters, to price what one
@@ -79,7 +78,7 @@ pub struct TimingSim {
     /// The plaintext every block holds in the persistence domain, so the
     /// persist buffer can be filled without a functional memory read when
     /// the timing model finds the block in a cache.
-    shadow: FxHashMap<u64, [u8; 64]>,
+    shadow: crate::nvm::NvmImage,
     pub stats: RunStats,
 }
 
@@ -125,7 +124,7 @@ impl TimingSim {
             ),
             path,
             lat,
-            shadow: FxHashMap::default(),
+            shadow: crate::nvm::NvmImage::default(),
             stats: RunStats::new(cfg),
             sys,
         }
@@ -147,7 +146,7 @@ impl TimingSim {
         // (SecPB V-A), so they cost bandwidth but not latency.
         let before = Probe::of(&self.sys);
         let value = self.sys.mc.read(block)?;
-        debug_assert_eq!(value, self.shadow.get(&block).copied().unwrap_or([0; 64]), "functional memory disagrees with the shadow");
+        debug_assert_eq!(value, self.shadow.get(block).copied().unwrap_or([0; 64]), "functional memory disagrees with the shadow");
         let d = Probe::of(&self.sys).since(&before);
         let t0 = t + self.lat.l3;
         // Dirty metadata the read evicted is written back in the background.
@@ -182,10 +181,10 @@ impl TimingSim {
                 let data_ready = t_disp + fetch;
                 let retire = self.core.retire_store(t_disp, &mut self.stats);
                 let release = self.core.release_time(retire);
-                let line = self.shadow.entry(ev.block()).or_insert([0; 64]);
+                let mut fill = self.shadow.get(ev.block()).copied().unwrap_or([0; 64]);
                 let off = (ev.addr % 64) as usize;
-                line[off..off + ev.size as usize].copy_from_slice(&ev.value.to_le_bytes()[..ev.size as usize]);
-                let fill = *line;
+                fill[off..off + ev.size as usize].copy_from_slice(&ev.value.to_le_bytes()[..ev.size as usize]);
+                self.shadow.put(ev.block(), fill);
                 let unblock = self.path.store(&mut self.sys, &mut self.pcm, &self.lat, &mut self.stats, release, data_ready, ev, fill)?;
                 self.core.store_released(release, unblock);
                 self.stats.stores += 1;

@@ -129,7 +129,7 @@ impl BonsaiMerkleTree {
         mismatched.extend(extra);
         let nodes_rebuilt = rebuilt.len() as u64;
         if mismatched.is_empty() {
-            st.nvm.image.blocks.retain(|a, _| !matches!(layout.meta_pos(*a), Some((l, _)) if l > 0));
+            st.nvm.image.retain(|a| !matches!(layout.meta_pos(a), Some((l, _)) if l > 0));
             rebuilt.sort_unstable_by_key(|(a, _)| *a);
             for (a, b) in rebuilt {
                 st.nvm.writes.tree += 1;

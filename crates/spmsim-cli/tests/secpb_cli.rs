@@ -1,0 +1,82 @@
+//! The SecPB issue's commands through the binary: run, battery, reproduce.
+
+use std::process::Command;
+
+fn spmsim(args: &[&str]) -> (i32, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_spmsim")).args(args).output().unwrap();
+    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into(), String::from_utf8_lossy(&o.stderr).into())
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let (code, out, err) = spmsim(args);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+#[test]
+fn run_json_has_the_roi_keys_and_writes_the_resolved_config() {
+    let dir = std::env::temp_dir().join(format!("spmsim-run-{}", std::process::id()));
+    let d = dir.to_str().unwrap();
+    let r = json(&["run", "--scheme", "cobcm", "--workload", "random-writes", "--instructions", "50000", "--baseline", "bbb", "--out", d, "--json"]);
+    let roi = &r["roi"];
+    for k in ["cycles", "instructions", "ipc", "bmt_root_updates", "ppti", "nwpe", "store_buffer_stall_cycles", "secpb_full_stall_cycles"] {
+        assert!(roi.get(k).is_some(), "roi.{k} missing");
+    }
+    for k in ["data", "counter", "mac", "tree"] {
+        assert!(roi["nvm_writes"].get(k).is_some() && roi["nvm_reads"].get(k).is_some(), "nvm_*.{k} missing");
+    }
+    assert!(roi["instructions"].as_u64().unwrap() >= 50_000);
+    assert!(roi["nvm_writes"]["data"].as_u64().unwrap() > 0);
+    assert!(r["slowdown"].as_f64().unwrap() >= 0.0, "slowdown against bbb: {}", r["slowdown"]);
+    assert!(r["crash_at_end"].is_object(), "the drain work of a crash at the end");
+    let cfg = std::fs::read_to_string(dir.join("config.toml")).unwrap();
+    assert!(cfg.contains("[persistence.point]") || cfg.contains("persistence"), "resolved config beside the stats");
+    assert!(dir.join("stats.json").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn run_rejects_a_bad_override_naming_the_key() {
+    let (code, _, err) = spmsim(&["run", "--scheme", "cm", "--workload", "random-writes", "--set", "nvm.write_model=\"fast\""]);
+    assert_ne!(code, 0);
+    assert!(err.contains("nvm.write_model"), "{err}");
+    let (code, _, err) = spmsim(&["run", "--scheme", "cm", "--workload", "synthetic:ppti=abc"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("ppti"), "{err}");
+}
+
+#[test]
+fn battery_json_puts_the_paper_beside_ours() {
+    let r = json(&["battery", "--scheme", "cobcm", "--entries", "32", "--json"]);
+    let row = &r["rows"][0];
+    assert_eq!(row["scheme"], "cobcm");
+    let ours = row["supercap"]["volume_mm3"].as_f64().unwrap();
+    let paper = &row["paper"]["supercap_mm3"];
+    assert_eq!(paper["printed"], "4.89");
+    assert!(paper["matches"].as_bool().unwrap(), "ours {ours}");
+    assert!(paper["residual_pct"].as_f64().unwrap().abs() < 5.0);
+    let (code, out, _) = spmsim(&["battery", "--table", "vi"]);
+    assert_eq!(code, 0);
+    assert_eq!(out.lines().filter(|l| l.starts_with("| cobcm") || l.starts_with("| nogap")).count(), 14, "{out}");
+    let (code, _, err) = spmsim(&["battery", "--scheme", "xyz"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("xyz"), "{err}");
+}
+
+#[test]
+fn reproduce_writes_a_report_with_paper_and_ours() {
+    let dir = std::env::temp_dir().join(format!("spmsim-repro-{}", std::process::id()));
+    let d = dir.to_str().unwrap();
+    let (code, out, err) = spmsim(&["reproduce", "secpb", "--quick", "--instructions", "60000", "--out", d]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("order COBCM"), "{out}");
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    for section in ["Table IV", "Fig. 6", "Fig. 7", "Fig. 8", "Fig. 9", "Table V", "Table VI", "NoGap IPC", "Causes of the gaps"] {
+        assert!(md.contains(section), "report lacks {section}");
+    }
+    assert!(md.contains("| cobcm | 1.3 |"), "Table IV has the paper's COBCM cell beside ours");
+    for f in ["results.json", "runs.csv", "table4.csv", "fig6.csv", "fig7.csv", "fig8.csv", "fig9.csv"] {
+        assert!(dir.join(f).exists(), "{f}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
