@@ -23,7 +23,6 @@ pub use stats::{RunStats, Roi};
 
 use crate::config::{PersistPoint, SimConfig};
 use crate::nvm::ByKind;
-use crate::persist::FrontEnd;
 use crate::store::CheckFailure;
 use crate::system::System;
 use crate::workload::{Event, Op};
@@ -37,7 +36,6 @@ use tags::TagCache;
 #[derive(Clone, Copy, Debug, Default)]
 struct Probe {
     reads: ByKind,
-    writes: ByKind,
 }
 
 impl Probe {
@@ -45,10 +43,10 @@ impl Probe {
         Self::of_mc(&sys.mc)
     }
     fn of_mc(mc: &crate::controller::MemoryController) -> Probe {
-        Probe { reads: mc.st.nvm.reads, writes: mc.st.nvm.enqueued }
+        Probe { reads: mc.st.nvm.reads }
     }
     fn since(&self, before: &Probe) -> Probe {
-        Probe { reads: self.reads.since(&before.reads), writes: self.writes.since(&before.writes) }
+        Probe { reads: self.reads.since(&before.reads) }
     }
 }
 
@@ -228,9 +226,4 @@ pub fn simulate(cfg: &SimConfig, workload: &crate::workload::WorkloadKind, instr
     s.workload = workload.name();
     s.seed = seed;
     Ok(s)
-}
-
-#[allow(dead_code)]
-fn front_is_direct(sys: &System) -> bool {
-    matches!(sys.front, FrontEnd::Direct)
 }

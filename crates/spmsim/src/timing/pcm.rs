@@ -24,10 +24,11 @@ use crate::config::PcmWriteModel;
 
 #[derive(Clone, Debug)]
 pub struct Pcm {
-    model: PcmWriteModel,
-    /// Posted writes: channel time of one block, and the completion times
-    /// of the writes in flight (at most `max_in_flight`).
-    burst_cycles: u64,
+    /// How long a write holds its bank: one burst (posted) or the whole
+    /// write (bank-serial).
+    bank_busy: u64,
+    /// Completion times of the writes in flight, at most `max_in_flight`
+    /// (unbounded for bank-serial, where the banks alone limit writes).
     in_flight: BinaryHeap<Reverse<u64>>,
     max_in_flight: usize,
     /// When each bank's last scheduled write ends.
@@ -58,7 +59,11 @@ impl Pcm {
     }
 
     pub fn with_model(model: PcmWriteModel, banks: u32, read_cycles: u64, write_cycles: u64, wpq_entries: u32, burst_cycles: u64, max_in_flight: u32) -> Self {
-        Pcm { model, burst_cycles: burst_cycles.max(1), in_flight: BinaryHeap::new(), max_in_flight: max_in_flight.max(1) as usize, bank_free: vec![0; banks as usize], run_start: vec![0; banks as usize], read_free: vec![0; banks as usize], read_cycles, write_cycles, wpq: BinaryHeap::new(), queued: FxHashMap::default(), wpq_entries: wpq_entries as usize, wpq_full_waits: 0, merged_writes: 0, device_writes: 0 }
+        let (bank_busy, max_in_flight) = match model {
+            PcmWriteModel::BankSerial => (write_cycles, usize::MAX),
+            PcmWriteModel::Posted => (burst_cycles.max(1), max_in_flight.max(1) as usize),
+        };
+        Pcm { bank_busy, in_flight: BinaryHeap::new(), max_in_flight, bank_free: vec![0; banks as usize], run_start: vec![0; banks as usize], read_free: vec![0; banks as usize], read_cycles, write_cycles, wpq: BinaryHeap::new(), queued: FxHashMap::default(), wpq_entries: wpq_entries as usize, wpq_full_waits: 0, merged_writes: 0, device_writes: 0 }
     }
 
     fn bank(&self, addr: u64) -> usize {
@@ -72,12 +77,8 @@ impl Pcm {
         if self.run_start[b] <= start && start < self.bank_free[b] {
             // The rest of the write in service (writes not yet started wait
             // behind the read).
-            let unit = match self.model {
-                PcmWriteModel::BankSerial => self.write_cycles,
-                PcmWriteModel::Posted => self.burst_cycles,
-            };
-            let k = (start - self.run_start[b]) / unit + 1;
-            start = (self.run_start[b] + k * unit).min(self.bank_free[b]);
+            let k = (start - self.run_start[b]) / self.bank_busy + 1;
+            start = (self.run_start[b] + k * self.bank_busy).min(self.bank_free[b]);
         }
         self.read_free[b] = start + self.read_cycles;
         start + self.read_cycles
@@ -86,10 +87,7 @@ impl Pcm {
     /// Share of the device's write capacity used over `cycles`: bank time
     /// (bank-serial) or write slots (posted), whichever binds.
     pub fn write_utilisation(&self, cycles: u64) -> f64 {
-        let capacity = match self.model {
-            PcmWriteModel::BankSerial => self.bank_free.len() as f64 / self.write_cycles as f64,
-            PcmWriteModel::Posted => (self.max_in_flight as f64 / self.write_cycles as f64).min(self.bank_free.len() as f64 / self.burst_cycles as f64),
-        };
+        let capacity = (self.max_in_flight as f64 / self.write_cycles as f64).min(self.bank_free.len() as f64 / self.bank_busy as f64);
         self.device_writes as f64 / (capacity * cycles.max(1) as f64)
     }
 
@@ -137,24 +135,18 @@ impl Pcm {
         }
         let b = self.bank(block);
         let mut issue = t.max(ready).max(self.bank_free[b]);
-        let busy = match self.model {
-            PcmWriteModel::BankSerial => self.write_cycles,
-            PcmWriteModel::Posted => {
-                while self.in_flight.peek().is_some_and(|&Reverse(c)| c <= issue) {
-                    self.in_flight.pop();
-                }
-                if self.in_flight.len() >= self.max_in_flight {
-                    let Reverse(c) = self.in_flight.pop().expect("a full device has writes in flight");
-                    issue = issue.max(c);
-                }
-                self.in_flight.push(Reverse(issue + self.write_cycles));
-                self.burst_cycles
-            }
-        };
+        while self.in_flight.peek().is_some_and(|&Reverse(c)| c <= issue) {
+            self.in_flight.pop();
+        }
+        if self.in_flight.len() >= self.max_in_flight {
+            let Reverse(c) = self.in_flight.pop().expect("a full device has writes in flight");
+            issue = issue.max(c);
+        }
+        self.in_flight.push(Reverse(issue + self.write_cycles));
         if issue > self.bank_free[b] {
             self.run_start[b] = issue;
         }
-        self.bank_free[b] = issue + busy;
+        self.bank_free[b] = issue + self.bank_busy;
         self.device_writes += 1;
         self.wpq.push(Reverse((issue, block)));
         self.queued.insert(block, issue);
