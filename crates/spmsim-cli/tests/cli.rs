@@ -1,17 +1,8 @@
 //! The acceptance commands of the foundation issue, run through the binary.
 
+mod common;
+use common::{json, spmsim};
 use std::process::Command;
-
-fn spmsim(args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_spmsim")).args(args).output().unwrap();
-    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into(), String::from_utf8_lossy(&o.stderr).into())
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let (code, out, err) = spmsim(args);
-    assert_eq!(code, 0, "{args:?}: {err}");
-    serde_json::from_str(&out).unwrap()
-}
 
 #[test]
 fn check_crash_json_has_the_promised_fields() {

@@ -1,17 +1,7 @@
 //! The SecPB issue's commands through the binary: run, battery, reproduce.
 
-use std::process::Command;
-
-fn spmsim(args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_spmsim")).args(args).output().unwrap();
-    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into(), String::from_utf8_lossy(&o.stderr).into())
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let (code, out, err) = spmsim(args);
-    assert_eq!(code, 0, "{args:?}: {err}");
-    serde_json::from_str(&out).unwrap()
-}
+mod common;
+use common::{json, spmsim};
 
 #[test]
 fn run_json_has_the_roi_keys_and_writes_the_resolved_config() {
