@@ -5,11 +5,15 @@ use anyhow::{bail, Result};
 use serde_json::{json, Value};
 use spmsim::battery::{
     accounting, bmt_update_uj, compare, default_energy_path, explain, paper_rows, default_reference_path, estimate, not_charged, Comparison,
-    EnergyConfig, Estimate, Reference, Scheme, MATCH_RULE,
+    EnergyConfig, Estimate, Explanation, Reference, Scheme, MATCH_RULE,
 };
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+
+/// An estimate, the paper's row beside it, and (when the SuperCap volume
+/// misses) the readings of the paper that would meet it.
+type Row = (Estimate, Option<Comparison>, Option<Vec<Explanation>>);
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum PaperTable {
@@ -55,26 +59,26 @@ pub fn run(a: BatteryArgs) -> Result<ExitCode> {
         None if a.scheme.trim().eq_ignore_ascii_case("all") => Scheme::ALL.iter().map(|&s| (s, entries)).collect(),
         None => vec![(a.scheme.parse::<Scheme>().map_err(anyhow::Error::msg)?, entries)],
     };
-    let rows: Vec<(Estimate, Option<Comparison>)> = rows
+    let rows: Vec<Row> = rows
         .into_iter()
         .map(|(s, n)| {
             let est = estimate(&cfg, s, n);
-            let cmp = reference.lookup(s, n).map(|(table, row)| compare(&cfg, &est, table, row));
-            (est, cmp)
+            let Some((table, row)) = reference.lookup(s, n) else { return (est, None, None) };
+            let paper = compare(&cfg, &est, table, row);
+            // Readings of the paper that would meet a missed row (shown, not applied).
+            let readings = paper.gap.is_some().then(|| explain(&cfg, &est, row));
+            (est, Some(paper), readings)
         })
         .collect();
 
     if a.json {
         let json_rows: Vec<Value> = rows
             .iter()
-            .map(|(e, c)| {
+            .map(|(e, c, readings)| {
                 let mut v = serde_json::to_value(e)?;
                 v["paper"] = serde_json::to_value(c)?;
-                // Readings of the paper that would meet a missed row (shown, not applied).
-                if let (Some(c), Some((_, row))) = (c, reference.lookup(e.scheme, e.entries.unwrap_or(0))) {
-                    if !c.supercap_mm3.matches {
-                        v["paper_readings"] = serde_json::to_value(explain(&cfg, e, row))?;
-                    }
+                if let Some(r) = readings {
+                    v["paper_readings"] = serde_json::to_value(r)?;
                 }
                 Ok(v)
             })
@@ -90,7 +94,7 @@ pub fn run(a: BatteryArgs) -> Result<ExitCode> {
             "match_rule": MATCH_RULE,
             "bmt_update_uj": bmt_update_uj(&cfg),
             "not_charged": not_charged(&cfg),
-            "all_match": rows.iter().all(|(_, c)| c.as_ref().is_none_or(|c| c.matches)),
+            "all_match": rows.iter().all(|(_, c, _)| c.as_ref().is_none_or(|c| c.matches)),
             "rows": json_rows,
         });
         println!("{}", serde_json::to_string_pretty(&doc)?);
@@ -105,7 +109,7 @@ pub fn run(a: BatteryArgs) -> Result<ExitCode> {
         None => println!(),
     }
     print!("{}", render(&rows));
-    let notes = notes(&cfg, &reference, &rows);
+    let notes = notes(&cfg, &rows);
     if !notes.is_empty() {
         println!("\nRows off the paper (gap = paper - ours):");
         notes.iter().for_each(|n| println!("- {n}"));
@@ -124,8 +128,8 @@ fn sig(x: f64) -> String {
     format!("{x:.decimals$}")
 }
 
-fn render(rows: &[(Estimate, Option<Comparison>)]) -> String {
-    let with_ratios = rows.iter().any(|(_, c)| c.as_ref().is_some_and(|c| c.supercap_ratio_pct.is_some()));
+fn render(rows: &[Row]) -> String {
+    let with_ratios = rows.iter().any(|(_, c, _)| c.as_ref().is_some_and(|c| c.supercap_ratio_pct.is_some()));
     let mut header = vec!["scheme", "entries", "energy uJ", "SuperCap mm3", "paper", "res %", "Li-thin mm3", "paper", "res %"];
     if with_ratios {
         header.extend(["SuperCap/core %", "paper", "Li-thin/core %", "paper"]);
@@ -133,7 +137,7 @@ fn render(rows: &[(Estimate, Option<Comparison>)]) -> String {
     header.push("match");
     let body = rows
         .iter()
-        .map(|(e, c)| {
+        .map(|(e, c, _)| {
             let paper = |f: &dyn Fn(&Comparison) -> Option<String>| c.as_ref().and_then(f).unwrap_or_else(|| "-".into());
             let mut r = vec![
                 e.scheme.to_string(),
@@ -160,21 +164,19 @@ fn render(rows: &[(Estimate, Option<Comparison>)]) -> String {
 }
 
 /// One line per row that misses, and per paper row whose two volumes disagree.
-fn notes(cfg: &EnergyConfig, reference: &Reference, rows: &[(Estimate, Option<Comparison>)]) -> Vec<String> {
+fn notes(cfg: &EnergyConfig, rows: &[Row]) -> Vec<String> {
     let density_ratio = cfg.storage.supercap_wh_per_cm3 / cfg.storage.li_thin_wh_per_cm3;
     let mut out = Vec::new();
-    for (e, c) in rows {
+    for (e, c, readings) in rows {
         let Some(c) = c else { continue };
         let at = format!("{} at {} (Table {})", e.scheme, e.entries.map_or_else(|| "any size".into(), |n| format!("{n} entries")), c.table);
-        if let (Some(_), Some((_, row))) = (&c.gap, reference.lookup(e.scheme, e.entries.unwrap_or(0))) {
-            for x in explain(cfg, e, row) {
-                out.push(format!(
-                    "{at}: the paper's SuperCap is met ({} mm3, {:+.2} %) if {} (a reading the other rows do not support; not applied)",
-                    sig(x.supercap_mm3),
-                    x.residual_pct,
-                    x.description
-                ));
-            }
+        for x in readings.iter().flatten() {
+            out.push(format!(
+                "{at}: the paper's SuperCap is met ({} mm3, {:+.2} %) if {} (a reading the other rows do not support; not applied)",
+                sig(x.supercap_mm3),
+                x.residual_pct,
+                x.description
+            ));
         }
         if let Some(g) = &c.gap {
             out.push(format!(
