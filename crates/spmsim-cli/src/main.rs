@@ -48,6 +48,14 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
+    // Output piped into `head` or a closed pager must end the process
+    // quietly, as other command-line tools do, not panic on a write error.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any
+    // thread starts has no other effect on the process.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let r = match cli.cmd {
         Cmd::Config { cmd } => commands::config::run(cmd),

@@ -94,3 +94,20 @@ fn config_show_resolves_every_preset() {
         assert!(out.contains("[metadata_cache]") && out.contains("tree levels = 8"), "{out}");
     }
 }
+
+#[test]
+fn a_closed_pipe_ends_the_output_quietly() {
+    use std::process::Stdio;
+    // The reader goes away before spmsim writes (as `spmsim ... | head -0`
+    // would): the process must stop without a panic message.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spmsim"))
+        .args(["battery", "--table", "vi"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+}
