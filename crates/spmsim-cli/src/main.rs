@@ -40,6 +40,17 @@ enum Cmd {
     Battery(commands::battery::BatteryArgs),
     /// Simulation speed (instructions/s) and peak memory on a fixed trace.
     Bench(commands::bench::BenchArgs),
+    /// The real-program suite: install from Debian's packages, generate
+    /// inputs, record traces under valgrind lackey (`suite:NAME` workloads).
+    Suite {
+        #[command(subcommand)]
+        cmd: commands::suite::SuiteCmd,
+    },
+    /// Record, inspect, convert and generate memory traces.
+    Trace {
+        #[command(subcommand)]
+        cmd: commands::trace::TraceCmd,
+    },
     /// Reproduce a paper's evaluation, with its numbers beside ours.
     Reproduce {
         #[command(subcommand)]
@@ -67,6 +78,8 @@ fn main() -> ExitCode {
         Cmd::Battery(a) => commands::battery::run(a),
         Cmd::Reproduce { cmd } => commands::reproduce::run(cmd),
         Cmd::Bench(a) => commands::bench::run(a),
+        Cmd::Trace { cmd } => commands::trace::run(cmd),
+        Cmd::Suite { cmd } => commands::suite::run(cmd),
     };
     match r {
         Ok(code) => code,

@@ -57,7 +57,9 @@ fn battery_json_puts_the_paper_beside_ours() {
 fn reproduce_writes_a_report_with_paper_and_ours() {
     let dir = std::env::temp_dir().join(format!("spmsim-repro-{}", std::process::id()));
     let d = dir.to_str().unwrap();
-    let (code, out, err) = spmsim(&["reproduce", "secpb", "--quick", "--instructions", "60000", "--out", d]);
+    // The built-in stand-ins: fast, and needs neither valgrind nor packages
+    // (suite_cli.rs runs reproduce on recorded programs).
+    let (code, out, err) = spmsim(&["reproduce", "secpb", "--builtin", "--quick", "--instructions", "60000", "--out", d]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("order COBCM"), "{out}");
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();

@@ -11,7 +11,7 @@ use std::path::Path;
 fn save(dir: &Path, preset: &str) -> Vec<u8> {
     let cfg = common::small(preset, &[]);
     let mut sys = System::new(&cfg, 11);
-    for e in WorkloadKind::RandomWrites.generate(60, 11) {
+    for e in WorkloadKind::RandomWrites.generate(60, 11).unwrap() {
         sys.apply(&e).unwrap();
     }
     sys.shutdown_clean().unwrap();
@@ -71,7 +71,7 @@ fn crash_images_of_controls_fail_verification() {
     let dir = std::env::temp_dir().join(format!("spmsim-crashimg-{}", std::process::id()));
     let cfg = common::small("secure-wb-nobattery", &[]);
     let mut sys = System::new(&cfg, 2);
-    for e in WorkloadKind::RandomWrites.generate(100, 2) {
+    for e in WorkloadKind::RandomWrites.generate(100, 2).unwrap() {
         sys.apply(&e).unwrap();
     }
     sys.power_fail();

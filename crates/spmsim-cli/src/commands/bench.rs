@@ -59,7 +59,9 @@ fn one_case(case: &str, instructions: u64) -> Result<CaseResult> {
     let w = WorkloadKind::parse(BENCH_WORKLOAD).map_err(|e| anyhow!(e))?;
     let t = Instant::now();
     let mut sim = spmsim::timing::TimingSim::new(&cfg, 1);
-    sim.run(w.stream(1, instructions)).map_err(|e| anyhow!(e))?;
+    let mut stream = w.stream(1, instructions, cfg.memory.capacity_bytes).map_err(|e| anyhow!(e))?;
+    sim.run(&mut stream).map_err(|e| anyhow!(e))?;
+    stream.finish().map_err(|e| anyhow!(e))?;
     let blocks_touched = sim.sys.mc.st.nvm.image.len() as u64;
     let stats = sim.finish();
     let seconds = t.elapsed().as_secs_f64();

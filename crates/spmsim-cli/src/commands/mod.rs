@@ -7,6 +7,8 @@ pub mod config;
 pub mod image;
 pub mod reproduce;
 pub mod run;
+pub mod suite;
+pub mod trace;
 
 use anyhow::{anyhow, Result};
 use spmsim::config::{load_preset, SimConfig};
@@ -38,7 +40,7 @@ impl SimArgs {
         if self.ops == 0 {
             return Err(anyhow!("--ops must be at least 1"));
         }
-        let events = w.generate(self.ops, self.seed);
+        let events = w.generate(self.ops, self.seed).map_err(|e| anyhow!(e))?;
         check_fits(&cfg, &events)?;
         Ok((cfg, w, events))
     }

@@ -19,14 +19,52 @@ pub enum ReproduceCmd {
         seed: u64,
         #[arg(long, default_value = "results/secpb")]
         out: PathBuf,
+        /// Run on the built-in stand-ins (micro-benchmarks and synthetic
+        /// profiles) instead of the recorded real-program suite; needs
+        /// neither valgrind nor Debian packages.
+        #[arg(long)]
+        builtin: bool,
+        /// The suite definition (default: configs/suite/programs.toml).
+        /// Traces are recorded into and read from the cache folder
+        /// ($SPMSIM_CACHE, else ~/.cache/spmsim).
+        #[arg(long = "programs", value_name = "FILE")]
+        programs: Option<PathBuf>,
     },
+}
+
+/// The recorded suite, recording what the cache lacks first (the same
+/// code path as `spmsim suite record`, at least
+/// `suite::DEFAULT_INSTRUCTIONS` per program).
+fn recorded_suite(instructions: u64, programs: Option<PathBuf>) -> Result<Vec<secpb::SuiteEntry>> {
+    use spmsim::suite;
+    let path = programs.unwrap_or_else(suite::programs::default_path);
+    let s = suite::Suite::load(&path).map_err(|e| anyhow!(e))?;
+    let cache = suite::cache_dir();
+    let mut plan = suite::RecordPlan::new(cache.clone(), instructions.max(suite::DEFAULT_INSTRUCTIONS));
+    plan.accept_at_least = Some(instructions);
+    let outcomes = super::suite::record(&s, &plan)?;
+    let failed: Vec<&suite::Outcome> = outcomes.iter().filter(|o| matches!(o.status, suite::Status::Failed(_))).collect();
+    if outcomes.iter().any(|o| matches!(o.status, suite::Status::Recorded)) || !failed.is_empty() {
+        eprint!("{}", super::suite::outcome_table(&outcomes));
+    }
+    let (entries, missing) = secpb::recorded_suite(&s, &cache);
+    if entries.is_empty() {
+        return Err(anyhow!(
+            "no program of the suite could be recorded ({} failed; see above). The suite installs Debian packages and records under valgrind; `spmsim reproduce secpb --builtin` runs on the built-in stand-ins instead",
+            failed.len()
+        ));
+    }
+    if !missing.is_empty() {
+        eprintln!("warning: running without {} (no trace could be recorded; see above)", missing.join(", "));
+    }
+    Ok(entries)
 }
 
 pub fn run(cmd: ReproduceCmd) -> Result<ExitCode> {
     match cmd {
-        ReproduceCmd::Secpb { quick, instructions, seed, out } => {
+        ReproduceCmd::Secpb { quick, instructions, seed, out, builtin, programs } => {
             let n = instructions.unwrap_or(if quick { 5_000_000 } else { 100_000_000 });
-            let suite = secpb::builtin_suite();
+            let suite = if builtin { secpb::builtin_suite() } else { recorded_suite(n, programs)? };
             let tty = std::io::stderr().is_terminal();
             let progress = |done: usize, total: usize, what: &str| {
                 let width = 30;

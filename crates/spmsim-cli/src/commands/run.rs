@@ -36,12 +36,6 @@ pub fn one(scheme: &str, workload: &str, instructions: u64, seed: u64, overrides
     if instructions == 0 {
         return Err(anyhow!("--instructions must be at least 1"));
     }
-    let mut probe = w.generator(seed);
-    let mut evs = Vec::new();
-    for _ in 0..64 {
-        probe.next_op(&mut evs);
-    }
-    super::check_fits(&cfg, &evs)?;
     let stats = simulate(&cfg, &w, instructions, seed).map_err(|e| anyhow!(e))?;
     Ok((cfg, stats))
 }
@@ -68,6 +62,9 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     } else {
         let r = &stats.roi;
         println!("scheme {}  workload {}  seed {}  crypto {}", stats.scheme, stats.workload, stats.seed, stats.crypto_mode);
+        for n in &stats.workload_notes {
+            println!("note: {n}");
+        }
         println!("cycles {}  instructions {}  IPC {:.4}", r.cycles, r.instructions, r.ipc);
         if let Some(s) = doc.get("slowdown") {
             println!("slowdown vs {}: {:.2} %", a.baseline.as_deref().unwrap_or(""), s.as_f64().unwrap() * 100.0);

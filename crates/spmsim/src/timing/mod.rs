@@ -187,7 +187,7 @@ impl TimingSim {
                 self.core.store_released(release, unblock);
                 self.stats.stores += 1;
             }
-            Op::Fence => {
+            Op::Fence | Op::Epoch => {
                 let persisted = self.path.persist_barrier();
                 self.core.fence(t_disp, persisted);
             }
@@ -220,9 +220,12 @@ impl TimingSim {
 
 /// Convenience: simulate `instructions` of a workload.
 pub fn simulate(cfg: &SimConfig, workload: &crate::workload::WorkloadKind, instructions: u64, seed: u64) -> Result<RunStats, String> {
+    let mut stream = workload.stream(seed, instructions, cfg.memory.capacity_bytes)?;
     let mut sim = TimingSim::new(cfg, seed);
-    sim.run(workload.stream(seed, instructions))?;
+    sim.run(&mut stream)?;
+    stream.finish()?;
     let mut s = sim.finish();
+    s.workload_notes = stream.notes();
     s.workload = workload.name();
     s.seed = seed;
     Ok(s)

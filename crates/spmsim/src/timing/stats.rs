@@ -55,6 +55,10 @@ pub struct RunStats {
     pub roi: Roi,
     /// The work a battery pays for if power fails at the end of the run.
     pub crash_at_end: Option<DrainWork>,
+    /// How the workload's events were obtained (trace source, derived
+    /// values, a trace shorter than asked for).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub workload_notes: Vec<String>,
     #[serde(skip)]
     pub loads: u64,
     #[serde(skip)]
@@ -74,6 +78,7 @@ impl RunStats {
             crypto_mode: format!("{:?}", cfg.security.crypto).to_lowercase(),
             roi: Roi::default(),
             crash_at_end: None,
+            workload_notes: Vec::new(),
             loads: 0,
             stores: 0,
         }

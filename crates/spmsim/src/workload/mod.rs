@@ -3,18 +3,57 @@
 //! instructions, so no run holds its whole workload in memory.
 //!
 //! An [`Event`] is one memory-level operation of the program, preceded by
-//! `gap` non-memory instructions: a load, a store of 1..=8 bytes inside one
-//! 64 B block, a fence, or a marker (transaction begin/commit). Stores
-//! flagged `log` write the undo log.
+//! `gap` non-memory instructions: a load of 1..=64 bytes or a store of
+//! 1..=8 bytes inside one 64 B block, a fence, or a marker (transaction
+//! begin/commit, epoch boundary). Stores flagged `log` write the undo log.
+//! An access flagged `same_instruction` belongs to the instruction of the
+//! event before it (a wide or block-straddling access split by a trace
+//! reader, or the store half of a read-modify-write), so it is not counted
+//! as an instruction of its own.
+//!
+//! Workloads come from built-in generators (infinite, seeded) or from trace
+//! files ([`crate::trace`]), which end and can fail; [`EventStream`] hides
+//! the difference and keeps the first error for the caller.
+//!
+//! Built-in generators: `random-writes`, `seq-writes`, `array-swap` (the
+//! small legacy swap), `synthetic:` profiles, and the persistent benchmarks
+//! of Secon, STAR and Triad-NVM over the undo-logged heap of [`pheap`]:
+//! `array`, `queue`, `btree`, `hash`, `rbtree`, `ycsb`, `tpcc`, `daxbench`.
+//! Each takes `kind:key=value,...` on the command line (every key optional;
+//! a bad key is named with the valid ones), or a TOML file `NAME.toml`
+//! holding `kind = "btree"` and the same keys. `name()` spells every key
+//! out and parses back to the same workload.
 
+pub mod array;
 mod array_swap;
+pub mod btree;
+pub mod daxbench;
+pub mod hash;
+pub mod params;
+pub mod pheap;
+pub mod queue;
 mod random_writes;
+pub mod rbtree;
 mod seq_writes;
 mod synthetic;
+pub mod tpcc;
+pub mod ycsb;
 
+pub use array::ArrayParams;
+pub use btree::BtreeParams;
+pub use daxbench::DaxParams;
+pub use hash::HashParams;
+pub use params::{OpsPerTx, Ratio};
+pub use pheap::TxStyle;
+pub use queue::QueueParams;
+pub use rbtree::RbtreeParams;
 pub use synthetic::SyntheticParams;
+pub use tpcc::TpccParams;
+pub use ycsb::{Distribution, YcsbParams};
 
+use crate::trace::{Format, RecordEvents};
 use serde::Serialize;
+use std::path::PathBuf;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -24,6 +63,10 @@ pub enum Op {
     Fence,
     TxBegin,
     TxCommit,
+    /// Epoch boundary (epoch persistency): stores of the next epoch persist
+    /// after every store of this one; timed and checked as a fence, but not
+    /// an instruction of its own.
+    Epoch,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -38,18 +81,20 @@ pub struct Event {
     pub log: bool,
     /// Non-memory instructions executed before this event.
     pub gap: u32,
+    /// Part of the previous event's instruction (see the module docs).
+    pub same_instruction: bool,
 }
 
 impl Event {
     pub fn store(addr: u64, size: u8, value: u64, log: bool) -> Event {
         debug_assert!((1..=8).contains(&size) && addr % 64 + size as u64 <= 64);
-        Event { op: Op::Store, addr, size, value, log, gap: 0 }
+        Event { op: Op::Store, addr, size, value, log, gap: 0, same_instruction: false }
     }
     pub fn load(addr: u64, size: u8) -> Event {
-        Event { op: Op::Load, addr, size, value: 0, log: false, gap: 0 }
+        Event { op: Op::Load, addr, size, value: 0, log: false, gap: 0, same_instruction: false }
     }
     pub fn marker(op: Op) -> Event {
-        Event { op, addr: 0, size: 0, value: 0, log: false, gap: 0 }
+        Event { op, addr: 0, size: 0, value: 0, log: false, gap: 0, same_instruction: false }
     }
     pub fn after(mut self, gap: u32) -> Event {
         self.gap = gap;
@@ -59,9 +104,14 @@ impl Event {
         self.addr / 64
     }
     /// Instructions this event stands for: its gap plus itself, except
-    /// markers, which are not instructions.
+    /// markers, which are not instructions, and accesses that belong to the
+    /// previous event's instruction.
     pub fn instructions(&self) -> u64 {
-        self.gap as u64 + matches!(self.op, Op::Load | Op::Store | Op::Fence) as u64
+        self.gap as u64 + (matches!(self.op, Op::Load | Op::Store | Op::Fence) && !self.same_instruction) as u64
+    }
+    /// Persist ordering point: a fence or an epoch boundary.
+    pub fn is_barrier(&self) -> bool {
+        matches!(self.op, Op::Fence | Op::Epoch)
     }
     pub fn describe(&self) -> String {
         match self.op {
@@ -70,6 +120,7 @@ impl Event {
             Op::Fence => "fence".into(),
             Op::TxBegin => "tx-begin".into(),
             Op::TxCommit => "tx-commit".into(),
+            Op::Epoch => "epoch".into(),
         }
     }
 }
@@ -90,17 +141,90 @@ pub enum WorkloadKind {
     /// A synthetic stream with a set store rate and stores per block, for
     /// controlled experiments (documented as synthetic wherever reported).
     Synthetic(SyntheticParams),
+    /// Persistent benchmarks (Secon 4.1, STAR V-A, Triad-NVM IV).
+    Array(ArrayParams),
+    Queue(QueueParams),
+    Btree(BtreeParams),
+    Hash(HashParams),
+    Rbtree(RbtreeParams),
+    Ycsb(YcsbParams),
+    Tpcc(TpccParams),
+    /// Triad-NVM's synthetic DAXBENCH-S-RW.
+    Daxbench(DaxParams),
+    /// A trace file in any supported format (`trace:PATH`, or
+    /// `trace:PATH#format=NAME` to name the format).
+    Trace(TraceSpec),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TraceSpec {
+    pub path: PathBuf,
+    pub format: Option<Format>,
+    /// The name to report instead of the path (`suite:gcc`).
+    pub label: Option<String>,
+}
+
+impl TraceSpec {
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let (path, format) = match s.rsplit_once("#format=") {
+            Some((p, f)) => (p, Some(Format::parse(f)?)),
+            None => (s, None),
+        };
+        if path.is_empty() {
+            return Err("trace workload: no path given (trace:PATH)".into());
+        }
+        Ok(TraceSpec { path: PathBuf::from(path), format, label: None })
+    }
+    pub fn name(&self) -> String {
+        if let Some(l) = &self.label {
+            return l.clone();
+        }
+        match self.format {
+            Some(f) => format!("trace:{}#format={}", self.path.display(), f.name()),
+            None => format!("trace:{}", self.path.display()),
+        }
+    }
+    fn open(&self, seed: u64, capacity_bytes: u64) -> Result<RecordEvents, String> {
+        let r = crate::trace::open(&self.path, self.format).map_err(|e| e.to_string())?;
+        Ok(RecordEvents::new(&self.path, r, seed, capacity_bytes))
+    }
 }
 
 impl WorkloadKind {
-    pub const NAMED: [&'static str; 4] = ["random-writes", "seq-writes", "array-swap", "synthetic[:ppti=P,nwpe=N,footprint_mib=F,loads_pti=L]"];
+    pub const NAMED: [&'static str; 15] = [
+        "random-writes",
+        "seq-writes",
+        "array-swap",
+        "synthetic[:ppti=P,nwpe=N,footprint_mib=F,loads_pti=L,miss_pti=M,stride=S,reuse_distance=R,reuse_fraction=Q,write_fraction=W]",
+        "array[:value_bytes=256,size_mib=1024,ops_per_tx=1-16,gap=6,style=dynamic|static|strict,populate=false]",
+        "queue[:value_bytes=256,size_mib=1024,ops_per_tx=1-16,gap=6,style=..,populate=..]",
+        "btree[:value_bytes=256,size_mib=1024,ops_per_tx=1-16,order=8,gap=5,style=..,populate=..]",
+        "hash[:value_bytes=256,size_mib=1024,ops_per_tx=1-16,gap=5,style=..,populate=..]",
+        "rbtree[:value_bytes=256,size_mib=1024,ops_per_tx=1-16,gap=5,style=..,populate=..]",
+        "ycsb[:fields=10,field_bytes=100,size_mib=1024,distribution=zipfian|uniform,theta=0.99,ops_per_tx=1,gap=8,style=..,populate=..]",
+        "tpcc[:warehouses=16,orders_per_district=8192,ops_per_tx=1,gap=10,style=..,populate=..]",
+        "daxbench[:stride=64,rw=1:1,size_mib=1024,access_bytes=8,gap=4,persist=true] or daxbench-STRIDE-RW",
+        "FILE.toml (kind = \"btree\" plus the keys)",
+        "trace:PATH[#format=F]",
+        "suite:NAME",
+    ];
 
     pub fn name(&self) -> String {
+        use params::keys_of;
         match self {
             WorkloadKind::RandomWrites => "random-writes".into(),
             WorkloadKind::SeqWrites => "seq-writes".into(),
             WorkloadKind::ArraySwap => "array-swap".into(),
             WorkloadKind::Synthetic(p) => p.name(),
+            WorkloadKind::Array(p) => format!("array:{}", keys_of(p)),
+            WorkloadKind::Queue(p) => format!("queue:{}", keys_of(p)),
+            WorkloadKind::Btree(p) => format!("btree:{}", keys_of(p)),
+            WorkloadKind::Hash(p) => format!("hash:{}", keys_of(p)),
+            WorkloadKind::Rbtree(p) => format!("rbtree:{}", keys_of(p)),
+            WorkloadKind::Ycsb(p) => format!("ycsb:{}", keys_of(p)),
+            WorkloadKind::Tpcc(p) => format!("tpcc:{}", keys_of(p)),
+            WorkloadKind::Daxbench(p) => format!("daxbench:{}", keys_of(p)),
+            WorkloadKind::Trace(t) => t.name(),
         }
     }
 
@@ -110,40 +234,225 @@ impl WorkloadKind {
             "seq-writes" => Ok(WorkloadKind::SeqWrites),
             "array-swap" => Ok(WorkloadKind::ArraySwap),
             s if s == "synthetic" || s.starts_with("synthetic:") => SyntheticParams::parse(s).map(WorkloadKind::Synthetic),
-            _ => Err(format!("unknown workload `{name}`; known workloads: {}", Self::NAMED.join(", "))),
+            s if s.starts_with("suite:") => {
+                let name = &s["suite:".len()..];
+                let path = crate::suite::trace_path(name)?;
+                Ok(WorkloadKind::Trace(TraceSpec { path, format: Some(Format::Native), label: Some(s.to_string()) }))
+            }
+            s if s.starts_with("trace:") => TraceSpec::parse(&s["trace:".len()..]).map(WorkloadKind::Trace),
+            // A TOML file describes a generator; any other file is a trace.
+            s if s.ends_with(".toml") => Self::from_file(std::path::Path::new(s)),
+            s if std::path::Path::new(s).is_file() => TraceSpec::parse(s).map(WorkloadKind::Trace),
+            s => {
+                if let Some(rest) = s.strip_prefix("daxbench-") {
+                    return Self::from_table("daxbench", daxbench::DaxParams::alias_table(rest)?);
+                }
+                let (kind, body) = s.split_once(':').unwrap_or((s, ""));
+                if !Self::GENERATORS.contains(&kind) {
+                    if kind == "array-swap" {
+                        return Err("array-swap is the fixed legacy swap of 1024 8-byte elements and takes no keys; `array:KEY=..` is the Secon/STAR array benchmark".into());
+                    }
+                    return Err(format!("unknown workload `{name}`; known workloads: {}", Self::NAMED.join(", ")));
+                }
+                Self::from_table(kind, params::table_of(kind, body)?)
+            }
         }
     }
 
-    pub fn generator(&self, seed: u64) -> Box<dyn Generator> {
+    /// Kinds that take `key=value` parameters through [`Self::from_table`].
+    const GENERATORS: [&'static str; 8] = ["array", "queue", "btree", "hash", "rbtree", "ycsb", "tpcc", "daxbench"];
+
+    /// A generator of `kind` with the keys of `t`, validated.
+    fn from_table(kind: &str, t: toml::Table) -> Result<Self, String> {
+        use params::from_table;
+        let w = match kind {
+            "array" => WorkloadKind::Array(from_table(kind, t)?),
+            "queue" => WorkloadKind::Queue(from_table(kind, t)?),
+            "btree" => WorkloadKind::Btree(from_table(kind, t)?),
+            "hash" => WorkloadKind::Hash(from_table(kind, t)?),
+            "rbtree" => WorkloadKind::Rbtree(from_table(kind, t)?),
+            "ycsb" => WorkloadKind::Ycsb(from_table(kind, t)?),
+            "tpcc" => WorkloadKind::Tpcc(from_table(kind, t)?),
+            "daxbench" => WorkloadKind::Daxbench(from_table(kind, t)?),
+            "synthetic" => {
+                let body: Vec<String> = t
+                    .iter()
+                    .map(|(k, v)| match v {
+                        toml::Value::Integer(i) => Ok(format!("{k}={i}")),
+                        toml::Value::Float(f) => Ok(format!("{k}={f}")),
+                        _ => Err(format!("synthetic workload: `{k}` wants a number, got {v}")),
+                    })
+                    .collect::<Result<_, _>>()?;
+                return SyntheticParams::parse(&format!("synthetic:{}", body.join(","))).map(WorkloadKind::Synthetic);
+            }
+            "random-writes" | "seq-writes" | "array-swap" => {
+                if let Some(k) = t.keys().next() {
+                    return Err(format!("{kind} workload takes no keys, got `{k}`"));
+                }
+                return Self::parse(kind);
+            }
+            _ => return Err(format!("unknown workload kind `{kind}`; kinds: random-writes, seq-writes, array-swap, synthetic, {}", Self::GENERATORS.join(", "))),
+        };
+        w.validate()?;
+        Ok(w)
+    }
+
+    /// A workload file: `kind = "btree"` and that generator's keys.
+    pub fn from_file(path: &std::path::Path) -> Result<Self, String> {
+        let at = |e: String| format!("workload file {}: {e}", path.display());
+        let text = std::fs::read_to_string(path).map_err(|e| at(format!("cannot read it: {e}")))?;
+        let mut t: toml::Table = text.parse().map_err(|e: toml::de::Error| at(e.message().to_string()))?;
+        let kind = match t.remove("kind") {
+            Some(toml::Value::String(k)) => k,
+            Some(v) => return Err(at(format!("`kind` must be a string, got {v}"))),
+            None => return Err(at(format!("no `kind` key; kinds: random-writes, seq-writes, array-swap, synthetic, {}", Self::GENERATORS.join(", ")))),
+        };
+        Self::from_table(&kind, t).map_err(at)
+    }
+
+    fn validate(&self) -> Result<(), String> {
         match self {
-            WorkloadKind::RandomWrites => Box::new(random_writes::RandomWrites::new(seed, random_writes::Params::default())),
-            WorkloadKind::SeqWrites => Box::new(seq_writes::SeqWrites::new(seed, seq_writes::Params::default())),
-            WorkloadKind::ArraySwap => Box::new(array_swap::ArraySwap::new(seed, array_swap::Params::default())),
-            WorkloadKind::Synthetic(p) => Box::new(synthetic::Synthetic::new(seed, p.clone())),
+            WorkloadKind::Array(p) => p.validate(),
+            WorkloadKind::Queue(p) => p.validate(),
+            WorkloadKind::Btree(p) => p.validate(),
+            WorkloadKind::Hash(p) => p.validate(),
+            WorkloadKind::Rbtree(p) => p.validate(),
+            WorkloadKind::Ycsb(p) => p.validate(),
+            WorkloadKind::Tpcc(p) => p.validate(),
+            WorkloadKind::Daxbench(p) => p.validate(),
+            _ => Ok(()),
         }
     }
 
-    /// The events of `ops` operations.
-    pub fn generate(&self, ops: u64, seed: u64) -> Vec<Event> {
-        let mut g = self.generator(seed);
+    /// What a report must say about this workload's events beyond its name.
+    pub fn notes(&self) -> Vec<String> {
+        let implicit = |populate: bool| {
+            (!populate).then(|| {
+                "initial population implicit: the structure starts full as a deterministic function of the seed, but its initial contents are not stored to simulated memory (which reads zero there) until the workload writes them; populate=true emits them".to_string()
+            })
+        };
+        match self {
+            WorkloadKind::Synthetic(p) => vec![format!("synthetic stream, not a program: {}", p.name())],
+            WorkloadKind::Daxbench(_) => vec!["synthetic stream (Triad-NVM DAXBENCH-S-RW): strided loads and persisted stores, not a data structure".into()],
+            WorkloadKind::Array(p) => implicit(p.populate).into_iter().collect(),
+            WorkloadKind::Queue(p) => implicit(p.populate).into_iter().collect(),
+            WorkloadKind::Btree(p) => implicit(p.populate).into_iter().collect(),
+            WorkloadKind::Hash(p) => implicit(p.populate).into_iter().collect(),
+            WorkloadKind::Rbtree(p) => implicit(p.populate).into_iter().collect(),
+            WorkloadKind::Ycsb(p) => implicit(p.populate).into_iter().collect(),
+            WorkloadKind::Tpcc(p) => implicit(p.populate).into_iter().collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn source(&self, seed: u64, capacity_bytes: u64) -> Result<Source, String> {
+        Ok(match self {
+            WorkloadKind::RandomWrites => Source::Generator(Box::new(random_writes::RandomWrites::new(seed, random_writes::Params::default()))),
+            WorkloadKind::SeqWrites => Source::Generator(Box::new(seq_writes::SeqWrites::new(seed, seq_writes::Params::default()))),
+            WorkloadKind::ArraySwap => Source::Generator(Box::new(array_swap::ArraySwap::new(seed, array_swap::Params::default()))),
+            WorkloadKind::Synthetic(p) => Source::Generator(Box::new(synthetic::Synthetic::new(seed, p.clone()))),
+            WorkloadKind::Array(p) => Source::Generator(Box::new(array::Array::new(seed, p.clone())?)),
+            WorkloadKind::Queue(p) => Source::Generator(Box::new(queue::Queue::new(seed, p.clone())?)),
+            WorkloadKind::Btree(p) => Source::Generator(Box::new(btree::Btree::new(seed, p.clone())?)),
+            WorkloadKind::Hash(p) => Source::Generator(Box::new(hash::Hash::new(seed, p.clone())?)),
+            WorkloadKind::Rbtree(p) => Source::Generator(Box::new(rbtree::Rbtree::new(seed, p.clone())?)),
+            WorkloadKind::Ycsb(p) => Source::Generator(Box::new(ycsb::Ycsb::new(seed, p.clone())?)),
+            WorkloadKind::Tpcc(p) => Source::Generator(Box::new(tpcc::Tpcc::new(seed, p.clone())?)),
+            WorkloadKind::Daxbench(p) => Source::Generator(Box::new(daxbench::Daxbench::new(seed, p.clone())?)),
+            WorkloadKind::Trace(t) => Source::Trace(Box::new(t.open(seed, capacity_bytes)?)),
+        })
+    }
+
+    /// The events of `ops` operations (fewer if a trace ends first). An
+    /// operation is one transaction or step of a generator, one record of
+    /// a trace.
+    pub fn generate(&self, ops: u64, seed: u64) -> Result<Vec<Event>, String> {
+        let mut s = EventStream::new(self.source(seed, u64::MAX)?, u64::MAX, u64::MAX);
         let mut v = Vec::new();
         for _ in 0..ops {
-            g.next_op(&mut v);
+            if !s.refill(&mut v) {
+                break;
+            }
         }
-        v
+        s.finish()?;
+        Ok(v)
     }
 
-    /// A stream of events that ends once `instructions` have been produced.
-    pub fn stream(&self, seed: u64, instructions: u64) -> EventStream {
-        EventStream { gen: self.generator(seed), buf: Vec::new(), pos: 0, left: instructions }
+    /// A stream of events that ends once `instructions` have been produced
+    /// (or the trace ends). An event beyond `capacity_bytes` ends the stream
+    /// with an error that [`EventStream::finish`] reports.
+    pub fn stream(&self, seed: u64, instructions: u64, capacity_bytes: u64) -> Result<EventStream, String> {
+        let mut s = EventStream::new(self.source(seed, capacity_bytes)?, instructions, capacity_bytes);
+        s.kind_notes = self.notes();
+        Ok(s)
     }
 }
 
+/// Where events come from: an endless seeded generator or a trace file.
+enum Source {
+    Generator(Box<dyn Generator>),
+    Trace(Box<RecordEvents>),
+}
+
 pub struct EventStream {
-    gen: Box<dyn Generator>,
+    src: Source,
     buf: Vec<Event>,
     pos: usize,
     left: u64,
+    requested: u64,
+    capacity_bytes: u64,
+    error: Option<String>,
+    /// What the workload itself asks a report to say ([`WorkloadKind::notes`]).
+    kind_notes: Vec<String>,
+}
+
+impl EventStream {
+    fn new(src: Source, instructions: u64, capacity_bytes: u64) -> Self {
+        EventStream { src, buf: Vec::new(), pos: 0, left: instructions, requested: instructions, capacity_bytes, error: None, kind_notes: Vec::new() }
+    }
+
+    /// Append one operation's events to `out`; false at the end or on error.
+    fn refill(&mut self, out: &mut Vec<Event>) -> bool {
+        match &mut self.src {
+            Source::Generator(g) => {
+                let start = out.len();
+                g.next_op(out);
+                if let Some(e) = out[start..].iter().find(|e| e.addr + e.size as u64 > self.capacity_bytes) {
+                    self.error = Some(format!("workload touches {:#x}, beyond memory.capacity_bytes = {}", e.addr, self.capacity_bytes));
+                    return false;
+                }
+                true
+            }
+            Source::Trace(t) => match t.next_op(out) {
+                Ok(more) => more,
+                Err(e) => {
+                    self.error = Some(e.to_string());
+                    false
+                }
+            },
+        }
+    }
+
+    /// The error that ended the stream early, if any.
+    pub fn finish(&self) -> Result<(), String> {
+        self.error.clone().map_or(Ok(()), Err)
+    }
+
+    /// What a report should say about how the events were obtained.
+    pub fn notes(&self) -> Vec<String> {
+        let mut n = self.kind_notes.clone();
+        if let Source::Trace(t) = &self.src {
+            let h = t.header();
+            n.push(format!("trace from {} ({})", h.source_format, if h.source.is_empty() { "no source recorded" } else { &h.source }));
+            if t.derived_values > 0 {
+                n.push(format!("values derived: {} stores carried no recorded value, so the simulator wrote a deterministic value derived from the seed", t.derived_values));
+            }
+            if self.left > 0 && self.requested != u64::MAX {
+                n.push(format!("trace ended {} instructions short of the {} requested", self.left, self.requested));
+            }
+        }
+        n
+    }
 }
 
 impl Iterator for EventStream {
@@ -153,9 +462,15 @@ impl Iterator for EventStream {
             return None;
         }
         while self.pos >= self.buf.len() {
-            self.buf.clear();
+            let mut buf = std::mem::take(&mut self.buf);
+            buf.clear();
             self.pos = 0;
-            self.gen.next_op(&mut self.buf);
+            let more = self.refill(&mut buf);
+            self.buf = buf;
+            if !more {
+                self.buf.clear();
+                return None;
+            }
         }
         let e = self.buf[self.pos];
         self.pos += 1;
@@ -172,16 +487,116 @@ mod tests {
     fn generators_are_deterministic_and_stores_stay_in_a_block() {
         for name in ["random-writes", "seq-writes", "array-swap", "synthetic:ppti=20,nwpe=3"] {
             let w = WorkloadKind::parse(name).unwrap();
-            let a = w.generate(200, 5);
-            assert_eq!(a, w.generate(200, 5), "{name}");
+            let a = w.generate(200, 5).unwrap();
+            assert_eq!(a, w.generate(200, 5).unwrap(), "{name}");
             assert!(a.iter().any(|e| e.op == Op::Store));
             for e in a.iter().filter(|e| e.op == Op::Store) {
                 assert!(e.addr % 64 + e.size as u64 <= 64);
             }
-            let n: u64 = w.stream(5, 10_000).map(|e| e.instructions()).sum();
+            let n: u64 = w.stream(5, 10_000, u64::MAX).unwrap().map(|e| e.instructions()).sum();
             assert!((10_000..10_000 + 2000).contains(&n), "{name}: {n}");
         }
         let r = WorkloadKind::RandomWrites;
-        assert_ne!(r.generate(50, 1), r.generate(50, 2));
+        assert_ne!(r.generate(50, 1).unwrap(), r.generate(50, 2).unwrap());
+    }
+
+    const SMALL: [&str; 9] = [
+        "array:size_mib=1",
+        "queue:size_mib=1",
+        "btree:size_mib=1",
+        "hash:size_mib=1",
+        "rbtree:size_mib=1",
+        "ycsb:size_mib=1",
+        "tpcc:warehouses=1,orders_per_district=4096",
+        "daxbench:size_mib=1",
+        "daxbench-128-2",
+    ];
+
+    #[test]
+    fn every_generator_parses_names_itself_and_round_trips() {
+        for spec in SMALL {
+            let w = WorkloadKind::parse(spec).unwrap();
+            let name = w.name();
+            assert_eq!(WorkloadKind::parse(&name).unwrap(), w, "{spec} -> {name}");
+            let a = w.generate(20, 3).unwrap();
+            assert_eq!(a, w.generate(20, 3).unwrap(), "{spec}");
+            assert_ne!(a, w.generate(20, 4).unwrap(), "{spec}: the seed matters");
+            let n: u64 = w.stream(5, 50_000, 8 << 30).unwrap().map(|e| e.instructions()).sum();
+            assert!((50_000..50_000 + 20_000).contains(&n), "{spec}: {n}");
+        }
+        // Bare kinds take the papers' defaults.
+        for (kind, w) in [("btree", WorkloadKind::Btree(BtreeParams::default())), ("ycsb", WorkloadKind::Ycsb(YcsbParams::default()))] {
+            assert_eq!(WorkloadKind::parse(kind).unwrap(), w);
+        }
+        let d = WorkloadKind::parse("daxbench-256-1:1").unwrap();
+        assert_eq!(d, WorkloadKind::Daxbench(DaxParams { stride: 256, ..DaxParams::default() }));
+        assert!(d.name().starts_with("daxbench:") && d.name().contains("rw=1:1") && d.name().contains("stride=256"));
+        let b = WorkloadKind::parse("btree:value_bytes=64,ops_per_tx=2-4,style=static").unwrap();
+        match &b {
+            WorkloadKind::Btree(p) => assert_eq!((p.value_bytes, p.ops_per_tx, p.style), (64, OpsPerTx { min: 2, max: 4 }, TxStyle::Static)),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn bad_parameters_name_the_key_and_the_valid_ones() {
+        let e = WorkloadKind::parse("btree:valu_bytes=8").unwrap_err();
+        assert!(e.contains("valu_bytes") && e.contains("value_bytes") && e.contains("ops_per_tx"), "{e}");
+        let e = WorkloadKind::parse("hash:value_bytes=12").unwrap_err();
+        assert!(e.contains("value_bytes") && e.contains("multiple of 8"), "{e}");
+        let e = WorkloadKind::parse("queue:ops_per_tx=0").unwrap_err();
+        assert!(e.contains("ops_per_tx"), "{e}");
+        let e = WorkloadKind::parse("rbtree:style=lazy").unwrap_err();
+        assert!(e.contains("style") && e.contains("dynamic"), "{e}");
+        let e = WorkloadKind::parse("array:size_mib=100000").unwrap_err();
+        assert!(e.contains("size_mib"), "{e}");
+        let e = WorkloadKind::parse("tpcc:warehouses=80").unwrap_err();
+        assert!(e.contains("8 GiB"), "{e}");
+        let e = WorkloadKind::parse("ycsb:theta=1.5").unwrap_err();
+        assert!(e.contains("theta"), "{e}");
+        let e = WorkloadKind::parse("btree:populate=true").unwrap_err();
+        assert!(e.contains("populate"), "{e}");
+        let e = WorkloadKind::parse("array-swap:elements=5").unwrap_err();
+        assert!(e.contains("array:"), "{e}");
+        let e = WorkloadKind::parse("bptree").unwrap_err();
+        assert!(e.contains("unknown workload") && e.contains("btree["), "{e}");
+        assert!(WorkloadKind::parse("daxbench-64").unwrap_err().contains("daxbench-STRIDE-RW"));
+    }
+
+    #[test]
+    fn toml_files_describe_generators_and_errors_name_file_and_key() {
+        let dir = std::env::temp_dir().join(format!("spmsim-workload-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("bt.toml");
+        std::fs::write(&f, "kind = \"btree\"\nvalue_bytes = 64\nsize_mib = 2\nops_per_tx = \"1-4\"\n").unwrap();
+        let w = WorkloadKind::parse(f.to_str().unwrap()).unwrap();
+        assert_eq!(w, WorkloadKind::parse("btree:value_bytes=64,size_mib=2,ops_per_tx=1-4").unwrap());
+        std::fs::write(&f, "kind = \"daxbench\"\nstride = 128\nrw = 2\n").unwrap();
+        assert_eq!(WorkloadKind::parse(f.to_str().unwrap()).unwrap(), WorkloadKind::parse("daxbench-128-2").unwrap());
+        std::fs::write(&f, "kind = \"synthetic\"\nppti = 20\nnwpe = 2.5\nstride = 4096\n").unwrap();
+        assert_eq!(WorkloadKind::parse(f.to_str().unwrap()).unwrap(), WorkloadKind::parse("synthetic:ppti=20,nwpe=2.5,stride=4096").unwrap());
+        std::fs::write(&f, "kind = \"rbtree\"\nvalue_byte = 64\n").unwrap();
+        let e = WorkloadKind::parse(f.to_str().unwrap()).unwrap_err();
+        assert!(e.contains("bt.toml") && e.contains("value_byte") && e.contains("value_bytes"), "{e}");
+        std::fs::write(&f, "kind = \"queue\"\nsize_mib = \"big\"\n").unwrap();
+        let e = WorkloadKind::parse(f.to_str().unwrap()).unwrap_err();
+        assert!(e.contains("bt.toml") && e.contains("size_mib"), "{e}");
+        std::fs::write(&f, "value_bytes = 64\n").unwrap();
+        assert!(WorkloadKind::parse(f.to_str().unwrap()).unwrap_err().contains("no `kind`"));
+        std::fs::write(&f, "kind = \"nope\"\n").unwrap();
+        assert!(WorkloadKind::parse(f.to_str().unwrap()).unwrap_err().contains("unknown workload kind"));
+        let missing = dir.join("missing.toml");
+        assert!(WorkloadKind::parse(missing.to_str().unwrap()).unwrap_err().contains("cannot read"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn reports_learn_what_is_synthetic_or_implicit() {
+        let notes = |s: &str| WorkloadKind::parse(s).unwrap().stream(1, 1000, 8 << 30).unwrap().notes();
+        assert!(notes("synthetic:ppti=10").iter().any(|n| n.starts_with("synthetic stream")));
+        assert!(notes("daxbench-64-2").iter().any(|n| n.contains("synthetic")));
+        assert!(notes("btree:size_mib=1").iter().any(|n| n.contains("implicit")));
+        assert!(notes("btree:size_mib=1,populate=true").is_empty());
+        assert!(notes("array-swap").is_empty());
     }
 }

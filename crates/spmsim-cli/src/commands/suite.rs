@@ -1,0 +1,208 @@
+//! `spmsim suite`: the real-program suite (list, record, inputs).
+
+use anyhow::{anyhow, Result};
+use clap::Subcommand;
+use spmsim::suite::{self, Outcome, Progress, RecordPlan, Status, Suite};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Subcommand)]
+pub enum SuiteCmd {
+    /// The suite's programs: package, input, skip, command, and whether a
+    /// trace is cached.
+    List {
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        place: Place,
+    },
+    /// Install the programs from Debian's packages, generate their inputs
+    /// and record each under valgrind lackey into the cache.
+    Record(RecordArgs),
+    /// Generate the inputs into the cache and print their paths and
+    /// SHA-256 checksums (to run a command of the suite by hand).
+    Inputs {
+        #[command(flatten)]
+        place: Place,
+    },
+}
+
+#[derive(clap::Args, Clone)]
+pub struct Place {
+    /// Cache folder (default: $SPMSIM_CACHE, else ~/.cache/spmsim).
+    #[arg(long)]
+    pub cache: Option<PathBuf>,
+    /// The suite definition (default: configs/suite/programs.toml).
+    #[arg(long = "programs", value_name = "FILE")]
+    pub programs: Option<PathBuf>,
+}
+
+impl Place {
+    fn load(&self) -> Result<(Suite, PathBuf)> {
+        let path = self.programs.clone().unwrap_or_else(suite::programs::default_path);
+        let s = Suite::load(&path).map_err(|e| anyhow!(e))?;
+        Ok((s, self.cache.clone().unwrap_or_else(suite::cache_dir)))
+    }
+}
+
+#[derive(clap::Args, Clone)]
+pub struct RecordArgs {
+    /// Instructions recorded per program, after its skip.
+    #[arg(long, default_value_t = suite::DEFAULT_INSTRUCTIONS)]
+    pub instructions: u64,
+    /// Only these programs (comma-separated names).
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// Record even where the trace and manifest are up to date.
+    #[arg(long)]
+    pub force: bool,
+    /// Programs recorded at once (default: cores + 1; each recording is
+    /// valgrind plus a converting thread that waits on it).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    #[command(flatten)]
+    pub place: Place,
+}
+
+pub fn run(cmd: SuiteCmd) -> Result<ExitCode> {
+    match cmd {
+        SuiteCmd::List { json, place } => list(json, &place),
+        SuiteCmd::Record(a) => {
+            let (s, cache) = a.place.load()?;
+            let mut plan = RecordPlan::new(cache, a.instructions);
+            plan.only = a.only.clone();
+            plan.force = a.force;
+            if let Some(j) = a.jobs {
+                plan.jobs = j.max(1);
+            }
+            let outcomes = record(&s, &plan)?;
+            print!("{}", outcome_table(&outcomes));
+            let failed = outcomes.iter().filter(|o| matches!(o.status, Status::Failed(_))).count();
+            println!("traces and manifests: {}", plan.cache.join("suite").display());
+            if failed > 0 {
+                println!("{failed} of {} programs failed (see above)", outcomes.len());
+                return Ok(ExitCode::from(1));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        SuiteCmd::Inputs { place } => {
+            let (s, cache) = place.load()?;
+            let wanted: Vec<&suite::InputSpec> = s.inputs.iter().collect();
+            let made = suite::make_inputs(&s, &wanted, &cache);
+            let mut bad = 0;
+            for i in &s.inputs {
+                match made.get(&i.name) {
+                    Some(Ok(f)) => println!("{}  {:>10}  {}", f.sha256, f.bytes, f.path),
+                    Some(Err(e)) => {
+                        bad += 1;
+                        println!("{}: {e}", i.name);
+                    }
+                    None => {}
+                }
+            }
+            Ok(if bad > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+        }
+    }
+}
+
+/// Record with progress lines on stderr; shared with `reproduce secpb`.
+pub fn record(s: &Suite, plan: &RecordPlan) -> Result<Vec<Outcome>> {
+    let t0 = std::time::Instant::now();
+    let progress = |p: Progress| match p {
+        Progress::Note(n) => eprintln!("suite: {n}"),
+        Progress::Started { name, skip, instructions, index, total } => {
+            eprintln!("suite: [{}/{total}] {name}: recording {instructions} instructions after skipping {skip} ({:.0} s)", index + 1, t0.elapsed().as_secs_f64())
+        }
+        Progress::Finished(o) => match (&o.status, &o.manifest) {
+            (Status::Failed(e), _) => eprintln!("suite: {}: FAILED: {}", o.name, e.trim_end().replace('\n', "\n    ")),
+            (Status::UpToDate, Some(m)) => eprintln!("suite: {}: up to date ({} instructions recorded {})", o.name, m.recorded_instructions, m.recorded_at),
+            (_, Some(m)) => eprintln!(
+                "suite: {}: recorded {} instructions ({} loads, {} stores) in {:.0} s{}",
+                o.name,
+                m.recorded_instructions,
+                m.loads,
+                m.stores,
+                o.seconds,
+                if m.program_finished { "; the program ended before the limit" } else { "" }
+            ),
+            _ => {}
+        },
+    };
+    suite::record_suite(s, plan, &progress).map_err(|e| anyhow!(e))
+}
+
+fn mib(b: u64) -> String {
+    format!("{:.1}", b as f64 / (1024.0 * 1024.0))
+}
+
+pub fn outcome_table(outcomes: &[Outcome]) -> String {
+    let rows: Vec<Vec<String>> = outcomes
+        .iter()
+        .map(|o| {
+            let status = match &o.status {
+                Status::Recorded => "recorded".to_string(),
+                Status::UpToDate => "up to date".to_string(),
+                Status::Failed(_) => "FAILED".to_string(),
+            };
+            match &o.manifest {
+                Some(m) => vec![
+                    o.name.clone(),
+                    m.package_label(),
+                    status,
+                    m.skipped_instructions.to_string(),
+                    m.recorded_instructions.to_string(),
+                    m.loads.to_string(),
+                    m.stores.to_string(),
+                    mib(m.trace_bytes),
+                    format!("{:.0}", if matches!(o.status, Status::Recorded) { o.seconds } else { m.record_seconds }),
+                ],
+                None => vec![o.name.clone(), "-".into(), status, "-".into(), "-".into(), "-".into(), "-".into(), "-".into(), "-".into()],
+            }
+        })
+        .collect();
+    crate::table::render(&["program", "package", "status", "skipped", "recorded", "loads", "stores", "trace MiB", "record s"], &rows)
+}
+
+fn list(json: bool, place: &Place) -> Result<ExitCode> {
+    let (s, cache) = place.load()?;
+    let cached = suite::cached(&s, &cache);
+    if json {
+        let v: Vec<serde_json::Value> = s
+            .programs
+            .iter()
+            .map(|p| {
+                let ins: Vec<&suite::InputSpec> = s.inputs_of(p);
+                serde_json::json!({
+                    "name": p.name,
+                    "packages": p.packages,
+                    "all_packages": s.packages_of(p),
+                    "description": p.description,
+                    "command": p.command,
+                    "executable_from": p.executable_from,
+                    "stdin": p.stdin,
+                    "skip": p.skip,
+                    "inputs": ins,
+                    "trace": suite::trace_file(&cache, &p.name),
+                    "manifest": cached.get(&p.name),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "programs_file": s.path, "cache": cache, "env": s.env, "programs": v }))?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let rows: Vec<Vec<String>> = s
+        .programs
+        .iter()
+        .map(|p| {
+            let ins: Vec<String> = s.inputs_of(p).iter().map(|i| i.name.clone()).collect();
+            let trace = match cached.get(&p.name) {
+                Some(m) => format!("{} instr. ({})", m.recorded_instructions, m.package_label()),
+                None => "-".into(),
+            };
+            vec![p.name.clone(), p.packages.join(" "), ins.join(" "), p.skip.to_string(), trace, p.description.clone()]
+        })
+        .collect();
+    print!("{}", crate::table::render(&["program", "packages", "inputs", "skip", "cached trace", "what it does"], &rows));
+    println!("{} programs in {}; cache {}", s.programs.len(), s.path.display(), cache.join("suite").display());
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,187 @@
+//! `spmsim trace`: record a program under valgrind, inspect, convert and
+//! generate traces (format: `docs/trace-format.md`).
+
+use anyhow::{anyhow, bail, Result};
+use spmsim::trace::{self, Format};
+use spmsim::workload::WorkloadKind;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Subcommand)]
+pub enum TraceCmd {
+    /// Run a program under valgrind lackey and write its memory trace in
+    /// the native format as it runs.
+    Record(RecordArgs),
+    /// Instruction and memory-operation counts, footprint, write fraction
+    /// and persistent share of a trace.
+    Info(InfoArgs),
+    /// Turn a trace of any supported format into the native format.
+    Convert(ConvertArgs),
+    /// Write a built-in workload's events as a native trace.
+    Generate(GenerateArgs),
+}
+
+#[derive(clap::Args)]
+pub struct RecordArgs {
+    /// A persistent address range A-B (hex with 0x, or decimal; B exclusive);
+    /// repeatable. Without one, all memory is persistent.
+    #[arg(long = "persistent-range", value_name = "A-B")]
+    pub persistent: Vec<String>,
+    /// Instructions to run before recording starts.
+    #[arg(long, default_value_t = 0)]
+    pub skip: u64,
+    /// Stop after recording this many instructions.
+    #[arg(long)]
+    pub instructions: Option<u64>,
+    #[arg(short = 'o', long = "output")]
+    pub out: PathBuf,
+    /// The program and its arguments (after `--`).
+    #[arg(last = true, required = true)]
+    pub program: Vec<String>,
+}
+
+#[derive(clap::Args)]
+pub struct InfoArgs {
+    pub file: PathBuf,
+    /// The format, if detection by magic bytes is not enough.
+    #[arg(long)]
+    pub format: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Args)]
+pub struct ConvertArgs {
+    pub input: PathBuf,
+    #[arg(long)]
+    pub format: Option<String>,
+    #[arg(short = 'o', long = "output")]
+    pub out: PathBuf,
+}
+
+#[derive(clap::Args)]
+pub struct GenerateArgs {
+    /// Any workload `spmsim run` accepts.
+    #[arg(long)]
+    pub workload: String,
+    #[arg(long, default_value_t = 1_000_000)]
+    pub instructions: u64,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[arg(short = 'o', long = "output")]
+    pub out: PathBuf,
+}
+
+fn parse_addr(s: &str) -> Result<u64> {
+    let s = s.trim();
+    let v = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => s.parse(),
+    };
+    v.map_err(|_| anyhow!("`{s}` is not an address (hex with 0x, or decimal)"))
+}
+
+/// `A-B` with A < B.
+pub fn parse_range(s: &str) -> Result<(u64, u64)> {
+    let (a, b) = s.split_once('-').ok_or_else(|| anyhow!("--persistent-range `{s}`: expected A-B"))?;
+    let (a, b) = (parse_addr(a)?, parse_addr(b)?);
+    if a >= b {
+        bail!("--persistent-range `{s}`: the start must be below the end");
+    }
+    Ok((a, b))
+}
+
+fn format_arg(f: &Option<String>) -> Result<Option<Format>> {
+    f.as_deref().map(Format::parse).transpose().map_err(|e| anyhow!(e))
+}
+
+pub fn run(cmd: TraceCmd) -> Result<ExitCode> {
+    match cmd {
+        TraceCmd::Record(a) => record(a),
+        TraceCmd::Info(a) => info(a),
+        TraceCmd::Convert(a) => {
+            let w = trace::convert::convert(&a.input, format_arg(&a.format)?, &a.out).map_err(|e| anyhow!(e))?;
+            println!("wrote {}: {} records, {} instructions", a.out.display(), w.records, w.instructions);
+            Ok(ExitCode::SUCCESS)
+        }
+        TraceCmd::Generate(a) => {
+            let w = WorkloadKind::parse(&a.workload).map_err(|e| anyhow!(e))?;
+            if a.instructions == 0 {
+                bail!("--instructions must be at least 1");
+            }
+            let n = trace::convert::generate(&w, a.seed, a.instructions, &a.out).map_err(|e| anyhow!(e))?;
+            println!("wrote {}: {} records, {} instructions", a.out.display(), n.records, n.instructions);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+#[cfg(unix)]
+fn record(a: RecordArgs) -> Result<ExitCode> {
+    let ranges = a.persistent.iter().map(|s| parse_range(s)).collect::<Result<Vec<_>>>()?;
+    if a.instructions == Some(0) {
+        bail!("--instructions must be at least 1");
+    }
+    let opts = trace::lackey::RecordOptions {
+        program: a.program.clone(),
+        skip: a.skip,
+        instructions: a.instructions,
+        persistent_ranges: ranges,
+        out: a.out.clone(),
+        ..Default::default()
+    };
+    let s = trace::lackey::record(&opts).map_err(|e| anyhow!(e))?;
+    println!(
+        "wrote {}: {} instructions recorded ({} skipped), {} loads, {} stores; the program {}",
+        a.out.display(),
+        s.recorded_instructions,
+        s.skipped_instructions,
+        s.loads,
+        s.stores,
+        if s.program_finished { "ran to its end" } else { "was stopped at the instruction limit" }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(not(unix))]
+fn record(_: RecordArgs) -> Result<ExitCode> {
+    bail!("trace record needs valgrind, which runs on Unix-like systems only")
+}
+
+fn info(a: InfoArgs) -> Result<ExitCode> {
+    let f = match format_arg(&a.format)? {
+        Some(f) => f,
+        None => trace::detect(&a.file).map_err(|e| anyhow!(e))?,
+    };
+    let mut r = trace::open(&a.file, Some(f)).map_err(|e| anyhow!(e))?;
+    let i = trace::info::scan(f.name(), r.as_mut()).map_err(|e| anyhow!(e))?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&i)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let h = i.header.as_ref();
+    println!("{}: {} trace", a.file.display(), i.format);
+    if let Some(h) = h.filter(|h| !h.source.is_empty()) {
+        println!("source: {}", h.source);
+    }
+    println!("instructions {}  loads {}  stores {} (log region {})  fences {}  epochs {}  transactions {}", i.instructions, i.loads, i.stores, i.log_stores, i.fences, i.epochs, i.transactions);
+    println!("memory ops per kilo-instruction {:.2}  stores per kilo-instruction {:.2}", i.memory_ops_pti, i.stores_pti);
+    println!("footprint {:.2} MiB ({:.2} MiB written)  write fraction {:.3}  persistent share {:.3}", i.footprint_bytes as f64 / 1048576.0, i.written_footprint_bytes as f64 / 1048576.0, i.write_fraction, i.persistent_share);
+    println!("values {}{}", i.values, if i.values == "derived" { " (the simulator derives a deterministic value per store from the seed)" } else { "" });
+    if let Some(h) = h {
+        println!("address space {:?}; skipped before recording {} instructions", h.address_space, h.skipped_instructions);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn persistent_ranges_parse_hex_and_decimal_and_reject_empty_ones() {
+        assert_eq!(super::parse_range("0x1000-0x2000").unwrap(), (0x1000, 0x2000));
+        assert_eq!(super::parse_range("10-20").unwrap(), (10, 20));
+        assert!(super::parse_range("0x20-0x10").is_err());
+        assert!(super::parse_range("0x20").is_err());
+        assert!(super::parse_range("zz-0x10").is_err());
+    }
+}

@@ -1,0 +1,294 @@
+//! ChampSim instruction traces, read one record at a time.
+//!
+//! Two record layouts exist, both plain C structs written with `fwrite`
+//! by ChampSim's tracers, little-endian, with the padding the C compiler
+//! puts in on x86-64 (layouts from ChampSim `inc/trace_instruction.h`,
+//! structs `input_instr` and `cloudsuite_instr`; the sizes and offsets
+//! below follow from the C alignment rules and were checked against
+//! Python's `ctypes`, which applies the same rules):
+//!
+//! ```text
+//!  input_instr (64 bytes)               cloudsuite_instr (96 bytes)
+//!   0  u64 ip                             0  u64 ip
+//!   8  u8  is_branch                      8  u8  is_branch
+//!   9  u8  branch_taken                   9  u8  branch_taken
+//!  10  u8  destination_registers[2]     10  u8  destination_registers[4]
+//!  12  u8  source_registers[4]          14  u8  source_registers[4]
+//!                                        18  (6 bytes padding)
+//!  16  u64 destination_memory[2]        24  u64 destination_memory[4]
+//!  32  u64 source_memory[4]             56  u64 source_memory[4]
+//!                                        88  u8  asid[2]
+//!                                        90  (6 bytes padding)
+//! ```
+//!
+//! Each instruction becomes its nonzero `source_memory` entries as loads,
+//! then its nonzero `destination_memory` entries as stores. The first
+//! access carries as its gap the instructions without memory accesses
+//! since the previous access; the others are flagged `same_instruction`.
+//! ChampSim records no access sizes: every access is taken as 8 bytes.
+//! Instructions after the last memory access of the file have nothing to
+//! carry them and are dropped (see `docs/trace-readers.md`).
+
+use super::compress::{self, read_record, Stream};
+use super::{AddressSpace, Position, RecordReader, TraceError, TraceHeader, TraceRecord};
+use crate::workload::Op;
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+
+/// The size every ChampSim access is given: the trace has none.
+pub const ACCESS_SIZE: u32 = 8;
+
+/// Where the memory operands of one record layout are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub name: &'static str,
+    pub record_bytes: usize,
+    pub dest_memory_at: usize,
+    pub dest_memory_count: usize,
+    pub src_memory_at: usize,
+    pub src_memory_count: usize,
+}
+
+/// ChampSim `input_instr` (`inc/trace_instruction.h`: 2 destination and
+/// 4 source memory operands, no padding).
+pub const INPUT_INSTR: Layout = Layout { name: "input_instr", record_bytes: 64, dest_memory_at: 16, dest_memory_count: 2, src_memory_at: 32, src_memory_count: 4 };
+
+/// ChampSim `cloudsuite_instr` (`inc/trace_instruction.h`: 4 destination
+/// and 4 source memory operands, 2 ASID bytes; 6 padding bytes before the
+/// first u64 array and 6 at the end round it to 96 bytes).
+pub const CLOUDSUITE_INSTR: Layout = Layout { name: "cloudsuite_instr", record_bytes: 96, dest_memory_at: 24, dest_memory_count: 4, src_memory_at: 56, src_memory_count: 4 };
+
+pub struct ChampsimReader {
+    path: PathBuf,
+    header: TraceHeader,
+    layout: Layout,
+    s: Stream,
+    buf: Vec<u8>,
+    /// Accesses of the current instruction not handed out yet.
+    pending: VecDeque<TraceRecord>,
+    /// Instructions without a memory access since the last access.
+    gap: u64,
+    /// Records (instructions) read so far.
+    instructions: u64,
+}
+
+pub fn open(path: &Path, cloudsuite: bool) -> Result<Box<dyn RecordReader>, TraceError> {
+    Ok(Box::new(ChampsimReader::open(path, if cloudsuite { CLOUDSUITE_INSTR } else { INPUT_INSTR })?))
+}
+
+fn u64_at(buf: &[u8], at: usize) -> Option<u64> {
+    let bytes: [u8; 8] = buf.get(at..at + 8)?.try_into().ok()?;
+    Some(u64::from_le_bytes(bytes))
+}
+
+impl ChampsimReader {
+    pub fn open(path: &Path, layout: Layout) -> Result<ChampsimReader, TraceError> {
+        let s = compress::open(path)?;
+        let format = if layout == CLOUDSUITE_INSTR { "champsim-cloudsuite" } else { "champsim" };
+        let mut header = TraceHeader::new(format, AddressSpace::Virtual, false);
+        let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        header.source = format!("ChampSim {} trace {file} ({}-byte records; access sizes not recorded, taken as {ACCESS_SIZE} bytes)", layout.name, layout.record_bytes);
+        Ok(ChampsimReader { path: path.to_path_buf(), header, layout, s, buf: vec![0; layout.record_bytes], pending: VecDeque::new(), gap: 0, instructions: 0 })
+    }
+
+    /// Instructions (records) read so far, with or without memory accesses.
+    pub fn instructions(&self) -> u64 {
+        self.instructions
+    }
+
+    /// Read instructions until one has a memory access; false at the end.
+    fn fill(&mut self) -> Result<bool, TraceError> {
+        loop {
+            let start = self.s.offset;
+            let got = read_record(&self.path, &mut self.s, &mut self.buf).map_err(|e| {
+                TraceError::new(&self.path, e.at, format!("ChampSim {} record {} (bytes {start}..{}): {}", self.layout.name, self.instructions, start + self.layout.record_bytes as u64, e.msg))
+            })?;
+            if !got {
+                return Ok(false);
+            }
+            self.instructions += 1;
+            let l = self.layout;
+            let mut first = true;
+            let operands = (0..l.src_memory_count).map(|i| (Op::Load, l.src_memory_at + 8 * i)).chain((0..l.dest_memory_count).map(|i| (Op::Store, l.dest_memory_at + 8 * i)));
+            for (op, at) in operands {
+                let addr = u64_at(&self.buf, at).ok_or_else(|| TraceError::new(&self.path, Position::Offset(start), "record layout out of bounds (internal error)"))?;
+                if addr == 0 {
+                    continue;
+                }
+                let mut r = TraceRecord::mem(op, addr, ACCESS_SIZE);
+                if first {
+                    r.gap = u32::try_from(self.gap).map_err(|_| {
+                        TraceError::new(
+                            &self.path,
+                            Position::Offset(start),
+                            format!("{} instructions without a memory access before this record: more than a record's gap can hold (2^32 - 1)", self.gap),
+                        )
+                    })?;
+                    first = false;
+                } else {
+                    r.same_instruction = true;
+                }
+                self.pending.push_back(r);
+            }
+            if first {
+                self.gap += 1;
+            } else {
+                self.gap = 0;
+                return Ok(true);
+            }
+        }
+    }
+}
+
+impl RecordReader for ChampsimReader {
+    fn header(&self) -> &TraceHeader {
+        &self.header
+    }
+
+    fn next_record(&mut self) -> Result<Option<TraceRecord>, TraceError> {
+        if self.pending.is_empty() && !self.fill()? {
+            return Ok(None);
+        }
+        Ok(self.pending.pop_front())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One instruction in ChampSim's layout, written field by field.
+    struct Instr {
+        ip: u64,
+        dest: Vec<u64>,
+        src: Vec<u64>,
+    }
+
+    fn encode(layout: Layout, instrs: &[Instr]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for i in instrs {
+            let mut rec = vec![0xAAu8; layout.record_bytes]; // padding bytes are garbage in real traces
+            rec[..8].copy_from_slice(&i.ip.to_le_bytes());
+            for k in 0..layout.dest_memory_count {
+                let a = i.dest.get(k).copied().unwrap_or(0);
+                rec[layout.dest_memory_at + 8 * k..][..8].copy_from_slice(&a.to_le_bytes());
+            }
+            for k in 0..layout.src_memory_count {
+                let a = i.src.get(k).copied().unwrap_or(0);
+                rec[layout.src_memory_at + 8 * k..][..8].copy_from_slice(&a.to_le_bytes());
+            }
+            out.extend_from_slice(&rec);
+        }
+        out
+    }
+
+    fn temp(name: &str, bytes: &[u8]) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("spmsim-champsim-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    }
+
+    fn read_all(p: &Path, layout: Layout) -> Result<Vec<TraceRecord>, TraceError> {
+        let mut r = ChampsimReader::open(p, layout)?;
+        let mut v = Vec::new();
+        while let Some(x) = r.next_record()? {
+            v.push(x);
+        }
+        Ok(v)
+    }
+
+    fn sample() -> Vec<Instr> {
+        vec![
+            Instr { ip: 0x400000, dest: vec![], src: vec![] },
+            Instr { ip: 0x400004, dest: vec![], src: vec![] },
+            // two loads (one in the third source slot) and a store: one instruction
+            Instr { ip: 0x400008, dest: vec![0, 0x7fff_0010], src: vec![0x7fff_0000, 0, 0x6000_0040] },
+            Instr { ip: 0x40000c, dest: vec![0x6000_1000], src: vec![] },
+            Instr { ip: 0x400010, dest: vec![], src: vec![] },
+            Instr { ip: 0x400014, dest: vec![], src: vec![0x6000_2000] },
+            // trailing instructions without memory accesses
+            Instr { ip: 0x400018, dest: vec![], src: vec![] },
+        ]
+    }
+
+    fn expected() -> Vec<TraceRecord> {
+        let m = TraceRecord::mem;
+        vec![
+            m(Op::Load, 0x7fff_0000, 8).after(2),
+            TraceRecord { same_instruction: true, ..m(Op::Load, 0x6000_0040, 8) },
+            TraceRecord { same_instruction: true, ..m(Op::Store, 0x7fff_0010, 8) },
+            m(Op::Store, 0x6000_1000, 8),
+            m(Op::Load, 0x6000_2000, 8).after(1),
+        ]
+    }
+
+    #[test]
+    fn input_instr_records_decode_to_loads_then_stores_with_gaps() {
+        assert_eq!(encode(INPUT_INSTR, &sample()).len(), 7 * 64);
+        let p = temp("t.champsim", &encode(INPUT_INSTR, &sample()));
+        let got = read_all(&p, INPUT_INSTR).unwrap();
+        assert_eq!(got, expected());
+        // instructions: 7 records, of which the trailing one is dropped
+        assert_eq!(got.iter().map(|r| r.instructions()).sum::<u64>(), 6);
+        let mut r = ChampsimReader::open(&p, INPUT_INSTR).unwrap();
+        while r.next_record().unwrap().is_some() {}
+        assert_eq!(r.instructions(), 7);
+        assert_eq!(r.header().source_format, "champsim");
+        assert!(!r.header().values);
+    }
+
+    #[test]
+    fn cloudsuite_records_use_their_own_layout() {
+        let mut instrs = sample();
+        instrs[3].dest = vec![0, 0, 0, 0x6000_3000]; // the fourth destination slot exists only here
+        let p = temp("t.cloudsuite", &encode(CLOUDSUITE_INSTR, &instrs));
+        let got = read_all(&p, CLOUDSUITE_INSTR).unwrap();
+        let mut want = expected();
+        want[3].addr = 0x6000_3000;
+        assert_eq!(got, want);
+        // Read with the wrong layout, 7 * 96 bytes are 10.5 records of 64.
+        assert_eq!(read_all(&p, INPUT_INSTR).unwrap_err().at, Position::Offset(640));
+    }
+
+    #[test]
+    fn a_partial_last_record_is_an_error_naming_its_offset() {
+        let bytes = encode(INPUT_INSTR, &sample());
+        for cut in [1, 13, 63] {
+            let p = temp("cut.champsim", &bytes[..bytes.len() - cut]);
+            let e = read_all(&p, INPUT_INSTR).expect_err("a truncated trace must not read cleanly");
+            assert_eq!(e.at, Position::Offset(6 * 64), "{e}");
+            assert!(e.msg.contains("truncated") && e.msg.contains(&format!("{} of 64 bytes", 64 - cut)), "{e}");
+        }
+        let bytes = encode(CLOUDSUITE_INSTR, &sample());
+        let p = temp("cut.cloudsuite", &bytes[..bytes.len() - 96 - 40]);
+        let e = read_all(&p, CLOUDSUITE_INSTR).unwrap_err();
+        assert_eq!(e.at, Position::Offset(5 * 96), "{e}");
+    }
+
+    #[test]
+    fn empty_file_is_an_empty_trace() {
+        let p = temp("empty.champsim", &[]);
+        assert_eq!(read_all(&p, INPUT_INSTR).unwrap(), vec![]);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(100))]
+        /// Any bytes are records or an error naming an offset, never a panic.
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
+            for layout in [INPUT_INSTR, CLOUDSUITE_INSTR] {
+                let p = temp(&format!("fuzz-{}", layout.record_bytes), &bytes);
+                let res = read_all(&p, layout);
+                if compress::Compression::of(&bytes) != compress::Compression::Plain {
+                    continue; // taken for compressed data: any error will do
+                }
+                match res {
+                    Ok(v) => proptest::prop_assert_eq!(bytes.len() % layout.record_bytes, 0, "{:?}", v.len()),
+                    Err(e) => proptest::prop_assert_eq!(e.at, Position::Offset((bytes.len() / layout.record_bytes * layout.record_bytes) as u64)),
+                }
+            }
+        }
+    }
+}

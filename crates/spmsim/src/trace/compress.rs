@@ -1,0 +1,119 @@
+//! Transparent decompression, chosen by magic bytes: xz, gzip, zstd or
+//! plain. Readers see one byte stream and count offsets in it.
+
+use super::{Position, TraceError};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+const XZ: &[u8] = &[0xFD, b'7', b'z', b'X', b'Z', 0x00];
+const GZIP: &[u8] = &[0x1F, 0x8B];
+const ZSTD: &[u8] = &[0x28, 0xB5, 0x2F, 0xFD];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compression {
+    Xz,
+    Gzip,
+    Zstd,
+    Plain,
+}
+
+impl Compression {
+    pub fn of(head: &[u8]) -> Compression {
+        if head.starts_with(XZ) {
+            Compression::Xz
+        } else if head.starts_with(GZIP) {
+            Compression::Gzip
+        } else if head.starts_with(ZSTD) {
+            Compression::Zstd
+        } else {
+            Compression::Plain
+        }
+    }
+}
+
+/// A reader that counts the bytes it has handed out.
+pub struct Counted<R> {
+    pub inner: R,
+    pub offset: u64,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.offset += n as u64;
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Counted<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+    fn consume(&mut self, amt: usize) {
+        self.offset += amt as u64;
+        self.inner.consume(amt)
+    }
+}
+
+pub type Stream = Counted<Box<dyn BufRead + Send>>;
+
+fn io_err(path: &Path, e: std::io::Error) -> TraceError {
+    TraceError::new(path, Position::Unknown, e.to_string())
+}
+
+/// Wrap `raw` in the decompressor its first bytes call for.
+pub fn decompress(path: &Path, raw: Box<dyn BufRead + Send>) -> Result<Stream, TraceError> {
+    let mut raw = raw;
+    let kind = Compression::of(raw.fill_buf().map_err(|e| io_err(path, e))?);
+    let inner: Box<dyn BufRead + Send> = match kind {
+        Compression::Xz => Box::new(BufReader::with_capacity(1 << 16, xz2::read::XzDecoder::new_multi_decoder(raw))),
+        Compression::Gzip => Box::new(BufReader::with_capacity(1 << 16, flate2::bufread::MultiGzDecoder::new(raw))),
+        Compression::Zstd => Box::new(BufReader::with_capacity(1 << 16, zstd::stream::read::Decoder::with_buffer(raw).map_err(|e| io_err(path, e))?)),
+        Compression::Plain => raw,
+    };
+    Ok(Counted { inner, offset: 0 })
+}
+
+/// Open a file and decompress it as its magic bytes say.
+pub fn open(path: &Path) -> Result<Stream, TraceError> {
+    let f = File::open(path).map_err(|e| io_err(path, e))?;
+    decompress(path, Box::new(BufReader::with_capacity(1 << 16, f)))
+}
+
+/// Up to `n` bytes from the start of the decompressed stream (fewer if the
+/// stream is shorter or the file is damaged near its start).
+pub fn peek(path: &Path, n: usize) -> Result<Vec<u8>, TraceError> {
+    let mut s = open(path)?;
+    let mut buf = vec![0; n];
+    let mut got = 0;
+    while got < n {
+        match s.read(&mut buf[got..]) {
+            Ok(0) | Err(_) => break,
+            Ok(k) => got += k,
+        }
+    }
+    buf.truncate(got);
+    Ok(buf)
+}
+
+/// Read exactly `buf.len()` bytes; `Ok(false)` at a clean end of stream
+/// (no byte read), an error naming the offset if the stream ends inside.
+pub fn read_record(path: &Path, s: &mut Stream, buf: &mut [u8]) -> Result<bool, TraceError> {
+    let start = s.offset;
+    let mut got = 0;
+    while got < buf.len() {
+        match s.read(&mut buf[got..]) {
+            Ok(0) => {
+                if got == 0 {
+                    return Ok(false);
+                }
+                return Err(TraceError::new(path, Position::Offset(start), format!("truncated record: {got} of {} bytes before the end of the file", buf.len())));
+            }
+            Ok(k) => got += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(TraceError::new(path, Position::Offset(start + got as u64), format!("read error (damaged or truncated compressed data?): {e}"))),
+        }
+    }
+    Ok(true)
+}

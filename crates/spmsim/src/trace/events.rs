@@ -1,0 +1,171 @@
+//! From trace records to simulator events: virtual pages get frames of the
+//! simulated memory in first-touch order, accesses are split at block
+//! boundaries (stores also into 8-byte pieces), and stores whose value the
+//! trace lacks get a deterministic one derived from the seed.
+
+use super::{AddressSpace, Position, RecordReader, TraceError, TraceHeader, TraceRecord};
+use crate::workload::{Event, Op};
+use rustc_hash::FxHashMap;
+
+const PAGE_BITS: u32 = 12;
+
+/// Gives each virtual page a frame, in the order pages are first touched:
+/// a simple OS allocator that keeps the simulated footprint as small as
+/// the program's and depends on nothing but the trace.
+#[derive(Default)]
+pub struct PageMap {
+    frames: FxHashMap<u64, u64>,
+}
+
+impl PageMap {
+    pub fn translate(&mut self, va: u64) -> u64 {
+        let next = self.frames.len() as u64;
+        let frame = *self.frames.entry(va >> PAGE_BITS).or_insert(next);
+        frame << PAGE_BITS | (va & ((1 << PAGE_BITS) - 1))
+    }
+    pub fn pages(&self) -> u64 {
+        self.frames.len() as u64
+    }
+}
+
+/// A value for a store the trace did not record: a hash of the seed, the
+/// address and the store's index, so runs repeat and values differ.
+fn derived_value(seed: u64, addr: u64, index: u64) -> u64 {
+    let mut z = seed ^ addr.rotate_left(17) ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+pub struct RecordEvents {
+    path: std::path::PathBuf,
+    reader: Box<dyn RecordReader>,
+    pages: Option<PageMap>,
+    capacity_bytes: u64,
+    seed: u64,
+    stores: u64,
+    /// Stores given a derived value so far.
+    pub derived_values: u64,
+}
+
+impl RecordEvents {
+    pub fn new(path: &std::path::Path, reader: Box<dyn RecordReader>, seed: u64, capacity_bytes: u64) -> Self {
+        let pages = (reader.header().address_space == AddressSpace::Virtual).then(PageMap::default);
+        RecordEvents { path: path.to_path_buf(), reader, pages, capacity_bytes, seed, stores: 0, derived_values: 0 }
+    }
+
+    pub fn header(&self) -> &TraceHeader {
+        self.reader.header()
+    }
+
+    /// Push the events of the next record; `Ok(false)` at the end of the trace.
+    pub fn next_op(&mut self, out: &mut Vec<Event>) -> Result<bool, TraceError> {
+        match self.reader.next_record()? {
+            None => Ok(false),
+            Some(r) => {
+                self.push(&r, out)?;
+                Ok(true)
+            }
+        }
+    }
+
+    fn push(&mut self, r: &TraceRecord, out: &mut Vec<Event>) -> Result<(), TraceError> {
+        if !r.is_memory() {
+            out.push(Event { same_instruction: r.same_instruction, ..Event::marker(r.op).after(r.gap) });
+            return Ok(());
+        }
+        let end = r.addr.checked_add(r.size as u64).ok_or_else(|| self.err(format!("access at {:#x} of {} bytes wraps the address space", r.addr, r.size)))?;
+        let mut cur = r.addr;
+        let mut first = true;
+        while cur < end {
+            let block_end = (cur | 63) + 1;
+            let mut len = end.min(block_end) - cur;
+            if r.op == Op::Store {
+                len = len.min(8);
+            }
+            let pa = match &mut self.pages {
+                Some(m) => m.translate(cur),
+                None => cur,
+            };
+            if pa + len > self.capacity_bytes {
+                return Err(self.err(format!(
+                    "access at {:#x} lands at {pa:#x}, beyond memory.capacity_bytes = {} (trace footprint too large for the simulated memory)",
+                    r.addr, self.capacity_bytes
+                )));
+            }
+            let mut e = if r.op == Op::Store {
+                let value = match r.value {
+                    Some(v) if r.size <= 8 => v >> (8 * (cur - r.addr)),
+                    _ => {
+                        self.derived_values += 1;
+                        derived_value(self.seed, pa, self.stores)
+                    }
+                };
+                self.stores += 1;
+                Event::store(pa, len as u8, value, r.log)
+            } else {
+                Event::load(pa, len as u8)
+            };
+            if first {
+                e.gap = r.gap;
+                e.same_instruction = r.same_instruction;
+            } else {
+                e.same_instruction = true;
+            }
+            out.push(e);
+            first = false;
+            cur += len;
+        }
+        Ok(())
+    }
+
+    fn err(&self, m: String) -> TraceError {
+        TraceError::new(&self.path, Position::Unknown, m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Fixed(TraceHeader, std::vec::IntoIter<TraceRecord>);
+    impl RecordReader for Fixed {
+        fn header(&self) -> &TraceHeader {
+            &self.0
+        }
+        fn next_record(&mut self) -> Result<Option<TraceRecord>, TraceError> {
+            Ok(self.1.next())
+        }
+    }
+
+    fn events(space: AddressSpace, values: bool, recs: Vec<TraceRecord>) -> Vec<Event> {
+        let h = TraceHeader::new("test", space, values);
+        let mut re = RecordEvents::new(std::path::Path::new("test"), Box::new(Fixed(h, recs.into_iter())), 1, 1 << 30);
+        let mut out = Vec::new();
+        while re.next_op(&mut out).unwrap() {}
+        out
+    }
+
+    #[test]
+    fn wide_and_straddling_accesses_split_into_one_instruction() {
+        let ev = events(AddressSpace::Physical, false, vec![TraceRecord::mem(Op::Store, 60, 16).after(5), TraceRecord::mem(Op::Load, 120, 16)]);
+        let stores: Vec<(u64, u8)> = ev.iter().filter(|e| e.op == Op::Store).map(|e| (e.addr, e.size)).collect();
+        assert_eq!(stores, vec![(60, 4), (64, 8), (72, 4)]);
+        let loads: Vec<(u64, u8)> = ev.iter().filter(|e| e.op == Op::Load).map(|e| (e.addr, e.size)).collect();
+        assert_eq!(loads, vec![(120, 8), (128, 8)]);
+        assert_eq!(ev.iter().map(|e| e.instructions()).sum::<u64>(), 5 + 2);
+        assert!(ev.iter().all(|e| e.addr % 64 + e.size as u64 <= 64));
+    }
+
+    #[test]
+    fn virtual_pages_get_frames_in_first_touch_order_and_values_are_derived() {
+        let ev = events(
+            AddressSpace::Virtual,
+            false,
+            vec![TraceRecord::mem(Op::Store, 0x7fff_1234_5008, 8), TraceRecord::mem(Op::Load, 0x40_0010, 4), TraceRecord::mem(Op::Store, 0x7fff_1234_5010, 8)],
+        );
+        assert_eq!(ev.iter().map(|e| e.addr).collect::<Vec<_>>(), vec![0x008, 0x1010, 0x010]);
+        assert_ne!(ev[0].value, ev[2].value);
+        assert_eq!(ev, events(AddressSpace::Virtual, false, vec![TraceRecord::mem(Op::Store, 0x7fff_1234_5008, 8), TraceRecord::mem(Op::Load, 0x40_0010, 4), TraceRecord::mem(Op::Store, 0x7fff_1234_5010, 8)]));
+    }
+}

@@ -1,0 +1,353 @@
+//! valgrind lackey `--trace-mem=yes` output, read from a file or recorded
+//! live from a running program.
+//!
+//! Lackey prints one line per guest instruction and per data access, in
+//! program order (valgrind's `lackey/lk_main.c` documents the format):
+//!
+//! ```text
+//!  I  04010173,3      instruction fetch: address, length
+//!   L 1ffefffd80,8    load
+//!   S 1ffefffd78,8    store
+//!   M 04a1c2b0,4      modify: a load and a store by the same instruction
+//!  ==1234== ...       valgrind's own messages (skipped)
+//! ```
+//! An instruction with no data access adds one to the next record's gap;
+//! the accesses of one instruction become records of which all but the first
+//! are flagged `same_instruction`. Lackey does not print values, so stores
+//! get derived values when simulated. Instructions after the last access
+//! of a trace have no record to carry them and are not counted.
+
+use super::compress::{self, Stream};
+use super::{AddressSpace, NativeWriter, Position, RecordReader, TraceError, TraceHeader, TraceRecord};
+use crate::workload::Op;
+use std::collections::VecDeque;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+/// What one line of lackey output was.
+#[derive(Debug, PartialEq, Eq)]
+enum Line {
+    Instruction,
+    Access(Op, u64, u32, bool),
+    Other,
+}
+
+fn hex(s: &[u8]) -> Option<u64> {
+    if s.is_empty() || s.len() > 16 {
+        return None;
+    }
+    let mut v = 0u64;
+    for &c in s {
+        let d = (c as char).to_digit(16)?;
+        v = v << 4 | d as u64;
+    }
+    Some(v)
+}
+
+fn dec(s: &[u8]) -> Option<u32> {
+    std::str::from_utf8(s).ok()?.parse().ok()
+}
+
+/// Parse one line; `Err` holds what is wrong with it.
+fn parse_line(line: &[u8]) -> Result<Line, String> {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.is_empty() || line.starts_with(b"==") || line.starts_with(b"--") {
+        return Ok(Line::Other);
+    }
+    let kind = line.iter().position(|c| !c.is_ascii_whitespace()).map(|i| (line[i], &line[i + 1..]));
+    let (k, rest) = kind.ok_or("blank line")?;
+    let rest = rest.trim_ascii();
+    let (addr, size) = match rest.iter().position(|&c| c == b',') {
+        Some(i) => (&rest[..i], &rest[i + 1..]),
+        None => return Err(format!("expected `ADDR,SIZE` after `{}`", k as char)),
+    };
+    let addr = hex(addr).ok_or_else(|| format!("bad hex address `{}`", String::from_utf8_lossy(addr)))?;
+    let size = dec(size).filter(|&s| s > 0).ok_or_else(|| format!("bad size `{}`", String::from_utf8_lossy(size)))?;
+    match k {
+        b'I' => Ok(Line::Instruction),
+        b'L' => Ok(Line::Access(Op::Load, addr, size, false)),
+        b'S' => Ok(Line::Access(Op::Store, addr, size, false)),
+        b'M' => Ok(Line::Access(Op::Load, addr, size, true)),
+        other => Err(format!("unknown lackey record kind `{}`", other as char)),
+    }
+}
+
+/// The line-by-line state: instruction counting, skipping and the gap.
+#[derive(Default)]
+struct Parser {
+    /// Instructions seen (skipped ones included).
+    instructions: u64,
+    skip: u64,
+    /// Instructions since the last record, not yet carried by one.
+    gap: u64,
+    /// The current instruction already has a record.
+    has_access: bool,
+}
+
+impl Parser {
+    fn recording(&self) -> bool {
+        self.instructions > self.skip
+    }
+
+    /// Feed one line, pushing the records it makes onto `out`.
+    fn feed(&mut self, line: &[u8], out: &mut VecDeque<TraceRecord>) -> Result<(), String> {
+        match parse_line(line)? {
+            Line::Other => {}
+            Line::Instruction => {
+                self.instructions += 1;
+                if self.recording() {
+                    self.gap += 1;
+                }
+                self.has_access = false;
+            }
+            Line::Access(op, addr, size, modify) => {
+                if !self.recording() {
+                    return Ok(());
+                }
+                let same = self.has_access;
+                if !same {
+                    // This instruction was counted in the gap; it is the record's own.
+                    self.gap = self.gap.saturating_sub(1);
+                }
+                let gap = u32::try_from(self.gap).unwrap_or(u32::MAX);
+                self.gap -= gap as u64;
+                out.push_back(TraceRecord { same_instruction: same, ..TraceRecord::mem(op, addr, size).after(gap) });
+                if modify {
+                    out.push_back(TraceRecord { same_instruction: true, ..TraceRecord::mem(Op::Store, addr, size) });
+                }
+                self.has_access = true;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads a file of lackey output (plain or compressed).
+pub struct LackeyReader {
+    path: PathBuf,
+    header: TraceHeader,
+    s: Stream,
+    p: Parser,
+    line: Vec<u8>,
+    lineno: u64,
+    pending: VecDeque<TraceRecord>,
+}
+
+pub fn open(path: &Path) -> Result<Box<dyn RecordReader>, TraceError> {
+    let s = compress::open(path)?;
+    let mut header = TraceHeader::new("lackey", AddressSpace::Virtual, false);
+    header.source = format!("valgrind lackey output {}", path.display());
+    Ok(Box::new(LackeyReader { path: path.to_path_buf(), header, s, p: Parser::default(), line: Vec::new(), lineno: 0, pending: VecDeque::new() }))
+}
+
+impl RecordReader for LackeyReader {
+    fn header(&self) -> &TraceHeader {
+        &self.header
+    }
+
+    fn next_record(&mut self) -> Result<Option<TraceRecord>, TraceError> {
+        while self.pending.is_empty() {
+            self.line.clear();
+            let n = self.s.read_until(b'\n', &mut self.line).map_err(|e| TraceError::new(&self.path, Position::Line(self.lineno + 1), format!("read error (damaged compressed data?): {e}")))?;
+            if n == 0 {
+                return Ok(None);
+            }
+            self.lineno += 1;
+            let line = self.line.strip_suffix(b"\n").unwrap_or(&self.line);
+            self.p.feed(line, &mut self.pending).map_err(|m| TraceError::new(&self.path, Position::Line(self.lineno), format!("{m} in `{}`", String::from_utf8_lossy(line))))?;
+        }
+        Ok(self.pending.pop_front())
+    }
+}
+
+/// How to record a program under lackey.
+#[derive(Clone, Debug, Default)]
+pub struct RecordOptions {
+    /// argv\[0\] and the arguments.
+    pub program: Vec<String>,
+    pub cwd: Option<PathBuf>,
+    /// File fed to the program's standard input (none: `/dev/null`).
+    pub stdin: Option<PathBuf>,
+    /// Instructions run before recording starts.
+    pub skip: u64,
+    /// Stop the program after this many recorded instructions.
+    pub instructions: Option<u64>,
+    pub persistent_ranges: Vec<(u64, u64)>,
+    /// The native trace to write (atomically: it appears complete or not at all).
+    pub out: PathBuf,
+    /// Free text stored in the trace header.
+    pub source: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RecordSummary {
+    pub skipped_instructions: u64,
+    pub recorded_instructions: u64,
+    pub loads: u64,
+    pub stores: u64,
+    pub records: u64,
+    /// The program ran to its end (rather than being stopped at the limit).
+    pub program_finished: bool,
+}
+
+/// Run `opts.program` under `valgrind --tool=lackey --trace-mem=yes` and
+/// convert its output into a native trace as it arrives. Valgrind writes
+/// its log to a pipe on descriptor 3, so the program's own output stays
+/// apart and no text trace touches the disk.
+#[cfg(unix)]
+pub fn record(opts: &RecordOptions) -> Result<RecordSummary, String> {
+    use std::io::BufReader;
+    use std::os::fd::FromRawFd;
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+
+    if opts.program.is_empty() {
+        return Err("trace record: no program given".into());
+    }
+    let mut fds = [0i32; 2];
+    // SAFETY: `fds` is a valid array of two descriptors for pipe2 to fill.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(format!("trace record: cannot create a pipe: {}", std::io::Error::last_os_error()));
+    }
+    let (read_fd, write_fd) = (fds[0], fds[1]);
+    let mut cmd = Command::new("valgrind");
+    cmd.args(["--tool=lackey", "--trace-mem=yes", "--log-fd=3"]).args(&opts.program);
+    if let Some(d) = &opts.cwd {
+        cmd.current_dir(d);
+    }
+    let stdin = match &opts.stdin {
+        Some(p) => Stdio::from(std::fs::File::open(p).map_err(|e| format!("trace record: stdin file {}: {e}", p.display()))?),
+        None => Stdio::null(),
+    };
+    cmd.stdin(stdin).stdout(Stdio::null()).stderr(Stdio::piped());
+    // SAFETY: only async-signal-safe calls (dup2) run between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::dup2(write_fd, 3) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let spawned = cmd.spawn();
+    // SAFETY: the parent owns both ends; the write end is closed here so the
+    // read end sees end-of-file when valgrind exits.
+    unsafe { libc::close(write_fd) };
+    // SAFETY: read_fd is an open descriptor that nothing else owns.
+    let log = unsafe { std::fs::File::from_raw_fd(read_fd) };
+    let mut child = spawned.map_err(|e| format!("trace record: cannot start valgrind (is it installed?): {e}"))?;
+    // Drain the program's stderr on a thread so it can never block on a full pipe.
+    let mut err_pipe = child.stderr.take().expect("stderr is piped");
+    let err_tail = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut err_pipe, &mut buf);
+        let tail = buf.len().saturating_sub(2000);
+        String::from_utf8_lossy(&buf[tail..]).into_owned()
+    });
+
+    let mut header = TraceHeader::new("lackey", AddressSpace::Virtual, false);
+    header.source = if opts.source.is_empty() { format!("valgrind lackey: {}", opts.program.join(" ")) } else { opts.source.clone() };
+    header.persistent_ranges = opts.persistent_ranges.clone();
+    header.skipped_instructions = opts.skip;
+    let mut w = NativeWriter::create(&opts.out, &header).map_err(|e| format!("trace record: {}: {e}", opts.out.display()))?;
+    let mut p = Parser { skip: opts.skip, ..Parser::default() };
+    let mut pending = VecDeque::new();
+    let mut sum = RecordSummary::default();
+    let mut r = BufReader::with_capacity(1 << 20, log);
+    let mut line = Vec::with_capacity(64);
+    let mut lineno = 0u64;
+    let limit = opts.instructions.map(|n| opts.skip + n);
+    let mut stopped = false;
+    let outcome: Result<(), String> = loop {
+        line.clear();
+        match r.read_until(b'\n', &mut line) {
+            Ok(0) => break Ok(()),
+            Ok(_) => {}
+            Err(e) => break Err(format!("trace record: reading valgrind's output: {e}")),
+        }
+        lineno += 1;
+        let l = line.strip_suffix(b"\n").unwrap_or(&line);
+        if let Some(lim) = limit {
+            // The instruction that would pass the limit is not recorded.
+            if p.instructions >= lim && l.first() == Some(&b'I') {
+                stopped = true;
+                break Ok(());
+            }
+        }
+        if let Err(m) = p.feed(l, &mut pending) {
+            break Err(format!("trace record: valgrind output line {lineno}: {m} in `{}`", String::from_utf8_lossy(l)));
+        }
+        while let Some(rec) = pending.pop_front() {
+            match rec.op {
+                Op::Load => sum.loads += 1,
+                _ => sum.stores += 1,
+            }
+            sum.records += 1;
+            if let Err(e) = w.write(&rec) {
+                return Err(format!("trace record: writing {}: {e}", opts.out.display()));
+            }
+        }
+    };
+    if stopped {
+        let _ = child.kill();
+    }
+    drop(r);
+    let status = child.wait().map_err(|e| format!("trace record: waiting for valgrind: {e}"))?;
+    let tail = err_tail.join().unwrap_or_default();
+    outcome?;
+    if !stopped && !status.success() {
+        return Err(format!("trace record: `{}` under valgrind exited with {status}; its last output:\n{tail}", opts.program.join(" ")));
+    }
+    if p.instructions <= opts.skip {
+        return Err(format!("trace record: the program ran only {} instructions, not more than the {} to skip", p.instructions, opts.skip));
+    }
+    sum.skipped_instructions = opts.skip;
+    sum.recorded_instructions = p.instructions - opts.skip;
+    sum.program_finished = !stopped;
+    w.finish().map_err(|e| format!("trace record: finishing {}: {e}", opts.out.display()))?;
+    Ok(sum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn records(text: &str, skip: u64) -> Vec<TraceRecord> {
+        let mut p = Parser { skip, ..Parser::default() };
+        let mut out = VecDeque::new();
+        for l in text.lines() {
+            p.feed(l.as_bytes(), &mut out).unwrap();
+        }
+        out.into()
+    }
+
+    #[test]
+    fn instructions_become_gaps_and_modify_is_a_load_and_a_store() {
+        let t = "==1== Lackey\nI  0400,3\nI  0403,2\n L 1000,8\nI  0405,4\n M 2000,4\n S 3000,16\nI  0409,1\nI  040a,1\n S 4000,8\n";
+        let r = records(t, 0);
+        assert_eq!(r.len(), 5);
+        assert_eq!((r[0].op, r[0].addr, r[0].size, r[0].gap, r[0].same_instruction), (Op::Load, 0x1000, 8, 1, false));
+        assert_eq!((r[1].op, r[1].addr, r[1].gap, r[1].same_instruction), (Op::Load, 0x2000, 0, false));
+        assert_eq!((r[2].op, r[2].same_instruction), (Op::Store, true));
+        assert_eq!((r[3].op, r[3].size, r[3].same_instruction), (Op::Store, 16, true));
+        assert_eq!((r[4].addr, r[4].gap), (0x4000, 1));
+        // Five instructions, all but none trailing carried by the records.
+        assert_eq!(r.iter().map(|x| x.instructions()).sum::<u64>(), 5);
+    }
+
+    #[test]
+    fn skipping_drops_the_first_instructions() {
+        let t = "I  1,1\n S 10,8\nI  2,1\n L 20,8\nI  3,1\nI  4,1\n L 30,8\n";
+        let r = records(t, 2);
+        assert_eq!(r.len(), 1);
+        assert_eq!((r[0].addr, r[0].gap), (0x30, 1));
+    }
+
+    #[test]
+    fn malformed_lines_are_errors() {
+        for bad in ["I  zz,3", " L 1000", " X 10,8", " S 10,0", " L 10,abc"] {
+            let mut p = Parser::default();
+            assert!(p.feed(bad.as_bytes(), &mut VecDeque::new()).is_err(), "{bad}");
+        }
+    }
+}

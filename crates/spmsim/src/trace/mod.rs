@@ -1,0 +1,257 @@
+//! Trace files: spmsim's native format and readers for the formats
+//! researchers already have. Every reader streams: it holds one record (or
+//! one line) at a time, never the whole trace.
+//!
+//! ```text
+//!  file --(xz | gz | zstd | plain, by magic bytes)--> Format reader
+//!       --TraceRecord--> RecordEvents (page map, split, derived values) --Event--> simulator
+//! ```
+//! The native format is documented in `docs/trace-format.md`.
+
+pub mod champsim;
+pub mod compress;
+pub mod convert;
+pub mod events;
+pub mod gem5;
+pub mod info;
+pub mod lackey;
+pub mod native;
+pub mod text;
+
+pub use events::RecordEvents;
+pub use native::{NativeReader, NativeWriter};
+
+use crate::workload::Op;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// One operation of a trace, as the source recorded it: `gap` non-memory
+/// instructions, then the operation. Sizes are the source's own (a 32-byte
+/// vector store stays one record); [`RecordEvents`] splits them for the
+/// simulator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceRecord {
+    pub gap: u32,
+    pub op: Op,
+    /// A store to the undo-log region (op is `Store`).
+    pub log: bool,
+    pub addr: u64,
+    pub size: u32,
+    /// The stored value (little-endian, stores of at most 8 bytes), when the
+    /// source has it.
+    pub value: Option<u64>,
+    /// Part of the previous record's instruction (the store of a
+    /// read-modify-write, the second access of a two-operand instruction).
+    pub same_instruction: bool,
+}
+
+impl TraceRecord {
+    pub fn mem(op: Op, addr: u64, size: u32) -> Self {
+        TraceRecord { gap: 0, op, log: false, addr, size, value: None, same_instruction: false }
+    }
+    pub fn marker(op: Op) -> Self {
+        TraceRecord { gap: 0, op, log: false, addr: 0, size: 0, value: None, same_instruction: false }
+    }
+    pub fn after(mut self, gap: u32) -> Self {
+        self.gap = gap;
+        self
+    }
+    pub fn is_memory(&self) -> bool {
+        matches!(self.op, Op::Load | Op::Store)
+    }
+    /// Instructions the record stands for (see [`crate::workload::Event::instructions`]).
+    pub fn instructions(&self) -> u64 {
+        self.gap as u64 + (matches!(self.op, Op::Load | Op::Store | Op::Fence) && !self.same_instruction) as u64
+    }
+}
+
+/// Where the addresses of a trace live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum AddressSpace {
+    /// Addresses of the simulated memory, used as they are (generators).
+    Physical,
+    /// A program's virtual addresses: pages are given frames of the
+    /// simulated memory in first-touch order when simulated.
+    #[default]
+    Virtual,
+}
+
+/// What a trace says about itself. The native format stores it; the other
+/// readers fill in what their format implies.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceHeader {
+    /// The format the records were read from or converted from.
+    pub source_format: String,
+    /// Free text: the generator and its parameters, or the command line.
+    #[serde(default)]
+    pub source: String,
+    pub address_space: AddressSpace,
+    /// Stores carry the value they wrote.
+    pub values: bool,
+    /// Inclusive-exclusive byte ranges of persistent memory; empty means
+    /// the whole address space is persistent.
+    #[serde(default)]
+    pub persistent_ranges: Vec<(u64, u64)>,
+    /// Instructions skipped before the first record (recorded traces).
+    #[serde(default)]
+    pub skipped_instructions: u64,
+}
+
+impl TraceHeader {
+    pub fn new(source_format: &str, address_space: AddressSpace, values: bool) -> Self {
+        TraceHeader { source_format: source_format.into(), source: String::new(), address_space, values, persistent_ranges: Vec::new(), skipped_instructions: 0 }
+    }
+    pub fn is_persistent(&self, addr: u64) -> bool {
+        self.persistent_ranges.is_empty() || self.persistent_ranges.iter().any(|&(a, b)| (a..b).contains(&addr))
+    }
+}
+
+/// Where in a file a problem is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Position {
+    /// Byte offset in the (decompressed) stream.
+    Offset(u64),
+    /// 1-based line of a text trace.
+    Line(u64),
+    Unknown,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceError {
+    pub path: PathBuf,
+    pub at: Position,
+    pub msg: String,
+}
+
+impl TraceError {
+    pub fn new(path: &Path, at: Position, msg: impl Into<String>) -> Self {
+        TraceError { path: path.to_path_buf(), at, msg: msg.into() }
+    }
+}
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.at {
+            Position::Offset(o) => write!(f, "{}: at byte {o}: {}", self.path.display(), self.msg),
+            Position::Line(l) => write!(f, "{}:{l}: {}", self.path.display(), self.msg),
+            Position::Unknown => write!(f, "{}: {}", self.path.display(), self.msg),
+        }
+    }
+}
+
+impl std::error::Error for TraceError {}
+
+/// A streaming reader of one trace format.
+pub trait RecordReader: Send {
+    fn header(&self) -> &TraceHeader;
+    /// The next record, `Ok(None)` at the end of the trace.
+    fn next_record(&mut self) -> Result<Option<TraceRecord>, TraceError>;
+}
+
+/// The registry of trace formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// spmsim's own format (`docs/trace-format.md`).
+    Native,
+    /// ChampSim `input_instr`: 64-byte records.
+    Champsim,
+    /// ChampSim's cloudsuite variant: 96-byte records with ASIDs.
+    ChampsimCloudsuite,
+    /// valgrind `--tool=lackey --trace-mem=yes` output.
+    Lackey,
+    /// gem5 protobuf packet trace (`gem5` magic, varint-delimited messages).
+    Gem5,
+    /// Ramulator 2 load/store trace: `LD|ST address` per line.
+    Ramulator,
+    /// DRAMsim3 trace: `address READ|WRITE cycle` per line.
+    Dramsim3,
+}
+
+impl Format {
+    pub const ALL: [Format; 7] = [Format::Native, Format::Champsim, Format::ChampsimCloudsuite, Format::Lackey, Format::Gem5, Format::Ramulator, Format::Dramsim3];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Native => "native",
+            Format::Champsim => "champsim",
+            Format::ChampsimCloudsuite => "champsim-cloudsuite",
+            Format::Lackey => "lackey",
+            Format::Gem5 => "gem5",
+            Format::Ramulator => "ramulator",
+            Format::Dramsim3 => "dramsim3",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Format, String> {
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name() == s)
+            .ok_or_else(|| format!("unknown trace format `{s}`; known formats: {}", Format::ALL.map(|f| f.name()).join(", ")))
+    }
+}
+
+/// Open a trace, choosing the format by its magic bytes (after
+/// decompression) unless `format` is given.
+pub fn open(path: &Path, format: Option<Format>) -> Result<Box<dyn RecordReader>, TraceError> {
+    let format = match format {
+        Some(f) => f,
+        None => detect(path)?,
+    };
+    match format {
+        Format::Native => Ok(Box::new(NativeReader::open(path)?)),
+        Format::Champsim => champsim::open(path, false),
+        Format::ChampsimCloudsuite => champsim::open(path, true),
+        Format::Lackey => lackey::open(path),
+        Format::Gem5 => gem5::open(path),
+        Format::Ramulator => text::open_ramulator(path),
+        Format::Dramsim3 => text::open_dramsim3(path),
+    }
+}
+
+/// Guess the format of a trace from its first bytes.
+pub fn detect(path: &Path) -> Result<Format, TraceError> {
+    let head = compress::peek(path, 512)?;
+    if head.starts_with(native::MAGIC) {
+        return Ok(Format::Native);
+    }
+    if head.starts_with(b"gem5") {
+        return Ok(Format::Gem5);
+    }
+    // Text traces hold no NUL bytes; binary ones (ChampSim records, whose
+    // u64 fields have zero high bytes) always do, even when every other
+    // byte happens to be ASCII.
+    let text = if head.contains(&0) {
+        None
+    } else {
+        std::str::from_utf8(&head).ok().or_else(|| {
+            // A cut multi-byte character at the end of the window is still text.
+            std::str::from_utf8(&head[..head.len().saturating_sub(3)]).ok()
+        })
+    };
+    if let Some(t) = text {
+        let first = t.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#')).unwrap_or("");
+        if first.starts_with("==") || first.starts_with("I ") || first.starts_with("L ") || first.starts_with("S ") || first.starts_with("M ") {
+            return Ok(Format::Lackey);
+        }
+        if first.starts_with("LD ") || first.starts_with("ST ") {
+            return Ok(Format::Ramulator);
+        }
+        let words: Vec<&str> = first.split_whitespace().collect();
+        // The operation words the DRAMsim3 reader accepts (text.rs).
+        if words.len() == 3 && matches!(words[1], "READ" | "WRITE" | "read" | "write" | "P_MEM_RD" | "P_MEM_WR" | "P_FETCH" | "P_LOCK_RD" | "P_LOCK_WR" | "BOFF") {
+            return Ok(Format::Dramsim3);
+        }
+    }
+    if path.to_string_lossy().contains("cloudsuite") {
+        return Ok(Format::ChampsimCloudsuite);
+    }
+    // ChampSim traces have no magic; they are the binary default.
+    if !head.is_empty() && text.is_none() {
+        return Ok(Format::Champsim);
+    }
+    Err(TraceError::new(path, Position::Offset(0), "cannot tell the trace format from the first bytes; pass --format"))
+}
