@@ -115,15 +115,15 @@ pub fn record(s: &Suite, plan: &RecordPlan) -> Result<Vec<Outcome>> {
         }
         Progress::Finished(o) => match (&o.status, &o.manifest) {
             (Status::Failed(e), _) => eprintln!("suite: {}: FAILED: {}", o.name, e.trim_end().replace('\n', "\n    ")),
-            (Status::UpToDate, Some(m)) => eprintln!("suite: {}: up to date ({} instructions recorded {})", o.name, m.recorded_instructions, m.recorded_at),
+            (Status::UpToDate, Some(m)) => eprintln!("suite: {}: up to date ({} instructions recorded {})", o.name, m.recording.recorded_instructions, m.recorded_at),
             (_, Some(m)) => eprintln!(
                 "suite: {}: recorded {} instructions ({} loads, {} stores) in {:.0} s{}",
                 o.name,
-                m.recorded_instructions,
-                m.loads,
-                m.stores,
+                m.recording.recorded_instructions,
+                m.recording.loads,
+                m.recording.stores,
                 o.seconds,
-                if m.program_finished { "; the program ended before the limit" } else { "" }
+                if m.recording.program_finished { "; the program ended before the limit" } else { "" }
             ),
             _ => {}
         },
@@ -149,10 +149,10 @@ pub fn outcome_table(outcomes: &[Outcome]) -> String {
                     o.name.clone(),
                     m.package_label(),
                     status,
-                    m.skipped_instructions.to_string(),
-                    m.recorded_instructions.to_string(),
-                    m.loads.to_string(),
-                    m.stores.to_string(),
+                    m.recording.skipped_instructions.to_string(),
+                    m.recording.recorded_instructions.to_string(),
+                    m.recording.loads.to_string(),
+                    m.recording.stores.to_string(),
                     mib(m.trace_bytes),
                     format!("{:.0}", if matches!(o.status, Status::Recorded) { o.seconds } else { m.record_seconds }),
                 ],
@@ -196,7 +196,7 @@ fn list(json: bool, place: &Place) -> Result<ExitCode> {
         .map(|p| {
             let ins: Vec<String> = s.inputs_of(p).iter().map(|i| i.name.clone()).collect();
             let trace = match cached.get(&p.name) {
-                Some(m) => format!("{} instr. ({})", m.recorded_instructions, m.package_label()),
+                Some(m) => format!("{} instr. ({})", m.recording.recorded_instructions, m.package_label()),
                 None => "-".into(),
             };
             vec![p.name.clone(), p.packages.join(" "), ins.join(" "), p.skip.to_string(), trace, p.description.clone()]

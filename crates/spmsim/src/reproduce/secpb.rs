@@ -74,7 +74,7 @@ pub fn recorded_suite(suite: &crate::suite::Suite, cache: &Path) -> (Vec<SuiteEn
                 workload: format!("suite:{}", p.name),
                 what: p.description.clone(),
                 package: Some(m.package_label()),
-                skipped: Some(m.skipped_instructions),
+                skipped: Some(m.recording.skipped_instructions),
             }),
             None => missing.push(p.name.clone()),
         }

@@ -24,6 +24,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
+use crate::trace::lackey::RecordSummary;
 
 /// Instructions recorded per program unless told otherwise: enough for
 /// `reproduce secpb --quick` (5 M per simulation) with room to spare, and
@@ -106,13 +107,10 @@ pub struct Manifest {
     /// Instructions asked for: skipped before recording, then recorded.
     pub skip: u64,
     pub instructions_requested: u64,
-    pub skipped_instructions: u64,
-    pub recorded_instructions: u64,
-    pub loads: u64,
-    pub stores: u64,
-    pub records: u64,
-    /// The program ended before the instruction limit.
-    pub program_finished: bool,
+    /// Skipped and recorded instructions, loads, stores, whether the
+    /// program ended before the limit (the same keys at the top level).
+    #[serde(flatten)]
+    pub recording: RecordSummary,
     pub trace: String,
     pub trace_bytes: u64,
     pub spmsim_version: String,
@@ -452,12 +450,7 @@ fn record_job(job: &Job, plan: &RecordPlan, valgrind: &str, env: &BTreeMap<Strin
         inputs: job.inputs.clone(),
         skip: job.spec.skip,
         instructions_requested: plan.instructions,
-        skipped_instructions: sum.skipped_instructions,
-        recorded_instructions: sum.recorded_instructions,
-        loads: sum.loads,
-        stores: sum.stores,
-        records: sum.records,
-        program_finished: sum.program_finished,
+        recording: sum,
         trace: trace.display().to_string(),
         trace_bytes: std::fs::metadata(&trace).map(|m| m.len()).unwrap_or(0),
         spmsim_version: env!("CARGO_PKG_VERSION").into(),
@@ -486,7 +479,7 @@ fn up_to_date(job: &Job, plan: &RecordPlan, valgrind: &str, env: &BTreeMap<Strin
         skip: job.spec.skip,
     };
     let long_enough = match plan.accept_at_least {
-        Some(n) => m.recorded_instructions >= n || m.program_finished,
+        Some(n) => m.recording.recorded_instructions >= n || m.recording.program_finished,
         None => m.instructions_requested == plan.instructions,
     };
     (m.key() == want && long_enough).then_some(m)
@@ -609,11 +602,9 @@ mod tests {
 
     /// A one-program suite (bzip2 on a small corpus) plus a broken entry,
     /// in a temporary folder: the file and its cache.
-    fn tiny_suite(tag: &str) -> Option<(Suite, PathBuf)> {
-        if packages::valgrind_version().is_err() || !Path::new("/bin/bzip2").is_file() {
-            eprintln!("valgrind or /bin/bzip2 missing: recording not tested");
-            return None;
-        }
+    fn tiny_suite(tag: &str) -> (Suite, PathBuf) {
+        assert!(packages::valgrind_version().is_ok(), "valgrind is needed to test recording (apt-get install valgrind)");
+        assert!(Path::new("/bin/bzip2").is_file(), "/bin/bzip2 is needed to test recording (apt-get install bzip2)");
         let dir = std::env::temp_dir().join(format!("spmsim-suite-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -641,12 +632,12 @@ skip = 0
 "#;
         let path = dir.join("programs.toml");
         std::fs::write(&path, text).unwrap();
-        Some((Suite::load(&path).unwrap(), dir.join("cache")))
+        (Suite::load(&path).unwrap(), dir.join("cache"))
     }
 
     #[test]
     fn records_a_program_end_to_end_and_reuses_a_matching_trace() {
-        let Some((suite, cache)) = tiny_suite("e2e") else { return };
+        let (suite, cache) = tiny_suite("e2e");
         let mut plan = RecordPlan::new(cache.clone(), 300_000);
         let run = |plan: &RecordPlan| record_suite(&suite, plan, &|_| {}).unwrap();
         let out = run(&plan);
@@ -669,14 +660,14 @@ skip = 0
         let corpus = inputs::generate("text", 3, 200_000, 0).unwrap();
         assert_eq!(m.inputs[0].sha256, inputs::sha256_hex(&corpus));
         assert_eq!(std::fs::read(&m.inputs[0].path).unwrap(), corpus);
-        assert_eq!((m.skip, m.skipped_instructions, m.instructions_requested, m.recorded_instructions), (100_000, 100_000, 300_000, 300_000));
-        assert!(!m.program_finished);
+        assert_eq!((m.skip, m.recording.skipped_instructions, m.instructions_requested, m.recording.recorded_instructions), (100_000, 100_000, 300_000, 300_000));
+        assert!(!m.recording.program_finished);
         assert_eq!(m.env.get("LC_ALL").map(String::as_str), Some("C"));
-        assert!(m.loads > 10_000 && m.stores > 1_000, "{} loads, {} stores", m.loads, m.stores);
+        assert!(m.recording.loads > 10_000 && m.recording.stores > 1_000, "{} loads, {} stores", m.recording.loads, m.recording.stores);
         // The trace itself says the same.
         let mut r = crate::trace::open(&trace_file(&cache, "bzip2"), None).unwrap();
         let info = crate::trace::info::scan("native", r.as_mut()).unwrap();
-        assert_eq!((info.loads, info.stores), (m.loads, m.stores));
+        assert_eq!((info.loads, info.stores), (m.recording.loads, m.recording.stores));
         assert!(info.instructions.abs_diff(300_000) < 10, "{} instructions", info.instructions);
         let h = info.header.unwrap();
         assert_eq!(h.skipped_instructions, 100_000);
@@ -731,7 +722,7 @@ skip = 0
 
     #[test]
     fn an_unknown_program_is_an_error_naming_the_known_ones() {
-        let Some((suite, cache)) = tiny_suite("sel") else { return };
+        let (suite, cache) = tiny_suite("sel");
         let mut plan = RecordPlan::new(cache.clone(), 1000);
         plan.only = vec!["gzip".into()];
         let e = record_suite(&suite, &plan, &|_| {}).unwrap_err();

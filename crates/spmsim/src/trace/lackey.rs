@@ -179,7 +179,7 @@ pub struct RecordOptions {
     pub source: String,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RecordSummary {
     pub skipped_instructions: u64,
     pub recorded_instructions: u64,
