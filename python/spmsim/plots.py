@@ -1,0 +1,309 @@
+"""Plot helpers in the figure styles of the papers spmsim reproduces.
+
+    normalized_bars      per-workload bars normalised to a baseline, with a
+                         geometric-mean group (SecPB Fig. 6)
+    lines                a metric against a parameter, ours beside the
+                         paper's (SecPB Figs. 7 and 8)
+    battery_bars         battery volume per scheme, one bar per technology,
+                         log scale (SecPB Table V)
+    write_traffic_bars   NVM writes stacked by kind: data, counter, MAC,
+                         tree (STAR Fig. 11)
+    compare_bars         one value per label, ours beside the paper's
+
+Every helper takes a long-format DataFrame (as `spmsim.load` gives), draws
+with matplotlib's object API (an Agg canvas; the pyplot backend of the
+caller is left alone), saves `OUT.png` and `OUT.svg`, and returns the two
+paths. Repeated rows (seeds, say) are averaged.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any, Iterable, Mapping, Sequence
+
+KIND_COLORS = {"data": "#4C72B0", "counter": "#DD8452", "mac": "#55A868", "tree": "#C44E52"}
+PALETTE = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C", "#CCB974",
+           "#64B5CD"]
+GMEAN = "gmean"
+
+
+def _figure(width: float, height: float):
+    import matplotlib  # noqa: PLC0415
+    from matplotlib.figure import Figure  # noqa: PLC0415
+
+    matplotlib.rcParams["svg.hashsalt"] = "spmsim"  # stable ids: the same plot gives the same SVG
+    fig = Figure(figsize=(width, height), layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def save(fig, out: str) -> list[str]:
+    """Save `fig` as OUT.png and OUT.svg (an extension on `out` is dropped)."""
+    stem, ext = os.path.splitext(os.fspath(out))
+    if ext.lower() not in (".png", ".svg", ".pdf"):
+        stem = os.fspath(out)
+    d = os.path.dirname(os.path.abspath(stem))
+    os.makedirs(d, exist_ok=True)
+    png, svg = stem + ".png", stem + ".svg"
+    fig.savefig(png, dpi=150, metadata={"Software": "spmsim"})
+    fig.savefig(svg, metadata={"Date": None, "Creator": "spmsim"})
+    return [png, svg]
+
+
+def _order(values: Iterable[Any], first: Sequence[Any] | None = None) -> list:
+    """Distinct values in order of first appearance, `first` leading."""
+    out: list = []
+    for v in list(first or []) + list(values):
+        if v not in out:
+            out.append(v)
+    return out
+
+
+def geomean(values: Iterable[float]) -> float:
+    v = [float(x) for x in values if x is not None and not (isinstance(x, float) and math.isnan(x)) and x > 0]
+    return math.exp(sum(math.log(x) for x in v) / len(v)) if v else float("nan")
+
+
+def _require(df, cols: Iterable[str]) -> None:
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise KeyError(f"missing column(s) {', '.join(missing)}; have {', '.join(map(str, df.columns))}")
+
+
+def _pivot(df, index: str, columns: str, value: str, index_order=None, column_order=None):
+    _require(df, [index, columns, value])
+    p = df.groupby([index, columns], sort=False)[value].mean().unstack(columns)
+    rows = [r for r in _order(df[index], index_order) if r in p.index]
+    cols = [c for c in _order(df[columns], column_order) if c in p.columns]
+    return p.reindex(index=rows, columns=cols)
+
+
+def normalized_bars(df, value: str = "roi.cycles", baseline: str | None = "bbb", x: str = "workload",
+                    series: str = "scheme", *, out: str, title: str | None = None, ylabel: str | None = None,
+                    normalized: bool = False, show_baseline: bool = False, with_gmean: bool = True,
+                    x_order: Sequence | None = None, series_order: Sequence | None = None,
+                    logy: bool | None = None) -> list[str]:
+    """Grouped bars, one group per `x` (workload), one bar per `series`
+    (scheme), each `value` divided by the baseline series' value in the same
+    group, then a geometric-mean group. `normalized=True` takes `value` as
+    already normalised; `baseline=None` draws the raw values. `logy`
+    defaults to a log axis when the bars span more than a factor of 30."""
+    p = _pivot(df, x, series, value, x_order, series_order)
+    if not normalized and baseline is not None:
+        if baseline not in p.columns:
+            raise KeyError(f"baseline {baseline!r} is not a value of column {series!r}: {list(p.columns)}")
+        p = p.div(p[baseline], axis=0)
+        if not show_baseline:
+            p = p.drop(columns=[baseline])
+    if with_gmean:
+        p.loc[GMEAN] = [geomean(p[c]) for c in p.columns]
+    groups, names = list(p.index), list(p.columns)
+    fig, ax = _figure(min(12.0, max(6.0, 0.28 * len(groups) * max(1, len(names)) + 2.0)), 4.2)
+    finite = [float(v) for v in p.to_numpy().ravel() if v is not None and math.isfinite(float(v)) and float(v) > 0]
+    if logy is None:
+        logy = bool(finite) and max(finite) / min(finite) > 30
+    if logy:
+        _log_axis(ax)
+    width = 0.8 / max(1, len(names))
+    for j, name in enumerate(names):
+        xs = [i - 0.4 + width * (j + 0.5) for i in range(len(groups))]
+        ax.bar(xs, p[name].tolist(), width, label=str(name), color=PALETTE[j % len(PALETTE)], edgecolor="white",
+               linewidth=0.4)
+    if with_gmean:
+        ax.axvline(len(groups) - 1.5, color="#888888", linewidth=0.8, linestyle=":")
+    if baseline is not None or normalized:
+        ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+    ax.set_xticks(range(len(groups)), [str(g) for g in groups], rotation=30 if len(groups) > 4 else 0,
+                  ha="right" if len(groups) > 4 else "center")
+    ax.set_xlim(-0.6, len(groups) - 0.4)
+    ax.set_ylabel(ylabel or (f"{value} normalised to {baseline}" if baseline else value))
+    ax.set_title(title or "")
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.legend(ncols=min(len(names), 7), fontsize="small", loc="upper left", frameon=False)
+    if logy and finite:
+        ax.set_ylim(min(finite) / 1.5, max(finite) * 4)
+    else:
+        _headroom(ax, p.to_numpy().ravel())
+    return save(fig, out)
+
+
+def _log_axis(ax, axis: str = "y") -> None:
+    from matplotlib.ticker import FuncFormatter  # noqa: PLC0415
+
+    (ax.set_yscale if axis == "y" else ax.set_xscale)("log")
+    getattr(ax, axis + "axis").set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+
+
+def _headroom(ax, values) -> None:
+    # Room above the tallest bar for the legend.
+    finite = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    if finite and ax.get_yscale() == "linear":
+        top, low = max(finite), min(0.0, min(finite))
+        ax.set_ylim(low * 1.1, top * 1.22 if top > 0 else 1)
+
+
+def lines(df, x: str, y: str, series: str | None = None, *, out: str, reference: str | None = None,
+          title: str | None = None, xlabel: str | None = None, ylabel: str | None = None, agg: str = "mean",
+          logx: bool | None = None, series_order: Sequence | None = None) -> list[str]:
+    """`y` against `x`, one line per `series` (or one line), aggregated over
+    repeated rows by `agg` ("mean", "gmean" or "sum"). `reference` names a
+    column of the paper's values, drawn dashed beside ours where present.
+    `logx` defaults to a base-2 axis when x spans a factor of 16 or more."""
+    _require(df, [x, y] + ([series] if series else []) + ([reference] if reference else []))
+    fig, ax = _figure(6.4, 4.2)
+    keys = _order(df[series], series_order) if series else [None]
+    xs_all = []
+    for j, key in enumerate(keys):
+        part = df if key is None else df[df[series] == key]
+        g = part.groupby(x, sort=True)
+        vals = {"mean": g[y].mean(), "sum": g[y].sum(), "gmean": g[y].agg(geomean)}[agg]
+        color = PALETTE[j % len(PALETTE)]
+        label = "ours" if key is None else str(key)
+        ax.plot(vals.index.tolist(), vals.tolist(), marker="o", color=color, label=label + (" (ours)" if reference and key is not None else ""))
+        xs_all += vals.index.tolist()
+        if reference:
+            r = g[reference].mean().dropna()
+            if len(r):
+                ax.plot(r.index.tolist(), r.tolist(), marker="x", linestyle="--", color=color if key is not None else "#555555",
+                        label="paper" if key is None else f"{key} (paper)")
+    numeric = [v for v in xs_all if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if logx is None:
+        logx = len(numeric) == len(xs_all) and numeric and min(numeric) > 0 and max(numeric) / min(numeric) >= 16
+    if logx:
+        ax.set_xscale("log", base=2)
+        ax.minorticks_off()
+    ticks = sorted(set(numeric))
+    if ticks and len(numeric) == len(xs_all) and len(ticks) <= 12:
+        ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+    ax.set_xlabel(xlabel or x)
+    ax.set_ylabel(ylabel or y)
+    ax.set_title(title or "")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small", frameon=False)
+    return save(fig, out)
+
+
+def _grouped(ax, labels: list, columns: Mapping[str, list], colors: Sequence[str], log: bool) -> None:
+    width = 0.8 / max(1, len(columns))
+    for j, (name, vals) in enumerate(columns.items()):
+        xs = [i - 0.4 + width * (j + 0.5) for i in range(len(labels))]
+        ax.bar(xs, vals, width, label=name, color=colors[j % len(colors)], edgecolor="white", linewidth=0.4)
+    ax.set_xticks(range(len(labels)), [str(v) for v in labels], rotation=30 if len(labels) > 5 else 0,
+                  ha="right" if len(labels) > 5 else "center")
+    if log:
+        _log_axis(ax)
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+
+
+def battery_bars(df, scheme: str = "scheme", volumes: Sequence[str] | Mapping[str, str] = ("supercap_mm3", "li_thin_mm3"),
+                 paper: Mapping[str, str] | None = None, *, out: str, title: str | None = None, log: bool = True,
+                 ylabel: str = "battery volume (mm³)") -> list[str]:
+    """Battery volume per scheme (Table V): one bar per technology column
+    in `volumes` (a mapping renames them for the legend); `paper` maps a
+    volume column to the column of the paper's value, drawn as a marker on
+    the bar. Log scale by default (the schemes span five decades)."""
+    names = dict(volumes) if isinstance(volumes, Mapping) else {c: c for c in volumes}
+    _require(df, [scheme, *names] + list((paper or {}).values()))
+    d = df.groupby(scheme, sort=False)[list(names) + list((paper or {}).values())].mean()
+    labels = list(d.index)
+    fig, ax = _figure(max(6.0, 0.7 * len(labels) + 2.0), 4.2)
+    cols = {names[c]: d[c].tolist() for c in names}
+    _grouped(ax, labels, cols, PALETTE, log)
+    width = 0.8 / max(1, len(names))
+    first = True
+    for j, c in enumerate(names):
+        pc = (paper or {}).get(c)
+        if pc is None:
+            continue
+        xs = [i - 0.4 + width * (j + 0.5) for i in range(len(labels))]
+        ys = d[pc].tolist()
+        pts = [(xx, yy) for xx, yy in zip(xs, ys) if yy is not None and math.isfinite(yy) and (yy > 0 or not log)]
+        if pts:
+            ax.scatter(*zip(*pts), marker="_", s=220, linewidths=2.2, color="black", zorder=3,
+                       label="paper" if first else None)
+            first = False
+    ax.set_ylabel(ylabel)
+    ax.set_title(title or "")
+    ax.legend(fontsize="small", frameon=False)
+    return save(fig, out)
+
+
+def write_traffic_bars(df, x: str | None = "workload", series: str = "scheme",
+                       kinds: Sequence[str] = ("data", "counter", "mac", "tree"), prefix: str = "roi.nvm_writes.", *,
+                       out: str, normalize_to: str | None = None, title: str | None = None,
+                       x_order: Sequence | None = None, series_order: Sequence | None = None) -> list[str]:
+    """NVM writes stacked by kind (STAR Fig. 11): per `x` group (workload)
+    one bar per `series` (scheme), each stacked data/counter/mac/tree from
+    the columns PREFIX+kind. `normalize_to` divides by that series' total
+    in the same group."""
+    cols = [prefix + k for k in kinds]
+    _require(df, cols + [series] + ([x] if x else []))
+    work = df.copy()
+    if x is None:
+        x = "__all__"
+        work[x] = "all"
+    g = work.groupby([x, series], sort=False)[cols].mean()
+    groups = [v for v in _order(work[x], x_order)]
+    names = [v for v in _order(work[series], series_order)]
+    if normalize_to is not None and normalize_to not in names:
+        raise KeyError(f"normalize_to {normalize_to!r} is not a value of column {series!r}: {names}")
+    n = len(names)
+    width = 0.8 / max(1, n)
+    fig, ax = _figure(min(14.0, max(6.0, 0.32 * len(groups) * n + 2.0)), 4.6)
+    ticks, ticklabels = [], []
+    tallest = 0.0
+    for i, grp in enumerate(groups):
+        denom = 1.0
+        if normalize_to is not None and (grp, normalize_to) in g.index:
+            denom = float(g.loc[(grp, normalize_to)].sum()) or 1.0
+        for j, name in enumerate(names):
+            if (grp, name) not in g.index:
+                continue
+            xpos = i - 0.4 + width * (j + 0.5)
+            bottom = 0.0
+            for k, c in zip(kinds, cols):
+                v = float(g.loc[(grp, name), c]) / denom
+                ax.bar(xpos, v, width * 0.92, bottom=bottom, color=KIND_COLORS.get(k, PALETTE[len(ticks) % 10]),
+                       label=k if (i == 0 and j == 0) else None, edgecolor="white", linewidth=0.3)
+                bottom += v
+            tallest = max(tallest, bottom)
+            ticks.append(xpos)
+            ticklabels.append(str(name))
+    ax.set_xticks(ticks, ticklabels, rotation=90, fontsize="x-small")
+    if x != "__all__":
+        sec = ax.secondary_xaxis("bottom")
+        sec.set_xticks(range(len(groups)), [str(v) for v in groups])
+        longest = max((len(str(v)) for v in names), default=1)
+        sec.tick_params(axis="x", length=0, pad=8 + 5.2 * longest)
+        sec.spines["bottom"].set_visible(False)
+    ax.set_ylim(0, tallest * 1.18 if tallest > 0 else 1)
+    ax.set_ylabel(f"NVM writes normalised to {normalize_to}" if normalize_to else "NVM writes")
+    ax.set_title(title or "")
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.legend(ncols=len(kinds), fontsize="small", frameon=False, loc="upper left")
+    return save(fig, out)
+
+
+def compare_bars(df, label: str, ours: str = "ours", paper: str | None = "paper", *, out: str,
+                 title: str | None = None, ylabel: str | None = None) -> list[str]:
+    """One value per `label`, ours beside the paper's where it has one."""
+    _require(df, [label, ours] + ([paper] if paper else []))
+    labels = _order(df[label])
+    d = df.groupby(label, sort=False)[[c for c in (ours, paper) if c]].mean().reindex(labels)
+    cols = {"ours": d[ours].tolist()}
+    if paper:
+        cols["paper"] = [v if v is not None and math.isfinite(v) else 0.0 for v in d[paper].tolist()]
+    fig, ax = _figure(max(5.0, 0.9 * len(labels) + 2.0), 4.0)
+    _grouped(ax, labels, cols, [PALETTE[0], "#9A9A9A"], log=False)
+    ax.axhline(0, color="black", linewidth=0.6)
+    _headroom(ax, [v for vals in cols.values() for v in vals])
+    ax.set_ylabel(ylabel or ours)
+    ax.set_title(title or "")
+    ax.legend(fontsize="small", frameon=False)
+    return save(fig, out)
+
+
+__all__ = ["normalized_bars", "lines", "battery_bars", "write_traffic_bars", "compare_bars", "save", "geomean"]

@@ -1,0 +1,483 @@
+"""Sweeps: the cross product of a parameter grid, one simulation per point.
+
+    grid {scheme: [...], workload: [...], secpb.entries: [...], ...}
+      -> points (deterministic order, each once, id = hash of its params)
+      -> executor (local process pool, Dask, any concurrent.futures.Executor)
+      -> worker runs the point and writes OUT_DIR/points/<id>.json itself
+         (temporary name in the same directory, fsync, rename)
+
+A grid maps each parameter to a list of values (a scalar is a one-value
+list). The parameters `scheme`, `workload`, `instructions` and `seed` choose
+the run, `name` is a free label, and every other key is a configuration key
+path (`persistence.point.entries`) passed as an override.
+
+Rerun policy: a point whose file holds a result is skipped; a point whose
+file holds an error is run again (`retry_failed=True`, the default), since
+most failures worth a rerun are transient (a missing trace, a lost worker);
+pass `retry_failed=False` to keep recorded failures.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import dataclasses
+import glob
+import hashlib
+import itertools
+import json
+import math
+import multiprocessing
+import os
+import socket
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from typing import Any, Iterable, Mapping
+
+#: Grid keys that are not configuration overrides.
+RUN_KEYS = ("name", "scheme", "workload", "instructions", "seed")
+POINTS_DIR = "points"
+MANIFEST = "sweep.json"
+FORMAT_VERSION = 1
+
+
+class GridError(ValueError):
+    """A grid that cannot be expanded (the message names the key)."""
+
+
+# --------------------------------------------------------------------------
+# Grid expansion and point identity
+
+
+def _scalar(value: Any, key: str) -> Any:
+    # numpy scalars and the like expose .item(); JSON and TOML need Python ones.
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        try:
+            value = value.item()
+        except (TypeError, ValueError):
+            pass
+    if isinstance(value, bool) or isinstance(value, (int, str)):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value):
+            raise GridError(f"grid key `{key}`: NaN is not a parameter value")
+        return value
+    raise GridError(f"grid key `{key}`: value {value!r} is a {type(value).__name__}; "
+                    "values must be strings, integers, floats or booleans")
+
+
+def _values(key: str, value: Any) -> list:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable) or isinstance(value, Mapping):
+        if isinstance(value, Mapping):
+            raise GridError(f"grid key `{key}`: a table is not a value (write nested keys as `{key}.sub`)")
+        return [_scalar(value, key)]
+    vals = [_scalar(v, key) for v in value]
+    if not vals:
+        raise GridError(f"grid key `{key}`: empty list of values")
+    return vals
+
+
+def normalize_grid(grid: Mapping[str, Any]) -> dict[str, list]:
+    """The grid with every value a list of plain Python scalars, in the
+    order given. Nested mappings are flattened into dotted key paths."""
+    if not isinstance(grid, Mapping):
+        raise GridError(f"grid must be a mapping of parameter -> values, not {type(grid).__name__}")
+    out: dict[str, list] = {}
+
+    def walk(prefix: str, m: Mapping) -> None:
+        for k, v in m.items():
+            if not isinstance(k, str) or not k or any(not p for p in k.split(".")):
+                raise GridError(f"grid key {prefix}{k!r}: keys are non-empty dotted names")
+            key = prefix + k
+            if isinstance(v, Mapping):
+                if key in RUN_KEYS:
+                    raise GridError(f"grid key `{key}`: a table is not a value")
+                walk(key + ".", v)
+            else:
+                if key in out:
+                    raise GridError(f"grid key `{key}` is given twice")
+                out[key] = _values(key, v)
+
+    walk("", grid)
+    for required in ("scheme", "workload"):
+        if required not in out:
+            raise GridError(f"grid key `{required}` is missing (the grid needs a scheme and a workload)")
+    for key in ("instructions", "seed"):
+        for v in out.get(key, []):
+            if isinstance(v, bool) or not isinstance(v, int) or v < (1 if key == "instructions" else 0):
+                raise GridError(f"grid key `{key}`: {v!r} is not a {'positive' if key == 'instructions' else 'non-negative'} integer")
+    for key in ("scheme", "workload", "name"):
+        for v in out.get(key, []):
+            if not isinstance(v, str) or not v:
+                raise GridError(f"grid key `{key}`: {v!r} is not a non-empty string")
+    return out
+
+
+def point_id(params: Mapping[str, Any]) -> str:
+    """Stable id of a point: SHA-256 of its parameters as canonical JSON
+    (sorted keys, no spaces), first 16 hex digits. The order of the grid's
+    keys does not change it; the type of a value does (32 and 32.0 differ)."""
+    canon = json.dumps(dict(params), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(canon.encode("utf-8")).hexdigest()[:16]
+
+
+def expand(grid: Mapping[str, Any]) -> list[dict]:
+    """The points of a grid: the cross product in the grid's key order (the
+    last key varies fastest), each distinct point once, first occurrence
+    kept. Each point is {"id": ..., "params": {...}}."""
+    g = normalize_grid(grid)
+    keys = list(g)
+    seen: set[str] = set()
+    points = []
+    for combo in itertools.product(*(g[k] for k in keys)):
+        params = dict(zip(keys, combo))
+        pid = point_id(params)
+        if pid in seen:
+            continue
+        seen.add(pid)
+        points.append({"id": pid, "params": params})
+    return points
+
+
+def overrides_of(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The configuration overrides of a point: every key but the run keys."""
+    return {k: v for k, v in params.items() if k not in RUN_KEYS}
+
+
+# --------------------------------------------------------------------------
+# Running one point (the only place that knows how)
+
+
+def _run_point(params: Mapping[str, Any]) -> dict:
+    """Run one point and return its stats (the JSON tree of `spmsim run
+    --json`). Raises on failure."""
+    import spmsim  # noqa: PLC0415  (the package, bound by the time a worker calls this)
+
+    res = spmsim.run(scheme=params["scheme"], workload=params["workload"], instructions=params.get("instructions"),
+                     seed=params.get("seed"), overrides=overrides_of(params))
+    return dict(res.stats)
+
+
+def _version() -> str:
+    import spmsim  # noqa: PLC0415
+
+    return str(getattr(spmsim, "__version__", "unknown"))
+
+
+# --------------------------------------------------------------------------
+# Files
+
+
+def write_json_atomic(path: str, obj: Any) -> None:
+    """Write JSON to `path` so that a reader sees the old file or the whole
+    new one, never a part: a temporary file in the same directory, fsync,
+    rename, fsync of the directory."""
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=d)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(obj, f, indent=1)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):
+        dfd = os.open(d, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+
+def point_path(out_dir: str, pid: str) -> str:
+    return os.path.join(out_dir, POINTS_DIR, pid + ".json")
+
+
+def read_point(path: str) -> dict | None:
+    """A point file, or None if it is missing or unreadable."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            rec = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return rec if isinstance(rec, dict) and "params" in rec else None
+
+
+def _run_and_write(point: dict, out_dir: str) -> dict:
+    """Worker side: run one point and write its file. Never raises for a
+    failed simulation; returns a small summary for the driver."""
+    t0 = time.time()
+    rec: dict[str, Any] = {"format": FORMAT_VERSION, "id": point["id"], "params": point["params"]}
+    try:
+        stats = _run_point(point["params"])
+        rec["status"] = "ok"
+        rec["stats"] = stats
+    except Exception as e:  # any failure of the point is recorded, not raised
+        rec["status"] = "error"
+        rec["error"] = str(e) if isinstance(e, (ValueError, RuntimeError)) and str(e) else f"{type(e).__name__}: {e}"
+        rec["traceback"] = traceback.format_exc()
+    rec["meta"] = {"host": socket.gethostname(), "pid": os.getpid(), "spmsim": _version(),
+                   "elapsed_seconds": round(time.time() - t0, 6),
+                   "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    write_json_atomic(point_path(out_dir, point["id"]), rec)
+    return {"id": point["id"], "status": rec["status"], "error": rec.get("error")}
+
+
+def _watch_driver(driver_pid: int) -> None:
+    """Pool initializer: end this worker when the driver dies (a driver
+    killed with SIGKILL would otherwise leave its workers blocked forever).
+    A point being run is abandoned; its temporary file is never renamed."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != parent:
+                os._exit(0)
+            try:
+                os.kill(driver_pid, 0)
+            except ProcessLookupError:
+                os._exit(0)
+            except PermissionError:
+                pass
+
+    threading.Thread(target=watch, name="spmsim-watch-driver", daemon=True).start()
+
+
+def default_workers() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+def local_executor(workers: int | None = None) -> cf.ProcessPoolExecutor:
+    """The default executor: a process pool of `workers` (default: the
+    usable cores), started with `spawn` so that no thread state of the
+    driver (the extension's thread pool, a progress bar) is forked."""
+    return cf.ProcessPoolExecutor(max_workers=workers or default_workers(),
+                                  mp_context=multiprocessing.get_context("spawn"),
+                                  initializer=_watch_driver, initargs=(os.getpid(),))
+
+
+# --------------------------------------------------------------------------
+# Progress
+
+
+class _Progress:
+    """done / running / queued / failed, on tqdm if installed, else one line
+    on stderr (rewritten in place on a terminal, every few seconds in a log)."""
+
+    def __init__(self, total: int, skipped: int, enabled: bool):
+        self.total, self.skipped, self.enabled = total, skipped, enabled
+        self.bar = None
+        self.last = 0.0
+        self.last_text = ""
+        self.tty = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+        if not enabled:
+            return
+        try:
+            from tqdm.auto import tqdm  # noqa: PLC0415
+        except ImportError:
+            tqdm = None
+        if tqdm is not None:
+            self.bar = tqdm(total=total, initial=skipped, desc="spmsim sweep", unit="pt", file=sys.stderr,
+                            dynamic_ncols=True)
+
+    def update(self, done: int, running: int, queued: int, failed: int, final: bool = False) -> None:
+        if not self.enabled:
+            return
+        text = f"running {running}, queued {queued}, failed {failed}"
+        if self.bar is not None:
+            self.bar.n = done
+            self.bar.set_postfix_str(text, refresh=False)
+            self.bar.refresh()
+            if final:
+                self.bar.close()
+            return
+        line = f"spmsim sweep: {done}/{self.total} done ({self.skipped} skipped), {text}"
+        now = time.monotonic()
+        if self.tty:
+            if line != self.last_text or final:
+                sys.stderr.write("\r" + line + ("\n" if final else ""))
+                sys.stderr.flush()
+        elif final or (line != self.last_text and now - self.last >= 5.0):
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
+            self.last = now
+        self.last_text = line
+
+
+def _slots(executor: cf.Executor) -> int | None:
+    """How many points the executor can run at once, if it can tell."""
+    n = getattr(executor, "_max_workers", None)
+    if isinstance(n, int):
+        return n
+    client = getattr(executor, "_client", None)  # distributed.cfexecutor.ClientExecutor
+    if client is not None:
+        with contextlib.suppress(Exception):
+            return int(sum(client.nthreads().values()))
+    return None
+
+
+# --------------------------------------------------------------------------
+# The sweep
+
+
+@dataclasses.dataclass
+class SweepSummary:
+    out_dir: str
+    points: int
+    skipped: int
+    ran: int
+    failed: int
+    failed_ids: list
+
+    def to_pandas(self):
+        from .results import load  # noqa: PLC0415
+
+        return load(self.out_dir)
+
+
+def _write_manifest(out_dir: str, grid: dict, points: list[dict]) -> None:
+    path = os.path.join(out_dir, MANIFEST)
+    old = read_manifest(out_dir)
+    order = list(old.get("order", [])) if old else []
+    known = set(order)
+    order += [p["id"] for p in points if p["id"] not in known]
+    grids = list(old.get("grids", [])) if old else []
+    if grid not in grids:
+        grids.append(grid)
+    write_json_atomic(path, {"format": FORMAT_VERSION, "grids": grids, "order": order})
+
+
+def read_manifest(out_dir: str) -> dict | None:
+    try:
+        with open(os.path.join(out_dir, MANIFEST), encoding="utf-8") as f:
+            m = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return m if isinstance(m, dict) else None
+
+
+def _remove_stale_temps(out_dir: str, before: float) -> None:
+    # Temporary files of points whose writer was killed before the rename.
+    for tmp in glob.glob(os.path.join(out_dir, POINTS_DIR, ".*.tmp")):
+        with contextlib.suppress(OSError):
+            if os.path.getmtime(tmp) < before:
+                os.unlink(tmp)
+
+
+def sweep(grid: Mapping[str, Any], out_dir: str, executor: cf.Executor | None = None, progress: bool = True, *,
+          workers: int | None = None, retry_failed: bool = True) -> SweepSummary:
+    """Run every point of `grid` not yet done in `out_dir`.
+
+    `executor` is any concurrent.futures.Executor (a Dask
+    `Client.get_executor()` included); by default a local process pool of
+    `workers` processes (default: the usable cores). Workers write the
+    point files themselves, so whatever finished survives a killed driver.
+    Returns a summary; `spmsim.load(out_dir)` gives the results.
+    """
+    points = expand(grid)
+    norm = normalize_grid(grid)
+    out_dir = os.path.abspath(os.fspath(out_dir))
+    os.makedirs(os.path.join(out_dir, POINTS_DIR), exist_ok=True)
+    started = time.time()
+    _write_manifest(out_dir, norm, points)
+
+    todo, skipped = [], 0
+    for p in points:
+        rec = read_point(point_path(out_dir, p["id"]))
+        if rec is not None and (rec.get("status") == "ok" or (rec.get("status") == "error" and not retry_failed)):
+            skipped += 1
+        else:
+            todo.append(p)
+
+    own = executor is None
+    ex = local_executor(workers) if own and todo else executor
+    bar = _Progress(len(points), skipped, progress)
+    failed_ids: list[str] = []
+    done = skipped
+    rebuilds = 0
+    pending: dict[cf.Future, dict] = {}
+    try:
+        for p in todo:
+            pending[ex.submit(_run_and_write, p, out_dir)] = p
+        slots = _slots(ex) if ex is not None else None
+        while pending:
+            finished, _ = cf.wait(list(pending), timeout=0.5, return_when=cf.FIRST_COMPLETED)
+            lost: list[dict] = []
+            for fut in finished:
+                p = pending.pop(fut)
+                try:
+                    summary = fut.result()
+                except cf.process.BrokenProcessPool:
+                    lost.append(p)
+                    continue
+                except Exception as e:  # the worker died or the executor failed the task
+                    summary = _record_lost(out_dir, p, e)
+                done += 1
+                if summary["status"] != "ok":
+                    failed_ids.append(p["id"])
+            if lost:
+                # A worker of our own pool died (killed, out of memory): start
+                # a fresh pool and resubmit what had not finished, a few times.
+                lost += list(pending.values())
+                pending.clear()
+                if own and rebuilds < 3:
+                    rebuilds += 1
+                    ex.shutdown(wait=False, cancel_futures=True)
+                    ex = local_executor(workers)
+                    for p in lost:
+                        pending[ex.submit(_run_and_write, p, out_dir)] = p
+                else:
+                    for p in lost:
+                        _record_lost(out_dir, p, RuntimeError("the process pool broke (a worker process died)"))
+                        failed_ids.append(p["id"])
+                        done += 1
+            # Dask's futures stay pending until done, so what runs is the
+            # smaller of what is in flight and what the workers can hold.
+            if slots is not None:
+                n_running = min(len(pending), slots)
+            else:
+                n_running = sum(1 for f in pending if f.running()) or len(pending)
+            bar.update(done, n_running, len(pending) - n_running, len(failed_ids))
+    except BaseException:
+        for fut in pending:
+            fut.cancel()
+        if own and ex is not None:
+            ex.shutdown(wait=False, cancel_futures=True)
+            own = False
+        raise
+    finally:
+        if own and ex is not None:
+            ex.shutdown(wait=True)
+        bar.update(done, 0, 0, len(failed_ids), final=True)
+    _remove_stale_temps(out_dir, started)
+    return SweepSummary(out_dir=out_dir, points=len(points), skipped=skipped, ran=len(todo),
+                        failed=len(failed_ids), failed_ids=failed_ids)
+
+
+def _record_lost(out_dir: str, p: dict, e: BaseException) -> dict:
+    """Driver side: a point whose task failed outside the simulation (its
+    worker died). Its file is written unless a worker wrote one first."""
+    path = point_path(out_dir, p["id"])
+    rec = read_point(path)
+    if rec is not None:
+        return {"id": p["id"], "status": rec.get("status", "error"), "error": rec.get("error")}
+    err = f"{type(e).__name__}: {e}"
+    write_json_atomic(path, {"format": FORMAT_VERSION, "id": p["id"], "params": p["params"], "status": "error",
+                             "error": err, "meta": {"host": socket.gethostname(), "runner": "driver"}})
+    return {"id": p["id"], "status": "error", "error": err}
+
+
+__all__ = ["sweep", "expand", "point_id", "normalize_grid", "GridError", "SweepSummary", "local_executor",
+           "write_json_atomic", "read_point"]
+
