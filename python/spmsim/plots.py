@@ -165,7 +165,10 @@ def lines(df, x: str, y: str, series: str | None = None, *, out: str, reference:
         if reference:
             r = g[reference].mean().dropna()
             if len(r):
-                ax.plot(r.index.tolist(), r.tolist(), marker="x", linestyle="--", color=color if key is not None else "#555555",
+                # Joined only where the paper gives every point: a line across
+                # its gaps would read as values it never printed.
+                ax.plot(r.index.tolist(), r.tolist(), marker="x", markersize=8, markeredgewidth=2,
+                        linestyle="--" if len(r) == len(vals) else "none", color=color if key is not None else "#555555",
                         label="paper" if key is None else f"{key} (paper)")
     numeric = [v for v in xs_all if isinstance(v, (int, float)) and not isinstance(v, bool)]
     if logx is None:

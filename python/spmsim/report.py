@@ -334,7 +334,7 @@ def reproduce_report(out_dir: str, title: str | None = None) -> list[str]:
         d = pd.DataFrame(r[key])
         d["entries"] = [_entries(x) for x in d["row"]]
         d["paper"] = pd.to_numeric(d["paper"], errors="coerce")
-        placed.append((pat, [R.figure(f"{what}; ours (line) and the paper's values (dashed) where its text gives one.",
+        placed.append((pat, [R.figure(f"{what}; ours (line) and the paper's values (crosses) where its text gives one.",
                                       plots.lines(d, x="entries", y="ours", reference="paper",
                                                   out=os.path.join(figdir, key), xlabel="SecPB entries",
                                                   ylabel=ylabel, title=what.split(":")[0]), key)]))

@@ -272,8 +272,9 @@ def local_executor(workers: int | None = None) -> cf.ProcessPoolExecutor:
 
 
 class _Progress:
-    """done / running / queued / failed, on tqdm if installed, else one line
-    on stderr (rewritten in place on a terminal, every few seconds in a log)."""
+    """done / running / queued / failed: a tqdm bar on a terminal or in a
+    notebook when tqdm is installed, else one line on stderr (rewritten in
+    place on a terminal, every few seconds in a log)."""
 
     def __init__(self, total: int, skipped: int, enabled: bool):
         self.total, self.skipped, self.enabled = total, skipped, enabled
@@ -283,10 +284,14 @@ class _Progress:
         self.tty = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
         if not enabled:
             return
-        try:
-            from tqdm.auto import tqdm  # noqa: PLC0415
-        except ImportError:
-            tqdm = None
+        # tqdm on a terminal or in a notebook; in a log file (a batch job's
+        # output) its carriage returns make one endless line, so plain lines.
+        tqdm = None
+        if self.tty or "ipykernel" in sys.modules:
+            try:
+                from tqdm.auto import tqdm  # noqa: PLC0415
+            except ImportError:
+                tqdm = None
         if tqdm is not None:
             self.bar = tqdm(total=total, initial=skipped, desc="spmsim sweep", unit="pt", file=sys.stderr,
                             dynamic_ncols=True)
@@ -298,9 +303,10 @@ class _Progress:
         if self.bar is not None:
             self.bar.n = done
             self.bar.set_postfix_str(text, refresh=False)
-            self.bar.refresh()
             if final:
                 self.bar.close()
+            else:
+                self.bar.refresh()
             return
         line = f"spmsim sweep: {done}/{self.total} done ({self.skipped} skipped), {text}"
         now = time.monotonic()

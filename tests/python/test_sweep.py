@@ -228,11 +228,18 @@ def test_progress_without_tqdm_is_a_plain_stderr_line(small_sweep_dir, monkeypat
     assert "spmsim sweep: 8/8 done (8 skipped), running 0, queued 0, failed 0" in err
 
 
-def test_progress_with_tqdm_shows_running_and_failed(tmp_path, capsys):
+def test_progress_with_tqdm_shows_running_and_failed(tmp_path, capsys, monkeypatch):
     pytest.importorskip("tqdm")
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # tqdm draws on terminals only
     sweep({"scheme": "bbb", "workload": ["array-swap", "nope"], "instructions": TINY}, tmp_path, workers=1)
     err = capsys.readouterr().err
-    assert "2/2" in err and "running" in err and "failed 1" in err
+    assert "2/2" in err and "running" in err and "failed 1" in err and "|" in err  # a bar, not the plain line
+
+
+def test_progress_in_a_log_is_plain_lines(tmp_path, capsys):
+    sweep({"scheme": "bbb", "workload": ["array-swap", "nope"], "instructions": TINY}, tmp_path, workers=1)
+    err = capsys.readouterr().err
+    assert "\r" not in err and err.rstrip().endswith("spmsim sweep: 2/2 done (0 skipped), running 0, queued 0, failed 1")
 
 
 # --------------------------------------------------------------------------
