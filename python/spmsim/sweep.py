@@ -339,6 +339,10 @@ def _slots(executor: cf.Executor) -> int | None:
 
 @dataclasses.dataclass
 class SweepSummary:
+    """What a sweep did: `points` in the grid, `skipped` (already done),
+    `ran`, and `failed`: the points of the grid whose file holds an error
+    when the sweep ends (those kept by retry_failed=False included)."""
+
     out_dir: str
     points: int
     skipped: int
@@ -374,8 +378,8 @@ def read_manifest(out_dir: str) -> dict | None:
 
 
 def _remove_stale_temps(out_dir: str, before: float) -> None:
-    # Temporary files of points whose writer was killed before the rename.
-    for tmp in glob.glob(os.path.join(out_dir, POINTS_DIR, ".*.tmp")):
+    # Temporary files whose writer was killed before the rename.
+    for tmp in glob.glob(os.path.join(out_dir, POINTS_DIR, ".*.tmp")) + glob.glob(os.path.join(out_dir, ".*.tmp")):
         with contextlib.suppress(OSError):
             if os.path.getmtime(tmp) < before:
                 os.unlink(tmp)
@@ -398,18 +402,21 @@ def sweep(grid: Mapping[str, Any], out_dir: str, executor: cf.Executor | None = 
     started = time.time()
     _write_manifest(out_dir, norm, points)
 
-    todo, skipped = [], 0
+    todo, skipped, kept_failed = [], 0, []
     for p in points:
         rec = read_point(point_path(out_dir, p["id"]))
-        if rec is not None and (rec.get("status") == "ok" or (rec.get("status") == "error" and not retry_failed)):
+        if rec is not None and rec.get("status") == "ok":
             skipped += 1
+        elif rec is not None and rec.get("status") == "error" and not retry_failed:
+            skipped += 1
+            kept_failed.append(p["id"])
         else:
             todo.append(p)
 
     own = executor is None
     ex = local_executor(workers) if own and todo else executor
     bar = _Progress(len(points), skipped, progress)
-    failed_ids: list[str] = []
+    failed_ids: list[str] = list(kept_failed)
     done = skipped
     rebuilds = 0
     pending: dict[cf.Future, dict] = {}

@@ -11,8 +11,8 @@
     seed = [1, 2]
     "persistence.point.entries" = [16, 32]   # or a nested [grid.persistence.point] table
 
-Exit codes: 0 every point has a result, 1 some points failed, 2 bad spec
-or arguments.
+Exit codes: 0 every point of the grid has a result, 1 some point's file
+holds an error when the sweep ends, 2 bad spec or arguments.
 """
 
 from __future__ import annotations

@@ -4,11 +4,13 @@ killed sweeps, failed points, TOML specs and load()."""
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -142,7 +144,7 @@ def test_a_failed_point_records_its_error_and_the_others_finish(tmp_path):
     assert (s2.skipped, s2.ran, s2.failed) == (2, 2, 2)
     # ... and kept as they are with retry_failed=False.
     s3 = sweep(grid, tmp_path, progress=False, workers=2, retry_failed=False)
-    assert (s3.skipped, s3.ran, s3.failed) == (4, 0, 0)
+    assert (s3.skipped, s3.ran, s3.failed) == (4, 0, 2)
 
 
 def test_a_bad_config_key_fails_only_its_points(tmp_path):
@@ -219,6 +221,33 @@ def test_sigkill_half_way_then_rerun_gives_every_point_once_identical_to_an_unin
     assert len(point_files(killed)) == total and set(got) == {p["id"] for p in expand(grid)}
     assert got == want
     assert not list((killed / "points").glob(".*")), "stale temporary files were not cleaned up"
+
+
+def test_a_worker_killed_mid_sweep_is_replaced_and_every_point_finishes(tmp_path):
+    grid = {"scheme": ["bbb", "cobcm"], "workload": ["array-swap", "random-writes"], "instructions": 4_000_000,
+            "seed": [1, 2, 3]}
+    killed = []
+
+    def kill_one_worker() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if len(list((tmp_path / "points").glob("*.json"))) >= 2:
+                kids = multiprocessing.active_children()
+                if kids:
+                    os.kill(kids[0].pid, signal.SIGKILL)
+                    killed.append(kids[0].pid)
+                    return
+            time.sleep(0.01)
+
+    t = threading.Thread(target=kill_one_worker)
+    t.start()
+    try:
+        s = sweep(grid, tmp_path, progress=False, workers=2)
+    finally:
+        t.join()
+    assert killed, "no worker was killed: the sweep ended first"
+    assert (s.points, s.failed) == (12, 0), s
+    assert len(point_files(tmp_path)) == 12 and all(r[2] == "ok" for r in stats_by_id(tmp_path).values())
 
 
 def test_progress_without_tqdm_is_a_plain_stderr_line(small_sweep_dir, monkeypatch, capsys):
