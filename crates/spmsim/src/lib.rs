@@ -9,6 +9,7 @@
 //! See `../shared/DESIGN.md` for the architecture and the papers for the
 //! rules each module cites.
 
+pub mod api;
 pub mod attack;
 pub mod battery;
 pub mod chip;

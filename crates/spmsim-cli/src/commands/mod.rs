@@ -5,6 +5,7 @@ pub mod check;
 pub mod check_all;
 pub mod config;
 pub mod image;
+pub mod python;
 pub mod reproduce;
 pub mod run;
 pub mod suite;

@@ -1,9 +1,8 @@
 use anyhow::{anyhow, Result};
-use spmsim::config::load_preset;
-use spmsim::timing::{simulate, RunStats};
-use spmsim::workload::WorkloadKind;
+use spmsim::api::{ApiError, RunRequest};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
 
 #[derive(clap::Args)]
 pub struct RunArgs {
@@ -13,7 +12,7 @@ pub struct RunArgs {
     /// Workload: random-writes, seq-writes, array-swap, synthetic[:ppti=..,nwpe=..].
     #[arg(long)]
     pub workload: String,
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = spmsim::api::DEFAULT_INSTRUCTIONS)]
     pub instructions: u64,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -30,35 +29,28 @@ pub struct RunArgs {
     pub json: bool,
 }
 
-pub fn one(scheme: &str, workload: &str, instructions: u64, seed: u64, overrides: &[String]) -> Result<(spmsim::config::SimConfig, RunStats)> {
-    let cfg = load_preset(scheme, overrides)?;
-    let w = WorkloadKind::parse(workload).map_err(|e| anyhow!(e))?;
-    if instructions == 0 {
-        return Err(anyhow!("--instructions must be at least 1"));
-    }
-    let stats = simulate(&cfg, &w, instructions, seed).map_err(|e| anyhow!(e))?;
-    Ok((cfg, stats))
-}
-
 fn sanitize(s: &str) -> String {
     s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect()
 }
 
 pub fn run(a: RunArgs) -> Result<ExitCode> {
-    let (cfg, stats) = one(&a.scheme, &a.workload, a.instructions, a.seed, &a.overrides)?;
-    let mut doc = serde_json::to_value(&stats)?;
-    if let Some(b) = &a.baseline {
-        let (_, base) = one(b, &a.workload, a.instructions, a.seed, &[])?;
-        let slowdown = stats.roi.cycles as f64 / base.roi.cycles as f64 - 1.0;
-        doc["baseline"] = serde_json::json!({"scheme": b, "cycles": base.roi.cycles, "ipc": base.roi.ipc});
-        doc["slowdown"] = serde_json::json!(slowdown);
-    }
+    let req = RunRequest {
+        scheme: a.scheme.clone(),
+        workload: a.workload.clone(),
+        instructions: a.instructions,
+        seed: a.seed,
+        overrides: a.overrides.clone(),
+        baseline: a.baseline.clone(),
+    };
+    // Ctrl-C ends the process here, so the stop flag is never set.
+    let run = spmsim::api::run(&req, &AtomicBool::new(false)).map_err(|e: ApiError| anyhow!(e))?;
+    let (cfg, stats, doc) = (&run.config, &run.stats, &run.doc);
     let out = a.out.clone().unwrap_or_else(|| PathBuf::from(format!("results/runs/{}__{}__s{}", sanitize(&cfg.name), sanitize(&a.workload), a.seed)));
     std::fs::create_dir_all(&out).map_err(|e| anyhow!("{}: {e}", out.display()))?;
-    spmsim::image::write_atomic(&out.join("stats.json"), serde_json::to_string_pretty(&doc)?.as_bytes())?;
+    spmsim::image::write_atomic(&out.join("stats.json"), run.stats_json().as_bytes())?;
     spmsim::image::write_atomic(&out.join("config.toml"), cfg.to_toml().as_bytes())?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        println!("{}", run.stats_json());
     } else {
         let r = &stats.roi;
         println!("scheme {}  workload {}  seed {}  crypto {}", stats.scheme, stats.workload, stats.seed, stats.crypto_mode);

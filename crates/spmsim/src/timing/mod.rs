@@ -29,6 +29,7 @@ use crate::workload::{Event, Op};
 use core::Core;
 use pcm::Pcm;
 use persist::PersistPath;
+use std::sync::atomic::{AtomicBool, Ordering};
 use tags::TagCache;
 
 /// Snapshot of the functional controller's counters, to price what one
@@ -199,8 +200,20 @@ impl TimingSim {
 
     /// Run a stream of events to its end.
     pub fn run<I: IntoIterator<Item = Event>>(&mut self, events: I) -> Result<(), String> {
+        self.run_until(events, &AtomicBool::new(false)).map_err(|e| e.to_string())
+    }
+
+    /// Run a stream of events to its end, or until `stop` is set (by
+    /// another thread: a Ctrl-C handler, a front end that gave up). The
+    /// flag is read once every [`STOP_CHECK_EVENTS`] events, so the check
+    /// costs nothing beside an event's crypto, yet a stop lands within
+    /// milliseconds.
+    pub fn run_until<I: IntoIterator<Item = Event>>(&mut self, events: I, stop: &AtomicBool) -> Result<(), SimError> {
         for (i, ev) in events.into_iter().enumerate() {
-            self.apply(&ev).map_err(|e| format!("event {} ({}): integrity check failed: {e}", i + 1, ev.describe()))?;
+            if i % STOP_CHECK_EVENTS == 0 && stop.load(Ordering::Relaxed) {
+                return Err(SimError::Cancelled);
+            }
+            self.apply(&ev).map_err(|e| SimError::Failed(format!("event {} ({}): integrity check failed: {e}", i + 1, ev.describe())))?;
         }
         Ok(())
     }
@@ -218,12 +231,44 @@ impl TimingSim {
     }
 }
 
+/// Events between two reads of a run's stop flag.
+pub const STOP_CHECK_EVENTS: usize = 4096;
+
+/// Why a timed run ended without statistics.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SimError {
+    /// The workload could not be opened or read (bad trace, an address
+    /// beyond the memory): the input is wrong, not the simulator.
+    Input(String),
+    /// The simulation itself failed (an integrity check on the way).
+    Failed(String),
+    /// The stop flag was set.
+    Cancelled,
+}
+
+impl std::fmt::Display for SimError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SimError::Input(m) | SimError::Failed(m) => f.write_str(m),
+            SimError::Cancelled => f.write_str("cancelled"),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
 /// Convenience: simulate `instructions` of a workload.
 pub fn simulate(cfg: &SimConfig, workload: &crate::workload::WorkloadKind, instructions: u64, seed: u64) -> Result<RunStats, String> {
-    let mut stream = workload.stream(seed, instructions, cfg.memory.capacity_bytes)?;
+    simulate_until(cfg, workload, instructions, seed, &AtomicBool::new(false)).map_err(|e| e.to_string())
+}
+
+/// [`simulate`], stopping early with [`SimError::Cancelled`] once `stop`
+/// is set.
+pub fn simulate_until(cfg: &SimConfig, workload: &crate::workload::WorkloadKind, instructions: u64, seed: u64, stop: &AtomicBool) -> Result<RunStats, SimError> {
+    let mut stream = workload.stream(seed, instructions, cfg.memory.capacity_bytes).map_err(SimError::Input)?;
     let mut sim = TimingSim::new(cfg, seed);
-    sim.run(&mut stream)?;
-    stream.finish()?;
+    sim.run_until(&mut stream, stop)?;
+    stream.finish().map_err(SimError::Input)?;
     let mut s = sim.finish();
     s.workload_notes = stream.notes();
     s.workload = workload.name();

@@ -1,0 +1,167 @@
+//! One timed run as every front end sees it: the `spmsim run` command, the
+//! Python package (`spmsim.run`) and Rust callers all go through [`run`],
+//! so the statistics document they produce is the same tree, key for key.
+//!
+//! ```text
+//!  RunRequest { scheme, workload, instructions, seed, overrides, baseline }
+//!    -> load_preset + WorkloadKind::parse          (bad input: ApiError::Invalid)
+//!    -> timing::simulate_until(.., stop)           (stop set: ApiError::Cancelled)
+//!    -> [baseline preset, same workload and seed]  -> slowdown
+//!    -> RunOutput { config, stats, doc }           doc = the JSON of `run --json`
+//! ```
+
+use crate::config::{load_preset, SimConfig};
+use crate::timing::{simulate_until, RunStats, SimError};
+use crate::workload::WorkloadKind;
+use std::sync::atomic::AtomicBool;
+
+/// The instruction count `spmsim run` uses when none is given.
+pub const DEFAULT_INSTRUCTIONS: u64 = 1_000_000;
+
+/// What to simulate. `overrides` are `key.path=value` strings, as `--set`
+/// takes them; they apply to `scheme` only, not to the baseline, which runs
+/// its preset as it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunRequest {
+    pub scheme: String,
+    pub workload: String,
+    pub instructions: u64,
+    pub seed: u64,
+    pub overrides: Vec<String>,
+    pub baseline: Option<String>,
+}
+
+impl RunRequest {
+    pub fn new(scheme: &str, workload: &str) -> Self {
+        RunRequest { scheme: scheme.into(), workload: workload.into(), instructions: DEFAULT_INSTRUCTIONS, seed: 1, overrides: Vec::new(), baseline: None }
+    }
+}
+
+/// A finished run: the resolved configuration, the typed statistics and the
+/// document `spmsim run --json` prints (the statistics, plus `baseline` and
+/// `slowdown` when a baseline was asked for).
+#[derive(Clone, Debug)]
+pub struct RunOutput {
+    pub config: SimConfig,
+    pub stats: RunStats,
+    pub doc: serde_json::Value,
+}
+
+impl RunOutput {
+    /// The document as `spmsim run --json` prints it (without the final
+    /// newline) and writes it to `stats.json`.
+    pub fn stats_json(&self) -> String {
+        serde_json::to_string_pretty(&self.doc).expect("statistics serialize")
+    }
+}
+
+/// Why a run gave no statistics. The messages are the ones the command line
+/// prints after `error: `.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ApiError {
+    /// A bad preset, key, value, workload or trace.
+    Invalid(String),
+    /// The simulation failed on the way (an integrity check).
+    Failed(String),
+    /// The stop flag was set.
+    Cancelled,
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ApiError::Invalid(m) | ApiError::Failed(m) => f.write_str(m),
+            ApiError::Cancelled => f.write_str("cancelled"),
+        }
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+impl From<SimError> for ApiError {
+    fn from(e: SimError) -> Self {
+        match e {
+            SimError::Input(m) => ApiError::Invalid(m),
+            SimError::Failed(m) => ApiError::Failed(m),
+            SimError::Cancelled => ApiError::Cancelled,
+        }
+    }
+}
+
+/// The resolved configuration of a preset (name or TOML path) under
+/// `key.path=value` overrides.
+pub fn resolve_config(scheme: &str, overrides: &[String]) -> Result<SimConfig, ApiError> {
+    load_preset(scheme, overrides).map_err(|e| ApiError::Invalid(e.to_string()))
+}
+
+/// Simulate one preset on one workload; the typed pieces, no document.
+pub fn simulate_one(scheme: &str, workload: &str, instructions: u64, seed: u64, overrides: &[String], stop: &AtomicBool) -> Result<(SimConfig, RunStats), ApiError> {
+    let cfg = resolve_config(scheme, overrides)?;
+    let w = WorkloadKind::parse(workload).map_err(ApiError::Invalid)?;
+    if instructions == 0 {
+        return Err(ApiError::Invalid("--instructions must be at least 1".into()));
+    }
+    let stats = simulate_until(&cfg, &w, instructions, seed, stop)?;
+    Ok((cfg, stats))
+}
+
+/// The statistics document of a run, with the baseline's cycles and IPC
+/// and the slowdown against it when there is one.
+pub fn stats_document(stats: &RunStats, baseline: Option<(&str, &RunStats)>) -> serde_json::Value {
+    let mut doc = serde_json::to_value(stats).expect("statistics serialize");
+    if let Some((name, base)) = baseline {
+        let slowdown = stats.roi.cycles as f64 / base.roi.cycles as f64 - 1.0;
+        doc["baseline"] = serde_json::json!({"scheme": name, "cycles": base.roi.cycles, "ipc": base.roi.ipc});
+        doc["slowdown"] = serde_json::json!(slowdown);
+    }
+    doc
+}
+
+/// One run as `spmsim run` does it; `stop` ends it early from another
+/// thread (checked every [`crate::timing::STOP_CHECK_EVENTS`] events).
+pub fn run(req: &RunRequest, stop: &AtomicBool) -> Result<RunOutput, ApiError> {
+    let (config, stats) = simulate_one(&req.scheme, &req.workload, req.instructions, req.seed, &req.overrides, stop)?;
+    let base = match &req.baseline {
+        Some(b) => Some((b.as_str(), simulate_one(b, &req.workload, req.instructions, req.seed, &[], stop)?.1)),
+        None => None,
+    };
+    let doc = stats_document(&stats, base.as_ref().map(|(n, s)| (*n, s)));
+    Ok(RunOutput { config, stats, doc })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_input_is_invalid_with_the_cli_message() {
+        let stop = AtomicBool::new(false);
+        let e = run(&RunRequest::new("no-such-preset", "random-writes"), &stop).unwrap_err();
+        assert!(matches!(&e, ApiError::Invalid(m) if m.starts_with("unknown preset `no-such-preset`")), "{e:?}");
+        let mut r = RunRequest::new("cm", "random-writes");
+        r.overrides = vec!["tree.arityy=3".into()];
+        assert!(matches!(run(&r, &stop).unwrap_err(), ApiError::Invalid(m) if m.contains("tree") && m.contains("arityy")));
+        r.overrides.clear();
+        r.instructions = 0;
+        assert_eq!(run(&r, &stop).unwrap_err(), ApiError::Invalid("--instructions must be at least 1".into()));
+    }
+
+    #[test]
+    fn a_set_stop_flag_cancels() {
+        let stop = AtomicBool::new(true);
+        assert_eq!(run(&RunRequest::new("cobcm", "btree"), &stop).unwrap_err(), ApiError::Cancelled);
+    }
+
+    #[test]
+    fn baseline_adds_slowdown() {
+        let mut r = RunRequest::new("cobcm", "random-writes");
+        r.instructions = 20_000;
+        r.baseline = Some("bbb".into());
+        let out = run(&r, &AtomicBool::new(false)).unwrap();
+        assert_eq!(out.doc["baseline"]["scheme"], "bbb");
+        let base = out.doc["baseline"]["cycles"].as_u64().unwrap() as f64;
+        let slowdown = out.stats.roi.cycles as f64 / base - 1.0;
+        assert_eq!(out.doc["slowdown"].as_f64().unwrap(), slowdown);
+        assert_eq!(out.doc["roi"]["cycles"].as_u64().unwrap(), out.stats.roi.cycles);
+    }
+}
