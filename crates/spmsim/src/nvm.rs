@@ -41,37 +41,55 @@ impl ByKind {
 /// Blocks per page of the sparse image.
 const PAGE_BLOCKS: u64 = 64;
 
-/// One page of the image: which blocks were ever written, and their bytes.
-#[derive(Clone, Debug)]
-struct Page {
-    present: u64,
-    blocks: [[u8; 64]; PAGE_BLOCKS as usize],
-}
+/// The 64 blocks of one 4 KiB page.
+type PageBlocks = [[u8; 64]; PAGE_BLOCKS as usize];
 
 /// The bytes of every block ever written, stored sparsely by 4 KiB page
 /// (64 blocks), so memory follows the touched footprint and neighbouring
-/// blocks share one map entry.
+/// blocks share one map entry. The pages sit side by side in one growing
+/// array, in first-touch order, which the kernel may back with huge pages:
+/// a timed run over a large footprint misses the host's TLB far less than
+/// with one allocation per page.
 #[derive(Clone, Debug, Default)]
 pub struct NvmImage {
-    pages: FxHashMap<u64, Box<Page>>,
+    /// Page number -> slot in `blocks` and `present`.
+    slots: FxHashMap<u64, u32>,
+    /// Which blocks of each slot were ever written.
+    present: Vec<u64>,
+    blocks: Vec<PageBlocks>,
     len: usize,
 }
 
 impl NvmImage {
     pub fn get(&self, addr: u64) -> Option<&[u8; 64]> {
-        let p = self.pages.get(&(addr / PAGE_BLOCKS))?;
+        let &s = self.slots.get(&(addr / PAGE_BLOCKS))?;
         let i = addr % PAGE_BLOCKS;
-        (p.present >> i & 1 == 1).then(|| &p.blocks[i as usize])
+        (self.present[s as usize] >> i & 1 == 1).then(|| &self.blocks[s as usize][i as usize])
     }
 
     pub fn put(&mut self, addr: u64, b: [u8; 64]) {
-        let p = self.pages.entry(addr / PAGE_BLOCKS).or_insert_with(|| Box::new(Page { present: 0, blocks: [[0; 64]; PAGE_BLOCKS as usize] }));
+        let s = match self.slots.get(&(addr / PAGE_BLOCKS)) {
+            Some(&s) => s as usize,
+            None => self.new_slot(addr / PAGE_BLOCKS),
+        };
         let i = addr % PAGE_BLOCKS;
-        if p.present >> i & 1 == 0 {
-            p.present |= 1 << i;
+        if self.present[s] >> i & 1 == 0 {
+            self.present[s] |= 1 << i;
             self.len += 1;
         }
-        p.blocks[i as usize] = b;
+        self.blocks[s][i as usize] = b;
+    }
+
+    fn new_slot(&mut self, page: u64) -> usize {
+        let s = self.blocks.len();
+        if s == self.blocks.capacity() {
+            self.blocks.reserve(s.max(16));
+            advise_huge_pages(&self.blocks);
+        }
+        self.blocks.push([[0; 64]; PAGE_BLOCKS as usize]);
+        self.present.push(0);
+        self.slots.insert(page, u32::try_from(s).expect("fewer than 2^32 pages (16 TiB) touched"));
+        s
     }
 
     /// Blocks ever written.
@@ -85,21 +103,25 @@ impl NvmImage {
 
     /// Every written block, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (u64, &[u8; 64])> + '_ {
-        self.pages.iter().flat_map(|(&pn, p)| (0..PAGE_BLOCKS).filter(move |i| p.present >> i & 1 == 1).map(move |i| (pn * PAGE_BLOCKS + i, &p.blocks[i as usize])))
+        self.slots.iter().flat_map(move |(&pn, &s)| {
+            let (present, blocks) = (self.present[s as usize], &self.blocks[s as usize]);
+            (0..PAGE_BLOCKS).filter(move |i| present >> i & 1 == 1).map(move |i| (pn * PAGE_BLOCKS + i, &blocks[i as usize]))
+        })
     }
 
-    /// Forget every block for which `keep` is false.
+    /// Forget every block for which `keep` is false (emptied pages keep
+    /// their slot, to be filled again if the page is written).
     pub fn retain(&mut self, mut keep: impl FnMut(u64) -> bool) {
         let mut len = 0;
-        self.pages.retain(|&pn, p| {
+        for (&pn, &s) in &self.slots {
+            let present = &mut self.present[s as usize];
             for i in 0..PAGE_BLOCKS {
-                if p.present >> i & 1 == 1 && !keep(pn * PAGE_BLOCKS + i) {
-                    p.present &= !(1 << i);
+                if *present >> i & 1 == 1 && !keep(pn * PAGE_BLOCKS + i) {
+                    *present &= !(1 << i);
                 }
             }
-            len += p.present.count_ones() as usize;
-            p.present != 0
-        });
+            len += present.count_ones() as usize;
+        }
         self.len = len;
     }
 
@@ -108,6 +130,30 @@ impl NvmImage {
         v.sort_unstable();
         v
     }
+}
+
+/// Ask the kernel to back the 2 MiB-aligned stretches of `v`'s buffer
+/// with huge pages (transparent huge pages in `madvise` mode); a hint
+/// whose failure changes nothing but speed.
+#[allow(clippy::ptr_arg)] // the capacity, not just the elements, is advised
+fn advise_huge_pages<T>(v: &Vec<T>) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let start = v.as_ptr() as usize;
+        let end = start + v.capacity() * std::mem::size_of::<T>();
+        let first = start.div_ceil(HUGE) * HUGE;
+        if end > first + HUGE {
+            let len = (end - first) / HUGE * HUGE;
+            // SAFETY: the range lies inside the vector's own allocation;
+            // MADV_HUGEPAGE changes how it is backed, never its contents.
+            unsafe {
+                libc::madvise(first as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = v;
 }
 
 #[cfg(test)]
