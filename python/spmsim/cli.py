@@ -12,6 +12,7 @@ both front ends take every command.
 from __future__ import annotations
 
 import importlib
+import os
 import signal
 import sys
 
@@ -51,6 +52,9 @@ def _native_command(args: list[str]) -> int:
             pass
     sys.stdout.flush()
     sys.stderr.flush()
+    # Commands that hand work back to Python (reproduce's HTML report) use
+    # this interpreter, the one that has the package.
+    os.environ.setdefault("SPMSIM_PYTHON", sys.executable)
     try:
         return _native.cli_main(["spmsim", *args])
     finally:

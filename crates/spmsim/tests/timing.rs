@@ -73,3 +73,38 @@ fn posted_writes_give_more_write_bandwidth_than_bank_serial_ones() {
     assert!(posted.roi.cycles < serial.roi.cycles);
     assert!(serial.roi.pcm_write_utilisation > 0.8, "bank-serial PCM is the bottleneck here: {}", serial.roi.pcm_write_utilisation);
 }
+
+/// A 32-byte store split into four 8-byte pieces of one instruction is
+/// one store and one SecPB persist; four 8-byte store instructions are
+/// four. A piece in another block starts a store of its own.
+#[test]
+fn the_pieces_of_one_wide_store_persist_once() {
+    use spmsim::timing::TimingSim;
+    use spmsim::workload::Event;
+    let cfg = load_preset("cm", &[]).unwrap();
+    let wide = |same: bool| -> Vec<Event> {
+        let mut v = Vec::new();
+        for i in 0..200u64 {
+            let base = 0x10_0000 + i * 128;
+            for k in 0..4 {
+                v.push(Event { same_instruction: same && k > 0, ..Event::store(base + 8 * k, 8, i * 4 + k, false).after(if k == 0 { 3 } else { 0 }) });
+            }
+        }
+        v
+    };
+    let stats = |events: Vec<Event>| {
+        let mut sim = TimingSim::new(&cfg, 1);
+        sim.run(events).unwrap();
+        sim.finish()
+    };
+    let one = stats(wide(true));
+    let four = stats(wide(false));
+    assert_eq!(one.stores, 200, "one persist per wide store");
+    assert_eq!(four.stores, 800);
+    assert_eq!(one.roi.instructions, 200 * 4);
+    assert_eq!(four.roi.instructions, 200 * 7);
+    assert!(one.roi.cycles < four.roi.cycles, "CM's early MAC work is paid once per store: {} vs {}", one.roi.cycles, four.roi.cycles);
+    // Pieces that cross into the next block are a second persist.
+    let crossing: Vec<Event> = (0..2u64).map(|k| Event { same_instruction: k > 0, ..Event::store(0x20_0038 + 8 * k, 8, 9, false) }).collect();
+    assert_eq!(stats(crossing).stores, 2);
+}

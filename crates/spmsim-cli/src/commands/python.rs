@@ -11,26 +11,48 @@ fn interpreter() -> OsString {
     std::env::var_os("SPMSIM_PYTHON").filter(|p| !p.is_empty()).unwrap_or_else(|| "python3".into())
 }
 
-pub fn forward(sub: &str, args: &[String]) -> Result<ExitCode> {
-    let python = interpreter();
+/// Whether `python` imports the package; the error is the last line of
+/// what the import printed.
+fn importable(python: &OsString) -> std::result::Result<(), String> {
     let shown = python.to_string_lossy().into_owned();
-    let needs = |why: String| anyhow!("`spmsim {sub}` needs the Python package: pip install . ({why})");
-    // Ask first whether the package imports, so that a missing package is
-    // told apart from the command's own failures (which keep their code).
-    let probe = Command::new(&python)
+    let probe = Command::new(python)
         .args(["-c", "import spmsim.cli"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .output()
-        .map_err(|e| needs(format!("{shown}: {e}")))?;
-    if !probe.status.success() {
-        let err = String::from_utf8_lossy(&probe.stderr);
-        let last = err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("import failed").trim().to_string();
-        return Err(needs(format!("{shown}: {last}")));
+        .map_err(|e| format!("{shown}: {e}"))?;
+    if probe.status.success() {
+        return Ok(());
     }
+    let err = String::from_utf8_lossy(&probe.stderr);
+    let last = err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("import failed").trim().to_string();
+    Err(format!("{shown}: {last}"))
+}
+
+pub fn forward(sub: &str, args: &[String]) -> Result<ExitCode> {
+    let python = interpreter();
+    // Ask first whether the package imports, so that a missing package is
+    // told apart from the command's own failures (which keep their code).
+    importable(&python).map_err(|why| anyhow!("`spmsim {sub}` needs the Python package: pip install . ({why})"))?;
+    let shown = python.to_string_lossy().into_owned();
     let status = Command::new(&python).args(["-m", "spmsim", sub]).args(args).status().map_err(|e| anyhow!("{shown}: {e}"))?;
     Ok(ExitCode::from(exit_byte(status)))
+}
+
+/// `spmsim report DIR` (the HTML page with the plots) for a directory
+/// whose results are already written; an error says why the page is
+/// missing and never touches those results.
+pub fn report(dir: &std::path::Path) -> std::result::Result<(), String> {
+    let python = interpreter();
+    importable(&python).map_err(|why| format!("the HTML report needs the Python package: pip install . ({why})"))?;
+    let out = Command::new(&python).args(["-m", "spmsim", "report"]).arg(dir).stdin(Stdio::null()).output().map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        let err = String::from_utf8_lossy(&out.stderr);
+        Err(format!("spmsim report failed: {}", err.trim()))
+    }
 }
 
 /// The child's exit code; a child killed by a signal gives 128 + signal,

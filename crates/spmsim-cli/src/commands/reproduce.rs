@@ -99,6 +99,12 @@ pub fn run(cmd: ReproduceCmd) -> Result<ExitCode> {
                 paper(r.nogap.paper_actual)
             );
             println!("report: {}", out.join("report.md").display());
+            // The page with the plots comes from the Python package; the
+            // results above stay whether or not it can be drawn.
+            match super::python::report(&out) {
+                Ok(()) => println!("report with plots: {}", out.join("report.html").display()),
+                Err(e) => eprintln!("note: no report.html: {e}"),
+            }
             Ok(ExitCode::SUCCESS)
         }
     }

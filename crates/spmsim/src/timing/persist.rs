@@ -24,7 +24,6 @@ use crate::config::{PersistPoint, SimConfig};
 use crate::persist::{FrontEnd, Work};
 use crate::store::CheckFailure;
 use crate::system::System;
-use crate::workload::Event;
 use std::collections::VecDeque;
 
 #[derive(Default)]
@@ -113,19 +112,16 @@ impl PersistPath {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub fn store(&mut self, sys: &mut System, pcm: &mut Pcm, lat: &Latencies, stats: &mut RunStats, release: u64, data_ready: u64, ev: &Event, fill: [u8; 64]) -> Result<u64, CheckFailure> {
+    pub fn store(&mut self, sys: &mut System, pcm: &mut Pcm, lat: &Latencies, stats: &mut RunStats, release: u64, data_ready: u64, block: u64, bytes: std::ops::Range<usize>, fill: [u8; 64]) -> Result<u64, CheckFailure> {
         match self.kind {
-            Kind::SecPb => self.secpb_store(sys, pcm, lat, stats, release, data_ready, ev, fill),
-            Kind::Sp => self.sp_store(sys, pcm, lat, stats, release, data_ready, ev, fill),
+            Kind::SecPb => self.secpb_store(sys, pcm, lat, stats, release, data_ready, block, bytes, fill),
+            Kind::Sp => self.sp_store(sys, pcm, lat, stats, release, data_ready, block, fill),
         }
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn secpb_store(&mut self, sys: &mut System, pcm: &mut Pcm, lat: &Latencies, stats: &mut RunStats, release: u64, data_ready: u64, ev: &Event, fill: [u8; 64]) -> Result<u64, CheckFailure> {
+    fn secpb_store(&mut self, sys: &mut System, pcm: &mut Pcm, lat: &Latencies, stats: &mut RunStats, release: u64, data_ready: u64, block: u64, bytes: std::ops::Range<usize>, fill: [u8; 64]) -> Result<u64, CheckFailure> {
         let mut t = release;
-        let block = ev.block();
-        let off = (ev.addr % 64) as usize;
-        let bytes = ev.value.to_le_bytes();
         let System { front, mc, .. } = sys;
         let FrontEnd::PersistBuffer(pb) = front else { unreachable!("SecPB path without a persist buffer") };
         let resident = pb.contains(block);
@@ -149,7 +145,7 @@ impl PersistPath {
         }
         let before = Probe::of_mc(mc);
         let scheme = pb.scheme;
-        let out = pb.store_filled(mc, block, off, &bytes[..ev.size as usize], if resident { None } else { Some(fill) })?;
+        let out = pb.store_filled(mc, block, bytes.start, &fill[bytes.clone()], if resident { None } else { Some(fill) })?;
         let d = Probe::of_mc(mc).since(&before);
         // Writes of the early work (a page re-encrypted on a minor-counter
         // overflow) go to the WPQ without holding the store back.
@@ -237,18 +233,18 @@ impl PersistPath {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn sp_store(&mut self, sys: &mut System, pcm: &mut Pcm, lat: &Latencies, stats: &mut RunStats, release: u64, data_ready: u64, ev: &Event, fill: [u8; 64]) -> Result<u64, CheckFailure> {
+    fn sp_store(&mut self, sys: &mut System, pcm: &mut Pcm, lat: &Latencies, stats: &mut RunStats, release: u64, data_ready: u64, block: u64, fill: [u8; 64]) -> Result<u64, CheckFailure> {
         // Strict persistency at the MC: the store is flushed and its whole
         // memory tuple persists before the next store's.
         let t = release.max(self.last_persist);
         let before = Probe::of(sys);
-        sys.mc.write(ev.block(), &fill)?;
+        sys.mc.write(block, &fill)?;
         let d = Probe::of(sys).since(&before);
         let writes = std::mem::take(&mut sys.mc.st.nvm.write_log);
         let arrive = t.max(data_ready) + lat.l1;
         let mut done = arrive;
         if sys.mc.secure {
-            let (ctr, tree_extra) = Self::metadata_reads(pcm, lat, arrive, &d, ev.block());
+            let (ctr, tree_extra) = Self::metadata_reads(pcm, lat, arrive, &d, block);
             let otp = ctr + lat.aes;
             let mac = otp + 1 + lat.mac;
             let bmt = self.bmt.update(ctr, lat.levels * lat.mac + tree_extra, lat.hash_interval, false);

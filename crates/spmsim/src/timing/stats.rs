@@ -61,6 +61,8 @@ pub struct RunStats {
     pub workload_notes: Vec<String>,
     #[serde(skip)]
     pub loads: u64,
+    /// Stores that persisted: the pieces of one wide store instruction in
+    /// one block count once (they are one write into the SecPB entry).
     #[serde(skip)]
     pub stores: u64,
 }
