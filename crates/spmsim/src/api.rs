@@ -11,7 +11,7 @@
 //! ```
 
 use crate::config::{load_preset, SimConfig};
-use crate::timing::{simulate_until, RunStats, SimError};
+use crate::timing::{simulate_until, RunStats};
 use crate::workload::WorkloadKind;
 use std::sync::atomic::AtomicBool;
 
@@ -57,36 +57,9 @@ impl RunOutput {
 
 /// Why a run gave no statistics. The messages are the ones the command line
 /// prints after `error: `.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ApiError {
-    /// A bad preset, key, value, workload or trace.
-    Invalid(String),
-    /// The simulation failed on the way (an integrity check).
-    Failed(String),
-    /// The stop flag was set.
-    Cancelled,
-}
-
-impl std::fmt::Display for ApiError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ApiError::Invalid(m) | ApiError::Failed(m) => f.write_str(m),
-            ApiError::Cancelled => f.write_str("cancelled"),
-        }
-    }
-}
-
-impl std::error::Error for ApiError {}
-
-impl From<SimError> for ApiError {
-    fn from(e: SimError) -> Self {
-        match e {
-            SimError::Input(m) => ApiError::Invalid(m),
-            SimError::Failed(m) => ApiError::Failed(m),
-            SimError::Cancelled => ApiError::Cancelled,
-        }
-    }
-}
+/// Why a run gave no statistics: bad input (`Invalid`), a failed
+/// simulation or a stop; the timing model's own error type.
+pub use crate::timing::SimError as ApiError;
 
 /// The resolved configuration of a preset (name or TOML path) under
 /// `key.path=value` overrides.

@@ -276,9 +276,10 @@ pub const STOP_CHECK_EVENTS: usize = 4096;
 /// Why a timed run ended without statistics.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SimError {
-    /// The workload could not be opened or read (bad trace, an address
-    /// beyond the memory): the input is wrong, not the simulator.
-    Input(String),
+    /// Bad input, not a simulator fault: a preset, key or value, a
+    /// workload that cannot be opened or read (bad trace, an address beyond
+    /// the memory).
+    Invalid(String),
     /// The simulation itself failed (an integrity check on the way).
     Failed(String),
     /// The stop flag was set.
@@ -288,7 +289,7 @@ pub enum SimError {
 impl std::fmt::Display for SimError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            SimError::Input(m) | SimError::Failed(m) => f.write_str(m),
+            SimError::Invalid(m) | SimError::Failed(m) => f.write_str(m),
             SimError::Cancelled => f.write_str("cancelled"),
         }
     }
@@ -304,10 +305,10 @@ pub fn simulate(cfg: &SimConfig, workload: &crate::workload::WorkloadKind, instr
 /// [`simulate`], stopping early with [`SimError::Cancelled`] once `stop`
 /// is set.
 pub fn simulate_until(cfg: &SimConfig, workload: &crate::workload::WorkloadKind, instructions: u64, seed: u64, stop: &AtomicBool) -> Result<RunStats, SimError> {
-    let mut stream = workload.stream(seed, instructions, cfg.memory.capacity_bytes).map_err(SimError::Input)?;
+    let mut stream = workload.stream(seed, instructions, cfg.memory.capacity_bytes).map_err(SimError::Invalid)?;
     let mut sim = TimingSim::new(cfg, seed);
     sim.run_until(&mut stream, stop)?;
-    stream.finish().map_err(SimError::Input)?;
+    stream.finish().map_err(SimError::Invalid)?;
     let mut s = sim.finish();
     s.workload_notes = stream.notes();
     s.workload = workload.name();
