@@ -167,6 +167,24 @@ fn stream_matches(name: &str, ev: &[Event], peek: &dyn Fn(u64) -> u64) {
     }
 }
 
+/// 4000 transactions, each toggling one key drawn from `0..n` through
+/// `toggle` (which reports whether the key went in), checked against
+/// `model`; the events of all of them.
+fn toggle_against_model(r: &mut SplitMix64, n: u64, model: &mut BTreeSet<u64>, mut toggle: impl FnMut(&mut Vec<Event>, u64) -> bool) -> Vec<Event> {
+    let mut ev = Vec::new();
+    for _ in 0..4000 {
+        let k = r.below(n);
+        let was = model.contains(&k);
+        assert_eq!(toggle(&mut ev, k), !was, "key {k}");
+        if was {
+            model.remove(&k);
+        } else {
+            model.insert(k);
+        }
+    }
+    ev
+}
+
 #[test]
 fn structures_keep_their_invariants_and_the_stream_carries_their_contents() {
     // B-tree: ordering, fill, one leaf depth; the keys are the model's.
@@ -174,21 +192,13 @@ fn structures_keep_their_invariants_and_the_stream_carries_their_contents() {
     let mut g = btree::Btree::new(3, p).unwrap();
     let mut model: BTreeSet<u64> = g.check().unwrap().into_iter().collect();
     let mut r = SplitMix64::new(1);
-    let mut ev = Vec::new();
-    for _ in 0..4000 {
-        let k = r.below(2 * g.h.layout.n0);
-        let mut v = Vec::new();
-        g.h.begin(&mut v);
-        let was = model.contains(&k);
-        assert_eq!(g.toggle(&mut v, k), !was);
-        if was {
-            model.remove(&k);
-        } else {
-            model.insert(k);
-        }
-        g.h.commit(&mut v);
-        ev.extend(v);
-    }
+    let n = 2 * g.h.layout.n0;
+    let mut ev = toggle_against_model(&mut r, n, &mut model, |v, k| {
+        g.h.begin(v);
+        let inserted = g.toggle(v, k);
+        g.h.commit(v);
+        inserted
+    });
     assert_eq!(g.check().unwrap(), model.iter().copied().collect::<Vec<_>>());
     stream_matches("btree", &ev, &|a| g.h.peek(a));
     for _ in 0..300 {
@@ -200,21 +210,13 @@ fn structures_keep_their_invariants_and_the_stream_carries_their_contents() {
     let p = rbtree::RbtreeParams { size_mib: 1, value_bytes: 512, ..Default::default() };
     let mut g = rbtree::Rbtree::new(3, p).unwrap();
     let mut model: BTreeSet<u64> = g.check().unwrap().into_iter().collect();
-    let mut ev = Vec::new();
-    for _ in 0..4000 {
-        let k = r.below(2 * g.h.layout.n0);
-        let mut v = Vec::new();
-        g.h.begin(&mut v);
-        let was = model.contains(&k);
-        assert_eq!(g.toggle(&mut v, k), !was);
-        if was {
-            model.remove(&k);
-        } else {
-            model.insert(k);
-        }
-        g.h.commit(&mut v);
-        ev.extend(v);
-    }
+    let n = 2 * g.h.layout.n0;
+    let ev = toggle_against_model(&mut r, n, &mut model, |v, k| {
+        g.h.begin(v);
+        let inserted = g.toggle(v, k);
+        g.h.commit(v);
+        inserted
+    });
     assert_eq!(g.check().unwrap(), model.iter().copied().collect::<Vec<_>>());
     stream_matches("rbtree", &ev, &|a| g.h.peek(a));
 
