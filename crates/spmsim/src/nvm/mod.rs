@@ -1,0 +1,137 @@
+//! The untrusted NVM: a sparse image of 64 B blocks, and the write pending
+//! queue (WPQ) in front of it, which ADR drains on power loss.
+//!
+//! ```text
+//!  memory controller --push--> WPQ (ADR, FIFO, forwarding) --drain--> image
+//! ```
+//! A block never written reads as absent; each caller decides what an absent
+//! block means (zeros, or a tree's default node).
+
+use crate::layout::{Layout, Region};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+use std::collections::VecDeque;
+
+/// Counts of NVM block accesses, by what the block holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ByKind {
+    pub data: u64,
+    pub counter: u64,
+    pub mac: u64,
+    pub tree: u64,
+}
+
+impl ByKind {
+    pub fn bump(&mut self, kind: &str) {
+        match kind {
+            "data" => self.data += 1,
+            "counter" => self.counter += 1,
+            "mac" => self.mac += 1,
+            _ => self.tree += 1,
+        }
+    }
+    pub fn total(&self) -> u64 {
+        self.data + self.counter + self.mac + self.tree
+    }
+    pub fn since(&self, b: &ByKind) -> ByKind {
+        ByKind { data: self.data - b.data, counter: self.counter - b.counter, mac: self.mac - b.mac, tree: self.tree - b.tree }
+    }
+}
+
+mod page_arena;
+mod sparse_image;
+
+pub use sparse_image::NvmImage;
+
+#[derive(Clone, Debug)]
+pub struct Nvm {
+    pub image: NvmImage,
+    wpq: VecDeque<(u64, [u8; 64])>,
+    /// How many WPQ entries hold each block, so a read looks the WPQ up
+    /// without scanning it.
+    wpq_index: FxHashMap<u64, u32>,
+    wpq_entries: usize,
+    pub reads: ByKind,
+    /// Writes committed to the device.
+    pub writes: ByKind,
+    /// Writes accepted into the WPQ (what the timing model queues).
+    pub enqueued: ByKind,
+    /// When set, the address of every accepted write is appended to
+    /// `write_log` (the timing model takes it to find writes it can merge).
+    pub log_writes: bool,
+    pub write_log: Vec<u64>,
+}
+
+impl Nvm {
+    pub fn new(wpq_entries: usize) -> Self {
+        Nvm { image: NvmImage::default(), wpq: VecDeque::new(), wpq_index: FxHashMap::default(), wpq_entries: wpq_entries.max(1), reads: ByKind::default(), writes: ByKind::default(), enqueued: ByKind::default(), log_writes: false, write_log: Vec::new() }
+    }
+
+    fn kind(layout: &Layout, addr: u64) -> &'static str {
+        layout.region(addr).map(|r| r.kind()).unwrap_or("tree")
+    }
+
+    /// Read a block, forwarding the newest WPQ entry for it.
+    pub fn read(&mut self, layout: &Layout, addr: u64) -> Option<[u8; 64]> {
+        if self.wpq_index.contains_key(&addr) {
+            if let Some((_, b)) = self.wpq.iter().rev().find(|(a, _)| *a == addr) {
+                return Some(*b);
+            }
+        }
+        self.reads.bump(Self::kind(layout, addr));
+        self.image.get(addr).copied()
+    }
+
+    /// Enqueue a write; once in the WPQ it is persistent (ADR).
+    pub fn write(&mut self, layout: &Layout, addr: u64, b: [u8; 64]) {
+        self.enqueued.bump(Self::kind(layout, addr));
+        if self.log_writes {
+            self.write_log.push(addr);
+        }
+        self.wpq.push_back((addr, b));
+        *self.wpq_index.entry(addr).or_insert(0) += 1;
+        while self.wpq.len() > self.wpq_entries {
+            let (a, blk) = self.wpq.pop_front().unwrap();
+            self.unindex(a);
+            self.commit(layout, a, blk);
+        }
+    }
+
+    fn unindex(&mut self, addr: u64) {
+        if let Some(n) = self.wpq_index.get_mut(&addr) {
+            *n -= 1;
+            if *n == 0 {
+                self.wpq_index.remove(&addr);
+            }
+        }
+    }
+
+    fn commit(&mut self, layout: &Layout, addr: u64, b: [u8; 64]) {
+        self.writes.bump(Self::kind(layout, addr));
+        self.image.put(addr, b);
+    }
+
+    /// Drain the whole WPQ to the image; returns entries moved.
+    pub fn drain_wpq(&mut self, layout: &Layout) -> u64 {
+        let n = self.wpq.len() as u64;
+        while let Some((a, b)) = self.wpq.pop_front() {
+            self.commit(layout, a, b);
+        }
+        self.wpq_index.clear();
+        n
+    }
+
+    /// Power lost without ADR: the WPQ contents vanish.
+    pub fn discard_wpq(&mut self) {
+        self.wpq.clear();
+        self.wpq_index.clear();
+    }
+
+    pub fn wpq_len(&self) -> usize {
+        self.wpq.len()
+    }
+
+    pub fn region_kind(layout: &Layout, addr: u64) -> Option<Region> {
+        layout.region(addr)
+    }
+}

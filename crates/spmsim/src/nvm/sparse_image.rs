@@ -1,0 +1,195 @@
+//! The bytes of every NVM block ever written, stored sparsely by 4 KiB
+//! page (64 blocks) so that memory follows the touched footprint, not the
+//! simulated capacity.
+//!
+//! ```text
+//!  block addr --/64--> page --radix table (3 levels of 1024)--> slot
+//!  slot --> PageArena page (64 blocks) + present bits (which were written)
+//! ```
+//! The page table is a radix tree rather than a hash map: a lookup is three
+//! dependent loads from a few hot kilobytes, with no hashing or probing.
+//! Addresses reach 2^44 blocks (the 2^50 B memory limit), so the top level
+//! has at most 2^18 entries.
+
+use super::page_arena::PageArena;
+
+/// Blocks per page.
+const PAGE_BLOCKS: u64 = 64;
+/// Entries per radix node; 10 bits of the page number per level.
+const FANOUT_BITS: u32 = 10;
+const FANOUT: usize = 1 << FANOUT_BITS;
+
+/// One radix node: child index + 1 per entry, 0 for none.
+type Node = Box<[u32; FANOUT]>;
+
+#[derive(Clone, Debug, Default)]
+pub struct NvmImage {
+    /// Page number >> 20 -> index + 1 into `mids`.
+    top: Vec<u32>,
+    /// Bits 10..20 of the page number -> index + 1 into `leaves`.
+    mids: Vec<Node>,
+    /// Bits 0..10 of the page number -> slot + 1.
+    leaves: Vec<Node>,
+    /// Page number of each slot (first-touch order).
+    pages: Vec<u64>,
+    /// Which blocks of each slot were ever written.
+    present: Vec<u64>,
+    blocks: PageArena,
+    len: usize,
+}
+
+fn new_node() -> Node {
+    Box::new([0; FANOUT])
+}
+
+/// Append a node and return its entry value (index + 1).
+fn push_node(nodes: &mut Vec<Node>) -> u32 {
+    nodes.push(new_node());
+    u32::try_from(nodes.len()).expect("fewer than 2^32 radix nodes")
+}
+
+impl NvmImage {
+    fn slot(&self, page: u64) -> Option<usize> {
+        let mid = *self.top.get((page >> (2 * FANOUT_BITS)) as usize)?;
+        let leaf = *self.mids.get(mid.checked_sub(1)? as usize)?.get((page >> FANOUT_BITS) as usize % FANOUT)?;
+        let slot = self.leaves[leaf.checked_sub(1)? as usize][page as usize % FANOUT];
+        slot.checked_sub(1).map(|s| s as usize)
+    }
+
+    /// The slot of a page, made (all blocks absent) if the page is new.
+    fn slot_or_insert(&mut self, page: u64) -> usize {
+        if let Some(s) = self.slot(page) {
+            return s;
+        }
+        let t = (page >> (2 * FANOUT_BITS)) as usize;
+        if t >= self.top.len() {
+            self.top.resize(t + 1, 0);
+        }
+        if self.top[t] == 0 {
+            self.top[t] = push_node(&mut self.mids);
+        }
+        let m = self.top[t] as usize - 1;
+        let mi = (page >> FANOUT_BITS) as usize % FANOUT;
+        if self.mids[m][mi] == 0 {
+            self.mids[m][mi] = push_node(&mut self.leaves);
+        }
+        let l = self.mids[m][mi] as usize - 1;
+        let s = self.blocks.push_zeroed();
+        self.leaves[l][page as usize % FANOUT] = u32::try_from(s + 1).expect("fewer than 2^32 pages (16 TiB) touched");
+        self.pages.push(page);
+        self.present.push(0);
+        s
+    }
+
+    pub fn get(&self, addr: u64) -> Option<&[u8; 64]> {
+        let s = self.slot(addr / PAGE_BLOCKS)?;
+        let i = addr % PAGE_BLOCKS;
+        (self.present[s] >> i & 1 == 1).then(|| &self.blocks.page(s)[i as usize])
+    }
+
+    /// The block's bytes to change in place; a block never written is
+    /// made present, all zero.
+    pub fn get_mut_or_zero(&mut self, addr: u64) -> &mut [u8; 64] {
+        let s = self.slot_or_insert(addr / PAGE_BLOCKS);
+        let i = addr % PAGE_BLOCKS;
+        let block = &mut self.blocks.page_mut(s)[i as usize];
+        if self.present[s] >> i & 1 == 0 {
+            // Zero again: a block `retain` dropped keeps its old bytes.
+            *block = [0; 64];
+            self.present[s] |= 1 << i;
+            self.len += 1;
+        }
+        block
+    }
+
+    pub fn put(&mut self, addr: u64, b: [u8; 64]) {
+        *self.get_mut_or_zero(addr) = b;
+    }
+
+    /// Blocks ever written.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Every written block, in first-touch order of its page.
+    pub fn iter(&self) -> impl Iterator<Item = (u64, &[u8; 64])> + '_ {
+        self.pages.iter().enumerate().flat_map(move |(s, &pn)| {
+            let (present, blocks) = (self.present[s], self.blocks.page(s));
+            (0..PAGE_BLOCKS).filter(move |i| present >> i & 1 == 1).map(move |i| (pn * PAGE_BLOCKS + i, &blocks[i as usize]))
+        })
+    }
+
+    /// Forget every block for which `keep` is false (emptied pages keep
+    /// their slot, to be filled again if the page is written).
+    pub fn retain(&mut self, mut keep: impl FnMut(u64) -> bool) {
+        let mut len = 0;
+        for (&pn, present) in self.pages.iter().zip(&mut self.present) {
+            for i in 0..PAGE_BLOCKS {
+                if *present >> i & 1 == 1 && !keep(pn * PAGE_BLOCKS + i) {
+                    *present &= !(1 << i);
+                }
+            }
+            len += present.count_ones() as usize;
+        }
+        self.len = len;
+    }
+
+    pub fn sorted_addrs(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = self.iter().map(|(a, _)| a).collect();
+        v.sort_unstable();
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_paged_image_keeps_blocks_apart() {
+        let mut m = NvmImage::default();
+        assert!(m.get(5).is_none());
+        m.put(5, [1; 64]);
+        m.put(64 * 9 + 3, [2; 64]);
+        m.put(5, [3; 64]);
+        assert_eq!(m.len(), 2);
+        assert_eq!(m.get(5), Some(&[3; 64]));
+        assert!(m.get(4).is_none(), "a neighbour on the same page was never written");
+        assert_eq!(m.sorted_addrs(), vec![5, 64 * 9 + 3]);
+        m.retain(|a| a != 5);
+        assert_eq!((m.len(), m.sorted_addrs()), (1, vec![64 * 9 + 3]));
+        m.get_mut_or_zero(5)[7] = 9;
+        let mut want = [0; 64];
+        want[7] = 9;
+        assert_eq!((m.len(), m.get(5)), (2, Some(&want)), "a forgotten block comes back zero, not with its old bytes");
+    }
+
+    #[test]
+    fn far_apart_addresses_land_in_their_own_radix_nodes() {
+        // Blocks on either side of every radix boundary, up to the 2^44
+        // blocks of the largest memory the config accepts.
+        let mut want = Vec::new();
+        for bits in [0u32, 6, 16, 26, 36, 43] {
+            for a in [(1u64 << bits) - 1, 1 << bits, (1 << bits) + 1] {
+                want.push(a);
+            }
+        }
+        want.push((1 << 44) - 1);
+        want.sort_unstable();
+        want.dedup();
+        let mut m = NvmImage::default();
+        for &a in &want {
+            m.put(a, [(a % 255) as u8; 64]);
+        }
+        assert_eq!(m.sorted_addrs(), want);
+        for &a in &want {
+            assert_eq!(m.get(a), Some(&[(a % 255) as u8; 64]), "block {a:#x}");
+            assert!(m.get(a ^ (1 << 40)).is_none() || want.contains(&(a ^ (1 << 40))));
+        }
+        assert!(m.top.len() <= 1 << 18, "the top level stays within 2^18 entries");
+    }
+}
