@@ -200,9 +200,7 @@ impl TimingSim {
                 if o.block == block && o.off + o.len == off {
                     // The next piece of the open store: its bytes only.
                     o.len += size;
-                    let mut fill = self.shadow.get(block).copied().unwrap_or([0; 64]);
-                    fill[off..off + size].copy_from_slice(&ev.value.to_le_bytes()[..size]);
-                    self.shadow.put(block, fill);
+                    self.shadow.get_mut_or_zero(block)[off..off + size].copy_from_slice(&ev.value.to_le_bytes()[..size]);
                     self.stats.roi.instructions += ev.instructions();
                     return Ok(());
                 }
@@ -222,9 +220,7 @@ impl TimingSim {
                 let data_ready = t_disp + fetch;
                 let retire = self.core.retire_store(t_disp, &mut self.stats);
                 let release = self.core.release_time(retire);
-                let mut fill = self.shadow.get(block).copied().unwrap_or([0; 64]);
-                fill[off..off + size].copy_from_slice(&ev.value.to_le_bytes()[..size]);
-                self.shadow.put(block, fill);
+                self.shadow.get_mut_or_zero(block)[off..off + size].copy_from_slice(&ev.value.to_le_bytes()[..size]);
                 self.open_store = Some(OpenStore { block, off, len: size, release, data_ready });
             }
             Op::Fence | Op::Epoch => {
