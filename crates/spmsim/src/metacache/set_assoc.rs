@@ -40,8 +40,11 @@ impl SetAssocCache {
     fn base(&self, addr: u64) -> usize {
         // Mix the address so that metadata regions with power-of-two strides
         // do not all land in a few sets.
-        let h = addr.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        ((h >> 20) % self.nsets) as usize * self.ways
+        let h = addr.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20;
+        // A mask when the set count allows (it always does in the presets):
+        // the same set as the remainder, without a 64-bit division.
+        let set = if self.nsets.is_power_of_two() { h & (self.nsets - 1) } else { h % self.nsets };
+        set as usize * self.ways
     }
 
     /// The way holding `addr`, if resident.

@@ -260,7 +260,10 @@ impl TimingSim {
         let mut s = std::mem::replace(&mut self.stats, RunStats::new(&self.sys.cfg));
         s.roi.cycles = end.max(1);
         s.finalize(&self.sys, &self.core, [&self.l1, &self.l2, &self.l3], &self.pcm, self.path.pb_stats());
-        let mut crashed = self.sys.clone();
+        // The run is over, so the crash happens to the system itself rather
+        // than to a copy (a copy of a large image costs more than the run's
+        // tail).
+        let mut crashed = self.sys;
         s.crash_at_end = Some(crashed.power_fail());
         s
     }
