@@ -78,7 +78,13 @@ pub fn save(dir: &Path, cfg: &SimConfig, mc: &MemoryController) -> Result<(), Im
 }
 
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ImageError> {
-    let tmp = path.with_extension("tmp");
+    // A temporary name of its own per process and call, so two writers of
+    // the same file (runs started side by side) never rename each other's.
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(format!(".{}.{n}.tmp", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
     std::fs::write(&tmp, bytes).map_err(|e| ierr(&tmp, e.to_string()))?;
     std::fs::rename(&tmp, path).map_err(|e| ierr(path, e.to_string()))
 }

@@ -22,7 +22,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub baseline: Option<String>,
     /// Where stats.json and the resolved config.toml are written
-    /// (default results/runs/SCHEME__WORKLOAD__sSEED).
+    /// (default results/runs/SCHEME__WORKLOAD__sSEED, plus __set-HASH
+    /// when --set is given, so runs that differ only in settings keep
+    /// their own results).
     #[arg(long)]
     pub out: Option<PathBuf>,
     #[arg(long)]
@@ -31,6 +33,19 @@ pub struct RunArgs {
 
 fn sanitize(s: &str) -> String {
     s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect()
+}
+
+/// The default results folder of a run. Overrides add a short digest of
+/// their text (in the order given), stable across versions and machines.
+fn default_out(scheme: &str, workload: &str, seed: u64, overrides: &[String]) -> PathBuf {
+    use sha2::Digest;
+    let mut name = format!("{}__{}__s{seed}", sanitize(scheme), sanitize(workload));
+    if !overrides.is_empty() {
+        let digest = sha2::Sha256::digest(overrides.join("\n").as_bytes());
+        name.push_str("__set-");
+        name.extend(digest[..4].iter().map(|b| format!("{b:02x}")));
+    }
+    PathBuf::from("results/runs").join(name)
 }
 
 pub fn run(a: RunArgs) -> Result<ExitCode> {
@@ -45,7 +60,7 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     // Ctrl-C ends the process here, so the stop flag is never set.
     let run = spmsim::api::run(&req, &AtomicBool::new(false)).map_err(|e: ApiError| anyhow!(e))?;
     let (cfg, stats, doc) = (&run.config, &run.stats, &run.doc);
-    let out = a.out.clone().unwrap_or_else(|| PathBuf::from(format!("results/runs/{}__{}__s{}", sanitize(&cfg.name), sanitize(&a.workload), a.seed)));
+    let out = a.out.clone().unwrap_or_else(|| default_out(&cfg.name, &a.workload, a.seed, &a.overrides));
     std::fs::create_dir_all(&out).map_err(|e| anyhow!("{}: {e}", out.display()))?;
     spmsim::image::write_atomic(&out.join("stats.json"), run.stats_json().as_bytes())?;
     spmsim::image::write_atomic(&out.join("config.toml"), cfg.to_toml().as_bytes())?;
@@ -72,4 +87,21 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
         println!("stats and resolved config written to {}", out.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::default_out;
+
+    #[test]
+    fn runs_that_differ_only_in_settings_get_their_own_folder() {
+        let plain = default_out("cobcm", "synthetic:ppti=10", 1, &[]);
+        assert_eq!(plain, std::path::Path::new("results/runs/cobcm__synthetic_ppti_10__s1"));
+        let real = default_out("cobcm", "synthetic:ppti=10", 1, &["security.crypto=\"real\"".into()]);
+        let timing = default_out("cobcm", "synthetic:ppti=10", 1, &["security.crypto=\"timing-only\"".into()]);
+        assert_ne!(real, timing);
+        assert_ne!(real, plain);
+        assert!(real.to_str().unwrap().starts_with("results/runs/cobcm__synthetic_ppti_10__s1__set-"), "{}", real.display());
+        assert_eq!(real, default_out("cobcm", "synthetic:ppti=10", 1, &["security.crypto=\"real\"".into()]), "the same settings, the same folder");
+    }
 }
