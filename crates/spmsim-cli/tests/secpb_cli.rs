@@ -72,3 +72,23 @@ fn reproduce_writes_a_report_with_paper_and_ours() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn bench_reports_every_case_from_its_repeated_runs() {
+    let r = json(&["bench", "--instructions", "200000", "--repeat", "2", "--json"]);
+    let cases = r["cases"].as_array().unwrap();
+    let names: Vec<String> = cases.iter().map(|c| format!("{}:{}", c["scheme"].as_str().unwrap(), c["crypto"].as_str().unwrap())).collect();
+    assert_eq!(names, ["bbb:real", "bbb:timing-only", "cobcm:real", "cobcm:timing-only"]);
+    for c in cases {
+        assert_eq!(c["instructions"], 200000);
+        assert_eq!(c["runs"], 2);
+        let each: Vec<f64> = c["seconds_each_run"].as_array().unwrap().iter().map(|s| s.as_f64().unwrap()).collect();
+        assert_eq!(each.len(), 2);
+        assert!(each.contains(&c["seconds"].as_f64().unwrap()), "the figures are one run's");
+        assert!(c["blocks_touched"].as_u64().unwrap() > 0 && c["peak_rss_mib"].as_f64().unwrap() > 0.0);
+        let speed = c["instructions_per_second"].as_f64().unwrap();
+        assert_eq!(c["meets_speed_target"], speed >= c["target_instructions_per_second"].as_f64().unwrap());
+    }
+    let (code, _, err) = spmsim(&["bench", "--repeat", "0"]);
+    assert!(code != 0 && err.contains("--repeat must be at least 1"), "{code} {err}");
+}

@@ -24,6 +24,10 @@ pub struct BenchArgs {
     /// Simulated instructions per case.
     #[arg(long, default_value_t = 100_000_000)]
     pub instructions: u64,
+    /// Runs of each case; the figures are those of the median run (a
+    /// shared or virtual machine's noise moves single runs by a third).
+    #[arg(long, default_value_t = 3)]
+    pub repeat: u32,
     #[arg(long)]
     pub json: bool,
     /// Run one case in this process (used by the parent): SCHEME:real|timing-only.
@@ -31,7 +35,7 @@ pub struct BenchArgs {
     pub case: Option<String>,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 struct CaseResult {
     scheme: String,
     crypto: String,
@@ -43,6 +47,34 @@ struct CaseResult {
     memory_capacity_bytes: u64,
     blocks_touched: u64,
     ipc: f64,
+}
+
+/// Every run of one case.
+struct Repeated {
+    runs: Vec<CaseResult>,
+}
+
+impl Repeated {
+    fn of(runs: Vec<CaseResult>) -> Self {
+        assert!(!runs.is_empty(), "at least one run per case");
+        Repeated { runs }
+    }
+
+    /// The run of median time (the slower middle one of an even count),
+    /// with the highest peak RSS of all runs.
+    fn median(&self) -> CaseResult {
+        let mut by_time: Vec<&CaseResult> = self.runs.iter().collect();
+        by_time.sort_by(|x, y| x.seconds.total_cmp(&y.seconds));
+        let mut m = by_time[by_time.len() / 2].clone();
+        m.peak_rss_mib = self.runs.iter().map(|r| r.peak_rss_mib).fold(f64::MIN, f64::max);
+        m
+    }
+
+    /// Fastest and slowest run, in seconds.
+    fn range(&self) -> (f64, f64) {
+        let s = self.runs.iter().map(|r| r.seconds);
+        (s.clone().fold(f64::INFINITY, f64::min), s.fold(0.0, f64::max))
+    }
 }
 
 /// Peak resident set of this process (Linux `VmHWM`), in MiB.
@@ -83,6 +115,9 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     if a.instructions == 0 {
         bail!("--instructions must be at least 1");
     }
+    if a.repeat == 0 {
+        bail!("--repeat must be at least 1");
+    }
     if let Some(case) = &a.case {
         println!("{}", serde_json::to_string(&one_case(case, a.instructions)?)?);
         return Ok(ExitCode::SUCCESS);
@@ -92,23 +127,30 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     for scheme in ["bbb", "cobcm"] {
         for crypto in ["real", "timing-only"] {
             let case = format!("{scheme}:{crypto}");
-            if !a.json {
-                eprintln!("running {case} ({} instructions)...", a.instructions);
+            let mut runs = Vec::new();
+            for k in 1..=a.repeat {
+                if !a.json {
+                    eprintln!("running {case} ({} instructions, run {k} of {})...", a.instructions, a.repeat);
+                }
+                let out = Command::new(&exe).args(["bench", "--case", &case, "--instructions", &a.instructions.to_string()]).output()?;
+                if !out.status.success() {
+                    bail!("bench case {case} failed: {}", String::from_utf8_lossy(&out.stderr));
+                }
+                let r: CaseResult = serde_json::from_slice(&out.stdout).with_context(|| format!("reading the result of bench case {case}"))?;
+                runs.push(r);
             }
-            let out = Command::new(&exe).args(["bench", "--case", &case, "--instructions", &a.instructions.to_string()]).output()?;
-            if !out.status.success() {
-                bail!("bench case {case} failed: {}", String::from_utf8_lossy(&out.stderr));
-            }
-            let r: CaseResult = serde_json::from_slice(&out.stdout).with_context(|| format!("reading the result of bench case {case}"))?;
-            results.push(r);
+            results.push(Repeated::of(runs));
         }
     }
     let target = |r: &CaseResult| if r.crypto == "real" { TARGET_REAL } else { TARGET_TIMING_ONLY };
+    let results: Vec<(CaseResult, &Repeated)> = results.iter().map(|rep| (rep.median(), rep)).collect();
     if a.json {
         let rows: Vec<serde_json::Value> = results
             .iter()
-            .map(|r| {
+            .map(|(r, rep)| {
                 let mut v = serde_json::to_value(r).expect("plain data");
+                v["runs"] = rep.runs.len().into();
+                v["seconds_each_run"] = rep.runs.iter().map(|x| x.seconds).collect::<Vec<_>>().into();
                 v["target_instructions_per_second"] = target(r).into();
                 v["meets_speed_target"] = (r.instructions_per_second >= target(r)).into();
                 v["meets_rss_target"] = (r.peak_rss_mib < TARGET_RSS_MIB).into();
@@ -118,16 +160,18 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "cases": rows, "rss_target_mib": TARGET_RSS_MIB }))?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!("workload {BENCH_WORKLOAD}, one core, each case in its own process\n");
-    let header = ["scheme", "crypto", "instructions", "seconds", "M instr/s", "target", "peak RSS MiB", "blocks touched", "memory GiB"];
+    println!("workload {BENCH_WORKLOAD}, one core, each case in its own process, {} run(s) each: the median run's figures, the range of all runs\n", a.repeat);
+    let header = ["scheme", "crypto", "instructions", "seconds", "range s", "M instr/s", "target", "peak RSS MiB", "blocks touched", "memory GiB"];
     let body: Vec<Vec<String>> = results
         .iter()
-        .map(|r| {
+        .map(|(r, rep)| {
+            let (lo, hi) = rep.range();
             vec![
                 r.scheme.clone(),
                 r.crypto.clone(),
                 r.instructions.to_string(),
                 format!("{:.2}", r.seconds),
+                format!("{lo:.2}-{hi:.2}"),
                 format!("{:.1}", r.instructions_per_second / 1e6),
                 format!("{:.0} {}", target(r) / 1e6, if r.instructions_per_second >= target(r) { "met" } else { "MISSED" }),
                 format!("{:.0} {}", r.peak_rss_mib, if r.peak_rss_mib < TARGET_RSS_MIB { "(< 1 GiB)" } else { "(OVER 1 GiB)" }),
@@ -138,4 +182,34 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         .collect();
     print!("{}", crate::table::render(&header, &body));
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(seconds: f64, rss: f64) -> CaseResult {
+        CaseResult {
+            scheme: "cobcm".into(),
+            crypto: "timing-only".into(),
+            workload: BENCH_WORKLOAD.into(),
+            instructions: 100,
+            seconds,
+            instructions_per_second: 100.0 / seconds,
+            peak_rss_mib: rss,
+            memory_capacity_bytes: 1 << 33,
+            blocks_touched: 1,
+            ipc: 1.0,
+        }
+    }
+
+    #[test]
+    fn the_median_run_speaks_for_the_case_with_the_highest_rss() {
+        let rep = Repeated::of(vec![run(3.0, 10.0), run(1.0, 30.0), run(2.0, 20.0)]);
+        let m = rep.median();
+        assert_eq!((m.seconds, m.instructions_per_second, m.peak_rss_mib), (2.0, 50.0, 30.0));
+        assert_eq!(rep.range(), (1.0, 3.0));
+        let even = Repeated::of(vec![run(1.0, 1.0), run(4.0, 1.0)]);
+        assert_eq!(even.median().seconds, 4.0, "the slower middle run of an even count");
+    }
 }
