@@ -244,6 +244,18 @@ def _normalise_to(df, base: str, keys: list[str]):
 # SecPB reproduce report
 
 
+def battery_frame(results: dict, table: str = "V"):
+    """The rows of Table V (or VI) of a `spmsim reproduce secpb` results.json:
+    from its `battery_rows` data, or, for results written before those
+    existed, from the battery Markdown (see `battery_table`)."""
+    import pandas as pd  # noqa: PLC0415
+
+    rows = [r for r in results.get("battery_rows") or [] if r.get("table") == table]
+    if rows:
+        return pd.DataFrame(rows).drop(columns=["table"])
+    return battery_table(results.get("battery_markdown") or "", table)
+
+
 def battery_table(markdown: str, table: str = "V"):
     """The rows of Table V (or VI) from the battery Markdown that
     `spmsim reproduce secpb` keeps in results.json: scheme, entries,
@@ -344,7 +356,7 @@ def reproduce_report(out_dir: str, title: str | None = None) -> list[str]:
             "Fig. 9: Bonsai Merkle forests, overhead against bbb (32 entries), ours beside the paper's.",
             plots.compare_bars(f9, label="row", ours="ours", paper="paper", out=os.path.join(figdir, "fig9"),
                                ylabel="overhead against bbb (%)", title="Fig. 9"), "fig9")]))
-    bat = battery_table(r.get("battery_markdown") or "")
+    bat = battery_frame(r)
     if bat is not None and "scheme" in bat:
         vols = {c: c[:-4].replace("_", "-") for c in bat.columns if c.endswith("_mm3") and "_paper_" not in c}
         paper = {c: c[:-4] + "_paper_mm3" for c in vols if c[:-4] + "_paper_mm3" in bat}

@@ -139,6 +139,22 @@ def test_battery_table_is_read_from_the_reproduce_markdown(reproduce_dir):
     assert (bat["supercap_mm3"] > bat["li_thin_mm3"]).all()
 
 
+def test_battery_rows_as_data_agree_with_the_markdown(reproduce_dir):
+    results = json.loads((reproduce_dir / "results.json").read_text())
+    for table, n in (("V", 9), ("VI", 14)):
+        data = report.battery_frame(results, table)
+        parsed = report.battery_table(results["battery_markdown"], table)
+        assert len(data) == len(parsed) == n, table
+        assert list(data["scheme"]) == list(parsed["scheme"])
+        # The Markdown rounds (4 decimals for SuperCap, 5 for Li-thin).
+        assert (abs(data["supercap_mm3"] - parsed["supercap_mm3"]) <= 0.5e-4 + 1e-12).all()
+        assert (abs(data["li_thin_mm3"] - parsed["li_thin_mm3"]) <= 0.5e-5 + 1e-12).all()
+        assert (data["supercap_paper_mm3"] == parsed["supercap_paper_mm3"]).all()
+    # Results written before the rows existed still give Table V.
+    old = {k: v for k, v in results.items() if k != "battery_rows"}
+    assert len(report.battery_frame(old)) == 9
+
+
 # --------------------------------------------------------------------------
 # Screenshot test in headless Chromium
 

@@ -67,9 +67,22 @@ fn reproduce_writes_a_report_with_paper_and_ours() {
         assert!(md.contains(section), "report lacks {section}");
     }
     assert!(md.contains("| cobcm | 1.3 |"), "Table IV has the paper's COBCM cell beside ours");
-    for f in ["results.json", "runs.csv", "table4.csv", "fig6.csv", "fig7.csv", "fig8.csv", "fig9.csv"] {
+    for f in ["results.json", "runs.csv", "table4.csv", "fig6.csv", "fig7.csv", "fig8.csv", "fig9.csv", "battery.csv"] {
         assert!(dir.join(f).exists(), "{f}");
     }
+    // Tables V and VI as data: every row of both tables, each the same
+    // estimate `spmsim battery` gives for that scheme and size.
+    let results: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    let rows = results["battery_rows"].as_array().unwrap();
+    let count = |t: &str| rows.iter().filter(|r| r["table"] == t).count();
+    assert_eq!((count("V"), count("VI")), (9, 14));
+    let cobcm32 = rows.iter().find(|r| r["table"] == "V" && r["scheme"] == "cobcm").unwrap();
+    let cli = json(&["battery", "--scheme", "cobcm", "--entries", "32", "--json"]);
+    assert_eq!(cobcm32["energy_uj"], cli["rows"][0]["energy_uj"]);
+    assert_eq!(cobcm32["supercap_mm3"], cli["rows"][0]["supercap"]["volume_mm3"]);
+    assert_eq!(cobcm32["supercap_paper_mm3"].as_f64(), Some(4.89), "the paper's printed value, from configs/reference");
+    let csv = std::fs::read_to_string(dir.join("battery.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + rows.len());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -81,7 +81,7 @@ pub fn run(cmd: ReproduceCmd) -> Result<ExitCode> {
             if tty {
                 eprintln!();
             }
-            r.battery_markdown = super::battery_report_markdown();
+            (r.battery_markdown, r.battery_rows) = super::battery_report();
             secpb::write(&r, &out).map_err(|e| anyhow!(e))?;
             for c in &r.table4 {
                 println!("{:<6} slowdown {:>8.1} %  (paper {})", c.row, c.ours, c.paper.map(|p| format!("{p} %")).unwrap_or("-".into()));

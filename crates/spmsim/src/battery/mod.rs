@@ -83,7 +83,7 @@ mod report;
 
 pub use energy::{default_energy_path, Crypto, EnergyConfig, EntryFields, Movement, Storage, Structure};
 pub use readings::{explain, Explanation, Reading};
-pub use report::{markdown_report, paper_rows, TABLE_VI_SIZES};
+pub use report::{markdown_report, paper_rows, table_rows, TableRow, TABLE_VI_SIZES};
 pub use reference::{
     compare, default_reference_path, Compared, Comparison, Gap, PaperRow, Printed, Reference, TableV, TableVi, MATCH_RULE,
     TOLERANCE_PCT,

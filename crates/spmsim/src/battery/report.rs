@@ -2,6 +2,7 @@
 //! `spmsim reproduce secpb`.
 
 use super::{accounting, compare, estimate, explain, EnergyConfig, PaperRow, Reference, Scheme, MATCH_RULE};
+use serde::Serialize;
 use std::fmt::Write;
 
 /// Table VI's layout: COBCM and NoGap at these SecPB sizes.
@@ -16,6 +17,60 @@ pub fn paper_rows(rf: &Reference) -> Vec<(Scheme, u64)> {
     v
 }
 
+/// One row of Table V or VI, ours beside the paper's, as `results.json`
+/// of `spmsim reproduce secpb` carries it (`battery_rows`).
+#[derive(Clone, Debug, Serialize)]
+pub struct TableRow {
+    /// "V" or "VI".
+    pub table: &'static str,
+    pub scheme: String,
+    /// SecPB (or BBB persist buffer) entries; none for eADR and s-eADR.
+    pub entries: Option<u64>,
+    pub energy_uj: f64,
+    pub supercap_mm3: f64,
+    pub supercap_paper_mm3: f64,
+    pub supercap_residual_pct: f64,
+    pub li_thin_mm3: f64,
+    pub li_thin_paper_mm3: f64,
+    pub li_thin_residual_pct: f64,
+    /// Both volumes within the match rule ([`MATCH_RULE`]).
+    pub matches: bool,
+}
+
+/// The paper's rows of one table with the SecPB size each stands for.
+fn table_rows_of<'r>(rf: &'r Reference, table: &str) -> Vec<(&'r PaperRow, u64)> {
+    if table == "V" {
+        rf.table_v.rows.iter().map(|r| (r, rf.table_v.secpb_entries)).collect()
+    } else {
+        rf.table_vi.rows.iter().map(|r| (r, r.entries.unwrap_or(rf.table_v.secpb_entries))).collect()
+    }
+}
+
+/// Every row of Tables V and VI, in the paper's order.
+pub fn table_rows(cfg: &EnergyConfig, rf: &Reference) -> Vec<TableRow> {
+    let mut out = Vec::new();
+    for table in ["V", "VI"] {
+        for (row, n) in table_rows_of(rf, table) {
+            let e = estimate(cfg, row.scheme, n);
+            let c = compare(cfg, &e, table, row);
+            out.push(TableRow {
+                table,
+                scheme: row.scheme.to_string(),
+                entries: e.entries,
+                energy_uj: e.energy_uj,
+                supercap_mm3: e.supercap.volume_mm3,
+                supercap_paper_mm3: row.supercap_mm3.value,
+                supercap_residual_pct: c.supercap_mm3.residual_pct,
+                li_thin_mm3: e.li_thin.volume_mm3,
+                li_thin_paper_mm3: row.li_thin_mm3.value,
+                li_thin_residual_pct: c.li_thin_mm3.residual_pct,
+                matches: c.matches,
+            });
+        }
+    }
+    out
+}
+
 pub fn markdown_report(cfg: &EnergyConfig, rf: &Reference) -> String {
     let mut out = String::new();
     let mut misses = Vec::new();
@@ -23,12 +78,7 @@ pub fn markdown_report(cfg: &EnergyConfig, rf: &Reference) -> String {
         let _ = writeln!(out, "### {title}\n");
         out.push_str("| scheme | entries | energy uJ | SuperCap mm3 ours | paper | residual % | Li-thin mm3 ours | paper | residual % | within 5 % |\n");
         out.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
-        let rows: Vec<(&PaperRow, u64)> = if table == "V" {
-            rf.table_v.rows.iter().map(|r| (r, rf.table_v.secpb_entries)).collect()
-        } else {
-            rf.table_vi.rows.iter().map(|r| (r, r.entries.unwrap_or(rf.table_v.secpb_entries))).collect()
-        };
-        for (row, n) in rows {
+        for (row, n) in table_rows_of(rf, table) {
             let (s, t) = (row.scheme, if table == "V" { "V" } else { "VI" });
             let e = estimate(cfg, s, n);
             let c = compare(cfg, &e, t, row);

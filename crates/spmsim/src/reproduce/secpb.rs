@@ -162,6 +162,8 @@ pub struct Results {
     pub root_updates_fall: bool,
     /// Markdown for Tables V and VI, supplied by the battery model.
     pub battery_markdown: Option<String>,
+    /// The same tables' rows as data (empty when the model could not run).
+    pub battery_rows: Vec<crate::battery::TableRow>,
 }
 
 struct Spec {
@@ -291,7 +293,7 @@ fn analyse(suite: &[SuiteEntry], instructions: u64, seed: u64, quick: bool, runs
     let t = |s: &str| table4.iter().find(|c| c.row == s).unwrap().ours;
     let order_holds = t("cobcm") <= t("obcm") && t("obcm") < t("bcm") && t("bcm") < t("cm") && t("cm") <= t("m") && t("m") < t("nogap");
     let root_updates_fall = fig8.windows(2).all(|w| w[1].ours <= w[0].ours) && fig8.first().map(|a| a.ours) > fig8.last().map(|b| b.ours);
-    Results { suite: suite.to_vec(), instructions, seed, quick, runs, table4, table4_arith, fig6, fig7, fig8, fig9, nogap, order_holds, root_updates_fall, battery_markdown: None }
+    Results { suite: suite.to_vec(), instructions, seed, quick, runs, table4, table4_arith, fig6, fig7, fig8, fig9, nogap, order_holds, root_updates_fall, battery_markdown: None, battery_rows: Vec::new() }
 }
 
 fn cells_csv(cells: &[Cell]) -> String {
@@ -300,6 +302,19 @@ fn cells_csv(cells: &[Cell]) -> String {
         let p = c.paper.map(|x| format!("{x}")).unwrap_or_default();
         let d = c.diff().map(|x| format!("{x:.3}")).unwrap_or_default();
         let _ = writeln!(s, "{},{},{},{:.4},{}", c.row, c.column, p, c.ours, d);
+    }
+    s
+}
+
+fn battery_csv(rows: &[crate::battery::TableRow]) -> String {
+    let mut s = String::from("table,scheme,entries,energy_uj,supercap_mm3,supercap_paper_mm3,supercap_residual_pct,li_thin_mm3,li_thin_paper_mm3,li_thin_residual_pct,matches\n");
+    for r in rows {
+        let n = r.entries.map(|n| n.to_string()).unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "{},{},{n},{:.3},{:.6},{},{:.3},{:.8},{},{:.3},{}",
+            r.table, r.scheme, r.energy_uj, r.supercap_mm3, r.supercap_paper_mm3, r.supercap_residual_pct, r.li_thin_mm3, r.li_thin_paper_mm3, r.li_thin_residual_pct, r.matches
+        );
     }
     s
 }
@@ -464,6 +479,9 @@ pub fn write(r: &Results, dir: &Path) -> Result<(), String> {
     put("fig7.csv", &cells_csv(&r.fig7))?;
     put("fig8.csv", &cells_csv(&r.fig8))?;
     put("fig9.csv", &cells_csv(&r.fig9))?;
+    if !r.battery_rows.is_empty() {
+        put("battery.csv", &battery_csv(&r.battery_rows))?;
+    }
     put("report.md", &report(r))?;
     Ok(())
 }
