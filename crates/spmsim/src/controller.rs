@@ -123,6 +123,23 @@ impl MemoryController {
         Ok(self.decode_counter(&bytes, slot))
     }
 
+    /// The plaintext a read of the block would return, with no side
+    /// effect: nothing counted, fetched, verified or moved in a cache. The
+    /// timing model fills a new SecPB entry with it when its caches (tags
+    /// only) hold the block, where hardware would take the cached line.
+    pub fn peek_plaintext(&self, block: u64) -> [u8; 64] {
+        let ct = self.st.nvm.peek(block);
+        if !self.secure {
+            return ct.unwrap_or([0; 64]);
+        }
+        let (addr, _, slot) = self.counter_addr(block);
+        let counter_block = self.st.peek_line(addr).unwrap_or_else(|| self.tree.default_block(0));
+        match self.decode_counter(&counter_block, slot) {
+            (0, 0) => [0; 64],
+            (major, minor) => self.st.crypto.xor_pad_uncounted(block, major, minor, &ct.unwrap_or([0; 64])),
+        }
+    }
+
     /// Secure read of one 64 B data block (SecPB II-B).
     pub fn read(&mut self, block: u64) -> Result<[u8; 64], CheckFailure> {
         if !self.secure {

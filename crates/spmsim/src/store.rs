@@ -91,6 +91,13 @@ impl MetaStore {
         self.victim(addr)
     }
 
+    /// The newest copy of a metadata line (cache, victim buffer, WPQ,
+    /// image), with no access counted, no verification and no line moved:
+    /// for the simulator's own bookkeeping, never for a secure read.
+    pub fn peek_line(&self, addr: u64) -> Option<[u8; 64]> {
+        self.caches.peek(&self.layout, addr).or_else(|| self.victim(addr)).or_else(|| self.nvm.peek(addr))
+    }
+
     /// Fetch a counter block or tree node, verifying it if it comes from NVM.
     pub fn fetch(&mut self, tree: &IntegrityTree, addr: u64) -> Result<[u8; 64], CheckFailure> {
         if let Some(b) = self.on_chip(addr) {

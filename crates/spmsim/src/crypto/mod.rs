@@ -93,6 +93,16 @@ impl CryptoEngine {
         out
     }
 
+    /// [`Self::xor_pad`] for the simulator's own bookkeeping (not work the
+    /// hardware does): not counted.
+    pub fn xor_pad_uncounted(&self, block_addr: u64, major: u64, minor: u64, data: &[u8; 64]) -> [u8; 64] {
+        if !self.real {
+            return *data;
+        }
+        let pad = self.otp.pad(block_addr, major, minor);
+        std::array::from_fn(|i| data[i] ^ pad[i])
+    }
+
     /// 54-bit data MAC over (ciphertext, address, counter, spare bits).
     pub fn data_mac(&mut self, ciphertext: &[u8; 64], block_addr: u64, major: u64, minor: u64, spare: u16) -> u64 {
         self.work.macs += 1;

@@ -48,6 +48,20 @@ impl MetaCaches {
         }
     }
 
+    /// The cached copy of a line, if any, leaving recency and statistics
+    /// as they are.
+    pub fn peek(&self, layout: &Layout, addr: u64) -> Option<[u8; 64]> {
+        let cache = match self {
+            MetaCaches::Unified(c) => c,
+            MetaCaches::Separate { counter, mac, tree } => match layout.region(addr) {
+                Some(Region::Counter { .. }) => counter,
+                Some(Region::MacLine { .. }) => mac,
+                _ => tree,
+            },
+        };
+        cache.peek(addr).map(|(b, _)| b)
+    }
+
     pub fn all(&self) -> Vec<(&'static str, &SetAssocCache)> {
         match self {
             MetaCaches::Separate { counter, mac, tree } => vec![("counter", counter), ("mac", mac), ("tree", tree)],

@@ -73,12 +73,20 @@ impl Nvm {
 
     /// Read a block, forwarding the newest WPQ entry for it.
     pub fn read(&mut self, layout: &Layout, addr: u64) -> Option<[u8; 64]> {
+        if !self.wpq_index.contains_key(&addr) {
+            self.reads.bump(Self::kind(layout, addr));
+        }
+        self.peek(addr)
+    }
+
+    /// What a read of the block would return, without counting a read:
+    /// the newest WPQ entry for it, else the image.
+    pub fn peek(&self, addr: u64) -> Option<[u8; 64]> {
         if self.wpq_index.contains_key(&addr) {
             if let Some((_, b)) = self.wpq.iter().rev().find(|(a, _)| *a == addr) {
                 return Some(*b);
             }
         }
-        self.reads.bump(Self::kind(layout, addr));
         self.image.get(addr).copied()
     }
 

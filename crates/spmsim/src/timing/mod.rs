@@ -74,10 +74,6 @@ pub struct TimingSim {
     pcm: Pcm,
     path: PersistPath,
     lat: Latencies,
-    /// The plaintext every block holds in the persistence domain, so the
-    /// persist buffer can be filled without a functional memory read when
-    /// the timing model finds the block in a cache.
-    shadow: crate::nvm::NvmImage,
     /// A store whose later pieces may still come (see [`OpenStore`]).
     open_store: Option<OpenStore>,
     pub stats: RunStats,
@@ -93,6 +89,8 @@ struct OpenStore {
     block: u64,
     off: usize,
     len: usize,
+    /// The stored bytes, at their offsets in the block.
+    bytes: [u8; 64],
     release: u64,
     data_ready: u64,
 }
@@ -139,7 +137,6 @@ impl TimingSim {
             ),
             path,
             lat,
-            shadow: crate::nvm::NvmImage::default(),
             open_store: None,
             stats: RunStats::new(cfg),
             sys,
@@ -162,7 +159,7 @@ impl TimingSim {
         // (SecPB V-A), so they cost bandwidth but not latency.
         let before = Probe::of(&self.sys);
         let value = self.sys.mc.read(block)?;
-        debug_assert_eq!(value, self.shadow.get(block).copied().unwrap_or([0; 64]), "functional memory disagrees with the shadow");
+        debug_assert_eq!(value, self.sys.mc.peek_plaintext(block), "a read and a peek of memory disagree");
         let d = Probe::of(&self.sys).since(&before);
         let t0 = t + self.lat.l3;
         // Dirty metadata the read evicted is written back in the background.
@@ -186,7 +183,10 @@ impl TimingSim {
     /// The open store, if any, goes down the persist path.
     fn close_store(&mut self) -> Result<(), CheckFailure> {
         let Some(o) = self.open_store.take() else { return Ok(()) };
-        let fill = self.shadow.get(o.block).copied().unwrap_or([0; 64]);
+        // The rest of the block comes from memory only when the persist
+        // path takes a whole block (a new SecPB entry, an SP write).
+        let mut fill = if self.path.needs_whole_block(&self.sys, o.block) { self.sys.mc.peek_plaintext(o.block) } else { [0; 64] };
+        fill[o.off..o.off + o.len].copy_from_slice(&o.bytes[o.off..o.off + o.len]);
         let unblock = self.path.store(&mut self.sys, &mut self.pcm, &self.lat, &mut self.stats, o.release, o.data_ready, o.block, o.off..o.off + o.len, fill)?;
         self.core.store_released(o.release, unblock);
         self.stats.stores += 1;
@@ -200,7 +200,7 @@ impl TimingSim {
                 if o.block == block && o.off + o.len == off {
                     // The next piece of the open store: its bytes only.
                     o.len += size;
-                    self.shadow.get_mut_or_zero(block)[off..off + size].copy_from_slice(&ev.value.to_le_bytes()[..size]);
+                    o.bytes[off..off + size].copy_from_slice(&ev.value.to_le_bytes()[..size]);
                     self.stats.roi.instructions += ev.instructions();
                     return Ok(());
                 }
@@ -220,8 +220,9 @@ impl TimingSim {
                 let data_ready = t_disp + fetch;
                 let retire = self.core.retire_store(t_disp, &mut self.stats);
                 let release = self.core.release_time(retire);
-                self.shadow.get_mut_or_zero(block)[off..off + size].copy_from_slice(&ev.value.to_le_bytes()[..size]);
-                self.open_store = Some(OpenStore { block, off, len: size, release, data_ready });
+                let mut bytes = [0; 64];
+                bytes[off..off + size].copy_from_slice(&ev.value.to_le_bytes()[..size]);
+                self.open_store = Some(OpenStore { block, off, len: size, bytes, release, data_ready });
             }
             Op::Fence | Op::Epoch => {
                 let persisted = self.path.persist_barrier();

@@ -87,6 +87,15 @@ impl PersistPath {
         self.capacity
     }
 
+    /// Whether a store to `block` takes the whole block into the persist
+    /// path (a new SecPB entry, an SP write) rather than only its bytes.
+    pub fn needs_whole_block(&self, sys: &System, block: u64) -> bool {
+        match (&self.kind, &sys.front) {
+            (Kind::SecPb, FrontEnd::PersistBuffer(pb)) => !pb.contains(block),
+            _ => true,
+        }
+    }
+
     /// The writes an operation queued hold WPQ slots from `t`; returns when
     /// the last got one.
     pub(super) fn queue_writes(pcm: &mut Pcm, t: u64, blocks: &[u64]) -> u64 {
