@@ -109,8 +109,8 @@ impl MemoryController {
     fn decode_counter(&self, bytes: &[u8; 64], slot: usize) -> BlockCounter {
         match self.st.layout.counter_format {
             CounterFormat::Split => {
-                let c = SplitCounterBlock::decode(bytes);
-                (c.major, c.minors[slot] as u64)
+                let (major, minor) = SplitCounterBlock::slot(bytes, slot);
+                (major, minor as u64)
             }
             CounterFormat::Sit => (SitNode::decode(bytes).counters[slot], 0),
         }
@@ -269,6 +269,12 @@ impl MemoryController {
         let bytes = self.st.fetch(&self.tree, addr)?;
         Ok(match self.st.layout.counter_format {
             CounterFormat::Split => {
+                let (major, minor) = SplitCounterBlock::slot(&bytes, slot);
+                if minor < MINOR_MAX {
+                    let mut next = bytes;
+                    SplitCounterBlock::set_minor(&mut next, slot, minor + 1);
+                    return Ok(((major, minor as u64 + 1), next));
+                }
                 let mut c = SplitCounterBlock::decode(&bytes);
                 if c.minors[slot] == MINOR_MAX {
                     self.reencrypt_page(idx, &c, slot)?;

@@ -23,6 +23,27 @@ impl SplitCounterBlock {
         SplitCounterBlock { major, minors }
     }
 
+    /// The major counter and minor `i` of an encoded block, without
+    /// decoding the other 63 minors.
+    pub fn slot(b: &[u8; 64], i: usize) -> (u64, u8) {
+        let major = u64::from_le_bytes(b[0..8].try_into().unwrap());
+        let bit = 64 + i * 7;
+        let word = u16::from_le_bytes([b[bit / 8], *b.get(bit / 8 + 1).unwrap_or(&0)]);
+        (major, ((word >> (bit % 8)) & 0x7f) as u8)
+    }
+
+    /// Replace minor `i` of an encoded block in place.
+    pub fn set_minor(b: &mut [u8; 64], i: usize, m: u8) {
+        debug_assert!(m <= MINOR_MAX);
+        let bit = 64 + i * 7;
+        let mask = 0x7fu16 << (bit % 8);
+        let v = (m as u16 & 0x7f) << (bit % 8);
+        b[bit / 8] = (b[bit / 8] & !(mask as u8)) | v as u8;
+        if bit / 8 + 1 < 64 {
+            b[bit / 8 + 1] = (b[bit / 8 + 1] & !((mask >> 8) as u8)) | (v >> 8) as u8;
+        }
+    }
+
     pub fn encode(&self) -> [u8; 64] {
         let mut b = [0u8; 64];
         b[0..8].copy_from_slice(&self.major.to_le_bytes());
@@ -96,6 +117,16 @@ mod tests {
         fn split_counter_block_round_trips(major in any::<u64>(), minors in proptest::collection::vec(0u8..=127, 64)) {
             let c = SplitCounterBlock { major, minors: minors.clone().try_into().unwrap() };
             prop_assert_eq!(SplitCounterBlock::decode(&c.encode()), c);
+        }
+
+        #[test]
+        fn one_slot_reads_and_writes_as_the_whole_block_does(major in any::<u64>(), minors in proptest::collection::vec(0u8..=127, 64), i in 0usize..64, m in 0u8..=127) {
+            let mut c = SplitCounterBlock { major, minors: minors.clone().try_into().unwrap() };
+            let mut b = c.encode();
+            prop_assert_eq!(SplitCounterBlock::slot(&b, i), (major, c.minors[i]));
+            SplitCounterBlock::set_minor(&mut b, i, m);
+            c.minors[i] = m;
+            prop_assert_eq!(b, c.encode());
         }
 
         #[test]
