@@ -100,7 +100,35 @@ impl MetaStore {
 
     /// Fetch a counter block or tree node, verifying it if it comes from NVM.
     pub fn fetch(&mut self, tree: &IntegrityTree, addr: u64) -> Result<[u8; 64], CheckFailure> {
-        if let Some(b) = self.on_chip(addr) {
+        let layout = &self.layout;
+        if let Some(b) = self.caches.for_addr(layout, addr).get(addr) {
+            return Ok(b);
+        }
+        self.fetch_off_cache(tree, addr)
+    }
+
+    /// Fetch a line and install it changed by `f` as dirty: a [`Self::fetch`]
+    /// then an [`Self::install`], with one cache lookup when it hits.
+    pub fn update(&mut self, tree: &IntegrityTree, addr: u64, f: impl FnOnce(&mut [u8; 64])) -> Result<[u8; 64], CheckFailure> {
+        let layout = &self.layout;
+        if let Some(line) = self.caches.for_addr(layout, addr).update(addr) {
+            f(line);
+            let b = *line;
+            if !self.victims.is_empty() {
+                self.victims.retain(|(a, _)| *a != addr);
+            }
+            return Ok(b);
+        }
+        let mut b = self.fetch_off_cache(tree, addr)?;
+        f(&mut b);
+        self.install(addr, b, true);
+        Ok(b)
+    }
+
+    /// The miss path of [`Self::fetch`] after the cache lookup: the victim
+    /// buffer, else NVM (or the tree's default block), verified and installed.
+    fn fetch_off_cache(&mut self, tree: &IntegrityTree, addr: u64) -> Result<[u8; 64], CheckFailure> {
+        if let Some(b) = self.victim(addr) {
             return Ok(b);
         }
         let (level, index) = self.layout.meta_pos(addr).expect("metadata address");
@@ -135,9 +163,7 @@ impl MetaStore {
     /// Write a resident dirty line to NVM now and mark it clean.
     pub fn write_line_through(&mut self, addr: u64) {
         let layout = &self.layout;
-        let cache = self.caches.for_addr(layout, addr);
-        if let Some((b, true)) = cache.peek(addr) {
-            cache.mark_clean(addr);
+        if let Some(b) = self.caches.for_addr(layout, addr).take_dirty(addr) {
             self.nvm.write(&self.layout, addr, b);
         }
     }

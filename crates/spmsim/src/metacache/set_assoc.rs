@@ -70,6 +70,29 @@ impl SetAssocCache {
     }
 
     /// Look up without touching LRU state or statistics.
+    /// A resident line to change: counts and recency exactly as a `get`
+    /// hit followed by a dirty `put` of the changed bytes, in one lookup.
+    /// On a miss, counts the `get` miss and returns None.
+    pub fn update(&mut self, addr: u64) -> Option<&mut [u8; 64]> {
+        self.clock += 1;
+        let Some(i) = self.find(addr) else {
+            self.stats.misses += 1;
+            return None;
+        };
+        self.stats.hits += 1;
+        self.clock += 1;
+        self.dirty[i] = true;
+        self.last_use[i] = self.clock;
+        Some(&mut self.data[i])
+    }
+
+    /// A resident dirty line's bytes, now marked clean (`peek` then
+    /// `mark_clean`, in one lookup).
+    pub fn take_dirty(&mut self, addr: u64) -> Option<[u8; 64]> {
+        let i = self.find(addr)?;
+        std::mem::take(&mut self.dirty[i]).then_some(self.data[i])
+    }
+
     pub fn peek(&self, addr: u64) -> Option<([u8; 64], bool)> {
         self.find(addr).map(|i| (self.data[i], self.dirty[i]))
     }
@@ -149,6 +172,40 @@ mod tests {
         let v = c.put(4, [4; 64], false);
         assert_eq!(v, Some((1, [1; 64])), "dirty victim 1 is returned for write-back");
         assert_eq!(c.stats.writebacks, 1);
+    }
+
+    #[test]
+    fn update_in_place_is_a_get_then_a_dirty_put() {
+        let ops = |c: &mut SetAssocCache, fused: bool| {
+            for a in [1u64, 2, 3, 1, 4, 2, 5, 1] {
+                if fused {
+                    match c.update(a) {
+                        Some(b) => b[0] += 1,
+                        None => {
+                            c.put(a, [1; 64], true);
+                        }
+                    }
+                } else {
+                    match c.get(a) {
+                        Some(mut b) => {
+                            b[0] += 1;
+                            c.put(a, b, true);
+                        }
+                        None => {
+                            c.put(a, [1; 64], true);
+                        }
+                    }
+                }
+            }
+        };
+        let (mut a, mut b) = (SetAssocCache::new(4, 2), SetAssocCache::new(4, 2));
+        ops(&mut a, false);
+        ops(&mut b, true);
+        assert_eq!((a.stats, a.dirty_lines()), (b.stats, b.dirty_lines()));
+        assert_eq!((a.clock, &a.last_use, &a.tags), (b.clock, &b.last_use, &b.tags));
+        assert!(a.stats.hits > 0 && a.stats.misses > 0);
+        assert_eq!(b.take_dirty(a.dirty_lines()[0].0), Some(a.dirty_lines()[0].1));
+        assert_eq!(b.dirty_lines().len() + 1, a.dirty_lines().len(), "taken lines are clean");
     }
 
     #[test]

@@ -73,9 +73,7 @@ impl BonsaiMerkleTree {
                 }
                 Some((pl, pi, slot)) => {
                     let pa = st.layout.meta_addr(pl, pi);
-                    let mut p = st.fetch(tree, pa)?;
-                    bmt_set_slot(&mut p, slot, h);
-                    st.install(pa, p, true);
+                    let p = st.update(tree, pa, |p| bmt_set_slot(p, slot, h))?;
                     changed.push(pa);
                     (level, idx, cur) = (pl, pi, p);
                 }
