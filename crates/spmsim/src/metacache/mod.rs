@@ -26,6 +26,16 @@ fn build(g: &CacheGeometry) -> SetAssocCache {
     SetAssocCache::new(g.capacity_bytes / 64, g.ways)
 }
 
+/// The one of three separate caches (shared or exclusive references) that
+/// holds a line of `addr`'s region.
+fn pick<T>(layout: &Layout, addr: u64, counter: T, mac: T, tree: T) -> T {
+    match layout.region(addr) {
+        Some(Region::Counter { .. }) => counter,
+        Some(Region::MacLine { .. }) => mac,
+        _ => tree,
+    }
+}
+
 impl MetaCaches {
     pub fn new(org: &MetadataCacheOrganization) -> Self {
         match org {
@@ -40,11 +50,7 @@ impl MetaCaches {
     pub fn for_addr(&mut self, layout: &Layout, addr: u64) -> &mut SetAssocCache {
         match self {
             MetaCaches::Unified(c) => c,
-            MetaCaches::Separate { counter, mac, tree } => match layout.region(addr) {
-                Some(Region::Counter { .. }) => counter,
-                Some(Region::MacLine { .. }) => mac,
-                _ => tree,
-            },
+            MetaCaches::Separate { counter, mac, tree } => pick(layout, addr, counter, mac, tree),
         }
     }
 
@@ -53,11 +59,7 @@ impl MetaCaches {
     pub fn peek(&self, layout: &Layout, addr: u64) -> Option<[u8; 64]> {
         let cache = match self {
             MetaCaches::Unified(c) => c,
-            MetaCaches::Separate { counter, mac, tree } => match layout.region(addr) {
-                Some(Region::Counter { .. }) => counter,
-                Some(Region::MacLine { .. }) => mac,
-                _ => tree,
-            },
+            MetaCaches::Separate { counter, mac, tree } => pick(layout, addr, counter, mac, tree),
         };
         cache.peek(addr).map(|(b, _)| b)
     }

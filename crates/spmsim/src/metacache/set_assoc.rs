@@ -69,7 +69,6 @@ impl SetAssocCache {
         }
     }
 
-    /// Look up without touching LRU state or statistics.
     /// A resident line to change: counts and recency exactly as a `get`
     /// hit followed by a dirty `put` of the changed bytes, in one lookup.
     /// On a miss, counts the `get` miss and returns None.
@@ -93,6 +92,7 @@ impl SetAssocCache {
         std::mem::take(&mut self.dirty[i]).then_some(self.data[i])
     }
 
+    /// Look up without touching LRU state or statistics.
     pub fn peek(&self, addr: u64) -> Option<([u8; 64], bool)> {
         self.find(addr).map(|i| (self.data[i], self.dirty[i]))
     }
