@@ -3,6 +3,7 @@
 //! same commands with the same output.
 
 mod commands;
+mod progress;
 mod table;
 
 use clap::{Parser, Subcommand};

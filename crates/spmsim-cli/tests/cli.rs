@@ -111,3 +111,73 @@ fn a_closed_pipe_ends_the_output_quietly() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn check_crash_exit_code_says_whether_the_result_is_expected() {
+    let run = |scheme: &str, set: &[&str]| {
+        let mut args = vec!["check-crash", "--scheme", scheme, "--workload", "array-swap", "--ops", "60"];
+        set.iter().for_each(|s| args.extend(["--set", s]));
+        spmsim(&args)
+    };
+    // Violations on a configuration that is not a control: exit 1.
+    let (code, out, _) = run("cobcm", &["persistence.battery.persist_buffer=false"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("NOT AS EXPECTED") && out.contains("not a control"), "{out}");
+    // No violation on a sound scheme, violations on a control: exit 0.
+    let (code, out, _) = run("cobcm", &[]);
+    assert!(code == 0 && out.contains("as expected: no violation"), "{out}");
+    let (code, out, _) = run("bbb-gap", &[]);
+    assert!(code == 0 && out.contains("on a control"), "{out}");
+    // A control that finds nothing shows nothing: exit 1.
+    let (code, out, _) = run("secure-wt", &["expect_crash_violations=true"]);
+    assert!(code == 1 && out.contains("found no violation"), "{out}");
+    // With --json stdout is the report alone, the verdict on stderr.
+    let (code, out, err) = spmsim(&["check-crash", "--scheme", "cobcm", "--workload", "array-swap", "--ops", "60", "--set", "persistence.battery.persist_buffer=false", "--json"]);
+    assert_eq!(code, 1);
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(r["violations"].as_u64().unwrap() > 0 && err.contains("NOT AS EXPECTED"), "{err}");
+}
+
+#[test]
+fn attack_exit_code_says_whether_every_attack_was_caught() {
+    let (code, out, _) = spmsim(&["attack", "--scheme", "secure-wt", "--workload", "random-writes", "--ops", "200"]);
+    assert!(code == 0 && out.contains("rollback-image") && out.contains("every applicable attack detected"), "{out}");
+    // No real MACs: a secure configuration lets attacks through.
+    let (code, out, _) = spmsim(&["attack", "--scheme", "secure-wt", "--workload", "random-writes", "--ops", "200", "--set", "security.crypto=timing-only"]);
+    assert!(code == 1 && out.contains("UNDETECTED") && out.contains("NOT AS EXPECTED"), "{out}");
+    // An insecure preset is expected to let them through.
+    let (code, out, _) = spmsim(&["attack", "--scheme", "bbb", "--workload", "random-writes", "--ops", "200"]);
+    assert!(code == 0 && out.contains("insecure control"), "{out}");
+}
+
+#[test]
+fn crash_images_of_every_preset_verify_or_are_controls() {
+    let (_, list, _) = spmsim(&["config", "list"]);
+    let presets: Vec<&str> = list.lines().skip(1).filter_map(|l| l.split_whitespace().next()).collect();
+    assert!(presets.len() >= 10 && presets.contains(&"cobcm"), "{list}");
+    for p in presets {
+        let dir = std::env::temp_dir().join(format!("spmsim-cli-crash-{p}-{}", std::process::id()));
+        let d = dir.to_str().unwrap();
+        let (code, _, err) = spmsim(&["image", "save", "--scheme", p, "--workload", "random-writes", "--ops", "120", "-o", d, "--shutdown", "crash"]);
+        assert_eq!(code, 0, "{p}: {err}");
+        let (code, out, err) = spmsim(&["image", "verify", d]);
+        let (_, show, _) = spmsim(&["config", "show", p]);
+        if show.contains("expect_crash_violations = true") {
+            assert!(code == 1 && out.contains("INTEGRITY FAILURE"), "{p} is a control: its crash leaves a gap verify must report: {out}");
+        } else {
+            assert_eq!(code, 0, "{p}: an untampered crash image must verify: {out}{err}");
+            assert!(out.lines().last().unwrap().starts_with("OK"), "{p}: {out}");
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
+
+#[test]
+fn progress_goes_to_stderr_and_never_into_the_json() {
+    let (code, out, err) = spmsim(&["check-crash", "--scheme", "secure-wt", "--workload", "array-swap", "--ops", "30", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let r: serde_json::Value = serde_json::from_str(&out).expect("stdout is the JSON report alone");
+    let points = r["crash_points"].as_u64().unwrap();
+    // Not a terminal here, so a plain closing line, as in a CI log.
+    assert!(err.contains(&format!("check-crash: {points} crash points done in")), "{err}");
+}

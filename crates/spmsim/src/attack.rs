@@ -7,6 +7,8 @@
 //!  run the rest          -> clean shutdown -> final image + chip
 //!  for each attack: mutate a copy of the final image -> power on -> verify
 //! ```
+//! An attack this run offers nothing for (a replay when no block changed
+//! between the two snapshots) is reported as skipped, not as undetected.
 
 use crate::config::SimConfig;
 use crate::controller::MemoryController;
@@ -30,6 +32,16 @@ pub struct AttackResult {
     /// Set when the threat model rules the attack out.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ruled_out: Option<String>,
+    /// Set when this run gave the attack nothing to work on (why).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+}
+
+impl AttackResult {
+    /// Whether the attack was carried out: not ruled out, not skipped.
+    pub fn applicable(&self) -> bool {
+        self.ruled_out.is_none() && self.skipped.is_none()
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -37,7 +49,19 @@ pub struct AttackReport {
     pub scheme: String,
     pub workload: String,
     pub attacks: Vec<AttackResult>,
+    /// Applicable attacks that no check detected.
     pub undetected: u64,
+}
+
+impl AttackReport {
+    /// The one rule for judging an attack run (`spmsim attack`'s exit code
+    /// and `check-all` share it): a secure configuration must detect every
+    /// applicable attack; an insecure one (`security.enabled = false`, e.g.
+    /// bbb) is a control that must let some through, or the harness would
+    /// be showing nothing.
+    pub fn as_expected(&self, cfg: &SimConfig) -> bool {
+        if cfg.security.enabled { self.undetected == 0 } else { self.undetected > 0 }
+    }
 }
 
 fn flip(b: &mut [u8; 64], bit: usize) {
@@ -64,8 +88,21 @@ impl Ctx<'_> {
             detected: !rep.ok,
             where_: hit.map(|f| format!("{} at {} ({})", f.check, f.address, f.region)).unwrap_or_else(|| "no check failed".into()),
             ruled_out: None,
+            skipped: None,
         }
     }
+}
+
+/// Records of a page rolled back to never-written: its data blocks, the
+/// MAC lines that cover them and its counter block are removed.
+fn rollback_page(layout: &crate::layout::Layout, img: &mut NvmImage, block: u64) -> u64 {
+    let (ci, _) = layout.counter_of(block);
+    let per = layout.blocks_per_counter_block();
+    let blocks = ci * per..((ci + 1) * per).min(layout.data_blocks);
+    let macs = layout.mac_line_of(blocks.start).0..=layout.mac_line_of(blocks.end - 1).0;
+    let counter = layout.meta_addr(0, ci);
+    img.retain(|a| !blocks.contains(&a) && !macs.contains(&a) && a != counter);
+    counter
 }
 
 pub fn run(cfg: &SimConfig, workload: &str, events: &[Event], seed: u64) -> Result<AttackReport, String> {
@@ -161,7 +198,8 @@ pub fn run(cfg: &SimConfig, workload: &str, events: &[Event], seed: u64) -> Resu
         }
         None => {
             for n in ["replay-data-mac", "replay-data-mac-counter"] {
-                out.push(AttackResult { name: n.into(), target: "none".into(), detected: false, where_: "no block changed between the two snapshots; use more ops".into(), ruled_out: None });
+                let why = "no block changed between the two snapshots; use more ops";
+                out.push(AttackResult { name: n.into(), target: "none".into(), detected: false, where_: "not attempted".into(), ruled_out: None, skipped: Some(why.into()) });
             }
         }
     }
@@ -188,12 +226,29 @@ pub fn run(cfg: &SimConfig, workload: &str, events: &[Event], seed: u64) -> Resu
         out.push(ctx.check("tree-node-tamper", format!("level-{pl} node {na:#x} above {:#x}", a * 64), img, a));
     }
 
+    // Rollbacks to the initial state: the records are removed, so the image
+    // reads as never written where the root registers vouch for writes.
+    let mut img = ctx.final_img.clone();
+    let counter = rollback_page(&layout, &mut img, a);
+    out.push(ctx.check("rollback-page", format!("page of {:#x} never written (data, MAC lines, counter block {counter:#x} removed)", a * 64), img, a));
+
+    let mut img = ctx.final_img.clone();
+    rollback_page(&layout, &mut img, a);
+    let mut node = layout.parent_of(0, ci);
+    while let Some((pl, pi, _)) = node {
+        img.retain(|x| x != layout.meta_addr(pl, pi));
+        node = layout.parent_of(pl, pi);
+    }
+    out.push(ctx.check("rollback-page-and-tree-path", format!("page of {:#x} and every tree node above it never written", a * 64), img, a));
+
+    out.push(ctx.check("rollback-image", "every record removed: the whole image never written".into(), NvmImage::default(), a));
+
     for (n, why) in [
         ("root-register-tamper", "on-chip non-volatile register: inside the trusted chip (SecPB II-A)"),
         ("metadata-cache-tamper", "on-chip cache: inside the trusted chip (SecPB II-A)"),
     ] {
-        out.push(AttackResult { name: n.into(), target: "on chip".into(), detected: false, where_: "not applicable".into(), ruled_out: Some(why.into()) });
+        out.push(AttackResult { name: n.into(), target: "on chip".into(), detected: false, where_: "not applicable".into(), ruled_out: Some(why.into()), skipped: None });
     }
-    let undetected = out.iter().filter(|x| x.ruled_out.is_none() && !x.detected).count() as u64;
+    let undetected = out.iter().filter(|x| x.applicable() && !x.detected).count() as u64;
     Ok(AttackReport { scheme: cfg.name.clone(), workload: workload.into(), attacks: out, undetected })
 }

@@ -15,11 +15,17 @@ pub struct ChipState {
     /// Absent entries hold the tree's initial value.
     #[serde(with = "roots_serde")]
     pub roots: FxHashMap<u64, u64>,
+    /// The last power-off was a power failure, not an orderly shutdown: an
+    /// on-chip flag (hardware knows which path it took), so that whoever
+    /// powers the machine on knows the scheme's recovery must run first.
+    /// Chip states saved before the flag existed read as clean.
+    #[serde(default)]
+    pub crashed: bool,
 }
 
 impl ChipState {
     pub fn new(cfg: &SimConfig, seed: u64) -> Self {
-        ChipState { seed, keys: KeySet::derive(seed, cfg.security.aes_key_bits), roots: FxHashMap::default() }
+        ChipState { seed, keys: KeySet::derive(seed, cfg.security.aes_key_bits), roots: FxHashMap::default(), crashed: false }
     }
 }
 

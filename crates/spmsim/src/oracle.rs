@@ -82,6 +82,16 @@ pub struct CrashReport {
     pub violation_list: Vec<Violation>,
 }
 
+impl CrashReport {
+    /// The one rule for judging a crash check (`spmsim check-crash`'s exit
+    /// code and `check-all` share it): a configuration must show no
+    /// violation, except a control (`expect_crash_violations = true`), built
+    /// to show that the oracle can fail, which must show some.
+    pub fn as_expected(&self, cfg: &SimConfig) -> bool {
+        (self.violations > 0) == cfg.expect_crash_violations
+    }
+}
+
 struct PointResult {
     violations: Vec<Violation>,
     count: u64,
@@ -134,6 +144,12 @@ pub struct CrashCheck<'a> {
 
 impl CrashCheck<'_> {
     pub fn run(&self) -> Result<CrashReport, String> {
+        self.run_with_progress(&|_, _| {})
+    }
+
+    /// [`Self::run`], calling `progress(done, total)` with the crash points
+    /// checked so far after each batch (for a progress display).
+    pub fn run_with_progress(&self, progress: &dyn Fn(u64, u64)) -> Result<CrashReport, String> {
         let n = self.events.len() as u64;
         let chosen: Vec<u64> = match self.points {
             CrashPoints::All => (0..=n).collect(),
@@ -164,6 +180,7 @@ impl CrashCheck<'_> {
             let budget = max.saturating_sub(kept);
             let out: Vec<PointResult> = std::mem::take(batch).into_par_iter().map(|(s, k, last, sh)| check_point(s, k, &last, &sh, budget)).collect();
             results.extend(out);
+            progress(results.len() as u64, chosen.len() as u64);
         };
         let shadow_vec = |shadow: &FxHashMap<u64, [u8; 64]>| -> Vec<(u64, [u8; 64])> { touched.iter().map(|b| (*b, shadow[b])).collect() };
         for k in 0..=n {

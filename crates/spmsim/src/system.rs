@@ -117,6 +117,7 @@ impl System {
         if !battery.nv_registers {
             self.mc.st.roots.clear();
         }
+        self.mc.chip.crashed = true;
         let (c1, r1, w1) = self.snapshot();
         work.crypto = c1.since(&c0);
         work.nvm_reads = r1.since(&r0);
@@ -130,6 +131,7 @@ impl System {
         self.mc.flush_metadata()?;
         self.mc.drop_volatile();
         self.mc.st.nvm.drain_wpq(&self.mc.st.layout);
+        self.mc.chip.crashed = false;
         Ok(())
     }
 

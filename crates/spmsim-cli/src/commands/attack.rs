@@ -1,9 +1,11 @@
 use super::SimArgs;
 use anyhow::{anyhow, Result};
 use spmsim::attack::AttackReport;
+use spmsim::config::SimConfig;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
+#[command(after_help = "Exit codes: 0 as expected (a secure configuration detected every applicable attack; an insecure one, security.enabled = false, let some through), 1 not as expected, 2 bad input or error.")]
 pub struct AttackArgs {
     #[command(flatten)]
     pub sim: SimArgs,
@@ -11,13 +13,25 @@ pub struct AttackArgs {
     pub json: bool,
 }
 
-pub fn attack(sim: &SimArgs) -> Result<AttackReport> {
+/// The attack run, with the configuration it ran (to judge the report).
+pub fn attack(sim: &SimArgs) -> Result<(SimConfig, AttackReport)> {
     let (cfg, w, events) = sim.load()?;
-    spmsim::attack::run(&cfg, &w.name(), &events, sim.seed).map_err(|e| anyhow!(e))
+    let rep = spmsim::attack::run(&cfg, &w.name(), &events, sim.seed).map_err(|e| anyhow!(e))?;
+    Ok((cfg, rep))
+}
+
+/// One line saying whether the report is what the configuration expects.
+fn verdict(cfg: &SimConfig, rep: &AttackReport) -> String {
+    match (cfg.security.enabled, rep.as_expected(cfg)) {
+        (true, true) => "as expected: every applicable attack detected".into(),
+        (true, false) => format!("NOT AS EXPECTED: {} applicable attacks undetected on a secure configuration", rep.undetected),
+        (false, true) => format!("as expected: {} attacks undetected with security disabled (an insecure control)", rep.undetected),
+        (false, false) => "NOT AS EXPECTED: every attack detected with security disabled, so the harness shows nothing".into(),
+    }
 }
 
 pub fn run(a: AttackArgs) -> Result<ExitCode> {
-    let rep = attack(&a.sim)?;
+    let (cfg, rep) = attack(&a.sim)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&rep)?);
     } else {
@@ -26,16 +40,23 @@ pub fn run(a: AttackArgs) -> Result<ExitCode> {
             .attacks
             .iter()
             .map(|x| {
-                let status = match (&x.ruled_out, x.detected) {
-                    (Some(_), _) => "ruled out".to_string(),
-                    (None, true) => "detected".to_string(),
-                    (None, false) => "UNDETECTED".to_string(),
+                let status = match (&x.ruled_out, &x.skipped, x.detected) {
+                    (Some(_), _, _) => "ruled out",
+                    (None, Some(_), _) => "skipped",
+                    (None, None, true) => "detected",
+                    (None, None, false) => "UNDETECTED",
                 };
-                vec![x.name.clone(), status, x.ruled_out.clone().unwrap_or_else(|| x.where_.clone())]
+                let why = x.ruled_out.clone().or_else(|| x.skipped.clone()).unwrap_or_else(|| x.where_.clone());
+                vec![x.name.clone(), status.to_string(), why]
             })
             .collect();
         print!("{}", crate::table::render(&["attack", "result", "where"], &rows));
         println!("undetected: {}", rep.undetected);
+        println!("{}", verdict(&cfg, &rep));
     }
-    Ok(ExitCode::SUCCESS)
+    // With --json stdout holds the report alone; the verdict goes to stderr.
+    if a.json && !rep.as_expected(&cfg) {
+        eprintln!("{}", verdict(&cfg, &rep));
+    }
+    Ok(if rep.as_expected(&cfg) { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

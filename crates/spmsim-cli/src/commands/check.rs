@@ -1,9 +1,12 @@
 use super::SimArgs;
 use anyhow::{anyhow, Result};
+use crate::progress::Progress;
+use spmsim::config::SimConfig;
 use spmsim::oracle::{CrashCheck, CrashPoints, CrashReport};
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
+#[command(after_help = "Exit codes: 0 as expected (no violation; or, on a control marked expect_crash_violations = true, some), 1 not as expected (violations on a configuration that is not a control, or none on a control), 2 bad input or error.")]
 pub struct CheckCrashArgs {
     #[command(flatten)]
     pub sim: SimArgs,
@@ -17,15 +20,30 @@ pub struct CheckCrashArgs {
     pub json: bool,
 }
 
-pub fn check(a: &CheckCrashArgs) -> Result<CrashReport> {
+/// The crash check, with the configuration it ran (to judge the report);
+/// `progress(done, total)` hears of the crash points checked.
+pub fn check(a: &CheckCrashArgs, progress: &dyn Fn(u64, u64)) -> Result<(SimConfig, CrashReport)> {
     let (cfg, w, events) = a.sim.load()?;
     let points: CrashPoints = a.crash_points.parse().map_err(|e: String| anyhow!(e))?;
     let c = CrashCheck { cfg: &cfg, workload_name: w.name(), events, ops: a.sim.ops, seed: a.sim.seed, points, max_listed: a.max_listed };
-    c.run().map_err(|e| anyhow!(e))
+    let rep = c.run_with_progress(progress).map_err(|e| anyhow!(e))?;
+    Ok((cfg, rep))
+}
+
+/// One line saying whether the report is what the configuration expects.
+fn verdict(cfg: &SimConfig, rep: &CrashReport) -> String {
+    match (cfg.expect_crash_violations, rep.violations > 0) {
+        (false, false) => "as expected: no violation".into(),
+        (false, true) => format!("NOT AS EXPECTED: {} violations on a configuration that is not a control (expect_crash_violations = false)", rep.violations),
+        (true, true) => format!("as expected: {} violations on a control (expect_crash_violations = true)", rep.violations),
+        (true, false) => "NOT AS EXPECTED: a control (expect_crash_violations = true) found no violation, so it shows nothing".into(),
+    }
 }
 
 pub fn run(a: CheckCrashArgs) -> Result<ExitCode> {
-    let rep = check(&a)?;
+    let bar = Progress::new("check-crash", "crash points", 0);
+    let (cfg, rep) = check(&a, &|done, total| bar.update(done, total, ""))?;
+    bar.finish(rep.crash_points);
     if a.json {
         println!("{}", serde_json::to_string_pretty(&rep)?);
     } else {
@@ -41,6 +59,11 @@ pub fn run(a: CheckCrashArgs) -> Result<ExitCode> {
         if rep.violations > 10 {
             println!("  ... (use --json for the list)");
         }
+        println!("{}", verdict(&cfg, &rep));
     }
-    Ok(ExitCode::SUCCESS)
+    // With --json stdout holds the report alone; the verdict goes to stderr.
+    if a.json && !rep.as_expected(&cfg) {
+        eprintln!("{}", verdict(&cfg, &rep));
+    }
+    Ok(if rep.as_expected(&cfg) { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

@@ -1,16 +1,20 @@
 use super::attack::attack;
 use super::check::{check, CheckCrashArgs};
 use super::SimArgs;
-use anyhow::Result;
+use crate::progress::Progress;
+use anyhow::{anyhow, Result};
 use spmsim::config::{list_presets, load_preset};
+use spmsim::image::{crash_image_as_expected, verify_crash_image};
+use spmsim::workload::WorkloadKind;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
+#[command(after_help = "Exit codes: 0 every preset as expected, 1 some preset not as expected, 2 bad input or error.")]
 pub struct CheckAllArgs {
     /// Transactions of array-swap for the crash oracle.
     #[arg(long, default_value_t = 300)]
     pub crash_ops: u64,
-    /// Stores of random-writes for the attack harness.
+    /// Stores of random-writes for the attack harness and the crash image.
     #[arg(long, default_value_t = 500)]
     pub attack_ops: u64,
     #[arg(long, default_value_t = 1)]
@@ -23,19 +27,33 @@ pub fn run(a: CheckAllArgs) -> Result<ExitCode> {
     let mut rows = Vec::new();
     let mut json = Vec::new();
     let mut all_as_expected = true;
-    for p in list_presets() {
-        let cfg = load_preset(&p, &[])?;
+    let presets = list_presets();
+    let bar = Progress::new("check-all", "presets", presets.len() as u64);
+    for (done, p) in presets.iter().enumerate() {
+        let cfg = load_preset(p, &[])?;
         let sim = |workload: &str, ops| SimArgs { scheme: p.clone(), workload: workload.into(), ops, seed: a.seed, overrides: vec![] };
-        let crash = check(&CheckCrashArgs { sim: sim("array-swap", a.crash_ops), crash_points: "all".into(), max_listed: 3, json: true })?;
-        let att = attack(&sim("random-writes", a.attack_ops))?;
+        let step = |what: String| bar.update(done as u64, presets.len() as u64, &format!("{p}: {what}"));
+        let args = CheckCrashArgs { sim: sim("array-swap", a.crash_ops), crash_points: "all".into(), max_listed: 3, json: true };
+        let (_, crash) = check(&args, &|d, t| step(format!("crash points {d}/{t}")))?;
+        step("attacks".into());
+        let (_, att) = attack(&sim("random-writes", a.attack_ops))?;
+        step("crash image".into());
+        let events = WorkloadKind::RandomWrites.generate(a.attack_ops, a.seed).map_err(|e| anyhow!(e))?;
+        let image = verify_crash_image(&cfg, &events, a.seed).map_err(|e| anyhow!("{p}: crash image: {e}"))?;
         let expected = if cfg.expect_crash_violations { "violations" } else { "consistent" };
-        let crash_ok = (crash.violations > 0) == cfg.expect_crash_violations;
-        // An insecure preset (bbb) is expected to let attacks through.
-        let attacks_ok = if cfg.security.enabled { att.undetected == 0 } else { att.undetected > 0 };
-        all_as_expected &= crash_ok && attacks_ok;
-        let detected = att.attacks.iter().filter(|x| x.detected).count();
-        let applicable = att.attacks.iter().filter(|x| x.ruled_out.is_none()).count();
+        let crash_ok = crash.as_expected(&cfg);
+        let attacks_ok = att.as_expected(&cfg);
+        let image_ok = crash_image_as_expected(&cfg, &image);
+        let as_expected = crash_ok && attacks_ok && image_ok;
+        all_as_expected &= as_expected;
+        let detected = att.attacks.iter().filter(|x| x.applicable() && x.detected).count();
+        let applicable = att.attacks.iter().filter(|x| x.applicable()).count();
         let checks: Vec<String> = crash.violations_by_check.iter().map(|(k, v)| format!("{k}:{v}")).collect();
+        let image_verdict = match (image.ok, &image.recovery) {
+            (true, None) => "intact".to_string(),
+            (true, Some(_)) => "intact after recovery".to_string(),
+            (false, _) => format!("{} failures", image.failures.len()),
+        };
         rows.push(vec![
             p.clone(),
             crash.crash_points.to_string(),
@@ -43,17 +61,22 @@ pub fn run(a: CheckAllArgs) -> Result<ExitCode> {
             if checks.is_empty() { "-".into() } else { checks.join(" ") },
             expected.into(),
             if cfg.security.enabled { format!("{detected}/{applicable}") } else { format!("{detected}/{applicable} (insecure)") },
-            if crash_ok && attacks_ok { "yes".into() } else { "NO".into() },
+            image_verdict,
+            if as_expected { "yes".into() } else { "NO".into() },
         ]);
-        json.push(serde_json::json!({"preset": p, "expected": expected, "crash": crash, "attack": att, "as_expected": crash_ok && attacks_ok}));
+        json.push(serde_json::json!({"preset": p, "expected": expected, "crash": crash, "attack": att, "crash_image_verify": image, "as_expected": as_expected}));
     }
+    bar.finish(presets.len() as u64);
     if a.json {
         println!("{}", serde_json::to_string_pretty(&json)?);
     } else {
-        println!("crash oracle: array-swap, {} transactions, a crash after every event; attacks: random-writes, {} stores\n", a.crash_ops, a.attack_ops);
+        println!(
+            "crash oracle: array-swap, {} transactions, a crash after every event; attacks: random-writes, {} stores; crash image: the same stores, power cut, image verified\n",
+            a.crash_ops, a.attack_ops
+        );
         print!(
             "{}",
-            crate::table::render(&["preset", "crash points", "violations", "failed checks", "expected", "attacks detected", "as expected"], &rows)
+            crate::table::render(&["preset", "crash points", "violations", "failed checks", "expected", "attacks detected", "crash image", "as expected"], &rows)
         );
     }
     Ok(if all_as_expected { ExitCode::SUCCESS } else { ExitCode::from(1) })

@@ -44,6 +44,11 @@ impl BonsaiMerkleTree {
     pub fn default_root(&self) -> u64 {
         *self.default_hashes.last().unwrap()
     }
+    /// Hash of a never-written block at `level`: the entry its parent (or
+    /// root register) holds for it until it is first written.
+    pub fn default_hash(&self, level: u32) -> u64 {
+        self.default_hashes[level as usize]
+    }
 
     pub fn verify(&self, tree: &IntegrityTree, st: &mut MetaStore, level: u32, index: u64, bytes: &[u8; 64]) -> Result<(), CheckFailure> {
         let h = st.crypto.bmt_hash(bytes);

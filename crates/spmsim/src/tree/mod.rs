@@ -29,6 +29,7 @@ mod sit;
 pub use bmt::BonsaiMerkleTree;
 pub use sit::SgxIntegrityTree;
 
+use crate::counter::{bmt_slots, SitNode};
 use crate::store::{CheckFailure, MetaStore};
 use serde::Serialize;
 
@@ -64,6 +65,19 @@ impl IntegrityTree {
             IntegrityTree::Bmt(t) => t.default_root(),
             IntegrityTree::Sit(_) => 0,
         }
+    }
+    /// Whether the entry `node` (at `level` >= 1) holds for its child in
+    /// `slot` is still the initial one, i.e. the child subtree is vouched
+    /// for as never written (see `image::verify` for why that is sound).
+    pub fn child_entry_is_initial(&self, level: u32, node: &[u8; 64], slot: usize) -> bool {
+        match self {
+            IntegrityTree::Bmt(t) => bmt_slots(node)[slot] == t.default_hash(level - 1),
+            IntegrityTree::Sit(_) => SitNode::decode(node).counters[slot] == 0,
+        }
+    }
+    /// Whether a root register value is the initial one for its top node.
+    pub fn root_is_initial(&self, index: u64, value: u64) -> bool {
+        value == self.default_root(index)
     }
     pub fn verify(&self, st: &mut MetaStore, level: u32, index: u64, bytes: &[u8; 64]) -> Result<(), CheckFailure> {
         match self {
