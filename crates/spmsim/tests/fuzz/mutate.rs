@@ -10,8 +10,27 @@ use std::io::{Read, Write};
 
 /// Values that sit on the edges readers and validators must handle.
 const INTERESTING_U64: [u64; 12] = [0, 1, 7, 8, 63, 64, 4096, 0x7fff_ffff, 0xffff_ffff, 1 << 32, 1 << 63, u64::MAX];
-const INTERESTING_TEXT: [&str; 16] =
-    ["0", "-1", "4294967295", "4294967296", "18446744073709551615", "1e300", "inf", "nan", "-0.0", "0x", "0xffffffffffffffff", "\"\"", "[]", "{}", "true", "\n"];
+/// The first [`NUMBERS`] are numbers, put where a number was.
+const INTERESTING_TEXT: [&str; 17] = [
+    "0",
+    "-1",
+    "4294967295",
+    "4294967296",
+    "1099511627776",
+    "18446744073709551615",
+    "1e300",
+    "inf",
+    "nan",
+    "-0.0",
+    "0x",
+    "0xffffffffffffffff",
+    "\"\"",
+    "[]",
+    "{}",
+    "true",
+    "\n",
+];
+const NUMBERS: usize = 10;
 
 pub struct Mutator {
     rng: SplitMix64,
@@ -91,7 +110,7 @@ impl Mutator {
         let from = self.below(v.len());
         let Some(start) = v[from..].iter().position(u8::is_ascii_digit).map(|i| from + i) else { return };
         let len = v[start..].iter().take_while(|c| c.is_ascii_hexdigit() || matches!(c, b'x' | b'.' | b'_')).count();
-        let word = INTERESTING_TEXT[self.below(9)].as_bytes();
+        let word = INTERESTING_TEXT[self.below(NUMBERS)].as_bytes();
         v.splice(start..start + len, word.iter().copied());
     }
 
