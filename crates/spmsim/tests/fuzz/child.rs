@@ -58,7 +58,12 @@ pub fn run(test: &str, env: &[(&str, &str)], seconds: u64, current: &Path) -> Re
         }
         Some(s) => {
             // The test's own failure message: the lines after "panicked at".
-            let why: Vec<&str> = err.lines().skip_while(|l| !l.contains("panicked at")).skip(1).take_while(|l| !l.starts_with("stack backtrace") && !l.starts_with("note:")).collect();
+            let why: Vec<&str> = err
+                .lines()
+                .skip_while(|l| !l.contains("panicked at"))
+                .skip(1)
+                .take_while(|l| !l.starts_with("stack backtrace") && !l.starts_with("note:"))
+                .collect();
             Err(format!("the child failed ({s}):\n{}", why.join("\n")))
         }
     }

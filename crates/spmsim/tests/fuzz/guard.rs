@@ -78,7 +78,8 @@ fn install_panic_hook() {
             if CURRENT.with(|c| c.borrow().is_none()) {
                 return default(info);
             }
-            let msg = info.payload().downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| info.payload().downcast_ref::<String>().cloned()).unwrap_or_default();
+            let msg =
+                info.payload().downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| info.payload().downcast_ref::<String>().cloned()).unwrap_or_default();
             let place = info.location().map(|l| format!("{}:{}", l.file(), l.line())).unwrap_or_default();
             LAST_PANIC.with(|p| *p.borrow_mut() = Some(format!("{msg} (at {place})")));
         }));

@@ -36,7 +36,10 @@ const PENDING: &[(&str, &str)] = &[
     ("regressions/set/banks-4g", "issue 11 defect 5: 2^32-1 NVM banks pass validation, then take 32 GiB"),
     ("regressions/config/l1d-1tib.toml", "issue 11 defect 5: a 1 TiB L1D in a preset file passes validation"),
     ("regressions/set/crash-c862767a6a838524", "issue 11 defect 5: a 6.5 PB L1D (found by mutation) passes validation, then asks for 800 TB"),
-    ("regressions/config/crash-deb6cde9d23ee589", "issue 11 defect 5: a 4 GiB unified metadata cache (found by mutation, line 9) passes validation, then asks for 4 GiB at once"),
+    (
+        "regressions/config/crash-deb6cde9d23ee589",
+        "issue 11 defect 5: a 4 GiB unified metadata cache (found by mutation, line 9) passes validation, then asks for 4 GiB at once",
+    ),
     ("corpus/trace_auto/random-writes.gz", "issue 11 defect 3: a native trace inside gzip is rejected with \"bad magic\""),
     ("corpus/trace_auto/random-writes.xz", "issue 11 defect 3: a native trace inside xz is rejected with \"bad magic\""),
     ("corpus/trace_auto/random-writes.zst", "issue 11 defect 3: a native trace inside zstd is rejected with \"bad magic\""),
@@ -109,7 +112,9 @@ fn corpus_and_regressions_replay_cleanly() {
                 let mut out = Vec::new();
                 for (kind, (name, data)) in seeds.iter().map(|s| ("corpus", s)).chain(regressions.iter().map(|r| ("regressions", r))) {
                     match run.one(f, data) {
-                        Ok(Err(e)) if kind == "corpus" && !pending(kind, target, name) => out.push(format!("{target}: seed fuzz/corpus/{target}/{name} is rejected: {e}; run scripts/fuzz-corpus")),
+                        Ok(Err(e)) if kind == "corpus" && !pending(kind, target, name) => {
+                            out.push(format!("{target}: seed fuzz/corpus/{target}/{name} is rejected: {e}; run scripts/fuzz-corpus"))
+                        }
                         Ok(_) => {}
                         Err(fail) => out.push(format!("fuzz/{kind}/{target}/{name}: {}", describe(target, &fail))),
                     }
