@@ -44,6 +44,23 @@ unsafe impl GlobalAlloc for CappedHeap {
         }
         p
     }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // Count the growth as an allocation of its own (the cap applies),
+        // then let the system allocator move or extend the block.
+        let grow = new_size.saturating_sub(layout.size());
+        if grow > 0 && LIVE.fetch_add(grow, Ordering::Relaxed) + grow > HEAP_LIMIT {
+            LIVE.fetch_sub(grow, Ordering::Relaxed);
+            report_heap_limit(new_size);
+            return std::ptr::null_mut();
+        }
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if p.is_null() {
+            LIVE.fetch_sub(grow, Ordering::Relaxed);
+        } else if new_size < layout.size() {
+            LIVE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
+        }
+        p
+    }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
         unsafe { System.dealloc(ptr, layout) }

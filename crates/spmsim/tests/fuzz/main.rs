@@ -273,3 +273,22 @@ fuzz_tests!(
     mutate_set,
     mutate_image,
 );
+
+/// The child of [`an_unbounded_allocation_is_reported_with_its_input`]:
+/// an entry that asks for 2 GiB.
+#[test]
+#[ignore = "a self-test's child process; its parent test runs it"]
+fn child_allocates_without_bound() {
+    if child::is_child() {
+        let run = Run::new(work_dir("self-test-heap"));
+        let _ = run.one(|d| Err(vec![1u8; (2 << 30) + d.len()].len().to_string()), b"greedy input");
+    }
+}
+
+#[test]
+fn an_unbounded_allocation_is_reported_with_its_input() {
+    let e = child::run("child_allocates_without_bound", &[], 60, &work_dir("self-test-heap").join("current")).unwrap_err();
+    assert!(e.starts_with("unbounded allocation"), "{e}");
+    let saved = e.split(" on ").nth(1).and_then(|s| s.split(':').next()).unwrap();
+    assert_eq!(std::fs::read(saved).unwrap(), b"greedy input", "{e}");
+}
