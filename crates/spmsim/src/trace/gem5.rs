@@ -443,8 +443,11 @@ impl RecordReader for Gem5Reader {
                     continue;
                 }
             };
-            if p.size == 0 {
-                return Err(self.err(start, format!("packet {} (message at byte {start}) accesses 0 bytes", self.packets - 1)));
+            if let Err(m) = super::check_access_size(p.size as u64) {
+                return Err(self.err(start, format!("packet {} (message at byte {start}): {m}", self.packets - 1)));
+            }
+            if p.addr.checked_add(p.size as u64).is_none() {
+                return Err(self.err(start, format!("packet {} (message at byte {start}): access at {:#x} of {} bytes wraps the address space", self.packets - 1, p.addr, p.size)));
             }
             self.records += 1;
             return Ok(Some(TraceRecord::mem(op, p.addr, p.size)));

@@ -59,7 +59,7 @@ pub fn scan(format: &str, r: &mut dyn RecordReader) -> Result<TraceInfo, TraceEr
             Op::Fence => i.fences += 1,
             Op::Epoch => i.epochs += 1,
             Op::TxBegin => i.transactions += 1,
-            Op::TxCommit => {}
+            Op::TxCommit | Op::Compute => {}
         }
         if rec.is_memory() {
             persistent += header.is_persistent(rec.addr) as u64;
