@@ -623,6 +623,15 @@ mod tests {
         let (t, at) = trace(&[packet(4, 0x40, 0)]);
         let e = read_all(&temp("zero.trc", &t)).unwrap_err();
         assert_eq!(e.at, Position::Offset(at[0] as u64), "{e}");
+        // An access over the bound (4 GiB, or one byte more than 4096), and one at it.
+        for size in [u32::MAX as u64, 4097] {
+            let (t, at) = trace(&[packet(1, 0x40, 8), packet(1, 0x40, size)]);
+            let e = read_all(&temp("big.trc", &t)).unwrap_err();
+            assert_eq!(e.at, Position::Offset(at[1] as u64), "{e}");
+            assert!(e.msg.contains(&format!("access of {size} bytes")), "{e}");
+        }
+        let (t, _) = trace(&[packet(4, 0x40, 4096)]);
+        assert_eq!(read_all(&temp("page.trc", &t)).unwrap()[0].size, 4096);
         // An absurd message length.
         let mut t = MAGIC.to_vec();
         varint(&mut t, 1 << 40);
