@@ -76,7 +76,7 @@ impl System {
             Op::Load => self.front.load(&mut self.mc, ev.block()).map(|_| ()),
             // Strict persistency with a persist point at or before the MC
             // needs no extra action at a fence in the functional model.
-            Op::Fence | Op::Epoch | Op::TxBegin | Op::TxCommit => Ok(()),
+            Op::Fence | Op::Epoch | Op::TxBegin | Op::TxCommit | Op::Compute => Ok(()),
         }
     }
 

@@ -155,6 +155,10 @@ fn champsim_expected(instrs: &[Instr], dests: usize) -> Vec<TraceRecord> {
         }
         gap = 0;
     }
+    // The instructions after the last access: one compute record.
+    if gap > 0 {
+        out.push(TraceRecord::compute(gap));
+    }
     out
 }
 
@@ -187,11 +191,10 @@ fn champsim_traces_written_by_python_read_back_exactly() {
     // info::scan counts the loads and stores.
     let loads = instrs.iter().flat_map(|i| i.src).filter(|&a| a != 0).count() as u64;
     let stores = instrs.iter().flat_map(|i| &i.dest[..2]).filter(|&&a| a != 0).count() as u64;
-    let with_memory = instrs.iter().rposition(|i| i.src.iter().chain(&i.dest[..2]).any(|&a| a != 0)).unwrap() + 1;
     let inf = info::scan("champsim", &mut *trace::open(&xz, None).unwrap()).unwrap();
     assert_eq!((inf.loads, inf.stores), (loads, stores));
-    assert_eq!(inf.records, loads + stores);
-    assert_eq!(inf.instructions, with_memory as u64, "trailing instructions without memory accesses are dropped");
+    assert_eq!(inf.records, loads + stores + 1, "the loads, the stores and the trailing compute record");
+    assert_eq!(inf.instructions, instrs.len() as u64, "every record is an instruction, the trailing ones without memory accesses too");
     assert_eq!(inf.values, "derived");
 
     // cloudsuite_instr: the name says so; the 3rd and 4th destinations count.
@@ -388,5 +391,117 @@ fn ramulator_and_dramsim3_traces_written_by_python_read_back_exactly() {
     let e = open_and_read(&cutz).expect_err("truncated gzip");
     assert!(matches!(e.at, Position::Line(n) if n > 1), "{e}");
     assert!(e.msg.contains("damaged or truncated compressed data"), "{e}");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+// ---------------------------------------------------------------------------
+// Native traces: integrity and detection
+
+/// Read a whole trace on a worker thread; `None` if it takes longer than
+/// `limit` (a hang), else whether it read cleanly.
+fn read_with_limit(p: &Path, format: Option<Format>, limit: std::time::Duration) -> Option<Result<usize, TraceError>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let p = p.to_path_buf();
+    std::thread::spawn(move || {
+        let res = trace::open(&p, format).and_then(|mut r| read_all(&mut *r)).map(|v| v.len());
+        let _ = tx.send(res);
+    });
+    rx.recv_timeout(limit).ok()
+}
+
+#[test]
+fn every_single_bit_flip_of_a_native_trace_is_rejected() {
+    let dir = temp_dir("flips");
+    let good = dir.join("good.trace");
+    let w = spmsim::workload::WorkloadKind::parse("btree:size_mib=1").unwrap();
+    let n = trace::convert::generate(&w, 7, 2000, &good).unwrap();
+    assert_eq!(n.instructions, 2000);
+    let bytes = std::fs::read(&good).unwrap();
+    let records = read_with_limit(&good, None, std::time::Duration::from_secs(30)).expect("the good trace reads").unwrap();
+    assert_eq!(records as u64, n.records);
+    let hlen = u32::from_le_bytes(bytes[10..14].try_into().unwrap()) as usize;
+    let body_at = 14 + hlen + 4;
+    let flipped = dir.join("flipped.trace");
+    let (mut tried, mut rejected, mut header_flips) = (0u64, 0u64, 0u64);
+    let mut accepted = Vec::new();
+    for bit in 0..bytes.len() * 8 {
+        let mut b = bytes.clone();
+        b[bit / 8] ^= 1 << (bit % 8);
+        std::fs::write(&flipped, &b).unwrap();
+        // Read as the user would: detected, and named as native.
+        for format in [None, Some(Format::Native)] {
+            tried += 1;
+            header_flips += (bit / 8 < body_at) as u64;
+            match read_with_limit(&flipped, format, std::time::Duration::from_secs(10)) {
+                None => panic!("flipping bit {bit} (byte {}) makes the reader hang", bit / 8),
+                Some(Err(e)) => {
+                    rejected += 1;
+                    assert!(matches!(e.at, Position::Offset(_)), "bit {bit}: {e}");
+                }
+                Some(Ok(n)) => accepted.push((bit, format, n)),
+            }
+        }
+    }
+    println!("single-bit flips of a {}-byte native trace of 2000 instructions ({} header bytes, {} body bytes): {tried} reads of flipped files ({header_flips} in the header), {rejected} rejected, {} accepted", bytes.len(), body_at, bytes.len() - body_at, accepted.len());
+    assert!(accepted.is_empty(), "flips read as a trace (bit, format, records): {accepted:?}");
+    assert_eq!(tried, 2 * 8 * bytes.len() as u64);
+    assert_eq!(rejected, tried);
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn detection_refuses_what_it_cannot_recognise() {
+    let dir = temp_dir("detect");
+    let mut rng = Rng(0xdead_5eed);
+    let random: Vec<u8> = (0..4096).map(|_| rng.next() as u8).collect();
+    let p = dir.join("random.bin");
+    std::fs::write(&p, &random).unwrap();
+    let e = trace::detect(&p).unwrap_err();
+    assert!(e.msg.contains("cannot tell the trace format") && e.msg.contains("tried native") && e.msg.contains("champsim") && e.msg.contains("#format="), "{e}");
+    // Named as ChampSim, random bytes are impossible records, not a workload.
+    let e = open_and_read_as(&p, Format::Champsim).unwrap_err();
+    assert!(e.msg.contains("not a ChampSim trace"), "{e}");
+
+    // A native trace compressed twice: the inner compression is named.
+    let native = dir.join("n.trace");
+    let w = spmsim::workload::WorkloadKind::parse("random-writes").unwrap();
+    trace::convert::generate(&w, 1, 500, &native).unwrap();
+    let twice = python("import sys, gzip, lzma\nd = open(sys.argv[1], 'rb').read()\nopen(sys.argv[2], 'wb').write(lzma.compress(gzip.compress(d), format=lzma.FORMAT_XZ))\n", &[&native, &dir.join("n.trace.gz.xz")]);
+    assert!(twice.is_empty());
+    let e = trace::detect(&dir.join("n.trace.gz.xz")).unwrap_err();
+    assert!(e.msg.contains("gzip compressed") && e.msg.contains("twice"), "{e}");
+
+    // A native trace named as ChampSim is refused, saying what it is.
+    let e = open_and_read_as(&native, Format::Champsim).unwrap_err();
+    assert!(e.msg.contains("native spmsim trace"), "{e}");
+    assert_eq!(e.at, Position::Offset(0));
+
+    // Text that is no known trace, and an empty file.
+    std::fs::write(&p, "hello world\n").unwrap();
+    assert!(trace::detect(&p).unwrap_err().msg.contains("`hello world`"));
+    std::fs::write(&p, "").unwrap();
+    assert!(trace::detect(&p).unwrap_err().msg.contains("empty"));
+    std::fs::remove_dir_all(dir).ok();
+}
+
+fn open_and_read_as(p: &Path, f: Format) -> Result<Vec<TraceRecord>, TraceError> {
+    read_all(&mut *trace::open(p, Some(f))?)
+}
+
+#[test]
+fn oversized_accesses_are_errors_naming_the_line_in_lackey() {
+    let dir = temp_dir("oversized");
+    let p = dir.join("big.lackey");
+    for (size, ok) in [("4096", true), ("4097", false), ("4294967295", false)] {
+        std::fs::write(&p, format!("==1== lackey\nI  0400,3\n L 1000,{size}\nI  0403,2\n")).unwrap();
+        match open_and_read(&p) {
+            Ok(v) => assert!(ok && v[0].size == 4096, "{size}: {v:?}"),
+            Err(e) => {
+                assert!(!ok, "{size}: {e}");
+                assert_eq!(e.at, Position::Line(3), "{e}");
+                assert!(e.msg.contains(&format!("access of {size} bytes")) && e.msg.contains("4096"), "{e}");
+            }
+        }
+    }
     std::fs::remove_dir_all(dir).ok();
 }

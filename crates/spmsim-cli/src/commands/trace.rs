@@ -132,7 +132,7 @@ fn record(a: RecordArgs) -> Result<ExitCode> {
     };
     let s = trace::lackey::record(&opts).map_err(|e| anyhow!(e))?;
     println!(
-        "wrote {}: {} instructions recorded ({} skipped), {} loads, {} stores; the program {}",
+        "wrote {}: {} instructions recorded ({} skipped), {} load records, {} store records; the program {}",
         a.out.display(),
         s.recorded_instructions,
         s.skipped_instructions,
@@ -164,7 +164,8 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
     if let Some(h) = h.filter(|h| !h.source.is_empty()) {
         println!("source: {}", h.source);
     }
-    println!("instructions {}  loads {}  stores {} (log region {})  fences {}  epochs {}  transactions {}", i.instructions, i.loads, i.stores, i.log_stores, i.fences, i.epochs, i.transactions);
+    println!("instructions {}  load records {}  store records {} (log region {})  fences {}  epochs {}  transactions {}", i.instructions, i.loads, i.stores, i.log_stores, i.fences, i.epochs, i.transactions);
+    println!("(a record is one access as the trace has it; `run` counts loads and stores per 64 B block)");
     println!("memory ops per kilo-instruction {:.2}  stores per kilo-instruction {:.2}", i.memory_ops_pti, i.stores_pti);
     println!("footprint {:.2} MiB ({:.2} MiB written)  write fraction {:.3}  persistent share {:.3}", i.footprint_bytes as f64 / 1048576.0, i.written_footprint_bytes as f64 / 1048576.0, i.write_fraction, i.persistent_share);
     println!("values {}{}", i.values, if i.values == "derived" { " (the simulator derives a deterministic value per store from the seed)" } else { "" });

@@ -228,7 +228,7 @@ impl TimingSim {
                 let persisted = self.path.persist_barrier();
                 self.core.fence(t_disp, persisted);
             }
-            Op::TxBegin | Op::TxCommit => {}
+            Op::TxBegin | Op::TxCommit | Op::Compute => {}
         }
         self.stats.roi.instructions += ev.instructions();
         Ok(())

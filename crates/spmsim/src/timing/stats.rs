@@ -16,7 +16,13 @@ pub struct Roi {
     pub cycles: u64,
     pub instructions: u64,
     pub ipc: f64,
+    /// Load accesses after splitting at 64 B blocks: a load that straddles
+    /// two blocks counts twice. Not instructions, and not the trace's load
+    /// records (`spmsim trace info` counts those).
     pub loads: u64,
+    /// Block stores that persisted: the pieces of one store instruction in
+    /// one block count once, one straddling two blocks counts twice. Not
+    /// the trace's store records.
     pub stores: u64,
     /// SecPB persists (stores entering the buffer) per 1000 instructions.
     pub ppti: f64,

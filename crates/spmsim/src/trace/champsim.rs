@@ -26,8 +26,10 @@
 //! access carries as its gap the instructions without memory accesses
 //! since the previous access; the others are flagged `same_instruction`.
 //! ChampSim records no access sizes: every access is taken as 8 bytes.
-//! Instructions after the last memory access of the file have nothing to
-//! carry them and are dropped (see `docs/trace-readers.md`).
+//! Instructions after the last memory access of the file become a
+//! `compute` record, so every instruction is counted. A record no ChampSim
+//! tracer writes (a zero instruction pointer, an address beyond the 57-bit
+//! address space, another format's magic at the start) is an error.
 
 use super::compress::{self, read_record, Stream};
 use super::{AddressSpace, Position, RecordReader, TraceError, TraceHeader, TraceRecord};
@@ -81,6 +83,40 @@ fn u64_at(buf: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(bytes))
 }
 
+/// An address a 64-bit program can have: canonical x86-64 with up to 57
+/// bits (five-level paging), so bits 63..56 all equal.
+pub fn canonical(addr: u64) -> bool {
+    matches!((addr as i64) >> 56, 0 | -1)
+}
+
+/// What makes record `index` (its bytes in `rec`) impossible in a ChampSim
+/// trace, if anything: the start of another format, a zero or impossible
+/// instruction pointer, an operand address no program can have.
+pub fn impossible(rec: &[u8], l: Layout, index: u64) -> Option<String> {
+    if index == 0 {
+        let others: [(&[u8], &str); 5] =
+            [(super::native::MAGIC, "a native spmsim trace (read it as `native`)"), (b"gem5", "a gem5 packet trace"), (&[0xFD, b'7', b'z', b'X', b'Z'], "xz data (compressed twice?)"), (&[0x1F, 0x8B], "gzip data (compressed twice?)"), (&[0x28, 0xB5, 0x2F, 0xFD], "zstd data (compressed twice?)")];
+        if let Some((_, what)) = others.iter().find(|(m, _)| rec.starts_with(m)) {
+            return Some(format!("the file starts like {what}"));
+        }
+    }
+    let ip = u64_at(rec, 0)?;
+    if ip == 0 {
+        return Some("instruction pointer 0".into());
+    }
+    if !canonical(ip) {
+        return Some(format!("instruction pointer {ip:#x} is not an address a program can have"));
+    }
+    let operands = (0..l.src_memory_count).map(|i| l.src_memory_at + 8 * i).chain((0..l.dest_memory_count).map(|i| l.dest_memory_at + 8 * i));
+    for at in operands {
+        let a = u64_at(rec, at)?;
+        if !canonical(a) {
+            return Some(format!("memory operand {a:#x} (bytes {at}..{}) is not an address a program can have", at + 8));
+        }
+    }
+    None
+}
+
 impl ChampsimReader {
     pub fn open(path: &Path, layout: Layout) -> Result<ChampsimReader, TraceError> {
         let s = compress::open(path)?;
@@ -104,7 +140,12 @@ impl ChampsimReader {
                 TraceError::new(&self.path, e.at, format!("ChampSim {} record {} (bytes {start}..{}): {}", self.layout.name, self.instructions, start + self.layout.record_bytes as u64, e.msg))
             })?;
             if !got {
-                return Ok(false);
+                // The instructions after the last access, as compute records.
+                self.pending.extend(super::compute_records(std::mem::take(&mut self.gap)));
+                return Ok(!self.pending.is_empty());
+            }
+            if let Some(m) = impossible(&self.buf, self.layout, self.instructions) {
+                return Err(TraceError::new(&self.path, Position::Offset(start), format!("ChampSim {} record {}: {m}; this is not a ChampSim trace of this layout", self.layout.name, self.instructions)));
             }
             self.instructions += 1;
             let l = self.layout;
@@ -221,6 +262,8 @@ mod tests {
             TraceRecord { same_instruction: true, ..m(Op::Store, 0x7fff_0010, 8) },
             m(Op::Store, 0x6000_1000, 8),
             m(Op::Load, 0x6000_2000, 8).after(1),
+            // the trailing instruction without memory access
+            TraceRecord::compute(1),
         ]
     }
 
@@ -230,8 +273,8 @@ mod tests {
         let p = temp("t.champsim", &encode(INPUT_INSTR, &sample()));
         let got = read_all(&p, INPUT_INSTR).unwrap();
         assert_eq!(got, expected());
-        // instructions: 7 records, of which the trailing one is dropped
-        assert_eq!(got.iter().map(|r| r.instructions()).sum::<u64>(), 6);
+        // instructions: all 7 records, the trailing one in the compute record
+        assert_eq!(got.iter().map(|r| r.instructions()).sum::<u64>(), 7);
         let mut r = ChampsimReader::open(&p, INPUT_INSTR).unwrap();
         while r.next_record().unwrap().is_some() {}
         assert_eq!(r.instructions(), 7);
@@ -248,8 +291,10 @@ mod tests {
         let mut want = expected();
         want[3].addr = 0x6000_3000;
         assert_eq!(got, want);
-        // Read with the wrong layout, 7 * 96 bytes are 10.5 records of 64.
-        assert_eq!(read_all(&p, INPUT_INSTR).unwrap_err().at, Position::Offset(640));
+        // Read with the wrong layout: a record that cannot be (padding read
+        // as an instruction pointer), or 7 * 96 bytes are 10.5 records of 64.
+        let e = read_all(&p, INPUT_INSTR).unwrap_err();
+        assert!(matches!(e.at, Position::Offset(o) if o % 64 == 0 && o <= 640), "{e}");
     }
 
     #[test]
@@ -265,6 +310,27 @@ mod tests {
         let p = temp("cut.cloudsuite", &bytes[..bytes.len() - 96 - 40]);
         let e = read_all(&p, CLOUDSUITE_INSTR).unwrap_err();
         assert_eq!(e.at, Position::Offset(5 * 96), "{e}");
+    }
+
+    #[test]
+    fn impossible_records_are_errors_naming_their_offset() {
+        let mut zero_ip = sample();
+        zero_ip[4].ip = 0;
+        let mut wild = sample();
+        wild[3].dest = vec![0x1234_5678_9abc_def0_u64];
+        for (name, instrs, what) in [("zero-ip", zero_ip, "instruction pointer 0"), ("wild", wild, "0x123456789abcdef0")] {
+            let p = temp(&format!("{name}.champsim"), &encode(INPUT_INSTR, &instrs));
+            let e = read_all(&p, INPUT_INSTR).unwrap_err();
+            let at = if name == "wild" { 3 * 64 } else { 4 * 64 };
+            assert_eq!(e.at, Position::Offset(at), "{e}");
+            assert!(e.msg.contains(what) && e.msg.contains("not a ChampSim trace"), "{e}");
+        }
+        // A native trace named as ChampSim says what it is.
+        let mut native = crate::trace::native::MAGIC.to_vec();
+        native.resize(128, 1);
+        let p = temp("native.champsim", &native);
+        let e = read_all(&p, INPUT_INSTR).unwrap_err();
+        assert!(e.msg.contains("native spmsim trace"), "{e}");
     }
 
     #[test]
@@ -284,9 +350,11 @@ mod tests {
                 if compress::Compression::of(&bytes) != compress::Compression::Plain {
                     continue; // taken for compressed data: any error will do
                 }
+                let whole = (bytes.len() / layout.record_bytes * layout.record_bytes) as u64;
                 match res {
                     Ok(v) => proptest::prop_assert_eq!(bytes.len() % layout.record_bytes, 0, "{:?}", v.len()),
-                    Err(e) => proptest::prop_assert_eq!(e.at, Position::Offset((bytes.len() / layout.record_bytes * layout.record_bytes) as u64)),
+                    // A partial last record, or an impossible one: both at a record's start.
+                    Err(e) => proptest::prop_assert!(matches!(e.at, Position::Offset(o) if o % layout.record_bytes as u64 == 0 && o <= whole), "{}", e),
                 }
             }
         }

@@ -30,6 +30,14 @@ impl Compression {
             Compression::Plain
         }
     }
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::Xz => "xz",
+            Compression::Gzip => "gzip",
+            Compression::Zstd => "zstd",
+            Compression::Plain => "plain",
+        }
+    }
 }
 
 /// A reader that counts the bytes it has handed out.
@@ -64,6 +72,11 @@ fn io_err(path: &Path, e: std::io::Error) -> TraceError {
 
 /// Wrap `raw` in the decompressor its first bytes call for.
 pub fn decompress(path: &Path, raw: Box<dyn BufRead + Send>) -> Result<Stream, TraceError> {
+    decompress_kind(path, raw).map(|(s, _)| s)
+}
+
+/// [`decompress`], also saying which compression the file had.
+fn decompress_kind(path: &Path, raw: Box<dyn BufRead + Send>) -> Result<(Stream, Compression), TraceError> {
     let mut raw = raw;
     let kind = Compression::of(raw.fill_buf().map_err(|e| io_err(path, e))?);
     let inner: Box<dyn BufRead + Send> = match kind {
@@ -72,13 +85,18 @@ pub fn decompress(path: &Path, raw: Box<dyn BufRead + Send>) -> Result<Stream, T
         Compression::Zstd => Box::new(BufReader::with_capacity(1 << 16, zstd::stream::read::Decoder::with_buffer(raw).map_err(|e| io_err(path, e))?)),
         Compression::Plain => raw,
     };
-    Ok(Counted { inner, offset: 0 })
+    Ok((Counted { inner, offset: 0 }, kind))
 }
 
 /// Open a file and decompress it as its magic bytes say.
 pub fn open(path: &Path) -> Result<Stream, TraceError> {
+    open_kind(path).map(|(s, _)| s)
+}
+
+/// [`open`], also saying which compression the file had.
+pub fn open_kind(path: &Path) -> Result<(Stream, Compression), TraceError> {
     let f = File::open(path).map_err(|e| io_err(path, e))?;
-    decompress(path, Box::new(BufReader::with_capacity(1 << 16, f)))
+    decompress_kind(path, Box::new(BufReader::with_capacity(1 << 16, f)))
 }
 
 /// Up to `n` bytes from the start of the decompressed stream (fewer if the

@@ -74,6 +74,9 @@ impl RecordEvents {
             out.push(Event { same_instruction: r.same_instruction, ..Event::marker(r.op).after(r.gap) });
             return Ok(());
         }
+        // Every reader checks this itself with the line or offset; this
+        // guards a reader that does not, before the split loop runs.
+        super::check_access_size(r.size as u64).map_err(|m| self.err(format!("access at {:#x}: {m}", r.addr)))?;
         let end = r.addr.checked_add(r.size as u64).ok_or_else(|| self.err(format!("access at {:#x} of {} bytes wraps the address space", r.addr, r.size)))?;
         let mut cur = r.addr;
         let mut first = true;

@@ -443,8 +443,11 @@ impl RecordReader for Gem5Reader {
                     continue;
                 }
             };
-            if p.size == 0 {
-                return Err(self.err(start, format!("packet {} (message at byte {start}) accesses 0 bytes", self.packets - 1)));
+            if let Err(m) = super::check_access_size(p.size as u64) {
+                return Err(self.err(start, format!("packet {} (message at byte {start}): {m}", self.packets - 1)));
+            }
+            if p.addr.checked_add(p.size as u64).is_none() {
+                return Err(self.err(start, format!("packet {} (message at byte {start}): access at {:#x} of {} bytes wraps the address space", self.packets - 1, p.addr, p.size)));
             }
             self.records += 1;
             return Ok(Some(TraceRecord::mem(op, p.addr, p.size)));
@@ -620,6 +623,15 @@ mod tests {
         let (t, at) = trace(&[packet(4, 0x40, 0)]);
         let e = read_all(&temp("zero.trc", &t)).unwrap_err();
         assert_eq!(e.at, Position::Offset(at[0] as u64), "{e}");
+        // An access over the bound (4 GiB, or one byte more than 4096), and one at it.
+        for size in [u32::MAX as u64, 4097] {
+            let (t, at) = trace(&[packet(1, 0x40, 8), packet(1, 0x40, size)]);
+            let e = read_all(&temp("big.trc", &t)).unwrap_err();
+            assert_eq!(e.at, Position::Offset(at[1] as u64), "{e}");
+            assert!(e.msg.contains(&format!("access of {size} bytes")), "{e}");
+        }
+        let (t, _) = trace(&[packet(4, 0x40, 4096)]);
+        assert_eq!(read_all(&temp("page.trc", &t)).unwrap()[0].size, 4096);
         // An absurd message length.
         let mut t = MAGIC.to_vec();
         varint(&mut t, 1 << 40);

@@ -10,9 +10,13 @@ pub struct TraceInfo {
     pub format: String,
     pub header: Option<TraceHeader>,
     pub records: u64,
+    /// Every instruction, those without a memory access included.
     pub instructions: u64,
+    /// Load records: one per load operand of an instruction, whatever its
+    /// size (a run's `roi.loads` counts 64 B block pieces instead).
     pub loads: u64,
-    /// Every store, log-region stores included.
+    /// Store records, log-region stores included (a run's `roi.stores`
+    /// counts block stores that persisted).
     pub stores: u64,
     pub log_stores: u64,
     pub fences: u64,
@@ -59,7 +63,7 @@ pub fn scan(format: &str, r: &mut dyn RecordReader) -> Result<TraceInfo, TraceEr
             Op::Fence => i.fences += 1,
             Op::Epoch => i.epochs += 1,
             Op::TxBegin => i.transactions += 1,
-            Op::TxCommit => {}
+            Op::TxCommit | Op::Compute => {}
         }
         if rec.is_memory() {
             persistent += header.is_persistent(rec.addr) as u64;

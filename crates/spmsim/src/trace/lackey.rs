@@ -15,7 +15,7 @@
 //! the accesses of one instruction become records of which all but the first
 //! are flagged `same_instruction`. Lackey does not print values, so stores
 //! get derived values when simulated. Instructions after the last access
-//! of a trace have no record to carry them and are not counted.
+//! of a trace become a `compute` record, so every instruction is counted.
 
 use super::compress::{self, Stream};
 use super::{AddressSpace, NativeWriter, Position, RecordReader, TraceError, TraceHeader, TraceRecord};
@@ -62,7 +62,11 @@ fn parse_line(line: &[u8]) -> Result<Line, String> {
         None => return Err(format!("expected `ADDR,SIZE` after `{}`", k as char)),
     };
     let addr = hex(addr).ok_or_else(|| format!("bad hex address `{}`", String::from_utf8_lossy(addr)))?;
-    let size = dec(size).filter(|&s| s > 0).ok_or_else(|| format!("bad size `{}`", String::from_utf8_lossy(size)))?;
+    let size = dec(size).ok_or_else(|| format!("bad size `{}`", String::from_utf8_lossy(size)))?;
+    super::check_access_size(size as u64)?;
+    if addr.checked_add(size as u64).is_none() {
+        return Err(format!("access at {addr:#x} of {size} bytes wraps the address space"));
+    }
     match k {
         b'I' => Ok(Line::Instruction),
         b'L' => Ok(Line::Access(Op::Load, addr, size, false)),
@@ -150,7 +154,9 @@ impl RecordReader for LackeyReader {
             self.line.clear();
             let n = self.s.read_until(b'\n', &mut self.line).map_err(|e| TraceError::new(&self.path, Position::Line(self.lineno + 1), format!("read error (damaged compressed data?): {e}")))?;
             if n == 0 {
-                return Ok(None);
+                // The instructions after the last access, as compute records.
+                self.pending.extend(super::compute_records(std::mem::take(&mut self.p.gap)));
+                return Ok(self.pending.pop_front());
             }
             self.lineno += 1;
             let line = self.line.strip_suffix(b"\n").unwrap_or(&self.line);
@@ -158,6 +164,21 @@ impl RecordReader for LackeyReader {
         }
         Ok(self.pending.pop_front())
     }
+}
+
+/// Write the pending records, counting them into `sum`.
+#[cfg(unix)]
+fn write_all(w: &mut NativeWriter, pending: &mut VecDeque<TraceRecord>, sum: &mut RecordSummary) -> std::io::Result<()> {
+    while let Some(rec) = pending.pop_front() {
+        match rec.op {
+            Op::Load => sum.loads += 1,
+            Op::Store => sum.stores += 1,
+            _ => {}
+        }
+        sum.records += 1;
+        w.write(&rec)?;
+    }
+    Ok(())
 }
 
 /// How to record a program under lackey.
@@ -277,18 +298,11 @@ pub fn record(opts: &RecordOptions) -> Result<RecordSummary, String> {
         if let Err(m) = p.feed(l, &mut pending) {
             break Err(format!("trace record: valgrind output line {lineno}: {m} in `{}`", String::from_utf8_lossy(l)));
         }
-        while let Some(rec) = pending.pop_front() {
-            match rec.op {
-                Op::Load => sum.loads += 1,
-                _ => sum.stores += 1,
-            }
-            sum.records += 1;
-            if let Err(e) = w.write(&rec) {
-                return Err(format!("trace record: writing {}: {e}", opts.out.display()));
-            }
+        if let Err(e) = write_all(&mut w, &mut pending, &mut sum) {
+            break Err(format!("trace record: writing {}: {e}", opts.out.display()));
         }
     };
-    if stopped {
+    if stopped || outcome.is_err() {
         let _ = child.kill();
     }
     drop(r);
@@ -301,6 +315,10 @@ pub fn record(opts: &RecordOptions) -> Result<RecordSummary, String> {
     if p.instructions <= opts.skip {
         return Err(format!("trace record: the program ran only {} instructions, not more than the {} to skip", p.instructions, opts.skip));
     }
+    // The instructions after the last access are part of the trace too, so
+    // `trace info` counts what was recorded.
+    pending.extend(super::compute_records(std::mem::take(&mut p.gap)));
+    write_all(&mut w, &mut pending, &mut sum).map_err(|e| format!("trace record: writing {}: {e}", opts.out.display()))?;
     sum.skipped_instructions = opts.skip;
     sum.recorded_instructions = p.instructions - opts.skip;
     sum.program_finished = !stopped;

@@ -26,6 +26,23 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+/// The largest access one record may make, in bytes, for every reader:
+/// one page. The widest single instructions (AVX-512 stores, `fxsave`)
+/// stay below it, and a larger size in a trace is damage or a misread
+/// format, which would otherwise be simulated as millions of pieces.
+pub const MAX_ACCESS_BYTES: u32 = 4096;
+
+/// Why an access size cannot be simulated, if it cannot.
+pub fn check_access_size(size: u64) -> Result<(), String> {
+    if size == 0 {
+        return Err("access of 0 bytes".into());
+    }
+    if size > MAX_ACCESS_BYTES as u64 {
+        return Err(format!("access of {size} bytes, more than the {MAX_ACCESS_BYTES} bytes one instruction can touch"));
+    }
+    Ok(())
+}
+
 /// One operation of a trace, as the source recorded it: `gap` non-memory
 /// instructions, then the operation. Sizes are the source's own (a 32-byte
 /// vector store stays one record); [`RecordEvents`] splits them for the
@@ -56,6 +73,10 @@ impl TraceRecord {
     pub fn after(mut self, gap: u32) -> Self {
         self.gap = gap;
         self
+    }
+    /// `gap` instructions without a memory access and nothing after them.
+    pub fn compute(gap: u32) -> Self {
+        TraceRecord::marker(Op::Compute).after(gap)
     }
     pub fn is_memory(&self) -> bool {
         matches!(self.op, Op::Load | Op::Store)
@@ -212,14 +233,24 @@ pub fn open(path: &Path, format: Option<Format>) -> Result<Box<dyn RecordReader>
     }
 }
 
-/// Guess the format of a trace from its first bytes.
+/// How many bytes [`detect`] looks at: 64 ChampSim records.
+const DETECT_BYTES: usize = 4096;
+
+/// Tell the format of a trace from its first bytes (after decompression),
+/// only by what identifies it positively: a magic number, text lines of a
+/// text format, or ChampSim records that are all plausible. Anything else
+/// is an error that says what was tried.
 pub fn detect(path: &Path) -> Result<Format, TraceError> {
-    let head = compress::peek(path, 512)?;
+    let head = compress::peek(path, DETECT_BYTES)?;
     if head.starts_with(native::MAGIC) {
         return Ok(Format::Native);
     }
     if head.starts_with(b"gem5") {
         return Ok(Format::Gem5);
+    }
+    let inner = compress::Compression::of(&head);
+    if inner != compress::Compression::Plain {
+        return Err(TraceError::new(path, Position::Offset(0), format!("the data is {} compressed inside the file's own compression (compressed twice?); decompress the outer layer first", inner.name())));
     }
     // Text traces hold no NUL bytes; binary ones (ChampSim records, whose
     // u64 fields have zero high bytes) always do, even when every other
@@ -232,6 +263,11 @@ pub fn detect(path: &Path) -> Result<Format, TraceError> {
             std::str::from_utf8(&head[..head.len().saturating_sub(3)]).ok()
         })
     };
+    let tried = "native (magic SPMTRACE), gem5 (magic gem5), lackey, ramulator and dramsim3 (the first line of a text file), champsim and champsim-cloudsuite (the first records)";
+    let unknown = |why: String| TraceError::new(path, Position::Offset(0), format!("cannot tell the trace format: {why}; tried {tried}. Name the format with trace:PATH#format=NAME (or --format)"));
+    if head.is_empty() {
+        return Err(unknown("the file is empty".into()));
+    }
     if let Some(t) = text {
         let first = t.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#')).unwrap_or("");
         if first.starts_with("==") || first.starts_with("I ") || first.starts_with("L ") || first.starts_with("S ") || first.starts_with("M ") {
@@ -245,13 +281,34 @@ pub fn detect(path: &Path) -> Result<Format, TraceError> {
         if words.len() == 3 && matches!(words[1], "READ" | "WRITE" | "read" | "write" | "P_MEM_RD" | "P_MEM_WR" | "P_FETCH" | "P_LOCK_RD" | "P_LOCK_WR" | "BOFF") {
             return Ok(Format::Dramsim3);
         }
+        let shown: String = first.chars().take(40).collect();
+        return Err(unknown(format!("text whose first line `{shown}` is no known trace line")));
     }
-    if path.to_string_lossy().contains("cloudsuite") {
-        return Ok(Format::ChampsimCloudsuite);
+    // ChampSim has no magic: the name picks the cloudsuite layout, and the
+    // first records must all be ones a ChampSim tracer writes.
+    let (format, layout) = if path.to_string_lossy().contains("cloudsuite") { (Format::ChampsimCloudsuite, champsim::CLOUDSUITE_INSTR) } else { (Format::Champsim, champsim::INPUT_INSTR) };
+    if head.len() < layout.record_bytes {
+        return Err(unknown(format!("{} bytes, less than one {}-byte ChampSim record", head.len(), layout.record_bytes)));
     }
-    // ChampSim traces have no magic; they are the binary default.
-    if !head.is_empty() && text.is_none() {
-        return Ok(Format::Champsim);
+    for (i, rec) in head.chunks_exact(layout.record_bytes).enumerate() {
+        let flags_ok = rec[8] <= 1 && rec[9] <= 1;
+        let why = champsim::impossible(rec, layout, i as u64).or_else(|| (!flags_ok).then(|| format!("branch flags {} and {} are not 0 or 1", rec[8], rec[9])));
+        if let Some(why) = why {
+            return Err(unknown(format!("binary data that is not ChampSim {} records (record {i}: {why})", layout.name)));
+        }
     }
-    Err(TraceError::new(path, Position::Offset(0), "cannot tell the trace format from the first bytes; pass --format"))
+    Ok(format)
+}
+
+/// `n` instructions without a memory access as `compute` records (more
+/// than one when `n` exceeds what a gap holds): how a reader hands out the
+/// instructions after the last access of a trace.
+pub fn compute_records(mut n: u64) -> Vec<TraceRecord> {
+    let mut v = Vec::new();
+    while n > 0 {
+        let gap = n.min(u32::MAX as u64) as u32;
+        v.push(TraceRecord::compute(gap));
+        n -= gap as u64;
+    }
+    v
 }

@@ -5,7 +5,9 @@
 //! An [`Event`] is one memory-level operation of the program, preceded by
 //! `gap` non-memory instructions: a load of 1..=64 bytes or a store of
 //! 1..=8 bytes inside one 64 B block, a fence, or a marker (transaction
-//! begin/commit, epoch boundary). Stores flagged `log` write the undo log.
+//! begin/commit, epoch boundary), or `compute` (the gap alone: non-memory
+//! instructions with nothing after them). Stores flagged `log` write the
+//! undo log.
 //! An access flagged `same_instruction` belongs to the instruction of the
 //! event before it (a wide or block-straddling access split by a trace
 //! reader, or the store half of a read-modify-write), so it is not counted
@@ -67,6 +69,11 @@ pub enum Op {
     /// after every store of this one; timed and checked as a fence, but not
     /// an instruction of its own.
     Epoch,
+    /// Only non-memory instructions: the event's gap, with no operation
+    /// after it. Carries the instructions a trace has after its last memory
+    /// access, and the part of a gap that fits an `--instructions` limit,
+    /// so instruction counts are exact.
+    Compute,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -121,6 +128,7 @@ impl Event {
             Op::TxBegin => "tx-begin".into(),
             Op::TxCommit => "tx-commit".into(),
             Op::Epoch => "epoch".into(),
+            Op::Compute => format!("{} instructions without memory access", self.gap),
         }
     }
 }
@@ -457,10 +465,12 @@ impl EventStream {
 
 impl Iterator for EventStream {
     type Item = Event;
+    /// Events up to exactly the requested number of instructions: an event
+    /// whose gap runs past the limit is cut to a `compute` event of the
+    /// instructions that are left, and the instruction that reaches the
+    /// limit is simulated whole (its later pieces, `same_instruction` with
+    /// no gap, still follow).
     fn next(&mut self) -> Option<Event> {
-        if self.left == 0 {
-            return None;
-        }
         while self.pos >= self.buf.len() {
             let mut buf = std::mem::take(&mut self.buf);
             buf.clear();
@@ -468,13 +478,32 @@ impl Iterator for EventStream {
             let more = self.refill(&mut buf);
             self.buf = buf;
             if !more {
+                if self.left == 0 {
+                    // Looking past the limit for the rest of an instruction
+                    // only: what lies beyond is not part of the run.
+                    self.error = None;
+                }
                 self.buf.clear();
                 return None;
             }
         }
         let e = self.buf[self.pos];
+        let n = e.instructions();
+        if self.left == 0 {
+            if e.same_instruction && n == 0 {
+                self.pos += 1;
+                return Some(e);
+            }
+            return None;
+        }
         self.pos += 1;
-        self.left = self.left.saturating_sub(e.instructions());
+        if n > self.left {
+            // The limit falls inside the gap (n is the gap plus at most one).
+            let cut = Event::marker(Op::Compute).after(self.left as u32);
+            self.left = 0;
+            return Some(cut);
+        }
+        self.left -= n;
         Some(e)
     }
 }
@@ -494,7 +523,7 @@ mod tests {
                 assert!(e.addr % 64 + e.size as u64 <= 64);
             }
             let n: u64 = w.stream(5, 10_000, u64::MAX).unwrap().map(|e| e.instructions()).sum();
-            assert!((10_000..10_000 + 2000).contains(&n), "{name}: {n}");
+            assert_eq!(n, 10_000, "{name}: exactly the instructions asked for");
         }
         let r = WorkloadKind::RandomWrites;
         assert_ne!(r.generate(50, 1).unwrap(), r.generate(50, 2).unwrap());
@@ -522,7 +551,7 @@ mod tests {
             assert_eq!(a, w.generate(20, 3).unwrap(), "{spec}");
             assert_ne!(a, w.generate(20, 4).unwrap(), "{spec}: the seed matters");
             let n: u64 = w.stream(5, 50_000, 8 << 30).unwrap().map(|e| e.instructions()).sum();
-            assert!((50_000..50_000 + 20_000).contains(&n), "{spec}: {n}");
+            assert_eq!(n, 50_000, "{spec}: exactly the instructions asked for");
         }
         // Bare kinds take the papers' defaults.
         for (kind, w) in [("btree", WorkloadKind::Btree(BtreeParams::default())), ("ycsb", WorkloadKind::Ycsb(YcsbParams::default()))] {
@@ -588,6 +617,41 @@ mod tests {
         let missing = dir.join("missing.toml");
         assert!(WorkloadKind::parse(missing.to_str().unwrap()).unwrap_err().contains("cannot read"));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A trace of a load after a gap of 5, a 16-byte store (two pieces, one
+    /// instruction) after a gap of 2, then 4 instructions without access.
+    fn small_trace(dir: &std::path::Path) -> WorkloadKind {
+        use crate::trace::{AddressSpace, NativeWriter, TraceHeader, TraceRecord};
+        let p = dir.join("small.trace");
+        let mut w = NativeWriter::create(&p, &TraceHeader::new("test", AddressSpace::Physical, true)).unwrap();
+        for r in [TraceRecord::mem(Op::Load, 0x40, 8).after(5), TraceRecord { value: None, ..TraceRecord::mem(Op::Store, 0x80, 16).after(2) }, TraceRecord::compute(4)] {
+            w.write(&r).unwrap();
+        }
+        w.finish().unwrap();
+        WorkloadKind::parse(&format!("trace:{}", p.display())).unwrap()
+    }
+
+    #[test]
+    fn a_stream_stops_at_exactly_the_instructions_asked_for() {
+        let dir = std::env::temp_dir().join(format!("spmsim-exact-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let w = small_trace(&dir);
+        let run = |n: u64| -> Vec<Event> { w.stream(1, n, 1 << 30).unwrap().collect() };
+        for n in 1..=14 {
+            let ev = run(n);
+            let total: u64 = ev.iter().map(|e| e.instructions()).sum();
+            assert_eq!(total, n.min(13), "--instructions {n}: {ev:?}");
+        }
+        // Inside the first gap: only the gap's instructions, no load.
+        assert_eq!(run(1), vec![Event::marker(Op::Compute).after(1)]);
+        // The store that reaches the limit is simulated whole, both pieces.
+        let ev = run(9);
+        assert_eq!(ev.iter().filter(|e| e.op == Op::Store).count(), 2, "{ev:?}");
+        assert_eq!(ev.last().map(|e| e.same_instruction), Some(true));
+        // The whole trace: 13 instructions, the last 4 in a compute event.
+        assert_eq!(run(u64::MAX).last(), Some(&Event::marker(Op::Compute).after(4)));
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

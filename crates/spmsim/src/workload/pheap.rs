@@ -585,6 +585,7 @@ pub(crate) mod tests {
                         assert!(before.is_empty(), "#{i}: a transaction that wrote data never invalidated its log");
                     }
                 }
+                Op::Compute => panic!("#{i}: generators make no compute events"),
             }
         }
         assert!(!in_tx, "the stream ends inside a transaction");
@@ -667,6 +668,7 @@ pub(crate) mod tests {
                     Op::Epoch => 'E',
                     Op::TxBegin => '<',
                     Op::TxCommit => '>',
+                    Op::Compute => 'c',
                 })
                 .collect();
             let expect = match style {
