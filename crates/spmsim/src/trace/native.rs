@@ -587,6 +587,55 @@ mod tests {
         }
     }
 
+    /// A trace whose one chunk holds `records` as given, checksums right:
+    /// what a writer that skipped the record checks would produce.
+    fn raw(records: &[u8]) -> Vec<u8> {
+        let h = serde_json::to_vec(&TraceHeader::new("native", AddressSpace::Physical, true)).unwrap();
+        let mut out = [&MAGIC[..], &VERSION.to_le_bytes(), &(h.len() as u32).to_le_bytes(), &h].concat();
+        out.extend_from_slice(&crc32(&[&out]).to_le_bytes());
+        let z = zstd::bulk::compress(records, 3).unwrap();
+        let lengths = [(z.len() as u32).to_le_bytes(), (records.len() as u32).to_le_bytes()].concat();
+        out.extend_from_slice(&lengths);
+        out.extend_from_slice(&crc32(&[&lengths, &z]).to_le_bytes());
+        out.extend_from_slice(&z);
+        out
+    }
+
+    #[test]
+    fn records_no_writer_makes_are_errors_naming_the_chunk() {
+        let p = temp("raw.trace");
+        let mut huge = vec![GAP_0, 0];
+        put_varint(&mut huge, u32::MAX as u64);
+        let mut over = vec![GAP_0 | 1, 0];
+        put_varint(&mut over, 4097);
+        let mut too_long = vec![GAP_0, 0];
+        put_varint(&mut too_long, 1 << 40);
+        let cases: [(Vec<u8>, &str); 7] = [
+            (huge, "access of 4294967295 bytes"),
+            (over, "access of 4097 bytes"),
+            (too_long, "access of 1099511627776 bytes"),
+            (vec![GAP_0 | 3 | HAS_VALUE, 1, 2, 3, 4, 5, 6, 7, 8], "only stores carry values"),
+            (vec![GAP_0 | 3 | SIZE_8], "a size on a record"),
+            (vec![GAP_0 | OP_COMPUTE], "compute record"),
+            (vec![0x81], "bad record flags"),
+        ];
+        let header_len = raw(&[]).len() - CHUNK_HEAD - zstd::bulk::compress(&[], 3).unwrap().len();
+        for (rec, what) in cases {
+            let mut body = rec.clone();
+            body.extend_from_slice(&[END, 1]);
+            std::fs::write(&p, raw(&body)).unwrap();
+            let e = read_all(&p).unwrap_err();
+            assert_eq!(e.at, Position::Offset(header_len as u64), "{rec:02x?}: {e}");
+            assert!(e.msg.contains(what) && e.msg.contains("record 0 (byte 0"), "{rec:02x?}: {e}");
+        }
+        // The same bytes with a sane size read.
+        let mut ok = vec![GAP_0, 0];
+        put_varint(&mut ok, 4096);
+        ok.extend_from_slice(&[END, 1]);
+        std::fs::write(&p, raw(&ok)).unwrap();
+        assert_eq!(read_all(&p).unwrap().1, vec![TraceRecord::mem(Op::Load, 0, 4096)]);
+    }
+
     #[test]
     fn version_1_traces_are_refused_with_what_to_do() {
         let p = temp("v1.trace");
