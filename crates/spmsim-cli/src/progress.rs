@@ -13,6 +13,10 @@ use std::time::{Duration, Instant};
 /// How often a plain progress line may be written.
 pub const PLAIN_EVERY: Duration = Duration::from_secs(10);
 
+/// Bar positions per unit, so that the part of a unit under way (a preset
+/// half checked) moves the bar and the ETA.
+const STEPS: u64 = 1000;
+
 pub struct Progress {
     label: String,
     unit: String,
@@ -27,8 +31,8 @@ impl Progress {
     pub fn new(label: &str, unit: &str, total: u64) -> Progress {
         let started = Instant::now();
         let bar = std::io::stderr().is_terminal().then(|| {
-            let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-            let style = ProgressStyle::with_template(&format!("{{prefix}} [{{bar:30}}] {{pos}}/{{len}} {unit} {{msg}} (elapsed {{elapsed}}, ETA {{eta}})"))
+            let b = ProgressBar::with_draw_target(Some(total * STEPS), ProgressDrawTarget::stderr());
+            let style = ProgressStyle::with_template("{prefix} [{bar:30}] {msg} (elapsed {elapsed}, ETA {eta})")
                 .unwrap_or_else(|_| ProgressStyle::default_bar())
                 .progress_chars("=> ");
             b.set_style(style);
@@ -40,10 +44,17 @@ impl Progress {
 
     /// `done` of `total` finished; `note` says what is under way.
     pub fn update(&self, done: u64, total: u64, note: &str) {
+        self.update_partial(done, 0.0, total, note)
+    }
+
+    /// `done` of `total` finished and `part` (0..1) of the next one.
+    pub fn update_partial(&self, done: u64, part: f64, total: u64, note: &str) {
+        let note = if note.is_empty() { String::new() } else { format!(" ({note})") };
+        let at = done as f64 + part.clamp(0.0, 1.0);
         if let Some(b) = &self.bar {
-            b.set_length(total);
-            b.set_position(done);
-            b.set_message(note.to_string());
+            b.set_length(total * STEPS);
+            b.set_position((at * STEPS as f64) as u64);
+            b.set_message(format!("{done}/{total} {}{note}", self.unit));
             return;
         }
         let mut last = self.last_line.lock().unwrap_or_else(|e| e.into_inner());
@@ -52,8 +63,8 @@ impl Progress {
         }
         *last = Instant::now();
         let elapsed = self.started.elapsed().as_secs_f64();
-        let eta = if done > 0 && done < total { format!(", ETA {}", secs(elapsed * (total - done) as f64 / done as f64)) } else { String::new() };
-        let note = if note.is_empty() { String::new() } else { format!(" ({note})") };
+        let left = total as f64 - at;
+        let eta = if at > 0.0 && left > 0.0 { format!(", ETA {}", secs(elapsed * left / at)) } else { String::new() };
         eprintln!("{}: {done}/{total} {}{note}, elapsed {}{eta}", self.label, self.unit, secs(elapsed));
     }
 
