@@ -7,6 +7,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::{Cell, RefCell};
+use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -77,7 +78,10 @@ fn report_heap_limit(size: usize) {
         return;
     }
     let file = CURRENT.with(|c| c.borrow().as_ref().map(|p| p.display().to_string()));
-    eprintln!(
+    // Straight to the process's stderr: the test harness captures
+    // `eprintln!`, and the abort that follows would lose it.
+    let _ = writeln!(
+        std::io::stderr(),
         "fuzz: an allocation of {size} bytes would take the heap past {HEAP_LIMIT} bytes: unbounded allocation; the input is {}",
         file.as_deref().unwrap_or("(not a fuzz input)")
     );

@@ -9,9 +9,10 @@ use spmsim::rng::SplitMix64;
 use std::io::{Read, Write};
 
 /// Values that sit on the edges readers and validators must handle.
-const INTERESTING_U64: [u64; 12] = [0, 1, 7, 8, 63, 64, 4096, 0x7fff_ffff, 0xffff_ffff, 1 << 32, 1 << 63, u64::MAX];
+/// (`u64::MAX - 63` opens the last 64 B block of the address space.)
+const INTERESTING_U64: [u64; 14] = [0, 1, 7, 8, 63, 64, 4096, 0x7fff_ffff, 0xffff_ffff, 1 << 32, 1 << 63, u64::MAX - 63, u64::MAX - 8, u64::MAX];
 /// The first [`NUMBERS`] are numbers, put where a number was.
-const INTERESTING_TEXT: [&str; 17] = [
+const INTERESTING_TEXT: [&str; 18] = [
     "0",
     "-1",
     "4294967295",
@@ -22,15 +23,16 @@ const INTERESTING_TEXT: [&str; 17] = [
     "inf",
     "nan",
     "-0.0",
-    "0x",
     "0xffffffffffffffff",
+    "ffffffffffffffc0",
+    "0x",
     "\"\"",
     "[]",
     "{}",
     "true",
     "\n",
 ];
-const NUMBERS: usize = 10;
+const NUMBERS: usize = 12;
 
 pub struct Mutator {
     rng: SplitMix64,
