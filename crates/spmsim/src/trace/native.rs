@@ -53,12 +53,13 @@ fn unzigzag(v: u64) -> i64 {
     (v >> 1) as i64 ^ -((v & 1) as i64)
 }
 
-/// Writes a native trace to `PATH.partial` and renames it into place on
-/// [`NativeWriter::finish`], so a trace that exists is complete.
+/// Writes a native trace to a temporary beside PATH and renames it into
+/// place on [`NativeWriter::finish`], so a trace that exists is complete;
+/// dropped unfinished (an error), it removes the temporary
+/// ([`crate::output::PendingFile`]).
 pub struct NativeWriter {
     enc: zstd::stream::write::Encoder<'static, std::io::BufWriter<File>>,
-    path: PathBuf,
-    partial: PathBuf,
+    pending: crate::output::PendingFile,
     prev_addr: u64,
     records: u64,
     buf: Vec<u8>,
@@ -66,18 +67,18 @@ pub struct NativeWriter {
 
 impl NativeWriter {
     pub fn create(path: &Path, header: &TraceHeader) -> std::io::Result<NativeWriter> {
-        let partial = path.with_extension(format!("{}.partial", path.extension().and_then(|e| e.to_str()).unwrap_or("")));
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;
         }
-        let mut f = std::io::BufWriter::new(File::create(&partial)?);
+        let (pending, f) = crate::output::PendingFile::create(path).map_err(|e| std::io::Error::other(e.message))?;
+        let mut f = std::io::BufWriter::new(f);
         let h = serde_json::to_vec(header).map_err(std::io::Error::other)?;
         f.write_all(MAGIC)?;
         f.write_all(&VERSION.to_le_bytes())?;
         f.write_all(&(h.len() as u32).to_le_bytes())?;
         f.write_all(&h)?;
         let enc = zstd::stream::write::Encoder::new(f, 3)?;
-        Ok(NativeWriter { enc, path: path.to_path_buf(), partial, prev_addr: 0, records: 0, buf: Vec::with_capacity(32) })
+        Ok(NativeWriter { enc, pending, prev_addr: 0, records: 0, buf: Vec::with_capacity(32) })
     }
 
     pub fn write(&mut self, r: &TraceRecord) -> std::io::Result<()> {
@@ -125,7 +126,7 @@ impl NativeWriter {
         f.flush()?;
         f.get_ref().sync_all()?;
         drop(f);
-        std::fs::rename(&self.partial, &self.path)?;
+        self.pending.publish().map_err(|e| std::io::Error::other(e.message))?;
         Ok(self.records)
     }
 }
