@@ -197,3 +197,11 @@ fn a_short_trace_note_names_the_default_count() {
     assert_eq!(listing(&dir), ["out", "t.trace"], "no temporary of the trace is left");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn config_show_prints_the_derived_tree_as_text() {
+    let (code, out, err) = spmsim(&["config", "show", "cobcm"]);
+    assert_eq!(code, 0, "{err}");
+    let derived = out.lines().find(|l| l.starts_with("# tree levels")).unwrap_or_else(|| panic!("{out}"));
+    assert!(!derived.contains('[') && derived.contains("nodes per level 2097152, 262144,"), "{derived}");
+}
