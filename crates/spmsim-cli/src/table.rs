@@ -1,14 +1,25 @@
-//! Plain-text tables for terminal output.
+//! Plain-text tables for terminal output, and the number formats they use.
 
+/// A table with every column left-aligned.
 pub fn render(header: &[&str], rows: &[Vec<String>]) -> String {
-    let mut w: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    render_aligned(header, rows, 0)
+}
+
+/// A table whose columns from `numbers_from` on are right-aligned, so the
+/// digits of numbers line up.
+pub fn render_aligned(header: &[&str], rows: &[Vec<String>], numbers_from: usize) -> String {
+    let mut w: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for r in rows {
         for (i, c) in r.iter().enumerate() {
-            w[i] = w[i].max(c.len());
+            w[i] = w[i].max(c.chars().count());
         }
     }
     let line = |cells: Vec<&str>| -> String {
-        let parts: Vec<String> = cells.iter().enumerate().map(|(i, c)| format!("{:<width$}", c, width = w[i])).collect();
+        let parts: Vec<String> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| if i >= numbers_from && numbers_from > 0 { format!("{:>width$}", c, width = w[i]) } else { format!("{:<width$}", c, width = w[i]) })
+            .collect();
         format!("| {} |\n", parts.join(" | "))
     };
     let mut out = line(header.to_vec());
@@ -17,4 +28,35 @@ pub fn render(header: &[&str], rows: &[Vec<String>]) -> String {
         out.push_str(&line(r.iter().map(|s| s.as_str()).collect()));
     }
     out
+}
+
+/// An integer with thousands separators: 1,234,567.
+pub fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// A share (0..=1) as a percentage with one decimal: 84.3 %.
+pub fn percent(share: f64) -> String {
+    format!("{:.1} %", share * 100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_get_separators_and_numbers_align_right() {
+        assert_eq!([count(0), count(999), count(1000), count(1234567)], ["0", "999", "1,000", "1,234,567"]);
+        assert_eq!(percent(0.8429319), "84.3 %");
+        let t = render_aligned(&["what", "n"], &[vec!["a".into(), "5".into()], vec!["bb".into(), "1,000".into()]], 1);
+        assert_eq!(t, "| what |     n |\n|------|-------|\n| a    |     5 |\n| bb   | 1,000 |\n");
+    }
 }

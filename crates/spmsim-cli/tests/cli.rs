@@ -71,7 +71,7 @@ fn dd_byte_flips_never_verify() {
 fn bad_input_gets_a_clear_error() {
     let (code, _, err) = spmsim(&["check-crash", "--scheme", "secure-wt", "--workload", "array-swap", "--set", "metadata_cache.write_polcy=write-back"]);
     assert_eq!(code, 2);
-    assert!(err.contains("write_polcy") && err.contains("secure-wt.toml"), "{err}");
+    assert!(err.contains("write_polcy") && err.contains("--set `metadata_cache.write_polcy=write-back`"), "{err}");
     let (code, _, err) = spmsim(&["config", "show", "nope"]);
     assert!(code == 2 && err.contains("unknown preset") && err.contains("secure-wt"), "{err}");
     let (code, _, err) = spmsim(&["attack", "--scheme", "secure-wt", "--workload", "nope"]);
@@ -180,4 +180,98 @@ fn progress_goes_to_stderr_and_never_into_the_json() {
     let points = r["crash_points"].as_u64().unwrap();
     // Not a terminal here, so a plain closing line, as in a CI log.
     assert!(err.contains(&format!("check-crash: {points} crash points done in")), "{err}");
+}
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("spmsim-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn listing(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn run_prints_tables_of_the_numbers_it_saved() {
+    let dir = scratch("run-tables");
+    let d = dir.to_str().unwrap();
+    let (code, out, err) = spmsim(&["run", "--scheme", "cobcm", "--workload", "random-writes", "--instructions", "20000", "--baseline", "bbb", "--out", d]);
+    assert_eq!(code, 0, "{err}");
+    // No Rust debug structures ({:?} of a struct or a map) and no raw floats.
+    assert!(!out.contains('{') && !out.contains("ByKind") && !out.contains("0000000"), "{out}");
+    let stats: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("stats.json")).unwrap()).unwrap();
+    let roi = &stats["roi"];
+    let cell = |label: &str| -> Vec<String> {
+        let line = out.lines().find(|l| l.starts_with(&format!("| {label} "))).unwrap_or_else(|| panic!("no row {label}: {out}"));
+        line.split('|').map(|c| c.trim().replace(',', "")).filter(|c| !c.is_empty()).skip(1).collect()
+    };
+    assert_eq!(cell("cycles"), [roi["cycles"].to_string()]);
+    assert_eq!(cell("IPC"), [format!("{:.3}", roi["ipc"].as_f64().unwrap())]);
+    let kinds = |k: &serde_json::Value| ["data", "counter", "mac", "tree"].iter().map(|f| k[f].as_u64().unwrap()).collect::<Vec<u64>>();
+    let writes = kinds(&roi["nvm_writes"]);
+    let mut want: Vec<String> = writes.iter().map(u64::to_string).collect();
+    want.push(writes.iter().sum::<u64>().to_string());
+    assert_eq!(cell("writes"), want);
+    let counter_hits = roi["metadata_cache_hit_rate"]["counter"].as_f64().unwrap();
+    assert_eq!(cell("metadata: counter"), [format!("{:.1} %", counter_hits * 100.0)]);
+    assert!(out.contains("| slowdown vs bbb "), "{out}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn run_refuses_an_unwritable_output_folder_before_simulating() {
+    let dir = scratch("run-unwritable");
+    std::fs::write(dir.join("file"), b"").unwrap();
+    let out = dir.join("file").join("results");
+    let started = std::time::Instant::now();
+    // A billion instructions would take minutes: the error must come first.
+    let (code, _, err) = spmsim(&["run", "--scheme", "cobcm", "--workload", "random-writes", "--instructions", "1000000000", "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("results") && err.contains("cannot create the output folder"), "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "the run simulated before failing");
+    assert_eq!(listing(&dir), ["file"]);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_run_that_cannot_write_all_its_files_leaves_none() {
+    let dir = scratch("run-half");
+    // config.toml's name is taken by a non-empty folder: stats.json is
+    // renamed into place first, then config.toml fails.
+    std::fs::create_dir_all(dir.join("config.toml").join("x")).unwrap();
+    let (code, _, err) = spmsim(&["run", "--scheme", "cobcm", "--workload", "random-writes", "--instructions", "2000", "--out", dir.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("config.toml"), "{err}");
+    assert_eq!(listing(&dir), ["config.toml"], "no stats.json without its config.toml, no temporary");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_short_trace_note_names_the_default_count() {
+    let dir = scratch("run-default");
+    let trace = dir.join("t.trace");
+    let (code, _, err) = spmsim(&["trace", "generate", "--workload", "random-writes", "--instructions", "3000", "-o", trace.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let w = format!("trace:{}", trace.display());
+    let out_dir = dir.join("out");
+    let (code, out, err) = spmsim(&["run", "--scheme", "cobcm", "--workload", &w, "--out", out_dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("short of the default of 1000000 (--instructions)"), "{out}");
+    let (code, out, err) = spmsim(&["run", "--scheme", "cobcm", "--workload", &w, "--instructions", "5000", "--out", out_dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("short of the 5000 requested"), "{out}");
+    assert_eq!(listing(&dir), ["out", "t.trace"], "no temporary of the trace is left");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn config_show_prints_the_derived_tree_as_text() {
+    let (code, out, err) = spmsim(&["config", "show", "cobcm"]);
+    assert_eq!(code, 0, "{err}");
+    let derived = out.lines().find(|l| l.starts_with("# tree levels")).unwrap_or_else(|| panic!("{out}"));
+    assert!(!derived.contains('[') && derived.contains("nodes per level 2097152, 262144,"), "{derived}");
 }

@@ -27,7 +27,7 @@ fn request(c: &serde_json::Value) -> RunRequest {
     RunRequest {
         scheme: s("scheme"),
         workload: s("workload"),
-        instructions: c["instructions"].as_u64().unwrap(),
+        instructions: Some(c["instructions"].as_u64().unwrap()),
         seed: c["seed"].as_u64().unwrap(),
         overrides: c["overrides"].as_array().unwrap().iter().map(|o| o.as_str().unwrap().to_string()).collect(),
         baseline: c["baseline"].as_str().map(String::from),
@@ -51,7 +51,7 @@ fn rust_api_and_binary_print_the_same_stats() {
         let text = api.stats_json();
 
         let out = out_root.join(name);
-        let (n, i) = (req.instructions.to_string(), req.seed.to_string());
+        let (n, i) = (req.instruction_count().to_string(), req.seed.to_string());
         let mut args = vec!["run", "--scheme", &req.scheme, "--workload", &req.workload, "--instructions", &n, "--seed", &i, "--json"];
         for o in &req.overrides {
             args.extend(["--set", o]);

@@ -25,7 +25,8 @@ pub const DEFAULT_INSTRUCTIONS: u64 = 1_000_000;
 pub struct RunRequest {
     pub scheme: String,
     pub workload: String,
-    pub instructions: u64,
+    /// None: [`DEFAULT_INSTRUCTIONS`], and the notes say it was the default.
+    pub instructions: Option<u64>,
     pub seed: u64,
     pub overrides: Vec<String>,
     pub baseline: Option<String>,
@@ -33,7 +34,12 @@ pub struct RunRequest {
 
 impl RunRequest {
     pub fn new(scheme: &str, workload: &str) -> Self {
-        RunRequest { scheme: scheme.into(), workload: workload.into(), instructions: DEFAULT_INSTRUCTIONS, seed: 1, overrides: Vec::new(), baseline: None }
+        RunRequest { scheme: scheme.into(), workload: workload.into(), instructions: None, seed: 1, overrides: Vec::new(), baseline: None }
+    }
+
+    /// The instructions to simulate.
+    pub fn instruction_count(&self) -> u64 {
+        self.instructions.unwrap_or(DEFAULT_INSTRUCTIONS)
     }
 }
 
@@ -93,13 +99,26 @@ pub fn stats_document(stats: &RunStats, baseline: Option<(&str, &RunStats)>) -> 
 /// One run as `spmsim run` does it; `stop` ends it early from another
 /// thread (checked every [`crate::timing::STOP_CHECK_EVENTS`] events).
 pub fn run(req: &RunRequest, stop: &AtomicBool) -> Result<RunOutput, ApiError> {
-    let (config, stats) = simulate_one(&req.scheme, &req.workload, req.instructions, req.seed, &req.overrides, stop)?;
+    let n = req.instruction_count();
+    let (config, mut stats) = simulate_one(&req.scheme, &req.workload, n, req.seed, &req.overrides, stop)?;
+    if req.instructions.is_none() {
+        name_the_default(&mut stats.workload_notes);
+    }
     let base = match &req.baseline {
-        Some(b) => Some((b.as_str(), simulate_one(b, &req.workload, req.instructions, req.seed, &[], stop)?.1)),
+        Some(b) => Some((b.as_str(), simulate_one(b, &req.workload, n, req.seed, &[], stop)?.1)),
         None => None,
     };
     let doc = stats_document(&stats, base.as_ref().map(|(n, s)| (*n, s)));
     Ok(RunOutput { config, stats, doc })
+}
+
+/// A note about the count "requested" is about the default when nobody
+/// asked for a count: say so.
+fn name_the_default(notes: &mut [String]) {
+    let requested = format!("the {DEFAULT_INSTRUCTIONS} requested");
+    for n in notes.iter_mut().filter(|n| n.ends_with(&requested)) {
+        *n = n.replace(&requested, &format!("the default of {DEFAULT_INSTRUCTIONS} (--instructions)"));
+    }
 }
 
 #[cfg(test)]
@@ -115,7 +134,7 @@ mod tests {
         r.overrides = vec!["tree.arityy=3".into()];
         assert!(matches!(run(&r, &stop).unwrap_err(), ApiError::Invalid(m) if m.contains("tree") && m.contains("arityy")));
         r.overrides.clear();
-        r.instructions = 0;
+        r.instructions = Some(0);
         assert_eq!(run(&r, &stop).unwrap_err(), ApiError::Invalid("--instructions must be at least 1".into()));
     }
 
@@ -128,7 +147,7 @@ mod tests {
     #[test]
     fn baseline_adds_slowdown() {
         let mut r = RunRequest::new("cobcm", "random-writes");
-        r.instructions = 20_000;
+        r.instructions = Some(20_000);
         r.baseline = Some("bbb".into());
         let out = run(&r, &AtomicBool::new(false)).unwrap();
         assert_eq!(out.doc["baseline"]["scheme"], "bbb");
@@ -136,5 +155,22 @@ mod tests {
         let slowdown = out.stats.roi.cycles as f64 / base - 1.0;
         assert_eq!(out.doc["slowdown"].as_f64().unwrap(), slowdown);
         assert_eq!(out.doc["roi"]["cycles"].as_u64().unwrap(), out.stats.roi.cycles);
+    }
+
+    #[test]
+    fn a_short_trace_names_the_default_count_only_when_none_was_given() {
+        let dir = std::env::temp_dir().join(format!("spmsim-api-default-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let trace = dir.join("short.trace");
+        let w = WorkloadKind::parse("random-writes").unwrap();
+        crate::trace::convert::generate(&w, 1, 3000, &trace).unwrap();
+        let mut r = RunRequest::new("cobcm", &format!("trace:{}", trace.display()));
+        let notes = |r: &RunRequest| run(r, &AtomicBool::new(false)).unwrap().stats.workload_notes.join("\n");
+        let defaulted = notes(&r);
+        assert!(defaulted.contains(&format!("short of the default of {DEFAULT_INSTRUCTIONS} (--instructions)")), "{defaulted}");
+        r.instructions = Some(DEFAULT_INSTRUCTIONS);
+        let asked = notes(&r);
+        assert!(asked.contains(&format!("short of the {DEFAULT_INSTRUCTIONS} requested")) && !asked.contains("default"), "{asked}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

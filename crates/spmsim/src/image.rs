@@ -56,8 +56,10 @@ fn tree_code(cfg: &SimConfig) -> u8 {
 }
 
 /// Write the image and chip state of a powered-off machine into `dir`.
+/// All three files or none (see [`crate::output`]).
 pub fn save(dir: &Path, cfg: &SimConfig, mc: &MemoryController) -> Result<(), ImageError> {
-    std::fs::create_dir_all(dir).map_err(|e| ierr(dir, e.to_string()))?;
+    let out_err = |e: crate::output::OutputError| ImageError { file: e.path, message: e.message };
+    let mut files = crate::output::ResultFiles::new(dir).map_err(out_err)?;
     let layout = mc.layout();
     let addrs = mc.st.nvm.image.sorted_addrs();
     let mut out = Vec::with_capacity(HEADER_BYTES + addrs.len() * RECORD_BYTES);
@@ -72,23 +74,11 @@ pub fn save(dir: &Path, cfg: &SimConfig, mc: &MemoryController) -> Result<(), Im
         out.extend_from_slice(&a.to_le_bytes());
         out.extend_from_slice(mc.st.nvm.image.get(a).unwrap());
     }
-    write_atomic(&dir.join("nvm.img"), &out)?;
+    files.add("nvm.img", &out).map_err(out_err)?;
     let chip = ChipFile { format: "spmsim-chip".into(), version: VERSION, config: cfg.clone(), chip: mc.chip_state() };
-    write_atomic(&dir.join("chip.json"), serde_json::to_string_pretty(&chip).unwrap().as_bytes())?;
-    write_atomic(&dir.join("config.toml"), cfg.to_toml().as_bytes())?;
-    Ok(())
-}
-
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ImageError> {
-    // A temporary name of its own per process and call, so two writers of
-    // the same file (runs started side by side) never rename each other's.
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
-    tmp_name.push(format!(".{}.{n}.tmp", std::process::id()));
-    let tmp = path.with_file_name(tmp_name);
-    std::fs::write(&tmp, bytes).map_err(|e| ierr(&tmp, e.to_string()))?;
-    std::fs::rename(&tmp, path).map_err(|e| ierr(path, e.to_string()))
+    files.add("chip.json", serde_json::to_string_pretty(&chip).unwrap().as_bytes()).map_err(out_err)?;
+    files.add("config.toml", cfg.to_toml().as_bytes()).map_err(out_err)?;
+    files.commit().map_err(out_err)
 }
 
 pub fn load_chip(dir: &Path) -> Result<ChipFile, ImageError> {

@@ -23,6 +23,7 @@ pub mod layout;
 pub mod metacache;
 pub mod nvm;
 pub mod oracle;
+pub mod output;
 pub mod persist;
 pub mod reproduce;
 pub mod rng;

@@ -23,7 +23,8 @@ pub fn run(cmd: ConfigCmd) -> Result<ExitCode> {
             let l = mc.layout();
             print!("{}", cfg.to_toml());
             println!("\n# derived (not settable):");
-            println!("# tree levels = {} (counter blocks + node levels; nodes per level {:?})", l.levels(), l.level_nodes);
+            let per_level: Vec<String> = l.level_nodes.iter().map(|n| n.to_string()).collect();
+            println!("# tree levels = {} (counter blocks + node levels; nodes per level {})", l.levels(), per_level.join(", "));
             println!("# root registers = {}", l.level_nodes.last().unwrap());
         }
         ConfigCmd::List => {

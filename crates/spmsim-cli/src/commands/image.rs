@@ -45,6 +45,7 @@ pub fn run(cmd: ImageCmd) -> Result<ExitCode> {
     match cmd {
         ImageCmd::Save { sim, out, shutdown } => {
             let (cfg, _, events) = sim.load()?;
+            spmsim::output::check_writable(&out)?;
             let mut sys = System::new(&cfg, sim.seed);
             for (i, e) in events.iter().enumerate() {
                 sys.apply(e).map_err(|err| anyhow!("event {}: {err}", i + 1))?;

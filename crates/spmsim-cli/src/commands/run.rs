@@ -1,5 +1,9 @@
+use crate::table::{count, percent, render_aligned};
 use anyhow::{anyhow, Result};
 use spmsim::api::{ApiError, RunRequest};
+use spmsim::nvm::ByKind;
+use spmsim::output::ResultFiles;
+use spmsim::timing::RunStats;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -12,8 +16,9 @@ pub struct RunArgs {
     /// Workload: random-writes, seq-writes, array-swap, synthetic[:ppti=..,nwpe=..].
     #[arg(long)]
     pub workload: String,
-    #[arg(long, default_value_t = spmsim::api::DEFAULT_INSTRUCTIONS)]
-    pub instructions: u64,
+    /// Instructions to simulate [default: 1000000].
+    #[arg(long)]
+    pub instructions: Option<u64>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -57,36 +62,67 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
         overrides: a.overrides.clone(),
         baseline: a.baseline.clone(),
     };
+    // The results folder is named after the resolved preset; make sure it
+    // can be written before minutes of simulation, not after.
+    let name = spmsim::api::resolve_config(&a.scheme, &a.overrides).map_err(|e: ApiError| anyhow!(e))?.name;
+    let out = a.out.clone().unwrap_or_else(|| default_out(&name, &a.workload, a.seed, &a.overrides));
+    let mut files = ResultFiles::new(&out)?;
     // Ctrl-C ends the process here, so the stop flag is never set.
     let run = spmsim::api::run(&req, &AtomicBool::new(false)).map_err(|e: ApiError| anyhow!(e))?;
-    let (cfg, stats, doc) = (&run.config, &run.stats, &run.doc);
-    let out = a.out.clone().unwrap_or_else(|| default_out(&cfg.name, &a.workload, a.seed, &a.overrides));
-    std::fs::create_dir_all(&out).map_err(|e| anyhow!("{}: {e}", out.display()))?;
-    spmsim::image::write_atomic(&out.join("stats.json"), run.stats_json().as_bytes())?;
-    spmsim::image::write_atomic(&out.join("config.toml"), cfg.to_toml().as_bytes())?;
+    files.add("stats.json", run.stats_json().as_bytes())?;
+    files.add("config.toml", run.config.to_toml().as_bytes())?;
+    files.commit()?;
     if a.json {
         println!("{}", run.stats_json());
     } else {
-        let r = &stats.roi;
-        println!("scheme {}  workload {}  seed {}  crypto {}", stats.scheme, stats.workload, stats.seed, stats.crypto_mode);
-        for n in &stats.workload_notes {
-            println!("note: {n}");
-        }
-        println!("cycles {}  instructions {}  IPC {:.4}", r.cycles, r.instructions, r.ipc);
-        if let Some(s) = doc.get("slowdown") {
-            println!("slowdown vs {}: {:.2} %", a.baseline.as_deref().unwrap_or(""), s.as_f64().unwrap() * 100.0);
-        }
-        println!("PPTI {:.2}  NWPE {:.2}  BMT root updates {}", r.ppti, r.nwpe, r.bmt_root_updates);
-        println!("stalls: store buffer {} cycles, SecPB full {} cycles; persist-path busy {} cycles", r.store_buffer_stall_cycles, r.secpb_full_stall_cycles, r.secpb_early_cycles);
-        println!("NVM reads {:?}", r.nvm_reads);
-        println!("NVM writes {:?}", r.nvm_writes);
-        println!("cache hit rates {:?}; metadata caches {:?}", r.cache_hit_rate, r.metadata_cache_hit_rate);
-        if let Some(d) = &stats.crash_at_end {
-            println!("crash at end: {} data lines, {} AES blocks, {} MACs, {} tree hashes, {} NVM writes", d.front_lines, d.crypto.aes_blocks, d.crypto.macs, d.crypto.tree_hashes, d.nvm_writes.total());
-        }
-        println!("stats and resolved config written to {}", out.display());
+        print!("{}", summary(&run.stats, run.doc.get("slowdown").and_then(|s| s.as_f64()).zip(a.baseline.as_deref())));
+        println!("\nstats and resolved config written to {}", out.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The human summary of a run: a heading, the notes, then tables.
+fn summary(stats: &RunStats, slowdown: Option<(f64, &str)>) -> String {
+    let r = &stats.roi;
+    let mut s = format!("{} on {}, seed {}, crypto {}\n", stats.scheme, stats.workload, stats.seed, stats.crypto_mode);
+    for n in &stats.workload_notes {
+        s.push_str(&format!("note: {n}\n"));
+    }
+    let row = |what: &str, v: String| vec![what.to_string(), v];
+    let mut rows = vec![row("cycles", count(r.cycles)), row("instructions", count(r.instructions)), row("IPC", format!("{:.3}", r.ipc))];
+    if let Some((slow, base)) = slowdown {
+        rows.push(row(&format!("slowdown vs {base}"), format!("{:.2} %", slow * 100.0)));
+    }
+    rows.extend([
+        row("persists per 1000 instructions (PPTI)", format!("{:.2}", r.ppti)),
+        row("stores per SecPB entry (NWPE)", format!("{:.2}", r.nwpe)),
+        row("BMT root updates", count(r.bmt_root_updates)),
+        row("store-buffer stall cycles", count(r.store_buffer_stall_cycles)),
+        row("SecPB-full stall cycles", count(r.secpb_full_stall_cycles)),
+        row("persist-path busy cycles", count(r.secpb_early_cycles)),
+    ]);
+    s.push('\n');
+    s.push_str(&render_aligned(&["run", "value"], &rows, 1));
+    let kinds = |what: &str, k: &ByKind| vec![what.to_string(), count(k.data), count(k.counter), count(k.mac), count(k.tree), count(k.total())];
+    s.push('\n');
+    s.push_str(&render_aligned(&["NVM blocks", "data", "counter", "MAC", "tree", "total"], &[kinds("reads", &r.nvm_reads), kinds("writes", &r.nvm_writes)], 1));
+    let mut hits: Vec<Vec<String>> = r.cache_hit_rate.iter().map(|(c, h)| vec![c.to_string(), percent(*h)]).collect();
+    hits.extend(r.metadata_cache_hit_rate.iter().map(|(c, h)| vec![format!("metadata: {c}"), percent(*h)]));
+    s.push('\n');
+    s.push_str(&render_aligned(&["cache", "hit rate"], &hits, 1));
+    if let Some(d) = &stats.crash_at_end {
+        let work = [
+            ("data lines drained", d.front_lines),
+            ("AES blocks", d.crypto.aes_blocks),
+            ("MACs", d.crypto.macs),
+            ("tree hashes", d.crypto.tree_hashes),
+            ("NVM writes", d.nvm_writes.total()),
+        ];
+        let rows: Vec<Vec<String>> = work.iter().map(|(w, n)| row(w, count(*n))).collect();
+        s.push('\n');
+        s.push_str(&render_aligned(&["battery work if power failed at the end", "count"], &rows, 1));
+    }
+    s
 }
 
 #[cfg(test)]

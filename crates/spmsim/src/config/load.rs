@@ -1,7 +1,7 @@
 //! Loading presets and override strings, with errors that name the file
 //! and the key path.
 
-use super::SimConfig;
+use super::{keys, SimConfig};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -14,8 +14,11 @@ pub enum ConfigError {
     UnknownPreset { name: String, known: String },
     #[error("{file}: {message}")]
     Io { file: String, message: String },
-    #[error("override `{text}`: {message}")]
+    #[error("--set `{text}`: {message}")]
     Override { text: String, message: String },
+    /// A bad value that a `--set` (or an override of a front end) gave.
+    #[error("--set `{text}`: key `{key}`: {message}")]
+    SetKey { text: String, key: String, message: String },
 }
 
 /// The `configs/` folder: `$SPMSIM_CONFIGS`, else the workspace's own.
@@ -74,15 +77,22 @@ pub fn load_str(text: &str, file: &str, overrides: &[String]) -> Result<SimConfi
         _ => unreachable!(),
     };
     merge(&mut table, preset);
+    let mut set_keys = Vec::new();
     for o in overrides {
-        apply_override(&mut table, o)?;
+        set_keys.push((o.as_str(), apply_override(&mut table, o)?));
     }
-    let cfg: SimConfig = serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| ConfigError::Key {
-        file: file.into(),
-        key: e.path().to_string(),
-        message: e.inner().to_string().trim_end().replace('\n', " "),
-    })?;
-    cfg.validate().map_err(|(key, message)| ConfigError::Key { file: file.into(), key, message })?;
+    // An error is the last override's whose key is on the failing key's path
+    // (the same key, a table above it or a key below it); else the file's.
+    let blame = |(key, message): (String, String)| {
+        let related = |k: &str| k == key || key.starts_with(&format!("{k}.")) || k.starts_with(&format!("{key}."));
+        match set_keys.iter().rev().find(|(_, k)| related(k)) {
+            Some((text, _)) => ConfigError::SetKey { text: text.to_string(), key, message },
+            None => ConfigError::Key { file: file.into(), key, message },
+        }
+    };
+    let cfg = keys::deserialize(&table).map_err(blame)?;
+    keys::check_all_used(&table, &cfg).map_err(blame)?;
+    cfg.validate().map_err(blame)?;
     Ok(cfg)
 }
 
@@ -110,8 +120,8 @@ fn merge(base: &mut toml::Table, over: toml::Table) {
 }
 
 /// `a.b.c=value`: the value is parsed as TOML (number, bool, string, array),
-/// and taken as a bare string if it does not parse.
-fn apply_override(table: &mut toml::Table, text: &str) -> Result<(), ConfigError> {
+/// and taken as a bare string if it does not parse. Returns the key path.
+fn apply_override(table: &mut toml::Table, text: &str) -> Result<String, ConfigError> {
     let err = |m: &str| ConfigError::Override { text: text.into(), message: m.into() };
     let (key, raw) = text.split_once('=').ok_or_else(|| err("expected key.path=value"))?;
     let value: toml::Value = match toml::from_str::<toml::Table>(&format!("v = {raw}")) {
@@ -138,7 +148,7 @@ fn apply_override(table: &mut toml::Table, text: &str) -> Result<(), ConfigError
         }
     }
     merge(table, over);
-    Ok(())
+    Ok(parts.join("."))
 }
 
 #[cfg(test)]

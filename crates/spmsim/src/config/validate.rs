@@ -1,25 +1,80 @@
 //! Value checks that serde cannot express. Each error names its key path.
+//!
+//! Every number has both bounds. The upper ones keep a run inside the host:
+//! caches and queues are allocated when the system is built, so a size
+//! beyond them would abort the process on allocation instead of naming the
+//! key; a latency beyond them would overflow the cycle arithmetic or make
+//! one access outlast any simulation. They are far above any real part.
 
 use super::*;
 
 type Invalid = (String, String);
 
+/// Entries of a queue or buffer (ROB, store buffer, WPQ, persist buffer,
+/// NVM queues).
+pub const MAX_ENTRIES: u32 = 1 << 16;
+/// Instructions per cycle.
+pub const MAX_ISSUE_WIDTH: u32 = 64;
+pub const MAX_BANKS: u32 = 1024;
+/// Associativity: a lookup scans the ways of a set.
+pub const MAX_WAYS: u32 = 1024;
+/// Any latency given in cycles.
+pub const MAX_LATENCY_CYCLES: u32 = 1_000_000;
+/// Any latency given in nanoseconds (1 ms).
+pub const MAX_LATENCY_NS: f64 = 1e6;
+/// Timing data caches keep 8 B of tag per 64 B line: 128 MiB of host memory
+/// at this size.
+pub const MAX_TAG_CACHE_BYTES: u64 = 1 << 30;
+/// Metadata caches and the functional eADR cache keep each line's bytes
+/// (about 90 B of host memory per 64 B line).
+pub const MAX_DATA_CACHE_BYTES: u64 = 256 << 20;
+/// The pad seed encodes block addresses in 50 bits.
+pub const MAX_MEMORY_BYTES: u64 = 1 << 50;
+
 fn bad(key: &str, msg: String) -> Result<(), Invalid> {
     Err((key.to_string(), msg))
 }
 
-fn check_geometry(key: &str, g: &CacheGeometry) -> Result<(), Invalid> {
-    if g.capacity_bytes == 0 {
-        return bad(&format!("{key}.capacity_bytes"), "a cache must hold at least one 64 B line, got 0".into());
+/// An integer in `min..=max`.
+fn in_range(key: &str, v: u64, min: u64, max: u64) -> Result<(), Invalid> {
+    if v < min || v > max {
+        return bad(key, format!("must be between {min} and {max}, got {v}"));
     }
-    if g.capacity_bytes % 64 != 0 {
-        return bad(&format!("{key}.capacity_bytes"), format!("{} is not a multiple of the 64 B line", g.capacity_bytes));
+    Ok(())
+}
+
+/// A finite float in `(0, max]`.
+fn positive_finite(key: &str, v: f64, max: f64) -> Result<(), Invalid> {
+    if !(v.is_finite() && v > 0.0 && v <= max) {
+        return bad(key, format!("must be a finite number above 0 and at most {max}, got {}", short_float(v)));
     }
-    if g.ways == 0 {
-        return bad(&format!("{key}.ways"), "must be at least 1".into());
+    Ok(())
+}
+
+/// A float as people write it: `1e300`, not three hundred digits.
+fn short_float(v: f64) -> String {
+    if v.is_finite() && v != 0.0 && !(1e-6..1e9).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
     }
-    if (g.capacity_bytes / 64) % g.ways as u64 != 0 {
-        return bad(&format!("{key}.ways"), format!("{} lines do not divide into {} ways", g.capacity_bytes / 64, g.ways));
+}
+
+fn check_geometry(key: &str, capacity_bytes: u64, ways: u32, max_bytes: u64) -> Result<(), Invalid> {
+    let cap_key = format!("{key}.capacity_bytes");
+    if capacity_bytes == 0 {
+        return bad(&cap_key, "a cache must hold at least one 64 B line, got 0".into());
+    }
+    if capacity_bytes > max_bytes {
+        return bad(&cap_key, format!("{capacity_bytes} exceeds the largest cache the simulator builds, {max_bytes} B"));
+    }
+    if capacity_bytes % 64 != 0 {
+        return bad(&cap_key, format!("{capacity_bytes} is not a multiple of the 64 B line"));
+    }
+    let ways_key = format!("{key}.ways");
+    in_range(&ways_key, ways as u64, 1, MAX_WAYS as u64)?;
+    if (capacity_bytes / 64) % ways as u64 != 0 {
+        return bad(&ways_key, format!("{} lines do not divide into {} ways", capacity_bytes / 64, ways));
     }
     Ok(())
 }
@@ -33,9 +88,18 @@ impl SimConfig {
         if m.capacity_bytes == 0 || m.capacity_bytes % m.page_bytes != 0 {
             return bad("memory.capacity_bytes", format!("{} is not a positive multiple of the page size {}", m.capacity_bytes, m.page_bytes));
         }
-        if m.capacity_bytes > 1 << 50 {
+        if m.capacity_bytes > MAX_MEMORY_BYTES {
             return bad("memory.capacity_bytes", format!("{} exceeds the 2^50 B the pad seed encodes", m.capacity_bytes));
         }
+        let s = &self.security;
+        for (k, v) in [
+            ("security.mac_latency_cycles", s.mac_latency_cycles),
+            ("security.aes_latency_cycles", s.aes_latency_cycles),
+            ("security.metadata_cache_latency_cycles", s.metadata_cache_latency_cycles),
+        ] {
+            in_range(k, v as u64, 0, MAX_LATENCY_CYCLES as u64)?;
+        }
+        in_range("security.hash_pipeline_interval_cycles", s.hash_pipeline_interval_cycles as u64, 1, MAX_LATENCY_CYCLES as u64)?;
         let arity = self.tree.arity();
         if arity < 2 || !arity.is_power_of_two() {
             return bad("tree.arity", format!("must be a power of two >= 2, got {arity}"));
@@ -44,66 +108,52 @@ impl SimConfig {
             return bad("tree.arity", format!("64 B nodes hold 8 hashes or 8 counters, so only 8 is supported, got {arity}"));
         }
         if let Some(l) = self.tree.levels() {
-            if !(1..=32).contains(&l) {
-                return bad("tree.levels", format!("must be between 1 and 32, got {l}"));
-            }
+            in_range("tree.levels", l as u64, 1, 32)?;
         }
         match &self.metadata_cache.organization {
             MetadataCacheOrganization::Separate { counter, mac, tree } => {
-                check_geometry("metadata_cache.organization.counter", counter)?;
-                check_geometry("metadata_cache.organization.mac", mac)?;
-                check_geometry("metadata_cache.organization.tree", tree)?;
+                for (k, g) in [("counter", counter), ("mac", mac), ("tree", tree)] {
+                    check_geometry(&format!("metadata_cache.organization.{k}"), g.capacity_bytes, g.ways, MAX_DATA_CACHE_BYTES)?;
+                }
             }
-            MetadataCacheOrganization::Unified { unified } => check_geometry("metadata_cache.organization.unified", unified)?,
+            MetadataCacheOrganization::Unified { unified } => {
+                check_geometry("metadata_cache.organization.unified", unified.capacity_bytes, unified.ways, MAX_DATA_CACHE_BYTES)?
+            }
         }
         let c = &self.core;
-        if !(c.frequency_ghz > 0.0 && c.frequency_ghz < 100.0) {
-            return bad("core.frequency_ghz", format!("must be in (0, 100), got {}", c.frequency_ghz));
+        if !(c.frequency_ghz.is_finite() && c.frequency_ghz > 0.0 && c.frequency_ghz < 100.0) {
+            return bad("core.frequency_ghz", format!("must be a finite number in (0, 100), got {}", short_float(c.frequency_ghz)));
         }
-        for (k, v) in [("core.issue_width", c.issue_width), ("core.rob_entries", c.rob_entries), ("core.store_buffer_entries", c.store_buffer_entries)] {
-            if v == 0 {
-                return bad(k, "must be at least 1".into());
-            }
-        }
+        in_range("core.issue_width", c.issue_width as u64, 1, MAX_ISSUE_WIDTH as u64)?;
+        in_range("core.rob_entries", c.rob_entries as u64, 1, MAX_ENTRIES as u64)?;
+        in_range("core.store_buffer_entries", c.store_buffer_entries as u64, 1, MAX_ENTRIES as u64)?;
         for (k, l) in [("caches.l1d", &self.caches.l1d), ("caches.l2", &self.caches.l2), ("caches.l3", &self.caches.l3)] {
-            check_geometry(k, &CacheGeometry { capacity_bytes: l.capacity_bytes, ways: l.ways })?;
-        }
-        if self.security.hash_pipeline_interval_cycles == 0 {
-            return bad("security.hash_pipeline_interval_cycles", "must be at least 1".into());
+            check_geometry(k, l.capacity_bytes, l.ways, MAX_TAG_CACHE_BYTES)?;
+            in_range(&format!("{k}.latency_cycles"), l.latency_cycles as u64, 0, MAX_LATENCY_CYCLES as u64)?;
         }
         let n = &self.nvm;
-        if !(n.read_latency_ns > 0.0 && n.write_latency_ns > 0.0) {
-            return bad("nvm.read_latency_ns", "NVM latencies must be positive".into());
+        positive_finite("nvm.read_latency_ns", n.read_latency_ns, MAX_LATENCY_NS)?;
+        positive_finite("nvm.write_latency_ns", n.write_latency_ns, MAX_LATENCY_NS)?;
+        positive_finite("nvm.burst_ns", n.burst_ns, MAX_LATENCY_NS)?;
+        if n.burst_ns > n.write_latency_ns {
+            return bad("nvm.burst_ns", format!("must be at most nvm.write_latency_ns = {}, got {}", n.write_latency_ns, short_float(n.burst_ns)));
         }
-        if !(n.burst_ns > 0.0 && n.burst_ns <= n.write_latency_ns) {
-            return bad("nvm.burst_ns", format!("must be positive and at most nvm.write_latency_ns = {}", n.write_latency_ns));
-        }
-        for (k, v) in [("nvm.banks", n.banks), ("nvm.write_queue_entries", n.write_queue_entries), ("nvm.read_queue_entries", n.read_queue_entries)] {
-            if v == 0 {
-                return bad(k, "must be at least 1".into());
-            }
-        }
+        in_range("nvm.banks", n.banks as u64, 1, MAX_BANKS as u64)?;
+        in_range("nvm.write_queue_entries", n.write_queue_entries as u64, 1, MAX_ENTRIES as u64)?;
+        in_range("nvm.read_queue_entries", n.read_queue_entries as u64, 1, MAX_ENTRIES as u64)?;
         let p = &self.persistence;
-        if p.wpq_entries == 0 {
-            return bad("persistence.wpq_entries", "must be at least 1".into());
-        }
+        in_range("persistence.wpq_entries", p.wpq_entries as u64, 1, MAX_ENTRIES as u64)?;
         match &p.point {
             PersistPoint::MemoryController => {}
-            PersistPoint::PersistBuffer { entries, high_watermark_pct, low_watermark_pct, .. } => {
-                if *entries == 0 {
-                    return bad("persistence.point.entries", "a persist buffer needs at least one entry".into());
-                }
-                if *high_watermark_pct == 0 || *high_watermark_pct > 100 {
-                    return bad("persistence.point.high_watermark_pct", format!("must be in 1..=100, got {high_watermark_pct}"));
-                }
+            PersistPoint::PersistBuffer { entries, high_watermark_pct, low_watermark_pct, access_latency_cycles, .. } => {
+                in_range("persistence.point.entries", *entries as u64, 1, MAX_ENTRIES as u64)?;
+                in_range("persistence.point.high_watermark_pct", *high_watermark_pct as u64, 1, 100)?;
                 if low_watermark_pct >= high_watermark_pct {
                     return bad("persistence.point.low_watermark_pct", format!("must be below the high watermark {high_watermark_pct}, got {low_watermark_pct}"));
                 }
+                in_range("persistence.point.access_latency_cycles", *access_latency_cycles as u64, 0, MAX_LATENCY_CYCLES as u64)?;
             }
-            PersistPoint::CacheHierarchy { cache } => check_geometry(
-                "persistence.point.cache",
-                &CacheGeometry { capacity_bytes: cache.capacity_bytes, ways: cache.ways },
-            )?,
+            PersistPoint::CacheHierarchy { cache } => check_geometry("persistence.point.cache", cache.capacity_bytes, cache.ways, MAX_DATA_CACHE_BYTES)?,
         }
         Ok(())
     }

@@ -468,10 +468,11 @@ fn causes(r: &Results) -> Vec<String> {
     v
 }
 
-/// Write runs.json, runs.csv, one CSV per table or figure, and report.md.
+/// Write runs.json, runs.csv, one CSV per table or figure, and report.md:
+/// all of them or none (see [`crate::output`]).
 pub fn write(r: &Results, dir: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let put = |name: &str, text: &str| crate::image::write_atomic(&dir.join(name), text.as_bytes()).map_err(|e| e.to_string());
+    let mut files = crate::output::ResultFiles::new(dir).map_err(|e| e.to_string())?;
+    let mut put = |name: &str, text: &str| files.add(name, text.as_bytes()).map_err(|e| e.to_string());
     put("results.json", &serde_json::to_string_pretty(r).map_err(|e| e.to_string())?)?;
     put("runs.csv", &runs_csv(&r.runs))?;
     put("table4.csv", &cells_csv(&r.table4))?;
@@ -483,5 +484,5 @@ pub fn write(r: &Results, dir: &Path) -> Result<(), String> {
         put("battery.csv", &battery_csv(&r.battery_rows))?;
     }
     put("report.md", &report(r))?;
-    Ok(())
+    files.commit().map_err(|e| e.to_string())
 }

@@ -106,13 +106,14 @@ fn invalid(r: &TraceRecord) -> Option<String> {
     None
 }
 
-/// Writes a native trace to `PATH.partial` and renames it into place on
-/// [`NativeWriter::finish`], so a trace that exists is complete.
+/// Writes a native trace to a temporary beside PATH and renames it into
+/// place on [`NativeWriter::finish`], so a trace that exists is complete;
+/// dropped unfinished (an error), it removes the temporary
+/// ([`crate::output::PendingFile`]).
 pub struct NativeWriter {
     file: std::io::BufWriter<File>,
     zstd: zstd::bulk::Compressor<'static>,
-    path: PathBuf,
-    partial: PathBuf,
+    pending: crate::output::PendingFile,
     prev_addr: u64,
     records: u64,
     /// Encoded records of the chunk being filled.
@@ -122,7 +123,6 @@ pub struct NativeWriter {
 
 impl NativeWriter {
     pub fn create(path: &Path, header: &TraceHeader) -> std::io::Result<NativeWriter> {
-        let partial = path.with_extension(format!("{}.partial", path.extension().and_then(|e| e.to_str()).unwrap_or("")));
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;
         }
@@ -134,10 +134,11 @@ impl NativeWriter {
         fixed.extend_from_slice(&h);
         let mut zstd = zstd::bulk::Compressor::new(3)?;
         zstd.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true))?;
-        let mut file = std::io::BufWriter::new(File::create(&partial)?);
+        let (pending, f) = crate::output::PendingFile::create(path).map_err(|e| std::io::Error::other(e.message))?;
+        let mut file = std::io::BufWriter::new(f);
         file.write_all(&fixed)?;
         file.write_all(&crc32(&[&fixed]).to_le_bytes())?;
-        Ok(NativeWriter { file, zstd, path: path.to_path_buf(), partial, prev_addr: 0, records: 0, chunk: Vec::with_capacity(CHUNK_BYTES), buf: Vec::with_capacity(MAX_RECORD) })
+        Ok(NativeWriter { file, zstd, pending, prev_addr: 0, records: 0, chunk: Vec::with_capacity(CHUNK_BYTES), buf: Vec::with_capacity(MAX_RECORD) })
     }
 
     /// Append one record; a record the format cannot hold (see the format
@@ -215,7 +216,7 @@ impl NativeWriter {
         self.file.flush()?;
         self.file.get_ref().sync_all()?;
         drop(self.file);
-        std::fs::rename(&self.partial, &self.path)?;
+        self.pending.publish().map_err(|e| std::io::Error::other(e.message))?;
         Ok(self.records)
     }
 }
