@@ -41,7 +41,7 @@ fn dd_byte_flips_never_verify() {
     let (code, out, _) = spmsim(&["image", "verify", d]);
     assert_eq!(code, 0, "{out}");
     let (code, out, _) = spmsim(&["image", "inspect", d]);
-    assert!(code == 0 && out.contains("root registers"));
+    assert!(code == 0 && out.contains("root registers") && out.contains("last power-off: orderly shutdown"), "{out}");
     let img = dir.join("nvm.img");
     let orig = std::fs::read(&img).unwrap();
     for pos in [0usize, 13, 20, 33, 40, 47, 100, orig.len() / 2, orig.len() - 1] {
@@ -160,6 +160,8 @@ fn crash_images_of_every_preset_verify_or_are_controls() {
         let d = dir.to_str().unwrap();
         let (code, _, err) = spmsim(&["image", "save", "--scheme", p, "--workload", "random-writes", "--ops", "120", "-o", d, "--shutdown", "crash"]);
         assert_eq!(code, 0, "{p}: {err}");
+        let (_, inspect, _) = spmsim(&["image", "inspect", d]);
+        assert!(inspect.contains("last power-off: power failure"), "{p}: {inspect}");
         let (code, out, err) = spmsim(&["image", "verify", d]);
         let (_, show, _) = spmsim(&["config", "show", p]);
         if show.contains("expect_crash_violations = true") {

@@ -346,6 +346,8 @@ pub struct InspectReport {
     pub tree: String,
     pub capacity_bytes: u64,
     pub levels: u32,
+    /// The last power-off was a power failure (a crash image).
+    pub crashed: bool,
     pub records: u64,
     pub records_by_region: std::collections::BTreeMap<String, u64>,
     pub root_registers: std::collections::BTreeMap<String, String>,
@@ -378,6 +380,7 @@ pub fn inspect(chip: &ChipFile, mc: &MemoryController) -> InspectReport {
         tree: mc.tree.name().into(),
         capacity_bytes: chip.config.memory.capacity_bytes,
         levels: layout.levels(),
+        crashed: chip.chip.crashed,
         records: mc.st.nvm.image.len() as u64,
         records_by_region: by,
         root_registers: roots,

@@ -67,6 +67,7 @@ pub fn run(cmd: ImageCmd) -> Result<ExitCode> {
                 println!("{}", serde_json::to_string_pretty(&r)?);
             } else {
                 println!("scheme {}  tree {}  capacity {} B  levels {}", r.scheme, r.tree, r.capacity_bytes, r.levels);
+                println!("last power-off: {}", if r.crashed { "power failure (a crash image; verify runs the scheme's recovery first)" } else { "orderly shutdown" });
                 println!("records {}: {:?}", r.records, r.records_by_region);
                 println!("layout: data blocks {}, counter base {:#x}, MAC base {:#x}, level bases {:x?}", r.layout.data_blocks, r.layout.counter_base, r.layout.mac_base, r.layout.level_base);
                 println!("root registers (non-initial): {:?}", r.root_registers);
