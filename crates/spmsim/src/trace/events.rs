@@ -81,7 +81,9 @@ impl RecordEvents {
         let mut cur = r.addr;
         let mut first = true;
         while cur < end {
-            let block_end = (cur | 63) + 1;
+            // The block's end saturates: in the top block of the address
+            // space `(cur | 63) + 1` would wrap to 0 and walk all memory.
+            let block_end = (cur | 63).saturating_add(1);
             let mut len = end.min(block_end) - cur;
             if r.op == Op::Store {
                 len = len.min(8);
@@ -170,5 +172,17 @@ mod tests {
         assert_eq!(ev.iter().map(|e| e.addr).collect::<Vec<_>>(), vec![0x008, 0x1010, 0x010]);
         assert_ne!(ev[0].value, ev[2].value);
         assert_eq!(ev, events(AddressSpace::Virtual, false, vec![TraceRecord::mem(Op::Store, 0x7fff_1234_5008, 8), TraceRecord::mem(Op::Load, 0x40_0010, 4), TraceRecord::mem(Op::Store, 0x7fff_1234_5010, 8)]));
+    }
+
+    #[test]
+    fn an_access_in_the_top_block_of_the_address_space_stays_one_access() {
+        // Found by fuzzing: the block end wrapped to 0 and one load became
+        // one event per block of the whole address space.
+        for (addr, size) in [(u64::MAX - 8, 8), (u64::MAX - 64, 64), (u64::MAX - 4, 4)] {
+            let ev = events(AddressSpace::Virtual, false, vec![TraceRecord::mem(Op::Load, addr, size)]);
+            let loads: Vec<u8> = ev.iter().filter(|e| e.op == Op::Load).map(|e| e.size).collect();
+            assert_eq!(loads.iter().map(|s| *s as u32).sum::<u32>(), size, "{addr:#x}");
+            assert!(loads.len() <= 8, "{addr:#x}: {} events", loads.len());
+        }
     }
 }

@@ -27,34 +27,9 @@ use std::time::{Duration, Instant};
 /// a fix lands, delete the line: the replay test then guards the fix.
 /// Entries are paths under `fuzz/`. A pending seed is still replayed for
 /// panics but need not be accepted; a pending regression is not replayed.
-const PENDING: &[(&str, &str)] = &[
-    ("regressions/trace_lackey/access-4gib", "issue 11 defect 4: a 4 GiB lackey access is split into 67 M events (1.8 GB)"),
-    ("regressions/trace_auto/crash-8596eae2bb25c8c6", "issue 11 defect 4: a 4 GiB lackey access (line 208) is split into 67 M events"),
-    ("regressions/trace_native/crash-8ec301a704d706f2", "issue 11 defect 4: a native record of 4 GiB is split into 67 M events"),
-    ("regressions/trace_champsim/timeout-b65956c0e1a6690c577b68d1dd74bbc8cbe45139", "RecordEvents::push: an access in the top 64 B block of the address space (here 0xfffffffffffffff7, 8 bytes; found by libFuzzer) wraps its block end to 0 and walks all of memory: 134 M events, past the heap cap (issue 11 defects 4/6)"),
-    ("regressions/trace_champsim/top-of-address-space", "the same wrap, one ChampSim load at 0xffffffffffffffc0"),
-    ("regressions/trace_lackey/top-of-address-space", "the same wrap, one lackey load of 8 bytes at 0xffffffffffffffc0"),
-    ("regressions/trace_champsim_cloudsuite/crash-6fd8962a1b56b32c", "the same wrap, found by mutation (a load at 0xffffffffffffffc0)"),
-    ("regressions/trace_dramsim3/crash-05c3d7b6776a00cf", "the same wrap, found by mutation (`ffffffffffffffc0 READ 1110`, inside xz)"),
-    ("regressions/trace_ramulator/crash-94634ba9ca46527a", "the same wrap, found by mutation (`LD 0xffffffffffffffc0`, inside gzip)"),
-    ("regressions/trace_native/crash-9e3fe56d2238c371", "RecordEvents without bound (the wrap or a 4 GiB access), found by mutation inside the zstd body"),
-    ("regressions/trace_auto/crash-006c1de724650848", "RecordEvents without bound (the wrap or a 4 GiB access), a native trace found by mutation inside the zstd body"),
-    ("regressions/set/l1d-1tib", "issue 11 defect 5: a 1 TiB L1D passes validation, then its tags take 128 GiB"),
-    ("regressions/set/metadata-cache-1tib", "issue 11 defect 5: a 1 TiB metadata cache passes validation, then takes 128 GiB"),
-    ("regressions/set/banks-4g", "issue 11 defect 5: 2^32-1 NVM banks pass validation, then take 32 GiB"),
-    ("regressions/config/l1d-1tib.toml", "issue 11 defect 5: a 1 TiB L1D in a preset file passes validation"),
-    ("regressions/set/crash-c862767a6a838524", "issue 11 defect 5: a 6.5 PB L1D (found by mutation) passes validation, then asks for 800 TB"),
-    (
-        "regressions/config/crash-deb6cde9d23ee589",
-        "issue 11 defect 5: a 4 GiB unified metadata cache (found by mutation, line 9) passes validation, then asks for 4 GiB at once",
-    ),
-    ("corpus/trace_auto/random-writes.gz", "issue 11 defect 3: a native trace inside gzip is rejected with \"bad magic\""),
-    ("corpus/trace_auto/random-writes.xz", "issue 11 defect 3: a native trace inside xz is rejected with \"bad magic\""),
-    ("corpus/trace_auto/random-writes.zst", "issue 11 defect 3: a native trace inside zstd is rejected with \"bad magic\""),
-    ("corpus/trace_native/random-writes.gz", "issue 11 defect 3: a native trace inside gzip is rejected with \"bad magic\""),
-    ("corpus/trace_native/random-writes.xz", "issue 11 defect 3: a native trace inside xz is rejected with \"bad magic\""),
-    ("corpus/trace_native/random-writes.zst", "issue 11 defect 3: a native trace inside zstd is rejected with \"bad magic\""),
-];
+// Empty since the fixes of issue 11 landed: every regression file below
+// fuzz/regressions now replays cleanly.
+const PENDING: &[(&str, &str)] = &[];
 
 fn pending(kind: &str, target: &str, name: &str) -> bool {
     PENDING.iter().any(|p| p.0 == format!("{kind}/{target}/{name}"))
