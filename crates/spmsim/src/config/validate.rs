@@ -26,8 +26,8 @@ pub const MAX_LATENCY_NS: f64 = 1e6;
 /// at this size.
 pub const MAX_TAG_CACHE_BYTES: u64 = 1 << 30;
 /// Metadata caches and the functional eADR cache keep each line's bytes
-/// (about 90 B of host memory per 64 B line).
-pub const MAX_DATA_CACHE_BYTES: u64 = 256 << 20;
+/// (about 90 B of host memory per 64 B line: 90 MiB at this size).
+pub const MAX_DATA_CACHE_BYTES: u64 = 64 << 20;
 /// The pad seed encodes block addresses in 50 bits.
 pub const MAX_MEMORY_BYTES: u64 = 1 << 50;
 
