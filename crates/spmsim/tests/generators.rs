@@ -11,7 +11,6 @@ use spmsim::workload::pheap::{Layout, ADDR_LIMIT, LOG_BASE, LOG_BYTES, LOG_ENTRI
 use spmsim::workload::{btree, hash, queue, rbtree, tpcc, ycsb};
 use spmsim::workload::{Event, Generator, Op, WorkloadKind};
 use std::collections::{BTreeSet, HashMap, VecDeque};
-use std::time::Instant;
 
 const KINDS: [&str; 8] = ["array", "queue", "btree", "hash", "rbtree", "ycsb", "tpcc", "daxbench"];
 
@@ -314,26 +313,6 @@ fn a_short_timed_run_completes_for_every_generator() {
         assert!(s.stores > 1000 && s.loads > 1000, "{kind}: {} stores {} loads", s.stores, s.loads);
         let expect = if kind == "daxbench" { "synthetic" } else { "implicit" };
         assert!(s.workload_notes.iter().any(|n| n.contains(expect)), "{kind}: {:?}", s.workload_notes);
-    }
-}
-
-#[test]
-fn generators_are_fast_enough_not_to_bound_the_simulator() {
-    // The simulator runs ~30-100 M instructions/s; a generator should not
-    // be what limits it. Measured alone on the shared 2-core machine every
-    // generator gives 45-180 M instructions/s; the bound here is loose
-    // because other tests and builds share the cores. Rates are printed.
-    for kind in KINDS {
-        let w = WorkloadKind::parse(kind).unwrap();
-        let t = Instant::now();
-        let (mut events, mut instr) = (0u64, 0u64);
-        for e in w.stream(1, 20_000_000, 8 << 30).unwrap() {
-            events += 1;
-            instr += e.instructions();
-        }
-        let s = t.elapsed().as_secs_f64();
-        println!("{kind:9} {:6.1} M events/s  {:6.1} M instructions/s  ({events} events)", events as f64 / s / 1e6, instr as f64 / s / 1e6);
-        assert!(instr as f64 / s > 5e6, "{kind}: {:.1} M instructions/s", instr as f64 / s / 1e6);
     }
 }
 

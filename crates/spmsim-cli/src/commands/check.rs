@@ -48,7 +48,9 @@ pub fn run(a: CheckCrashArgs) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&rep)?);
     } else {
         println!("scheme {}  workload {}  ops {}  events {}  crash points {}", rep.scheme, rep.workload, rep.ops, rep.events, rep.crash_points);
-        println!("violations {} at {} crash points; recovery failures {}; by check {:?}", rep.violations, rep.violating_crash_points, rep.recovery_failures, rep.violations_by_check);
+        let by_check: Vec<String> = rep.violations_by_check.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let by_check = if by_check.is_empty() { "none".to_string() } else { by_check.join(", ") };
+        println!("violations {} at {} crash points; recovery failures {}; by check: {by_check}", rep.violations, rep.violating_crash_points, rep.recovery_failures);
         println!(
             "battery drain (max over points): {} data lines, {} metadata lines, {} WPQ entries, {} AES blocks, {} MACs, {} tree hashes, {} NVM writes",
             rep.drain.max_front_lines, rep.drain.max_metadata_lines, rep.drain.max_wpq_entries, rep.drain.max_aes_blocks, rep.drain.max_macs, rep.drain.max_tree_hashes, rep.drain.max_nvm_writes

@@ -170,7 +170,11 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
     println!("footprint {:.2} MiB ({:.2} MiB written)  write fraction {:.3}  persistent share {:.3}", i.footprint_bytes as f64 / 1048576.0, i.written_footprint_bytes as f64 / 1048576.0, i.write_fraction, i.persistent_share);
     println!("values {}{}", i.values, if i.values == "derived" { " (the simulator derives a deterministic value per store from the seed)" } else { "" });
     if let Some(h) = h {
-        println!("address space {:?}; skipped before recording {} instructions", h.address_space, h.skipped_instructions);
+        let space = match h.address_space {
+            spmsim::trace::AddressSpace::Physical => "physical",
+            spmsim::trace::AddressSpace::Virtual => "virtual (pages get frames in first-touch order)",
+        };
+        println!("address space {space}; skipped before recording {} instructions", h.skipped_instructions);
     }
     Ok(ExitCode::SUCCESS)
 }
