@@ -203,7 +203,10 @@ def run(scheme: str, workload: str, instructions: int | None = None, seed: int |
     n = _count("instructions", instructions, DEFAULT_INSTRUCTIONS)
     s = _count("seed", seed, DEFAULT_SEED)
     ovr = override_strings(overrides)
-    stats_json, config_toml = _native.run(str(scheme), str(workload), n, s, ovr, None if baseline is None else str(baseline))
+    # The count goes to the core as given (None when the caller gave none),
+    # so a short trace's note names the default instead of a request.
+    stats_json, config_toml = _native.run(str(scheme), str(workload), None if instructions is None else n, s, ovr,
+                                          None if baseline is None else str(baseline))
     return Result(scheme=str(scheme), workload=str(workload), instructions=n, seed=s, overrides=tuple(ovr),
                   baseline=baseline, stats_json=stats_json, config_toml=config_toml)
 

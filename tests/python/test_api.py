@@ -54,6 +54,17 @@ def test_run_returns_the_cli_stats_tree():
     assert "cycles=" in repr(r)
 
 
+def test_a_short_trace_names_the_default_count_only_when_none_was_given(tmp_path):
+    trace = tmp_path / "short.trace"
+    gen = py("-m", "spmsim", "trace", "generate", "--workload", "random-writes", "--instructions", "3000", "-o", str(trace))
+    assert gen.returncode == 0, gen.stderr
+    workload = f"trace:{trace}"
+    defaulted = json.dumps(spmsim.run("cobcm", workload).stats)
+    assert f"short of the default of {spmsim.DEFAULT_INSTRUCTIONS}" in defaulted, defaulted
+    asked = json.dumps(spmsim.run("cobcm", workload, instructions=spmsim.DEFAULT_INSTRUCTIONS).stats)
+    assert "requested" in asked and "short of the default" not in asked, asked
+
+
 def test_baseline_adds_slowdown():
     r = spmsim.run(scheme="sp", workload="random-writes", instructions=30_000, baseline="bbb")
     b = r.stats["baseline"]

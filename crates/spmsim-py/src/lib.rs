@@ -68,8 +68,9 @@ fn interruptible<T: Send>(py: Python<'_>, stop: &AtomicBool, work: impl FnOnce()
 
 #[pyfunction]
 #[pyo3(signature = (scheme, workload, instructions, seed, overrides, baseline=None))]
-fn run(py: Python<'_>, scheme: String, workload: String, instructions: u64, seed: u64, overrides: Vec<String>, baseline: Option<String>) -> PyResult<(String, String)> {
-    let req = RunRequest { scheme, workload, instructions: Some(instructions), seed, overrides, baseline };
+fn run(py: Python<'_>, scheme: String, workload: String, instructions: Option<u64>, seed: u64, overrides: Vec<String>, baseline: Option<String>) -> PyResult<(String, String)> {
+    // None: the caller gave no count, so a short trace's note names the default.
+    let req = RunRequest { scheme, workload, instructions, seed, overrides, baseline };
     let stop = AtomicBool::new(false);
     let out = interruptible(py, &stop, || spmsim::api::run(&req, &stop))?.map_err(to_py_err)?;
     Ok((out.stats_json(), out.config.to_toml()))

@@ -48,7 +48,7 @@ pub const FUNCTIONS: &[Function] = &[
         params: &[
             p("scheme", "str"),
             p("workload", "str"),
-            p("instructions", "int"),
+            p("instructions", "int | None"),
             p("seed", "int"),
             p("overrides", "list[str]"),
             opt("baseline", "str | None", "None"),
@@ -57,7 +57,7 @@ pub const FUNCTIONS: &[Function] = &[
         doc: "One timed run, as `spmsim run --json` does it, without the GIL; Ctrl-C stops it\n\
               (KeyboardInterrupt). Returns the statistics document as the CLI prints it and the\n\
               resolved configuration as TOML. Bad input raises ValueError with the CLI's message;\n\
-              a failed simulation raises RuntimeError.",
+              a failed simulation raises RuntimeError. `instructions` None runs the default count.",
     },
     Function {
         name: "config_toml",
