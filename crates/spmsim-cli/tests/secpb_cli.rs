@@ -20,7 +20,10 @@ fn run_json_has_the_roi_keys_and_writes_the_resolved_config() {
     assert!(r["slowdown"].as_f64().unwrap() >= 0.0, "slowdown against bbb: {}", r["slowdown"]);
     assert!(r["crash_at_end"].is_object(), "the drain work of a crash at the end");
     let cfg = std::fs::read_to_string(dir.join("config.toml")).unwrap();
-    assert!(cfg.contains("[persistence.point]") || cfg.contains("persistence"), "resolved config beside the stats");
+    // The resolved configuration beside the stats: it loads back as the
+    // very configuration of the preset that ran.
+    let saved = spmsim::config::load_str(&cfg, "config.toml", &[]).unwrap_or_else(|e| panic!("config.toml does not load: {e}\n{cfg}"));
+    assert_eq!(saved.to_toml(), spmsim::config::load_preset("cobcm", &[]).unwrap().to_toml(), "config.toml is cobcm's resolved configuration");
     assert!(dir.join("stats.json").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
