@@ -2,7 +2,7 @@
 
 /// A table with every column left-aligned.
 pub fn render(header: &[&str], rows: &[Vec<String>]) -> String {
-    render_aligned(header, rows, 0)
+    render_aligned(header, rows, header.len())
 }
 
 /// A table whose columns from `numbers_from` on are right-aligned, so the
@@ -18,7 +18,7 @@ pub fn render_aligned(header: &[&str], rows: &[Vec<String>], numbers_from: usize
         let parts: Vec<String> = cells
             .iter()
             .enumerate()
-            .map(|(i, c)| if i >= numbers_from && numbers_from > 0 { format!("{:>width$}", c, width = w[i]) } else { format!("{:<width$}", c, width = w[i]) })
+            .map(|(i, c)| if i >= numbers_from { format!("{:>width$}", c, width = w[i]) } else { format!("{:<width$}", c, width = w[i]) })
             .collect();
         format!("| {} |\n", parts.join(" | "))
     };

@@ -18,7 +18,6 @@ use crate::config::{SimConfig, TreeConfig};
 use crate::controller::MemoryController;
 use crate::layout::Region;
 use crate::nvm::{Nvm, NvmImage};
-use crate::persist::FrontEnd;
 use crate::system::System;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -193,7 +192,7 @@ pub struct RecoveryApplied {
 /// data of a crash image is still caught; the stored tree nodes themselves
 /// are what that recovery discards, so they vouch for nothing there.
 pub fn verify_saved(cfg: &SimConfig, mc: MemoryController) -> VerifyReport {
-    let mut sys = System { cfg: cfg.clone(), front: FrontEnd::new(&cfg.persistence.point), mc, events: 0 };
+    let mut sys = System::with_controller(cfg, mc);
     let mut applied = None;
     if sys.mc.chip.crashed && sys.mc.secure && sys.needs_rebuild() {
         let rec = sys.recover();
@@ -254,6 +253,7 @@ pub fn verify(mc: &mut MemoryController) -> VerifyReport {
     let mut failures = Vec::new();
     let mut data: BTreeSet<u64> = BTreeSet::new();
     let mut checked: BTreeSet<u64> = BTreeSet::new();
+    let mut stored_meta = 0u64;
     let per = layout.blocks_per_counter_block();
     let data_of_counter = |index: u64| index * per..((index + 1) * per).min(layout.data_blocks);
     let fail = |a: u64, level: u32, index: u64, e: crate::store::CheckFailure| {
@@ -301,6 +301,7 @@ pub fn verify(mc: &mut MemoryController) -> VerifyReport {
             _ => {}
         }
         if let Some((level, index)) = layout.meta_pos(a) {
+            stored_meta += 1;
             if !mc.secure || !checked.insert(a) {
                 continue;
             }
@@ -314,7 +315,7 @@ pub fn verify(mc: &mut MemoryController) -> VerifyReport {
             failures.push(VerifyFailure { address: format!("{:#x}", b * 64), region: "data".into(), check: e.name().into(), detail: e.to_string() });
         }
     }
-    let meta = if mc.secure { checked.len() as u64 } else { mc.st.nvm.image.sorted_addrs().iter().filter(|a| layout.meta_pos(**a).is_some()).count() as u64 };
+    let meta = if mc.secure { checked.len() as u64 } else { stored_meta };
     VerifyReport { ok: failures.is_empty(), recovery: None, metadata_blocks_checked: meta, data_blocks_checked: data.len() as u64, failures }
 }
 

@@ -63,7 +63,13 @@ impl RecoveryReport {
 
 impl System {
     pub fn new(cfg: &SimConfig, seed: u64) -> Self {
-        System { cfg: cfg.clone(), front: FrontEnd::new(&cfg.persistence.point), mc: MemoryController::new(cfg, seed), events: 0 }
+        System::with_controller(cfg, MemoryController::new(cfg, seed))
+    }
+
+    /// A machine around an existing memory controller (one powered on from
+    /// a saved image), with an empty front end.
+    pub fn with_controller(cfg: &SimConfig, mc: MemoryController) -> Self {
+        System { cfg: cfg.clone(), front: FrontEnd::new(&cfg.persistence.point), mc, events: 0 }
     }
 
     pub fn apply(&mut self, ev: &Event) -> Result<(), CheckFailure> {
