@@ -6,7 +6,9 @@ use std::process::Command;
 
 #[test]
 fn check_crash_json_has_the_promised_fields() {
-    for (scheme, expect_violations) in [("secure-wt", false), ("secure-wb-battery", false), ("secure-eadr", false), ("secure-wb-nobattery", true), ("bbb-gap", true)] {
+    for (scheme, expect_violations) in
+        [("secure-wt", false), ("secure-wb-battery", false), ("secure-eadr", false), ("secure-wb-nobattery", true), ("bbb-gap", true)]
+    {
         let r = json(&["check-crash", "--scheme", scheme, "--workload", "array-swap", "--ops", "100", "--crash-points", "all", "--json"]);
         for k in ["scheme", "workload", "crash_points", "violations", "violation_list"] {
             assert!(r.get(k).is_some(), "{k} missing");
@@ -52,7 +54,14 @@ fn dd_byte_flips_never_verify() {
         let src = dir.join("byte");
         std::fs::write(&src, &*byte).unwrap();
         let st = Command::new("dd")
-            .args([format!("if={}", src.display()), format!("of={}", img.display()), "bs=1".into(), format!("seek={pos}"), "conv=notrunc".into(), "status=none".into()])
+            .args([
+                format!("if={}", src.display()),
+                format!("of={}", img.display()),
+                "bs=1".into(),
+                format!("seek={pos}"),
+                "conv=notrunc".into(),
+                "status=none".into(),
+            ])
             .status()
             .unwrap();
         assert!(st.success());
@@ -69,7 +78,8 @@ fn dd_byte_flips_never_verify() {
 
 #[test]
 fn bad_input_gets_a_clear_error() {
-    let (code, _, err) = spmsim(&["check-crash", "--scheme", "secure-wt", "--workload", "array-swap", "--set", "metadata_cache.write_polcy=write-back"]);
+    let (code, _, err) =
+        spmsim(&["check-crash", "--scheme", "secure-wt", "--workload", "array-swap", "--set", "metadata_cache.write_polcy=write-back"]);
     assert_eq!(code, 2);
     assert!(err.contains("write_polcy") && err.contains("--set `metadata_cache.write_polcy=write-back`"), "{err}");
     let (code, _, err) = spmsim(&["config", "show", "nope"]);
@@ -78,7 +88,8 @@ fn bad_input_gets_a_clear_error() {
     assert!(code == 2 && err.contains("array-swap"), "{err}");
     let (code, _, err) = spmsim(&["check-crash", "--scheme", "secure-wt", "--workload", "array-swap", "--set", "tree.arity=3"]);
     assert!(code == 2 && err.contains("tree.arity"), "{err}");
-    let (code, _, err) = spmsim(&["check-crash", "--scheme", "secure-wt", "--workload", "random-writes", "--set", "memory.capacity_bytes=4096"]);
+    let (code, _, err) =
+        spmsim(&["check-crash", "--scheme", "secure-wt", "--workload", "random-writes", "--set", "memory.capacity_bytes=4096"]);
     assert!(code == 2 && err.contains("capacity_bytes"), "{err}");
     let (code, _, err) = spmsim(&["image", "verify", "/nonexistent-dir"]);
     assert!(code == 2 && err.contains("chip.json"), "{err}");
@@ -132,7 +143,18 @@ fn check_crash_exit_code_says_whether_the_result_is_expected() {
     let (code, out, _) = run("secure-wt", &["expect_crash_violations=true"]);
     assert!(code == 1 && out.contains("found no violation"), "{out}");
     // With --json stdout is the report alone, the verdict on stderr.
-    let (code, out, err) = spmsim(&["check-crash", "--scheme", "cobcm", "--workload", "array-swap", "--ops", "60", "--set", "persistence.battery.persist_buffer=false", "--json"]);
+    let (code, out, err) = spmsim(&[
+        "check-crash",
+        "--scheme",
+        "cobcm",
+        "--workload",
+        "array-swap",
+        "--ops",
+        "60",
+        "--set",
+        "persistence.battery.persist_buffer=false",
+        "--json",
+    ]);
     assert_eq!(code, 1);
     let r: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert!(r["violations"].as_u64().unwrap() > 0 && err.contains("NOT AS EXPECTED"), "{err}");
@@ -143,7 +165,8 @@ fn attack_exit_code_says_whether_every_attack_was_caught() {
     let (code, out, _) = spmsim(&["attack", "--scheme", "secure-wt", "--workload", "random-writes", "--ops", "200"]);
     assert!(code == 0 && out.contains("rollback-image") && out.contains("every applicable attack detected"), "{out}");
     // No real MACs: a secure configuration lets attacks through.
-    let (code, out, _) = spmsim(&["attack", "--scheme", "secure-wt", "--workload", "random-writes", "--ops", "200", "--set", "security.crypto=timing-only"]);
+    let (code, out, _) =
+        spmsim(&["attack", "--scheme", "secure-wt", "--workload", "random-writes", "--ops", "200", "--set", "security.crypto=timing-only"]);
     assert!(code == 1 && out.contains("UNDETECTED") && out.contains("NOT AS EXPECTED"), "{out}");
     // An insecure preset is expected to let them through.
     let (code, out, _) = spmsim(&["attack", "--scheme", "bbb", "--workload", "random-writes", "--ops", "200"]);
@@ -158,7 +181,8 @@ fn crash_images_of_every_preset_verify_or_are_controls() {
     for p in presets {
         let dir = std::env::temp_dir().join(format!("spmsim-cli-crash-{p}-{}", std::process::id()));
         let d = dir.to_str().unwrap();
-        let (code, _, err) = spmsim(&["image", "save", "--scheme", p, "--workload", "random-writes", "--ops", "120", "-o", d, "--shutdown", "crash"]);
+        let (code, _, err) =
+            spmsim(&["image", "save", "--scheme", p, "--workload", "random-writes", "--ops", "120", "-o", d, "--shutdown", "crash"]);
         assert_eq!(code, 0, "{p}: {err}");
         let (_, inspect, _) = spmsim(&["image", "inspect", d]);
         assert!(inspect.contains("last power-off: power failure"), "{p}: {inspect}");
@@ -201,7 +225,8 @@ fn listing(dir: &std::path::Path) -> Vec<String> {
 fn run_prints_tables_of_the_numbers_it_saved() {
     let dir = scratch("run-tables");
     let d = dir.to_str().unwrap();
-    let (code, out, err) = spmsim(&["run", "--scheme", "cobcm", "--workload", "random-writes", "--instructions", "20000", "--baseline", "bbb", "--out", d]);
+    let (code, out, err) =
+        spmsim(&["run", "--scheme", "cobcm", "--workload", "random-writes", "--instructions", "20000", "--baseline", "bbb", "--out", d]);
     assert_eq!(code, 0, "{err}");
     // No Rust debug structures ({:?} of a struct or a map) and no raw floats.
     assert!(!out.contains('{') && !out.contains("ByKind") && !out.contains("0000000"), "{out}");
@@ -231,7 +256,17 @@ fn run_refuses_an_unwritable_output_folder_before_simulating() {
     let out = dir.join("file").join("results");
     let started = std::time::Instant::now();
     // A billion instructions would take minutes: the error must come first.
-    let (code, _, err) = spmsim(&["run", "--scheme", "cobcm", "--workload", "random-writes", "--instructions", "1000000000", "--out", out.to_str().unwrap()]);
+    let (code, _, err) = spmsim(&[
+        "run",
+        "--scheme",
+        "cobcm",
+        "--workload",
+        "random-writes",
+        "--instructions",
+        "1000000000",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("results") && err.contains("cannot create the output folder"), "{err}");
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "the run simulated before failing");
@@ -245,7 +280,8 @@ fn a_run_that_cannot_write_all_its_files_leaves_none() {
     // config.toml's name is taken by a non-empty folder: stats.json is
     // renamed into place first, then config.toml fails.
     std::fs::create_dir_all(dir.join("config.toml").join("x")).unwrap();
-    let (code, _, err) = spmsim(&["run", "--scheme", "cobcm", "--workload", "random-writes", "--instructions", "2000", "--out", dir.to_str().unwrap()]);
+    let (code, _, err) =
+        spmsim(&["run", "--scheme", "cobcm", "--workload", "random-writes", "--instructions", "2000", "--out", dir.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("config.toml"), "{err}");
     assert_eq!(listing(&dir), ["config.toml"], "no stats.json without its config.toml, no temporary");
@@ -256,14 +292,16 @@ fn a_run_that_cannot_write_all_its_files_leaves_none() {
 fn a_short_trace_note_names_the_default_count() {
     let dir = scratch("run-default");
     let trace = dir.join("t.trace");
-    let (code, _, err) = spmsim(&["trace", "generate", "--workload", "random-writes", "--instructions", "3000", "-o", trace.to_str().unwrap()]);
+    let (code, _, err) =
+        spmsim(&["trace", "generate", "--workload", "random-writes", "--instructions", "3000", "-o", trace.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let w = format!("trace:{}", trace.display());
     let out_dir = dir.join("out");
     let (code, out, err) = spmsim(&["run", "--scheme", "cobcm", "--workload", &w, "--out", out_dir.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("short of the default of 1000000 (--instructions)"), "{out}");
-    let (code, out, err) = spmsim(&["run", "--scheme", "cobcm", "--workload", &w, "--instructions", "5000", "--out", out_dir.to_str().unwrap()]);
+    let (code, out, err) =
+        spmsim(&["run", "--scheme", "cobcm", "--workload", &w, "--instructions", "5000", "--out", out_dir.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("short of the 5000 requested"), "{out}");
     assert_eq!(listing(&dir), ["out", "t.trace"], "no temporary of the trace is left");

@@ -7,7 +7,20 @@ use common::{json, spmsim};
 fn run_json_has_the_roi_keys_and_writes_the_resolved_config() {
     let dir = std::env::temp_dir().join(format!("spmsim-run-{}", std::process::id()));
     let d = dir.to_str().unwrap();
-    let r = json(&["run", "--scheme", "cobcm", "--workload", "random-writes", "--instructions", "50000", "--baseline", "bbb", "--out", d, "--json"]);
+    let r = json(&[
+        "run",
+        "--scheme",
+        "cobcm",
+        "--workload",
+        "random-writes",
+        "--instructions",
+        "50000",
+        "--baseline",
+        "bbb",
+        "--out",
+        d,
+        "--json",
+    ]);
     let roi = &r["roi"];
     for k in ["cycles", "instructions", "ipc", "bmt_root_updates", "ppti", "nwpe", "store_buffer_stall_cycles", "secpb_full_stall_cycles"] {
         assert!(roi.get(k).is_some(), "roi.{k} missing");
@@ -23,7 +36,11 @@ fn run_json_has_the_roi_keys_and_writes_the_resolved_config() {
     // The resolved configuration beside the stats: it loads back as the
     // very configuration of the preset that ran.
     let saved = spmsim::config::load_str(&cfg, "config.toml", &[]).unwrap_or_else(|e| panic!("config.toml does not load: {e}\n{cfg}"));
-    assert_eq!(saved.to_toml(), spmsim::config::load_preset("cobcm", &[]).unwrap().to_toml(), "config.toml is cobcm's resolved configuration");
+    assert_eq!(
+        saved.to_toml(),
+        spmsim::config::load_preset("cobcm", &[]).unwrap().to_toml(),
+        "config.toml is cobcm's resolved configuration"
+    );
     assert!(dir.join("stats.json").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }

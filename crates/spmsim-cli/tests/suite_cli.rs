@@ -29,11 +29,13 @@ fn a_broken_programs_file_is_an_error_with_its_line() {
     let dir = std::env::temp_dir().join(format!("spmsim-suite-broken-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let f = dir.join("programs.toml");
-    std::fs::write(&f, "[[program]]\nname = \"x\"\npackages = [\"bzip2\"]\ndescription = \"d\"\ncommand = [\"/bin/bzip2\"]\nskip = -3\n").unwrap();
+    std::fs::write(&f, "[[program]]\nname = \"x\"\npackages = [\"bzip2\"]\ndescription = \"d\"\ncommand = [\"/bin/bzip2\"]\nskip = -3\n")
+        .unwrap();
     let (code, _, err) = spmsim(&["suite", "list", "--programs", f.to_str().unwrap()]);
     assert_eq!(code, 2);
     assert!(err.contains("programs.toml") && err.contains("line 6") && err.contains("skip"), "{err}");
-    let (code, _, err) = spmsim(&["suite", "record", "--only", "nosuch", "--programs", f.to_str().unwrap(), "--cache", dir.join("c").to_str().unwrap()]);
+    let (code, _, err) =
+        spmsim(&["suite", "record", "--only", "nosuch", "--programs", f.to_str().unwrap(), "--cache", dir.join("c").to_str().unwrap()]);
     assert_ne!(code, 0);
     assert!(err.contains("line 6"), "the file is checked before anything is installed: {err}");
     let _ = std::fs::remove_dir_all(&dir);
@@ -114,12 +116,21 @@ fn record_writes_trace_and_manifest_and_reproduce_runs_on_them() {
     assert!(out.contains("up to date"), "{out}");
     // The suite is the default workload set of reproduce secpb.
     let res = dir.join("results");
-    let (code, out, err) = run_with_cache(&cache, &["reproduce", "secpb", "--quick", "--instructions", "60000", "--programs", p, "--out", res.to_str().unwrap()]);
+    let (code, out, err) = run_with_cache(
+        &cache,
+        &["reproduce", "secpb", "--quick", "--instructions", "60000", "--programs", p, "--out", res.to_str().unwrap()],
+    );
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("order COBCM"), "{out}");
     let md = std::fs::read_to_string(res.join("report.md")).unwrap();
-    assert!(md.contains("real programs") && md.contains("valgrind lackey") && md.contains("values derived"), "the report says what the workloads are");
-    assert!(md.contains("| bzip2 | bzip2 1.0.8") || md.contains("| bzip2 | bzip2 "), "the report names each program and its package version");
+    assert!(
+        md.contains("real programs") && md.contains("valgrind lackey") && md.contains("values derived"),
+        "the report says what the workloads are"
+    );
+    assert!(
+        md.contains("| bzip2 | bzip2 1.0.8") || md.contains("| bzip2 | bzip2 "),
+        "the report names each program and its package version"
+    );
     assert!(md.contains("| bzip2-fast |"));
     assert!(md.contains("Trace notes"), "trace notes in the report");
     assert!(md.contains("not part of any average"), "the NoGap example runs beside the suite");

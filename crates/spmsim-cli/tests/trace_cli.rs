@@ -74,7 +74,19 @@ fn a_recorded_program_shows_its_known_loads_and_stores() {
 
     // --skip and --instructions bound the recording.
     let out = d.join("bounded.trace");
-    let (code, stdout, err) = spmsim(&["trace", "record", "--skip", "50000", "--instructions", "100000", "-o", out.to_str().unwrap(), "--", bin.to_str().unwrap(), "300000"]);
+    let (code, stdout, err) = spmsim(&[
+        "trace",
+        "record",
+        "--skip",
+        "50000",
+        "--instructions",
+        "100000",
+        "-o",
+        out.to_str().unwrap(),
+        "--",
+        bin.to_str().unwrap(),
+        "300000",
+    ]);
     assert_eq!(code, 0, "{err}");
     assert!(stdout.contains("100000 instructions recorded (50000 skipped)"), "{stdout}");
     let b = info(&out);
@@ -148,7 +160,10 @@ fn lackey_text_is_detected_and_bad_lines_name_their_number() {
     let p = d.join("t.lackey");
     std::fs::write(&p, "==7== Lackey\nI  0400,3\n S 7ff000,8\nI  0403,2\n M 7ff008,4\n").unwrap();
     let i = info(&p);
-    assert_eq!((i["format"].as_str(), i["loads"].as_u64(), i["stores"].as_u64(), i["instructions"].as_u64()), (Some("lackey"), Some(1), Some(2), Some(2)));
+    assert_eq!(
+        (i["format"].as_str(), i["loads"].as_u64(), i["stores"].as_u64(), i["instructions"].as_u64()),
+        (Some("lackey"), Some(1), Some(2), Some(2))
+    );
     std::fs::write(&p, "==7== Lackey\nI  0400,3\n S 7ff000\n").unwrap();
     let (code, _, err) = spmsim(&["trace", "info", p.to_str().unwrap()]);
     assert_eq!(code, 2);
@@ -192,7 +207,12 @@ fn instruction_counts_are_exact_across_info_and_run() {
     for t in [&champsim, &lackey_file] {
         assert_eq!(info(t)["instructions"], 3000, "{}", t.display());
         let spec = format!("trace:{}", t.display());
-        let ran = |n: &str| roi(&["run", "--scheme", "cobcm", "--workload", &spec, "--instructions", n, "--json", "--out", out.to_str().unwrap()])["instructions"].as_u64().unwrap();
+        let ran = |n: &str| {
+            roi(&["run", "--scheme", "cobcm", "--workload", &spec, "--instructions", n, "--json", "--out", out.to_str().unwrap()])
+                ["instructions"]
+                .as_u64()
+                .unwrap()
+        };
         assert_eq!(ran("10000"), 3000, "{}: the whole trace", t.display());
         for n in [1u64, 2, 6, 1234, 2999, 3000] {
             assert_eq!(ran(&n.to_string()), n, "{}: --instructions {n}", t.display());

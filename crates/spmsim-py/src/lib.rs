@@ -33,7 +33,10 @@ fn to_py_err(e: ApiError) -> PyErr {
 }
 
 fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
-    p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "unknown panic".into())
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
 }
 
 /// Run `work` on a thread of its own while this one, the caller's, gives
@@ -68,7 +71,15 @@ fn interruptible<T: Send>(py: Python<'_>, stop: &AtomicBool, work: impl FnOnce()
 
 #[pyfunction]
 #[pyo3(signature = (scheme, workload, instructions, seed, overrides, baseline=None))]
-fn run(py: Python<'_>, scheme: String, workload: String, instructions: Option<u64>, seed: u64, overrides: Vec<String>, baseline: Option<String>) -> PyResult<(String, String)> {
+fn run(
+    py: Python<'_>,
+    scheme: String,
+    workload: String,
+    instructions: Option<u64>,
+    seed: u64,
+    overrides: Vec<String>,
+    baseline: Option<String>,
+) -> PyResult<(String, String)> {
     // None: the caller gave no count, so a short trace's note names the default.
     let req = RunRequest { scheme, workload, instructions, seed, overrides, baseline };
     let stop = AtomicBool::new(false);

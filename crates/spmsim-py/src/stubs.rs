@@ -93,18 +93,26 @@ impl Function {
     /// The parameters as `__text_signature__` shows them: names and
     /// defaults, no types.
     pub fn text_signature(&self) -> String {
-        let ps: Vec<String> = self.params.iter().map(|p| match p.default {
-            Some(d) => format!("{}={d}", p.name),
-            None => p.name.to_string(),
-        }).collect();
+        let ps: Vec<String> = self
+            .params
+            .iter()
+            .map(|p| match p.default {
+                Some(d) => format!("{}={d}", p.name),
+                None => p.name.to_string(),
+            })
+            .collect();
         format!("({})", ps.join(", "))
     }
 
     fn typed_signature(&self) -> String {
-        let ps: Vec<String> = self.params.iter().map(|p| match p.default {
-            Some(d) => format!("{}: {} = {d}", p.name, p.ty),
-            None => format!("{}: {}", p.name, p.ty),
-        }).collect();
+        let ps: Vec<String> = self
+            .params
+            .iter()
+            .map(|p| match p.default {
+                Some(d) => format!("{}: {} = {d}", p.name, p.ty),
+                None => format!("{}: {}", p.name, p.ty),
+            })
+            .collect();
         format!("def {}({}) -> {}:", self.name, ps.join(", "), self.returns)
     }
 }

@@ -74,7 +74,14 @@ pub fn resolve_config(scheme: &str, overrides: &[String]) -> Result<SimConfig, A
 }
 
 /// Simulate one preset on one workload; the typed pieces, no document.
-pub fn simulate_one(scheme: &str, workload: &str, instructions: u64, seed: u64, overrides: &[String], stop: &AtomicBool) -> Result<(SimConfig, RunStats), ApiError> {
+pub fn simulate_one(
+    scheme: &str,
+    workload: &str,
+    instructions: u64,
+    seed: u64,
+    overrides: &[String],
+    stop: &AtomicBool,
+) -> Result<(SimConfig, RunStats), ApiError> {
     let cfg = resolve_config(scheme, overrides)?;
     let w = WorkloadKind::parse(workload).map_err(ApiError::Invalid)?;
     if instructions == 0 {

@@ -60,7 +60,11 @@ impl AttackReport {
     /// bbb) is a control that must let some through, or the harness would
     /// be showing nothing.
     pub fn as_expected(&self, cfg: &SimConfig) -> bool {
-        if cfg.security.enabled { self.undetected == 0 } else { self.undetected > 0 }
+        if cfg.security.enabled {
+            self.undetected == 0
+        } else {
+            self.undetected > 0
+        }
     }
 }
 
@@ -199,7 +203,14 @@ pub fn run(cfg: &SimConfig, workload: &str, events: &[Event], seed: u64) -> Resu
         None => {
             for n in ["replay-data-mac", "replay-data-mac-counter"] {
                 let why = "no block changed between the two snapshots; use more ops";
-                out.push(AttackResult { name: n.into(), target: "none".into(), detected: false, where_: "not attempted".into(), ruled_out: None, skipped: Some(why.into()) });
+                out.push(AttackResult {
+                    name: n.into(),
+                    target: "none".into(),
+                    detected: false,
+                    where_: "not attempted".into(),
+                    ruled_out: None,
+                    skipped: Some(why.into()),
+                });
             }
         }
     }
@@ -230,7 +241,12 @@ pub fn run(cfg: &SimConfig, workload: &str, events: &[Event], seed: u64) -> Resu
     // reads as never written where the root registers vouch for writes.
     let mut img = ctx.final_img.clone();
     let counter = rollback_page(&layout, &mut img, a);
-    out.push(ctx.check("rollback-page", format!("page of {:#x} never written (data, MAC lines, counter block {counter:#x} removed)", a * 64), img, a));
+    out.push(ctx.check(
+        "rollback-page",
+        format!("page of {:#x} never written (data, MAC lines, counter block {counter:#x} removed)", a * 64),
+        img,
+        a,
+    ));
 
     let mut img = ctx.final_img.clone();
     rollback_page(&layout, &mut img, a);
@@ -247,7 +263,14 @@ pub fn run(cfg: &SimConfig, workload: &str, events: &[Event], seed: u64) -> Resu
         ("root-register-tamper", "on-chip non-volatile register: inside the trusted chip (SecPB II-A)"),
         ("metadata-cache-tamper", "on-chip cache: inside the trusted chip (SecPB II-A)"),
     ] {
-        out.push(AttackResult { name: n.into(), target: "on chip".into(), detected: false, where_: "not applicable".into(), ruled_out: Some(why.into()), skipped: None });
+        out.push(AttackResult {
+            name: n.into(),
+            target: "on chip".into(),
+            detected: false,
+            where_: "not applicable".into(),
+            ruled_out: Some(why.into()),
+            skipped: None,
+        });
     }
     let undetected = out.iter().filter(|x| x.applicable() && !x.detected).count() as u64;
     Ok(AttackReport { scheme: cfg.name.clone(), workload: workload.into(), attacks: out, undetected })

@@ -16,7 +16,7 @@
 use crate::chip::ChipState;
 use crate::config::{SimConfig, TreeConfig};
 use crate::counter::{SitNode, SplitCounterBlock, MINOR_MAX, SIT_COUNTER_MAX};
-use crate::crypto::{CryptoEngine, MAC_MASK, MAC_BITS};
+use crate::crypto::{CryptoEngine, MAC_BITS, MAC_MASK};
 use crate::layout::{CounterFormat, Layout};
 use crate::metacache::MetaCaches;
 use crate::nvm::Nvm;
@@ -195,7 +195,14 @@ impl MemoryController {
     /// ciphertext, MAC made early) is used as is. If the counter moved
     /// meanwhile (a neighbour's minor overflow re-encrypted the page), the
     /// early work is stale and the write is redone; returns false then.
-    pub fn write_prepared(&mut self, block: u64, pt: &[u8; 64], ctr: BlockCounter, advanced: bool, prep: &Prepared) -> Result<bool, CheckFailure> {
+    pub fn write_prepared(
+        &mut self,
+        block: u64,
+        pt: &[u8; 64],
+        ctr: BlockCounter,
+        advanced: bool,
+        prep: &Prepared,
+    ) -> Result<bool, CheckFailure> {
         if !self.secure {
             return self.write(block, pt).map(|_| true);
         }
@@ -204,7 +211,14 @@ impl MemoryController {
         r
     }
 
-    fn write_prepared_inner(&mut self, block: u64, pt: &[u8; 64], ctr: BlockCounter, advanced: bool, prep: &Prepared) -> Result<bool, CheckFailure> {
+    fn write_prepared_inner(
+        &mut self,
+        block: u64,
+        pt: &[u8; 64],
+        ctr: BlockCounter,
+        advanced: bool,
+        prep: &Prepared,
+    ) -> Result<bool, CheckFailure> {
         self.early_pending.remove(&block);
         let fresh = if advanced { self.block_counter(block)? == ctr } else { self.peek_next_counter(block)? == Some(ctr) };
         if !fresh {

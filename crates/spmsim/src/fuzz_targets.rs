@@ -25,7 +25,10 @@ const SIMULATED_INSTRUCTIONS: u64 = 300;
 
 /// Every target by name (the names of the cargo-fuzz targets and of the
 /// corpus folders `fuzz/corpus/NAME`).
-pub const TARGETS: &[(&str, fn(&[u8]) -> Result<(), String>)] = &[
+/// One fuzz target: it reads arbitrary bytes and must never panic.
+pub type Target = fn(&[u8]) -> Result<(), String>;
+
+pub const TARGETS: &[(&str, Target)] = &[
     ("trace_auto", trace_auto),
     ("trace_native", trace_native),
     ("trace_champsim", trace_champsim),

@@ -112,19 +112,32 @@ pub fn load_image(dir: &Path, chip: &ChipFile) -> Result<NvmImage, ImageError> {
     let mc = MemoryController::new(&chip.config, chip.chip.seed);
     let layout = mc.layout().clone();
     if u64_at(16) != chip.config.memory.capacity_bytes {
-        return Err(ierr(&p, format!("header offset 16: capacity {} does not match the chip's configuration ({})", u64_at(16), chip.config.memory.capacity_bytes)));
+        return Err(ierr(
+            &p,
+            format!(
+                "header offset 16: capacity {} does not match the chip's configuration ({})",
+                u64_at(16),
+                chip.config.memory.capacity_bytes
+            ),
+        ));
     }
     let geometry = [tree_code(&chip.config), layout.levels() as u8, layout.arity as u8, 0];
     if b[24..28] != geometry {
-        return Err(ierr(&p, format!("header offset 24: tree geometry {:?} does not match the chip's configuration {:?}", &b[24..28], geometry)));
+        return Err(ierr(
+            &p,
+            format!("header offset 24: tree geometry {:?} does not match the chip's configuration {:?}", &b[24..28], geometry),
+        ));
     }
     if u32_at(28) != 0 {
         return Err(ierr(&p, "header offset 28: reserved field must be 0"));
     }
     let n = u64_at(32);
     let body = (b.len() - HEADER_BYTES) as u64;
-    if body % RECORD_BYTES as u64 != 0 || body / RECORD_BYTES as u64 != n {
-        return Err(ierr(&p, format!("header offset 32: {n} records declared but the file holds {body} bytes of records ({RECORD_BYTES} B each)")));
+    if !body.is_multiple_of(RECORD_BYTES as u64) || body / RECORD_BYTES as u64 != n {
+        return Err(ierr(
+            &p,
+            format!("header offset 32: {n} records declared but the file holds {body} bytes of records ({RECORD_BYTES} B each)"),
+        ));
     }
     let mut img = NvmImage::default();
     let mut prev: Option<u64> = None;
@@ -132,10 +145,18 @@ pub fn load_image(dir: &Path, chip: &ChipFile) -> Result<NvmImage, ImageError> {
         let o = HEADER_BYTES + i * RECORD_BYTES;
         let a = u64_at(o);
         if a >= layout.end {
-            return Err(ierr(&p, format!("record {i} (offset {o}): block address {a:#x} is outside the NVM layout (end {:#x})", layout.end)));
+            return Err(ierr(
+                &p,
+                format!("record {i} (offset {o}): block address {a:#x} is outside the NVM layout (end {:#x})", layout.end),
+            ));
         }
         if prev.is_some_and(|q| q >= a) {
-            return Err(ierr(&p, format!("record {i} (offset {o}): block address {a:#x} is not above the previous record's; records must be sorted and unique")));
+            return Err(ierr(
+                &p,
+                format!(
+                    "record {i} (offset {o}): block address {a:#x} is not above the previous record's; records must be sorted and unique"
+                ),
+            ));
         }
         prev = Some(a);
         img.put(a, b[o + 8..o + RECORD_BYTES].try_into().unwrap());
@@ -213,7 +234,9 @@ pub fn verify_saved(cfg: &SimConfig, mc: MemoryController) -> VerifyReport {
                 address: format!("{:#x}", sys.mc.layout().meta_addr(top, i)),
                 region: format!("tree level {top} node {i:#x}"),
                 check: "root".into(),
-                detail: format!("recovery: the tree rebuilt from the stored counter blocks disagrees with the root register of top node {i:#x}"),
+                detail: format!(
+                    "recovery: the tree rebuilt from the stored counter blocks disagrees with the root register of top node {i:#x}"
+                ),
             })
             .collect();
         rep.failures.splice(0..0, failed);
@@ -258,11 +281,22 @@ pub fn verify(mc: &mut MemoryController) -> VerifyReport {
     let data_of_counter = |index: u64| index * per..((index + 1) * per).min(layout.data_blocks);
     let fail = |a: u64, level: u32, index: u64, e: crate::store::CheckFailure| {
         let region = if level == 0 { "counter".to_string() } else { format!("tree level {level}") };
-        VerifyFailure { address: format!("{a:#x}"), region: format!("{region} node {index:#x}"), check: e.name().into(), detail: e.to_string() }
+        VerifyFailure {
+            address: format!("{a:#x}"),
+            region: format!("{region} node {index:#x}"),
+            check: e.name().into(),
+            detail: e.to_string(),
+        }
     };
     if mc.secure {
         let top = layout.top_level();
-        let mut frontier: Vec<u64> = mc.st.roots.iter().filter(|(i, v)| **i < layout.level_nodes[top as usize] && !mc.tree.root_is_initial(**i, **v)).map(|(i, _)| *i).collect();
+        let mut frontier: Vec<u64> = mc
+            .st
+            .roots
+            .iter()
+            .filter(|(i, v)| **i < layout.level_nodes[top as usize] && !mc.tree.root_is_initial(**i, **v))
+            .map(|(i, _)| *i)
+            .collect();
         frontier.sort_unstable();
         for level in (0..=top).rev() {
             let mut next = Vec::new();
@@ -312,11 +346,22 @@ pub fn verify(mc: &mut MemoryController) -> VerifyReport {
     }
     for &b in &data {
         if let Err(e) = mc.read(b) {
-            failures.push(VerifyFailure { address: format!("{:#x}", b * 64), region: "data".into(), check: e.name().into(), detail: e.to_string() });
+            failures.push(VerifyFailure {
+                address: format!("{:#x}", b * 64),
+                region: "data".into(),
+                check: e.name().into(),
+                detail: e.to_string(),
+            });
         }
     }
     let meta = if mc.secure { checked.len() as u64 } else { stored_meta };
-    VerifyReport { ok: failures.is_empty(), recovery: None, metadata_blocks_checked: meta, data_blocks_checked: data.len() as u64, failures }
+    VerifyReport {
+        ok: failures.is_empty(),
+        recovery: None,
+        metadata_blocks_checked: meta,
+        data_blocks_checked: data.len() as u64,
+        failures,
+    }
 }
 
 /// Run `events`, cut the power, and verify the crash image as `image save

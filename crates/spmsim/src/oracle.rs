@@ -25,6 +25,10 @@ pub enum CrashPoints {
     Sample(u64),
 }
 
+/// A crash point waiting for its batch: the crashed machine, its event
+/// index, its label and the shadow values it must show.
+type PendingPoint = (System, u64, String, Vec<(u64, [u8; 64])>);
+
 impl std::str::FromStr for CrashPoints {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
@@ -108,7 +112,9 @@ fn check_point(mut sys: System, k: u64, last: &str, shadow: &[(u64, [u8; 64])], 
     let drain = sys.power_fail();
     let rec = sys.recover();
     let why_recovery = match &rec.rebuild {
-        Some(r) if !r.mismatched_roots.is_empty() => "recovery failed: the BMT rebuilt from persisted counters disagrees with the root register; ",
+        Some(r) if !r.mismatched_roots.is_empty() => {
+            "recovery failed: the BMT rebuilt from persisted counters disagrees with the root register; "
+        }
         _ if rec.root_registers_lost => "recovery failed: root registers lost; ",
         _ => "",
     };
@@ -125,7 +131,15 @@ fn check_point(mut sys: System, k: u64, last: &str, shadow: &[(u64, [u8; 64])], 
         count += 1;
         *by_check.entry(check.clone()).or_insert(0u64) += 1;
         if violations.len() < max_keep {
-            violations.push(Violation { crash_point: k, after_event: last.to_string(), address: format!("{:#x}", block * 64), expected: hex64(expect), actual, check, detail });
+            violations.push(Violation {
+                crash_point: k,
+                after_event: last.to_string(),
+                address: format!("{:#x}", block * 64),
+                expected: hex64(expect),
+                actual,
+                check,
+                detail,
+            });
         }
     }
     PointResult { violations, count, by_check, recovery_failed: !rec.ok(), drain }
@@ -171,14 +185,15 @@ impl CrashCheck<'_> {
         let mut sys = System::new(self.cfg, self.seed);
         let mut shadow: FxHashMap<u64, [u8; 64]> = touched.iter().map(|b| (*b, [0u8; 64])).collect();
         let mut results: Vec<PointResult> = Vec::with_capacity(chosen.len());
-        let mut batch: Vec<(System, u64, String, Vec<(u64, [u8; 64])>)> = Vec::new();
+        let mut batch: Vec<PendingPoint> = Vec::new();
         let batch_size = 64;
         let mut next = 0usize;
         // Only the first `max_listed` violations overall are kept in full.
-        let flush = |batch: &mut Vec<(System, u64, String, Vec<(u64, [u8; 64])>)>, results: &mut Vec<PointResult>, max: usize| {
+        let flush = |batch: &mut Vec<PendingPoint>, results: &mut Vec<PointResult>, max: usize| {
             let kept: usize = results.iter().map(|r| r.violations.len()).sum();
             let budget = max.saturating_sub(kept);
-            let out: Vec<PointResult> = std::mem::take(batch).into_par_iter().map(|(s, k, last, sh)| check_point(s, k, &last, &sh, budget)).collect();
+            let out: Vec<PointResult> =
+                std::mem::take(batch).into_par_iter().map(|(s, k, last, sh)| check_point(s, k, &last, &sh, budget)).collect();
             results.extend(out);
             progress(results.len() as u64, chosen.len() as u64);
         };

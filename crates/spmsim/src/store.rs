@@ -10,12 +10,12 @@
 //! Verification walks up only until the first line already on chip (SecPB
 //! II-B: verification stops at the first verified cached node).
 
+use crate::config::WritePolicy;
 use crate::crypto::CryptoEngine;
 use crate::layout::{Layout, Region};
 use crate::metacache::MetaCaches;
 use crate::nvm::Nvm;
 use crate::tree::IntegrityTree;
-use crate::config::WritePolicy;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::VecDeque;

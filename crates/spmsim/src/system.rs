@@ -146,7 +146,9 @@ impl System {
         match self.cfg.recovery.rebuild_tree {
             TreeRebuild::Always => true,
             TreeRebuild::Never => false,
-            TreeRebuild::Auto => self.cfg.metadata_cache.tree_policy() == WritePolicy::WriteBack && !self.cfg.persistence.battery.metadata_caches,
+            TreeRebuild::Auto => {
+                self.cfg.metadata_cache.tree_policy() == WritePolicy::WriteBack && !self.cfg.persistence.battery.metadata_caches
+            }
         }
     }
 

@@ -12,7 +12,18 @@ fn every_attack_is_detected_on_every_secure_preset() {
             let ev = w.generate(300, 3).unwrap();
             let r = spmsim::attack::run(&cfg, &w.name(), &ev, 3).unwrap();
             assert_eq!(r.undetected, 0, "{name} {}: {:?}", w.name(), r.attacks.iter().filter(|a| !a.detected).collect::<Vec<_>>());
-            for n in ["ciphertext-bit-flip", "mac-bit-flip", "splice", "replay-data-mac", "replay-data-mac-counter", "tree-node-tamper", "counter-tamper", "rollback-page", "rollback-page-and-tree-path", "rollback-image"] {
+            for n in [
+                "ciphertext-bit-flip",
+                "mac-bit-flip",
+                "splice",
+                "replay-data-mac",
+                "replay-data-mac-counter",
+                "tree-node-tamper",
+                "counter-tamper",
+                "rollback-page",
+                "rollback-page-and-tree-path",
+                "rollback-image",
+            ] {
                 let a = r.attacks.iter().find(|a| a.name == n).unwrap_or_else(|| panic!("{name}: {n} missing"));
                 // Carried out (these workloads rewrite blocks, so the replays
                 // have something to replay) and caught at a named address.

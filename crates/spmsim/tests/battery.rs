@@ -16,7 +16,11 @@ fn table_v_rows_match_except_the_documented_two() {
         let e = estimate(&cfg, row.scheme, rf.table_v.secpb_entries);
         let c = compare(&cfg, &e, "V", row);
         let documented_miss = matches!(row.scheme, Scheme::Cm | Scheme::SEadr);
-        assert_eq!(c.matches, !documented_miss, "{}: SuperCap {:.4} vs {}, Li-thin {:.5} vs {}", row.scheme, e.supercap.volume_mm3, row.supercap_mm3.text, e.li_thin.volume_mm3, row.li_thin_mm3.text);
+        assert_eq!(
+            c.matches, !documented_miss,
+            "{}: SuperCap {:.4} vs {}, Li-thin {:.5} vs {}",
+            row.scheme, e.supercap.volume_mm3, row.supercap_mm3.text, e.li_thin.volume_mm3, row.li_thin_mm3.text
+        );
         if documented_miss {
             let ex = explain(&cfg, &e, row);
             let want = if row.scheme == Scheme::Cm { Reading::PendingRootUpdate } else { Reading::BmtHashesChildDigest };
@@ -33,7 +37,11 @@ fn table_vi_rows_all_match() {
         let n = row.entries.unwrap();
         let e = estimate(&cfg, row.scheme, n);
         let c = compare(&cfg, &e, "VI", row);
-        assert!(c.matches, "{} at {n}: SuperCap {:.4} vs {} ({:+.2} %)", row.scheme, e.supercap.volume_mm3, row.supercap_mm3.text, c.supercap_mm3.residual_pct);
+        assert!(
+            c.matches,
+            "{} at {n}: SuperCap {:.4} vs {} ({:+.2} %)",
+            row.scheme, e.supercap.volume_mm3, row.supercap_mm3.text, c.supercap_mm3.residual_pct
+        );
     }
 }
 

@@ -37,14 +37,14 @@ fn every_number_of_every_preset_is_bounded_and_named() {
             seen.insert(key.clone());
             // The walk is over real keys: the leaf's own value loads.
             let same = format!("{key}={value}");
-            load_preset(preset, &[same.clone()]).unwrap_or_else(|e| panic!("{preset}: {same}: {e}"));
+            load_preset(preset, std::slice::from_ref(&same)).unwrap_or_else(|e| panic!("{preset}: {same}: {e}"));
             let hostile: &[&str] = match value {
                 Value::Float(_) => &["inf", "-inf", "nan", "1e300", "-1.0", "0.0"],
                 _ => &["4294967295", "4611686018427387904", "-1", "inf", "nan", "1e300", "\"many\""],
             };
             for bad in hostile {
                 let set = format!("{key}={bad}");
-                let e = match load_preset(preset, &[set.clone()]) {
+                let e = match load_preset(preset, std::slice::from_ref(&set)) {
                     Ok(_) => panic!("{preset}: --set {set} was accepted"),
                     Err(e) => e.to_string(),
                 };
@@ -53,7 +53,15 @@ fn every_number_of_every_preset_is_bounded_and_named() {
         }
     }
     // Every tagged variant's numbers were among them.
-    for key in ["persistence.point.entries", "persistence.point.cache.capacity_bytes", "metadata_cache.organization.unified.ways", "metadata_cache.organization.tree.capacity_bytes", "nvm.burst_ns", "core.frequency_ghz", "tree.arity"] {
+    for key in [
+        "persistence.point.entries",
+        "persistence.point.cache.capacity_bytes",
+        "metadata_cache.organization.unified.ways",
+        "metadata_cache.organization.tree.capacity_bytes",
+        "nvm.burst_ns",
+        "core.frequency_ghz",
+        "tree.arity",
+    ] {
         assert!(seen.contains(key), "no preset has {key}; seen {seen:?}");
     }
 }
@@ -81,7 +89,10 @@ fn a_type_error_inside_a_tagged_table_names_the_leaf() {
         ("[persistence.point]\ntype='cache-hierarchy'\ncache={ways='x'}\n", "persistence.point.cache.ways"),
         ("[tree]\ntype='sit'\narity=-3\n", "tree.arity"),
         ("[tree]\ntype='bmt'\nlevels=1.5\n", "tree.levels"),
-        ("[metadata_cache.organization]\ntype='unified'\nunified={capacity_bytes=true}\n", "metadata_cache.organization.unified.capacity_bytes"),
+        (
+            "[metadata_cache.organization]\ntype='unified'\nunified={capacity_bytes=true}\n",
+            "metadata_cache.organization.unified.capacity_bytes",
+        ),
         ("[metadata_cache.organization]\ntype='separate'\nmac={wayz=2}\n", "metadata_cache.organization.mac.wayz"),
         ("[tree]\ntype='avl'\n", "tree.type"),
     ] {
@@ -94,7 +105,10 @@ fn a_type_error_inside_a_tagged_table_names_the_leaf() {
 fn a_key_the_selected_variant_lacks_is_an_error() {
     // sp's point is the memory controller, which has no entries.
     let e = load_preset("sp", &["persistence.point.entries=64".into()]).unwrap_err().to_string();
-    assert!(e.starts_with("--set `persistence.point.entries=64`: key `persistence.point.entries`: ") && e.contains("memory-controller"), "{e}");
+    assert!(
+        e.starts_with("--set `persistence.point.entries=64`: key `persistence.point.entries`: ") && e.contains("memory-controller"),
+        "{e}"
+    );
     // The same in a preset file.
     let e = load_str("[persistence.point]\ntype='memory-controller'\nentries=64\n", "p.toml", &[]).unwrap_err().to_string();
     assert!(e.starts_with("p.toml: key `persistence.point.entries`: "), "{e}");

@@ -131,7 +131,10 @@ fn transactions_log_the_old_bytes_and_fence_before_every_in_place_store() {
             let w = small(kind, &format!("populate=true,style={style}"));
             let ev = w.generate(40, 5).unwrap();
             let first_tx = ev.iter().position(|e| e.op == Op::TxBegin).unwrap();
-            assert!(first_tx > 100 && ev[..first_tx].iter().all(|e| matches!(e.op, Op::Store | Op::Fence | Op::Epoch)), "{kind}: population first");
+            assert!(
+                first_tx > 100 && ev[..first_tx].iter().all(|e| matches!(e.op, Op::Store | Op::Fence | Op::Epoch)),
+                "{kind}: population first"
+            );
             let txs = check_transactions(&format!("{kind} {style}"), &ev, &|_| 0);
             assert_eq!(txs, 40, "{kind}");
         }
@@ -169,7 +172,12 @@ fn stream_matches(name: &str, ev: &[Event], peek: &dyn Fn(u64) -> u64) {
 /// 4000 transactions, each toggling one key drawn from `0..n` through
 /// `toggle` (which reports whether the key went in), checked against
 /// `model`; the events of all of them.
-fn toggle_against_model(r: &mut SplitMix64, n: u64, model: &mut BTreeSet<u64>, mut toggle: impl FnMut(&mut Vec<Event>, u64) -> bool) -> Vec<Event> {
+fn toggle_against_model(
+    r: &mut SplitMix64,
+    n: u64,
+    model: &mut BTreeSet<u64>,
+    mut toggle: impl FnMut(&mut Vec<Event>, u64) -> bool,
+) -> Vec<Event> {
     let mut ev = Vec::new();
     for _ in 0..4000 {
         let k = r.below(n);
@@ -294,7 +302,9 @@ fn every_generator_passes_the_crash_oracle() {
             // daxbench's operation is one read and one write.
             let ops = if kind == "daxbench" { 60 } else { 5 };
             let events = w.generate(ops, 7).unwrap();
-            let r = CrashCheck { cfg: &cfg, workload_name: w.name(), events, ops, seed: 7, points: CrashPoints::Sample(20), max_listed: 5 }.run().unwrap();
+            let r = CrashCheck { cfg: &cfg, workload_name: w.name(), events, ops, seed: 7, points: CrashPoints::Sample(20), max_listed: 5 }
+                .run()
+                .unwrap();
             assert_eq!(r.crash_points, 20);
             assert!(r.blocks_checked_per_point > 10, "{preset} {kind}");
             assert_eq!(r.violations, 0, "{preset} {kind}: {:?}", r.violation_list.first());

@@ -42,7 +42,10 @@ fn every_byte_flip_is_caught() {
         // Every byte of the header and of the first records of each region,
         // and every 7th byte elsewhere (all bytes would take minutes).
         let mut positions: Vec<usize> = (0..image::HEADER_BYTES).collect();
-        positions.extend((image::HEADER_BYTES..orig.len()).filter(|i| i % 7 == 0 || *i < image::HEADER_BYTES + 4 * image::RECORD_BYTES || *i >= orig.len() - 3 * image::RECORD_BYTES));
+        positions
+            .extend((image::HEADER_BYTES..orig.len()).filter(|i| {
+                i % 7 == 0 || *i < image::HEADER_BYTES + 4 * image::RECORD_BYTES || *i >= orig.len() - 3 * image::RECORD_BYTES
+            }));
         for &pos in &positions {
             let mut b = orig.clone();
             b[pos] ^= 0x10;
@@ -92,7 +95,8 @@ fn crash_images_of_controls_fail_verification() {
 /// header's record count set to match: a well-formed image, rolled back.
 fn keep_records(orig: &[u8], keep: impl Fn(u64) -> bool) -> Vec<u8> {
     let mut out = orig[..image::HEADER_BYTES].to_vec();
-    let kept: Vec<&[u8]> = orig[image::HEADER_BYTES..].chunks(image::RECORD_BYTES).filter(|r| keep(u64::from_le_bytes(r[..8].try_into().unwrap()))).collect();
+    let kept: Vec<&[u8]> =
+        orig[image::HEADER_BYTES..].chunks(image::RECORD_BYTES).filter(|r| keep(u64::from_le_bytes(r[..8].try_into().unwrap()))).collect();
     out[32..40].copy_from_slice(&(kept.len() as u64).to_le_bytes());
     kept.iter().for_each(|r| out.extend_from_slice(r));
     out
@@ -115,7 +119,11 @@ fn rolled_back_images_fail_verification() {
         std::fs::write(dir.join("nvm.img"), keep_records(&orig, |a| !page.contains(&a) && !macs.contains(&a) && a != counter)).unwrap();
         let r = verdict(&dir).unwrap();
         assert!(!r.ok, "{preset}: a page rolled back to never written verified");
-        assert!(r.failures.iter().any(|f| f.address == format!("{counter:#x}")), "{preset}: the removed counter block is named: {:?}", r.failures);
+        assert!(
+            r.failures.iter().any(|f| f.address == format!("{counter:#x}")),
+            "{preset}: the removed counter block is named: {:?}",
+            r.failures
+        );
         // The whole image back to never written.
         std::fs::write(dir.join("nvm.img"), keep_records(&orig, |_| false)).unwrap();
         let r = verdict(&dir).unwrap();

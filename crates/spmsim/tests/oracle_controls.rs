@@ -43,7 +43,10 @@ fn small_caches_force_evictions_and_stay_consistent() {
     // A 4 KB metadata cache evicts constantly, so write-back paths (and SIT's
     // lazy parent updates) run on every store.
     for p in ["secure-wb-battery", "sit-wb-battery", "secure-eadr"] {
-        let cfg = common::small(p, &["metadata_cache.organization={type='unified', unified={capacity_bytes=4096, ways=4}}", "persistence.wpq_entries=4"]);
+        let cfg = common::small(
+            p,
+            &["metadata_cache.organization={type='unified', unified={capacity_bytes=4096, ways=4}}", "persistence.wpq_entries=4"],
+        );
         let r = check(&cfg, &WorkloadKind::RandomWrites, 600, CrashPoints::Sample(80));
         assert_eq!(r.violations, 0, "{p}: {:?}", r.violation_list.first());
     }
@@ -87,7 +90,11 @@ fn drain_work_is_counted() {
     assert!(r.drain.max_aes_blocks >= 4 * r.drain.max_front_lines, "{:?}", r.drain);
     let cfg = common::small("secure-wt", &[]);
     let r = check(&cfg, &WorkloadKind::RandomWrites, 200, CrashPoints::Sample(20));
-    assert_eq!((r.drain.max_front_lines, r.drain.max_aes_blocks, r.drain.max_tree_hashes), (0, 0, 0), "SP leaves no security work to the battery");
+    assert_eq!(
+        (r.drain.max_front_lines, r.drain.max_aes_blocks, r.drain.max_tree_hashes),
+        (0, 0, 0),
+        "SP leaves no security work to the battery"
+    );
 }
 
 #[test]

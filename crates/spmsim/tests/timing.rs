@@ -87,7 +87,10 @@ fn the_pieces_of_one_wide_store_persist_once() {
         for i in 0..200u64 {
             let base = 0x10_0000 + i * 128;
             for k in 0..4 {
-                v.push(Event { same_instruction: same && k > 0, ..Event::store(base + 8 * k, 8, i * 4 + k, false).after(if k == 0 { 3 } else { 0 }) });
+                v.push(Event {
+                    same_instruction: same && k > 0,
+                    ..Event::store(base + 8 * k, 8, i * 4 + k, false).after(if k == 0 { 3 } else { 0 })
+                });
             }
         }
         v
@@ -105,7 +108,8 @@ fn the_pieces_of_one_wide_store_persist_once() {
     assert_eq!(four.roi.instructions, 200 * 7);
     assert!(one.roi.cycles < four.roi.cycles, "CM's early MAC work is paid once per store: {} vs {}", one.roi.cycles, four.roi.cycles);
     // Pieces that cross into the next block are a second persist.
-    let crossing: Vec<Event> = (0..2u64).map(|k| Event { same_instruction: k > 0, ..Event::store(0x20_0038 + 8 * k, 8, 9, false) }).collect();
+    let crossing: Vec<Event> =
+        (0..2u64).map(|k| Event { same_instruction: k > 0, ..Event::store(0x20_0038 + 8 * k, 8, 9, false) }).collect();
     assert_eq!(stats(crossing).stores, 2);
 }
 

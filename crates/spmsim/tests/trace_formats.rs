@@ -17,12 +17,9 @@ fn temp_dir(name: &str) -> PathBuf {
 
 /// Run a Python 3 script; its stdout.
 fn python(script: &str, args: &[&Path]) -> String {
-    let out = Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("this test needs python3 (it writes the traces with an encoder independent of spmsim), but `python3` could not be run: {e}"));
+    let out = Command::new("python3").arg("-c").arg(script).args(args).output().unwrap_or_else(|e| {
+        panic!("this test needs python3 (it writes the traces with an encoder independent of spmsim), but `python3` could not be run: {e}")
+    });
     assert!(out.status.success(), "the python3 trace writer failed:\n{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
 }
@@ -139,7 +136,8 @@ fn champsim_expected(instrs: &[Instr], dests: usize) -> Vec<TraceRecord> {
     let mut out = Vec::new();
     let mut gap = 0;
     for i in instrs {
-        let accesses: Vec<(Op, u64)> = i.src.iter().map(|&a| (Op::Load, a)).chain(i.dest[..dests].iter().map(|&a| (Op::Store, a))).filter(|x| x.1 != 0).collect();
+        let accesses: Vec<(Op, u64)> =
+            i.src.iter().map(|&a| (Op::Load, a)).chain(i.dest[..dests].iter().map(|&a| (Op::Store, a))).filter(|x| x.1 != 0).collect();
         if accesses.is_empty() {
             gap += 1;
             continue;
@@ -167,8 +165,19 @@ fn champsim_traces_written_by_python_read_back_exactly() {
     let dir = temp_dir("champsim");
     let instrs = champsim_instrs(3000);
     let rows = dir.join("rows.txt");
-    std::fs::write(&rows, instrs.iter().map(|i| format!("{} {} {} {} {} {} {} {} {}\n", i.ip, i.dest[0], i.dest[1], i.dest[2], i.dest[3], i.src[0], i.src[1], i.src[2], i.src[3])).collect::<String>())
-        .unwrap();
+    std::fs::write(
+        &rows,
+        instrs
+            .iter()
+            .map(|i| {
+                format!(
+                    "{} {} {} {} {} {} {} {} {}\n",
+                    i.ip, i.dest[0], i.dest[1], i.dest[2], i.dest[3], i.src[0], i.src[1], i.src[2], i.src[3]
+                )
+            })
+            .collect::<String>(),
+    )
+    .unwrap();
     let (plain, xz, cloud) = (dir.join("trace.champsim"), dir.join("trace.champsim.xz"), dir.join("trace.cloudsuite.xz"));
     let size = python(CHAMPSIM_WRITER, &[&rows, &plain, &xz, &cloud]);
     assert_eq!(size.trim(), "96", "C lays cloudsuite_instr out in 96 bytes");
@@ -457,7 +466,13 @@ fn detection_refuses_what_it_cannot_recognise() {
     let p = dir.join("random.bin");
     std::fs::write(&p, &random).unwrap();
     let e = trace::detect(&p).unwrap_err();
-    assert!(e.msg.contains("cannot tell the trace format") && e.msg.contains("tried native") && e.msg.contains("champsim") && e.msg.contains("#format="), "{e}");
+    assert!(
+        e.msg.contains("cannot tell the trace format")
+            && e.msg.contains("tried native")
+            && e.msg.contains("champsim")
+            && e.msg.contains("#format="),
+        "{e}"
+    );
     // Named as ChampSim, random bytes are impossible records, not a workload.
     let e = open_and_read_as(&p, Format::Champsim).unwrap_err();
     assert!(e.msg.contains("not a ChampSim trace"), "{e}");

@@ -5,7 +5,9 @@ use spmsim::config::SimConfig;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
-#[command(after_help = "Exit codes: 0 as expected (a secure configuration detected every applicable attack; an insecure one, security.enabled = false, let some through), 1 not as expected, 2 bad input or error.")]
+#[command(
+    after_help = "Exit codes: 0 as expected (a secure configuration detected every applicable attack; an insecure one, security.enabled = false, let some through), 1 not as expected, 2 bad input or error."
+)]
 pub struct AttackArgs {
     #[command(flatten)]
     pub sim: SimArgs,

@@ -4,12 +4,11 @@
 use anyhow::{bail, Result};
 use serde_json::{json, Value};
 use spmsim::battery::{
-    accounting, bmt_update_uj, compare, default_energy_path, explain, paper_rows, default_reference_path, estimate, not_charged, Comparison,
-    EnergyConfig, Estimate, Explanation, Reference, Scheme, MATCH_RULE,
+    accounting, bmt_update_uj, compare, default_energy_path, default_reference_path, estimate, explain, not_charged, paper_rows,
+    Comparison, EnergyConfig, Estimate, Explanation, Reference, Scheme, MATCH_RULE,
 };
 use std::path::PathBuf;
 use std::process::ExitCode;
-
 
 /// An estimate, the paper's row beside it, and (when the SuperCap volume
 /// misses) the readings of the paper that would meet it.

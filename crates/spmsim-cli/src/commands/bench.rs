@@ -136,7 +136,8 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
                 if !out.status.success() {
                     bail!("bench case {case} failed: {}", String::from_utf8_lossy(&out.stderr));
                 }
-                let r: CaseResult = serde_json::from_slice(&out.stdout).with_context(|| format!("reading the result of bench case {case}"))?;
+                let r: CaseResult =
+                    serde_json::from_slice(&out.stdout).with_context(|| format!("reading the result of bench case {case}"))?;
                 runs.push(r);
             }
             results.push(Repeated::of(runs));
@@ -161,7 +162,8 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!("workload {BENCH_WORKLOAD}, one core, each case in its own process, {} run(s) each: the median run's figures, the range of all runs\n", a.repeat);
-    let header = ["scheme", "crypto", "instructions", "seconds", "range s", "M instr/s", "target", "peak RSS MiB", "blocks touched", "memory GiB"];
+    let header =
+        ["scheme", "crypto", "instructions", "seconds", "range s", "M instr/s", "target", "peak RSS MiB", "blocks touched", "memory GiB"];
     let body: Vec<Vec<String>> = results
         .iter()
         .map(|(r, rep)| {

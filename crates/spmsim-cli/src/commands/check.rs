@@ -1,12 +1,14 @@
 use super::SimArgs;
-use anyhow::{anyhow, Result};
 use crate::progress::Progress;
+use anyhow::{anyhow, Result};
 use spmsim::config::SimConfig;
 use spmsim::oracle::{CrashCheck, CrashPoints, CrashReport};
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
-#[command(after_help = "Exit codes: 0 as expected (no violation; or, on a control marked expect_crash_violations = true, some), 1 not as expected (violations on a configuration that is not a control, or none on a control), 2 bad input or error.")]
+#[command(
+    after_help = "Exit codes: 0 as expected (no violation; or, on a control marked expect_crash_violations = true, some), 1 not as expected (violations on a configuration that is not a control, or none on a control), 2 bad input or error."
+)]
 pub struct CheckCrashArgs {
     #[command(flatten)]
     pub sim: SimArgs,
@@ -34,7 +36,10 @@ pub fn check(a: &CheckCrashArgs, progress: &dyn Fn(u64, u64)) -> Result<(SimConf
 fn verdict(cfg: &SimConfig, rep: &CrashReport) -> String {
     match (cfg.expect_crash_violations, rep.violations > 0) {
         (false, false) => "as expected: no violation".into(),
-        (false, true) => format!("NOT AS EXPECTED: {} violations on a configuration that is not a control (expect_crash_violations = false)", rep.violations),
+        (false, true) => format!(
+            "NOT AS EXPECTED: {} violations on a configuration that is not a control (expect_crash_violations = false)",
+            rep.violations
+        ),
         (true, true) => format!("as expected: {} violations on a control (expect_crash_violations = true)", rep.violations),
         (true, false) => "NOT AS EXPECTED: a control (expect_crash_violations = true) found no violation, so it shows nothing".into(),
     }
@@ -47,10 +52,16 @@ pub fn run(a: CheckCrashArgs) -> Result<ExitCode> {
     if a.json {
         println!("{}", serde_json::to_string_pretty(&rep)?);
     } else {
-        println!("scheme {}  workload {}  ops {}  events {}  crash points {}", rep.scheme, rep.workload, rep.ops, rep.events, rep.crash_points);
+        println!(
+            "scheme {}  workload {}  ops {}  events {}  crash points {}",
+            rep.scheme, rep.workload, rep.ops, rep.events, rep.crash_points
+        );
         let by_check: Vec<String> = rep.violations_by_check.iter().map(|(k, v)| format!("{k} {v}")).collect();
         let by_check = if by_check.is_empty() { "none".to_string() } else { by_check.join(", ") };
-        println!("violations {} at {} crash points; recovery failures {}; by check: {by_check}", rep.violations, rep.violating_crash_points, rep.recovery_failures);
+        println!(
+            "violations {} at {} crash points; recovery failures {}; by check: {by_check}",
+            rep.violations, rep.violating_crash_points, rep.recovery_failures
+        );
         println!(
             "battery drain (max over points): {} data lines, {} metadata lines, {} WPQ entries, {} AES blocks, {} MACs, {} tree hashes, {} NVM writes",
             rep.drain.max_front_lines, rep.drain.max_metadata_lines, rep.drain.max_wpq_entries, rep.drain.max_aes_blocks, rep.drain.max_macs, rep.drain.max_tree_hashes, rep.drain.max_nvm_writes

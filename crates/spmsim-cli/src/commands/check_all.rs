@@ -78,7 +78,10 @@ pub fn run(a: CheckAllArgs) -> Result<ExitCode> {
         );
         print!(
             "{}",
-            crate::table::render(&["preset", "crash points", "violations", "failed checks", "expected", "attacks detected", "crash image", "as expected"], &rows)
+            crate::table::render(
+                &["preset", "crash points", "violations", "failed checks", "expected", "attacks detected", "crash image", "as expected"],
+                &rows
+            )
         );
     }
     Ok(if all_as_expected { ExitCode::SUCCESS } else { ExitCode::from(1) })

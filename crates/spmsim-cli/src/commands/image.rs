@@ -67,10 +67,19 @@ pub fn run(cmd: ImageCmd) -> Result<ExitCode> {
                 println!("{}", serde_json::to_string_pretty(&r)?);
             } else {
                 println!("scheme {}  tree {}  capacity {} B  levels {}", r.scheme, r.tree, r.capacity_bytes, r.levels);
-                println!("last power-off: {}", if r.crashed { "power failure (a crash image; verify runs the scheme's recovery first)" } else { "orderly shutdown" });
+                println!(
+                    "last power-off: {}",
+                    if r.crashed { "power failure (a crash image; verify runs the scheme's recovery first)" } else { "orderly shutdown" }
+                );
                 let by_region: Vec<String> = r.records_by_region.iter().map(|(k, v)| format!("{k} {v}")).collect();
                 println!("records {}: {}", r.records, by_region.join(", "));
-                println!("layout: data blocks {}, counter base {:#x}, MAC base {:#x}, level bases {}", r.layout.data_blocks, r.layout.counter_base, r.layout.mac_base, r.layout.level_base.iter().map(|b| format!("{b:#x}")).collect::<Vec<_>>().join(", "));
+                println!(
+                    "layout: data blocks {}, counter base {:#x}, MAC base {:#x}, level bases {}",
+                    r.layout.data_blocks,
+                    r.layout.counter_base,
+                    r.layout.mac_base,
+                    r.layout.level_base.iter().map(|b| format!("{b:#x}")).collect::<Vec<_>>().join(", ")
+                );
                 let roots: Vec<String> = r.root_registers.iter().map(|(k, v)| format!("{k} {v}")).collect();
                 println!("root registers (non-initial): {}", if roots.is_empty() { "none".to_string() } else { roots.join(", ") });
             }

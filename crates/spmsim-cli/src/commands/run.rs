@@ -103,9 +103,14 @@ fn summary(stats: &RunStats, slowdown: Option<(f64, &str)>) -> String {
     ]);
     s.push('\n');
     s.push_str(&render_aligned(&["run", "value"], &rows, 1));
-    let kinds = |what: &str, k: &ByKind| vec![what.to_string(), count(k.data), count(k.counter), count(k.mac), count(k.tree), count(k.total())];
+    let kinds =
+        |what: &str, k: &ByKind| vec![what.to_string(), count(k.data), count(k.counter), count(k.mac), count(k.tree), count(k.total())];
     s.push('\n');
-    s.push_str(&render_aligned(&["NVM blocks", "data", "counter", "MAC", "tree", "total"], &[kinds("reads", &r.nvm_reads), kinds("writes", &r.nvm_writes)], 1));
+    s.push_str(&render_aligned(
+        &["NVM blocks", "data", "counter", "MAC", "tree", "total"],
+        &[kinds("reads", &r.nvm_reads), kinds("writes", &r.nvm_writes)],
+        1,
+    ));
     let mut hits: Vec<Vec<String>> = r.cache_hit_rate.iter().map(|(c, h)| vec![c.to_string(), percent(*h)]).collect();
     hits.extend(r.metadata_cache_hit_rate.iter().map(|(c, h)| vec![format!("metadata: {c}"), percent(*h)]));
     s.push('\n');
@@ -138,6 +143,10 @@ mod tests {
         assert_ne!(real, timing);
         assert_ne!(real, plain);
         assert!(real.to_str().unwrap().starts_with("results/runs/cobcm__synthetic_ppti_10__s1__set-"), "{}", real.display());
-        assert_eq!(real, default_out("cobcm", "synthetic:ppti=10", 1, &["security.crypto=\"real\"".into()]), "the same settings, the same folder");
+        assert_eq!(
+            real,
+            default_out("cobcm", "synthetic:ppti=10", 1, &["security.crypto=\"real\"".into()]),
+            "the same settings, the same folder"
+        );
     }
 }

@@ -111,11 +111,17 @@ pub fn record(s: &Suite, plan: &RecordPlan) -> Result<Vec<Outcome>> {
     let progress = |p: Progress| match p {
         Progress::Note(n) => eprintln!("suite: {n}"),
         Progress::Started { name, skip, instructions, index, total } => {
-            eprintln!("suite: [{}/{total}] {name}: recording {instructions} instructions after skipping {skip} ({:.0} s)", index + 1, t0.elapsed().as_secs_f64())
+            eprintln!(
+                "suite: [{}/{total}] {name}: recording {instructions} instructions after skipping {skip} ({:.0} s)",
+                index + 1,
+                t0.elapsed().as_secs_f64()
+            )
         }
         Progress::Finished(o) => match (&o.status, &o.manifest) {
             (Status::Failed(e), _) => eprintln!("suite: {}: FAILED: {}", o.name, e.trim_end().replace('\n', "\n    ")),
-            (Status::UpToDate, Some(m)) => eprintln!("suite: {}: up to date ({} instructions recorded {})", o.name, m.recording.recorded_instructions, m.recorded_at),
+            (Status::UpToDate, Some(m)) => {
+                eprintln!("suite: {}: up to date ({} instructions recorded {})", o.name, m.recording.recorded_instructions, m.recorded_at)
+            }
             (_, Some(m)) => eprintln!(
                 "suite: {}: recorded {} instructions ({} loads, {} stores) in {:.0} s{}",
                 o.name,
@@ -187,7 +193,10 @@ fn list(json: bool, place: &Place) -> Result<ExitCode> {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "programs_file": s.path, "cache": cache, "env": s.env, "programs": v }))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "programs_file": s.path, "cache": cache, "env": s.env, "programs": v }))?
+        );
         return Ok(ExitCode::SUCCESS);
     }
     let rows: Vec<Vec<String>> = s

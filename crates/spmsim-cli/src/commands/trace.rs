@@ -164,11 +164,24 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
     if let Some(h) = h.filter(|h| !h.source.is_empty()) {
         println!("source: {}", h.source);
     }
-    println!("instructions {}  load records {}  store records {} (log region {})  fences {}  epochs {}  transactions {}", i.instructions, i.loads, i.stores, i.log_stores, i.fences, i.epochs, i.transactions);
+    println!(
+        "instructions {}  load records {}  store records {} (log region {})  fences {}  epochs {}  transactions {}",
+        i.instructions, i.loads, i.stores, i.log_stores, i.fences, i.epochs, i.transactions
+    );
     println!("(a record is one access as the trace has it; `run` counts loads and stores per 64 B block)");
     println!("memory ops per kilo-instruction {:.2}  stores per kilo-instruction {:.2}", i.memory_ops_pti, i.stores_pti);
-    println!("footprint {:.2} MiB ({:.2} MiB written)  write fraction {:.3}  persistent share {:.3}", i.footprint_bytes as f64 / 1048576.0, i.written_footprint_bytes as f64 / 1048576.0, i.write_fraction, i.persistent_share);
-    println!("values {}{}", i.values, if i.values == "derived" { " (the simulator derives a deterministic value per store from the seed)" } else { "" });
+    println!(
+        "footprint {:.2} MiB ({:.2} MiB written)  write fraction {:.3}  persistent share {:.3}",
+        i.footprint_bytes as f64 / 1048576.0,
+        i.written_footprint_bytes as f64 / 1048576.0,
+        i.write_fraction,
+        i.persistent_share
+    );
+    println!(
+        "values {}{}",
+        i.values,
+        if i.values == "derived" { " (the simulator derives a deterministic value per store from the seed)" } else { "" }
+    );
     if let Some(h) = h {
         let space = match h.address_space {
             spmsim::trace::AddressSpace::Physical => "physical",

@@ -83,11 +83,10 @@ mod report;
 
 pub use energy::{default_energy_path, Crypto, EnergyConfig, EntryFields, Movement, Storage, Structure};
 pub use readings::{explain, Explanation, Reading};
-pub use report::{markdown_report, paper_rows, table_rows, TableRow, TABLE_VI_SIZES};
 pub use reference::{
-    compare, default_reference_path, Compared, Comparison, Gap, PaperRow, Printed, Reference, TableV, TableVi, MATCH_RULE,
-    TOLERANCE_PCT,
+    compare, default_reference_path, Compared, Comparison, Gap, PaperRow, Printed, Reference, TableV, TableVi, MATCH_RULE, TOLERANCE_PCT,
 };
+pub use report::{markdown_report, paper_rows, table_rows, TableRow, TABLE_VI_SIZES};
 
 use crate::config::ConfigError;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
@@ -178,9 +177,10 @@ impl std::str::FromStr for Scheme {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         let s = s.trim().to_ascii_lowercase();
-        Scheme::ALL.into_iter().find(|x| x.name() == s || (s == "s_eadr" && *x == Scheme::SEadr)).ok_or_else(|| {
-            format!("unknown scheme `{s}`; known: {}", Scheme::ALL.map(Scheme::name).join(", "))
-        })
+        Scheme::ALL
+            .into_iter()
+            .find(|x| x.name() == s || (s == "s_eadr" && *x == Scheme::SEadr))
+            .ok_or_else(|| format!("unknown scheme `{s}`; known: {}", Scheme::ALL.map(Scheme::name).join(", ")))
     }
 }
 
@@ -514,7 +514,8 @@ mod tests {
         let c = cfg();
         for n in [1u64, 8, 32, 500] {
             let e = estimate(&c, Scheme::Bbb, n);
-            let want = ((n + 1) as f64 * 64.0 * c.movement.secpb_to_pm_nj_per_byte + 64.0 * c.movement.sram_access_pj_per_byte / 1000.0) / 1000.0;
+            let want =
+                ((n + 1) as f64 * 64.0 * c.movement.secpb_to_pm_nj_per_byte + 64.0 * c.movement.sram_access_pj_per_byte / 1000.0) / 1000.0;
             assert!(rel(e.energy_uj, want) < 1e-12, "{n}: {} vs {want}", e.energy_uj);
             assert_eq!(e.nvm_fetches, 0.0);
         }

@@ -36,8 +36,7 @@ pub fn list_presets() -> Vec<String> {
             rd.filter_map(|e| e.ok())
                 .filter_map(|e| {
                     let p = e.path();
-                    (p.extension().and_then(|x| x.to_str()) == Some("toml"))
-                        .then(|| p.file_stem().unwrap().to_string_lossy().into_owned())
+                    (p.extension().and_then(|x| x.to_str()) == Some("toml")).then(|| p.file_stem().unwrap().to_string_lossy().into_owned())
                 })
                 .collect()
         })
@@ -69,8 +68,8 @@ pub fn load_preset(name: &str, overrides: &[String]) -> Result<SimConfig, Config
 }
 
 pub fn load_str(text: &str, file: &str, overrides: &[String]) -> Result<SimConfig, ConfigError> {
-    let preset: toml::Table =
-        toml::from_str(text).map_err(|e| ConfigError::Syntax { file: file.into(), message: e.to_string().trim_end().replace('\n', " ") })?;
+    let preset: toml::Table = toml::from_str(text)
+        .map_err(|e| ConfigError::Syntax { file: file.into(), message: e.to_string().trim_end().replace('\n', " ") })?;
     // Presets only change defaults: lay the file over the defaults.
     let mut table = match toml::Value::try_from(SimConfig::default()).expect("defaults serialize") {
         toml::Value::Table(t) => t,
@@ -157,7 +156,8 @@ mod tests {
 
     #[test]
     fn unknown_key_names_its_path() {
-        let e = load_str("[metadata_cache.organization]\ntype='separate'\n[metadata_cache.organization.counter]\nwayz=4\n", "t.toml", &[]).unwrap_err();
+        let e = load_str("[metadata_cache.organization]\ntype='separate'\n[metadata_cache.organization.counter]\nwayz=4\n", "t.toml", &[])
+            .unwrap_err();
         let s = e.to_string();
         assert!(s.contains("t.toml") && s.contains("metadata_cache.organization") && s.contains("wayz"), "{s}");
     }
@@ -182,7 +182,12 @@ mod merge_tests {
 
     #[test]
     fn a_variant_change_replaces_the_table() {
-        let c = load_str("[metadata_cache.organization]\ntype='unified'\nunified={capacity_bytes=4096, ways=4}\n", "t", &["tree.arity=8".into()]).unwrap();
+        let c = load_str(
+            "[metadata_cache.organization]\ntype='unified'\nunified={capacity_bytes=4096, ways=4}\n",
+            "t",
+            &["tree.arity=8".into()],
+        )
+        .unwrap();
         assert!(matches!(c.metadata_cache.organization, crate::config::MetadataCacheOrganization::Unified { .. }));
         let c = load_str("[tree]\ntype='sit'\n", "t", &["tree.levels=9".into()]).unwrap();
         assert_eq!(c.tree, crate::config::TreeConfig::Sit { arity: 8, levels: Some(9) });

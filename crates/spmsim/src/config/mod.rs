@@ -333,7 +333,11 @@ pub struct MetadataCacheConfig {
 
 impl Default for MetadataCacheConfig {
     fn default() -> Self {
-        MetadataCacheConfig { write_policy: WritePolicy::WriteThrough, tree_write_policy: None, organization: MetadataCacheOrganization::default() }
+        MetadataCacheConfig {
+            write_policy: WritePolicy::WriteThrough,
+            tree_write_policy: None,
+            organization: MetadataCacheOrganization::default(),
+        }
     }
 }
 

@@ -68,12 +68,12 @@ fn check_geometry(key: &str, capacity_bytes: u64, ways: u32, max_bytes: u64) -> 
     if capacity_bytes > max_bytes {
         return bad(&cap_key, format!("{capacity_bytes} exceeds the largest cache the simulator builds, {max_bytes} B"));
     }
-    if capacity_bytes % 64 != 0 {
+    if !capacity_bytes.is_multiple_of(64) {
         return bad(&cap_key, format!("{capacity_bytes} is not a multiple of the 64 B line"));
     }
     let ways_key = format!("{key}.ways");
     in_range(&ways_key, ways as u64, 1, MAX_WAYS as u64)?;
-    if (capacity_bytes / 64) % ways as u64 != 0 {
+    if !(capacity_bytes / 64).is_multiple_of(ways as u64) {
         return bad(&ways_key, format!("{} lines do not divide into {} ways", capacity_bytes / 64, ways));
     }
     Ok(())
@@ -83,10 +83,16 @@ impl SimConfig {
     pub fn validate(&self) -> Result<(), Invalid> {
         let m = &self.memory;
         if m.page_bytes != 4096 {
-            return bad("memory.page_bytes", format!("split counters cover 64 blocks of 64 B, so the page must be 4096 B, got {}", m.page_bytes));
+            return bad(
+                "memory.page_bytes",
+                format!("split counters cover 64 blocks of 64 B, so the page must be 4096 B, got {}", m.page_bytes),
+            );
         }
-        if m.capacity_bytes == 0 || m.capacity_bytes % m.page_bytes != 0 {
-            return bad("memory.capacity_bytes", format!("{} is not a positive multiple of the page size {}", m.capacity_bytes, m.page_bytes));
+        if m.capacity_bytes == 0 || !m.capacity_bytes.is_multiple_of(m.page_bytes) {
+            return bad(
+                "memory.capacity_bytes",
+                format!("{} is not a positive multiple of the page size {}", m.capacity_bytes, m.page_bytes),
+            );
         }
         if m.capacity_bytes > MAX_MEMORY_BYTES {
             return bad("memory.capacity_bytes", format!("{} exceeds the 2^50 B the pad seed encodes", m.capacity_bytes));
@@ -136,7 +142,10 @@ impl SimConfig {
         positive_finite("nvm.write_latency_ns", n.write_latency_ns, MAX_LATENCY_NS)?;
         positive_finite("nvm.burst_ns", n.burst_ns, MAX_LATENCY_NS)?;
         if n.burst_ns > n.write_latency_ns {
-            return bad("nvm.burst_ns", format!("must be at most nvm.write_latency_ns = {}, got {}", n.write_latency_ns, short_float(n.burst_ns)));
+            return bad(
+                "nvm.burst_ns",
+                format!("must be at most nvm.write_latency_ns = {}, got {}", n.write_latency_ns, short_float(n.burst_ns)),
+            );
         }
         in_range("nvm.banks", n.banks as u64, 1, MAX_BANKS as u64)?;
         in_range("nvm.write_queue_entries", n.write_queue_entries as u64, 1, MAX_ENTRIES as u64)?;
@@ -149,11 +158,16 @@ impl SimConfig {
                 in_range("persistence.point.entries", *entries as u64, 1, MAX_ENTRIES as u64)?;
                 in_range("persistence.point.high_watermark_pct", *high_watermark_pct as u64, 1, 100)?;
                 if low_watermark_pct >= high_watermark_pct {
-                    return bad("persistence.point.low_watermark_pct", format!("must be below the high watermark {high_watermark_pct}, got {low_watermark_pct}"));
+                    return bad(
+                        "persistence.point.low_watermark_pct",
+                        format!("must be below the high watermark {high_watermark_pct}, got {low_watermark_pct}"),
+                    );
                 }
                 in_range("persistence.point.access_latency_cycles", *access_latency_cycles as u64, 0, MAX_LATENCY_CYCLES as u64)?;
             }
-            PersistPoint::CacheHierarchy { cache } => check_geometry("persistence.point.cache", cache.capacity_bytes, cache.ways, MAX_DATA_CACHE_BYTES)?,
+            PersistPoint::CacheHierarchy { cache } => {
+                check_geometry("persistence.point.cache", cache.capacity_bytes, cache.ways, MAX_DATA_CACHE_BYTES)?
+            }
         }
         Ok(())
     }

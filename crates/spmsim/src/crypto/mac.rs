@@ -78,10 +78,7 @@ mod tests {
     fn rfc4231_hmac_sha256_case2() {
         let mut m = HmacSha256::new_from_slice(b"Jefe").unwrap();
         m.update(b"what do ya want for nothing?");
-        assert_eq!(
-            hex::encode(m.finalize().into_bytes()),
-            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
-        );
+        assert_eq!(hex::encode(m.finalize().into_bytes()), "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
     }
 
     /// The data-MAC construction is HMAC over the documented byte string,

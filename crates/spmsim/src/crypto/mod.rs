@@ -71,7 +71,11 @@ impl CryptoEngine {
 
     /// A BMT hash for set-up work (default nodes): not counted.
     pub fn bmt_hash_uncounted(&self, child: &[u8; 64]) -> u64 {
-        if self.real { self.mac.bmt_hash(child) } else { 0 }
+        if self.real {
+            self.mac.bmt_hash(child)
+        } else {
+            0
+        }
     }
 
     /// 64-byte one-time pad for a data block (SecPB II-B, Triad-NVM II).
@@ -163,5 +167,6 @@ mod golden {
         assert_eq!(got, GOLDEN);
     }
 
-    const GOLDEN: &str = "fd2dfc1d5bc41547b8d32edaf888eb40 a2fbc09cc5c1e78945242199cad3b3ac 0022cdc63c05bd56 d81e44ff46497d1f 432d874eab7b0d6a";
+    const GOLDEN: &str =
+        "fd2dfc1d5bc41547b8d32edaf888eb40 a2fbc09cc5c1e78945242199cad3b3ac 0022cdc63c05bd56 d81e44ff46497d1f 432d874eab7b0d6a";
 }

@@ -17,6 +17,7 @@ use crate::config::{CacheGeometry, MetadataCacheOrganization};
 use crate::layout::{Layout, Region};
 
 #[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)] // one value per controller: size does not matter
 pub enum MetaCaches {
     Separate { counter: SetAssocCache, mac: SetAssocCache, tree: SetAssocCache },
     Unified(SetAssocCache),

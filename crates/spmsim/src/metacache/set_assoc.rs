@@ -33,7 +33,16 @@ impl SetAssocCache {
         let ways = ways.max(1) as usize;
         let nsets = ((lines as usize) / ways).max(1);
         let n = nsets * ways;
-        SetAssocCache { tags: vec![EMPTY; n], data: vec![[0; 64]; n], last_use: vec![0; n], dirty: vec![false; n], ways, nsets: nsets as u64, clock: 0, stats: CacheStats::default() }
+        SetAssocCache {
+            tags: vec![EMPTY; n],
+            data: vec![[0; 64]; n],
+            last_use: vec![0; n],
+            dirty: vec![false; n],
+            ways,
+            nsets: nsets as u64,
+            clock: 0,
+            stats: CacheStats::default(),
+        }
     }
 
     /// First way of `addr`'s set.

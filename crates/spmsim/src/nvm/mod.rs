@@ -64,7 +64,17 @@ pub struct Nvm {
 
 impl Nvm {
     pub fn new(wpq_entries: usize) -> Self {
-        Nvm { image: NvmImage::default(), wpq: VecDeque::new(), wpq_index: FxHashMap::default(), wpq_entries: wpq_entries.max(1), reads: ByKind::default(), writes: ByKind::default(), enqueued: ByKind::default(), log_writes: false, write_log: Vec::new() }
+        Nvm {
+            image: NvmImage::default(),
+            wpq: VecDeque::new(),
+            wpq_index: FxHashMap::default(),
+            wpq_entries: wpq_entries.max(1),
+            reads: ByKind::default(),
+            writes: ByKind::default(),
+            enqueued: ByKind::default(),
+            log_writes: false,
+            write_log: Vec::new(),
+        }
     }
 
     fn kind(layout: &Layout, addr: u64) -> &'static str {

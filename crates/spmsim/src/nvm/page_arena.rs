@@ -103,7 +103,16 @@ impl Chunk {
         let oom = || std::alloc::handle_alloc_error(std::alloc::Layout::new::<[PageBlocks; CHUNK_PAGES]>());
         // SAFETY: an anonymous private mapping with no address hint; the
         // result is checked before use.
-        let base = unsafe { libc::mmap(std::ptr::null_mut(), 2 * CHUNK_BYTES, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0) };
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                2 * CHUNK_BYTES,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
         if base == libc::MAP_FAILED {
             oom();
         }
@@ -122,7 +131,7 @@ impl Chunk {
             // A hint: its failure changes speed, never contents.
             libc::madvise(aligned as *mut libc::c_void, CHUNK_BYTES, libc::MADV_HUGEPAGE);
         }
-        Chunk { ptr: std::ptr::NonNull::new(aligned as *mut _).unwrap_or_else(|| oom()) }
+        Chunk { ptr: std::ptr::NonNull::new(aligned as *mut _).unwrap_or_else(oom) }
     }
 
     #[cfg(not(target_os = "linux"))]

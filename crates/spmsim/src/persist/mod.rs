@@ -28,9 +28,16 @@ impl FrontEnd {
     pub fn new(p: &PersistPoint) -> Self {
         match p {
             PersistPoint::MemoryController => FrontEnd::Direct,
-            PersistPoint::PersistBuffer { entries, high_watermark_pct, low_watermark_pct, crash_drain, scheme, coalesce_metadata, .. } => {
-                FrontEnd::PersistBuffer(PersistBuffer::new(*entries, *high_watermark_pct, *low_watermark_pct, *crash_drain, *scheme, *coalesce_metadata))
-            }
+            PersistPoint::PersistBuffer {
+                entries, high_watermark_pct, low_watermark_pct, crash_drain, scheme, coalesce_metadata, ..
+            } => FrontEnd::PersistBuffer(PersistBuffer::new(
+                *entries,
+                *high_watermark_pct,
+                *low_watermark_pct,
+                *crash_drain,
+                *scheme,
+                *coalesce_metadata,
+            )),
             PersistPoint::CacheHierarchy { cache } => FrontEnd::CacheHierarchy(DataCache::new(cache.capacity_bytes, cache.ways)),
         }
     }

@@ -92,7 +92,14 @@ impl PersistBuffer {
 
     /// As `store`, with the block's current plaintext supplied by the
     /// caller (the timing model has it in a cache) instead of a secure read.
-    pub fn store_filled(&mut self, mc: &mut MemoryController, block: u64, offset: usize, bytes: &[u8], fill: Option<[u8; 64]>) -> Result<StoreOutcome, CheckFailure> {
+    pub fn store_filled(
+        &mut self,
+        mc: &mut MemoryController,
+        block: u64,
+        offset: usize,
+        bytes: &[u8],
+        fill: Option<[u8; 64]>,
+    ) -> Result<StoreOutcome, CheckFailure> {
         self.stats.stores += 1;
         let allocated = !self.lines.contains_key(&block);
         if allocated {

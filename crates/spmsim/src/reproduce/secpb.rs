@@ -47,16 +47,25 @@ const GAMESS_PROFILE: &str = "synthetic:ppti=47.4,nwpe=2.1,footprint_mib=1";
 /// The built-in stand-ins (`--builtin`): micro-benchmarks and synthetic
 /// profiles, run without valgrind or recorded traces.
 pub fn builtin_suite() -> Vec<SuiteEntry> {
-    let e = |l: &str, w: &str, what: &str| SuiteEntry { label: l.into(), workload: w.into(), what: what.into(), package: None, skipped: None };
+    let e =
+        |l: &str, w: &str, what: &str| SuiteEntry { label: l.into(), workload: w.into(), what: what.into(), package: None, skipped: None };
     vec![
         e("array-swap", "array-swap", "persistent micro-benchmark: undo-logged swaps of a 1024-element array"),
         e("random-writes", "random-writes", "random 8-byte persists over 256 KiB, ~10 per 1000 instructions"),
         e("seq-writes", "seq-writes", "sequential 8-byte persists over 512 KiB"),
         e(GAMESS_LIKE, GAMESS_PROFILE, "synthetic with the PPTI and NWPE the paper reports for gamess (VI-B)"),
-        e("syn-povray", "synthetic:ppti=38.8,nwpe=17.6,footprint_mib=4", "synthetic with the PPTI and NWPE the paper reports for povray (VI-B)"),
+        e(
+            "syn-povray",
+            "synthetic:ppti=38.8,nwpe=17.6,footprint_mib=4",
+            "synthetic with the PPTI and NWPE the paper reports for povray (VI-B)",
+        ),
         e("syn-moderate", "synthetic:ppti=5,nwpe=4,miss_pti=5,footprint_mib=256", "synthetic: moderate persists, memory-bound loads"),
         e("syn-light", "synthetic:ppti=2,nwpe=8,miss_pti=1,footprint_mib=64", "synthetic: few persists with high locality"),
-        e("syn-scatter", "synthetic:ppti=15,nwpe=1.5,miss_pti=10,footprint_mib=512", "synthetic: many persists with little locality, large footprint"),
+        e(
+            "syn-scatter",
+            "synthetic:ppti=15,nwpe=1.5,miss_pti=10,footprint_mib=512",
+            "synthetic: many persists with little locality, large footprint",
+        ),
     ]
 }
 
@@ -174,11 +183,18 @@ struct Spec {
 }
 
 /// Run the whole grid; `progress(done, total, what)` is called as runs end.
-pub fn run<F: Fn(usize, usize, &str) + Sync>(suite: &[SuiteEntry], instructions: u64, seed: u64, quick: bool, progress: F) -> Result<Results, String> {
+pub fn run<F: Fn(usize, usize, &str) + Sync>(
+    suite: &[SuiteEntry],
+    instructions: u64,
+    seed: u64,
+    quick: bool,
+    progress: F,
+) -> Result<Results, String> {
     let reference = Reference::load()?;
     let mut specs = Vec::new();
     for w in suite {
-        let mut add = |s: &str, entries: u32| specs.push(Spec { scheme: s.into(), label: w.label.clone(), workload: w.workload.clone(), entries });
+        let mut add =
+            |s: &str, entries: u32| specs.push(Spec { scheme: s.into(), label: w.label.clone(), workload: w.workload.clone(), entries });
         for s in ["bbb", "sp"].iter().chain(SCHEMES.iter()).chain(BMF.iter()) {
             add(s, 32);
         }
@@ -238,7 +254,9 @@ fn find<'a>(runs: &'a [RunRecord], scheme: &str, w: &str, entries: u32) -> &'a R
 
 fn analyse(suite: &[SuiteEntry], instructions: u64, seed: u64, quick: bool, runs: Vec<RunRecord>, rf: &Reference) -> Results {
     let labels: Vec<&str> = suite.iter().map(|s| s.label.as_str()).collect();
-    let norm = |scheme: &str, entries: u32, base_entries: u32, w: &str| find(&runs, scheme, w, entries).cycles as f64 / find(&runs, "bbb", w, base_entries).cycles as f64;
+    let norm = |scheme: &str, entries: u32, base_entries: u32, w: &str| {
+        find(&runs, scheme, w, entries).cycles as f64 / find(&runs, "bbb", w, base_entries).cycles as f64
+    };
 
     let mut table4 = Vec::new();
     let mut table4_arith = BTreeMap::new();
@@ -248,7 +266,12 @@ fn analyse(suite: &[SuiteEntry], instructions: u64, seed: u64, quick: bool, runs
         for (w, x) in labels.iter().zip(&v) {
             fig6.push(Cell { row: w.to_string(), column: s.to_string(), paper: None, ours: *x });
         }
-        table4.push(Cell { row: s.to_string(), column: "slowdown %".into(), paper: num(&rf.table_iv, s), ours: (geomean(&v) - 1.0) * 100.0 });
+        table4.push(Cell {
+            row: s.to_string(),
+            column: "slowdown %".into(),
+            paper: num(&rf.table_iv, s),
+            ours: (geomean(&v) - 1.0) * 100.0,
+        });
         table4_arith.insert(s.to_string(), mean(&v.iter().map(|x| (x - 1.0) * 100.0).collect::<Vec<_>>()));
     }
     let mut fig7 = Vec::new();
@@ -256,15 +279,30 @@ fn analyse(suite: &[SuiteEntry], instructions: u64, seed: u64, quick: bool, runs
     let sp_updates: u64 = labels.iter().map(|w| find(&runs, "sp", w, 32).bmt_root_updates).sum();
     for &n in &SIZES {
         let v: Vec<f64> = labels.iter().map(|w| norm("cm", n, n, w)).collect();
-        fig7.push(Cell { row: format!("{n} entries"), column: "CM overhead %".into(), paper: num(&rf.fig7, &format!("entries_{n}")), ours: (geomean(&v) - 1.0) * 100.0 });
+        fig7.push(Cell {
+            row: format!("{n} entries"),
+            column: "CM overhead %".into(),
+            paper: num(&rf.fig7, &format!("entries_{n}")),
+            ours: (geomean(&v) - 1.0) * 100.0,
+        });
         let cm: u64 = labels.iter().map(|w| find(&runs, "cm", w, n).bmt_root_updates).sum();
-        fig8.push(Cell { row: format!("{n} entries"), column: "CM root updates % of sec_wt".into(), paper: num(&rf.fig8, &format!("entries_{n}")), ours: 100.0 * cm as f64 / sp_updates.max(1) as f64 });
+        fig8.push(Cell {
+            row: format!("{n} entries"),
+            column: "CM root updates % of sec_wt".into(),
+            paper: num(&rf.fig8, &format!("entries_{n}")),
+            ours: 100.0 * cm as f64 / sp_updates.max(1) as f64,
+        });
     }
     let fig9 = BMF
         .iter()
         .map(|s| {
             let v: Vec<f64> = labels.iter().map(|w| norm(s, 32, 32, w)).collect();
-            Cell { row: s.to_string(), column: "overhead %".into(), paper: num(&rf.fig9, &s.replace('-', "_")), ours: (geomean(&v) - 1.0) * 100.0 }
+            Cell {
+                row: s.to_string(),
+                column: "overhead %".into(),
+                paper: num(&rf.fig9, &s.replace('-', "_")),
+                ours: (geomean(&v) - 1.0) * 100.0,
+            }
         })
         .collect();
     let g = runs.iter().find(|r| r.scheme == "nogap" && r.workload == GAMESS_LIKE && r.entries == 32);
@@ -293,7 +331,24 @@ fn analyse(suite: &[SuiteEntry], instructions: u64, seed: u64, quick: bool, runs
     let t = |s: &str| table4.iter().find(|c| c.row == s).unwrap().ours;
     let order_holds = t("cobcm") <= t("obcm") && t("obcm") < t("bcm") && t("bcm") < t("cm") && t("cm") <= t("m") && t("m") < t("nogap");
     let root_updates_fall = fig8.windows(2).all(|w| w[1].ours <= w[0].ours) && fig8.first().map(|a| a.ours) > fig8.last().map(|b| b.ours);
-    Results { suite: suite.to_vec(), instructions, seed, quick, runs, table4, table4_arith, fig6, fig7, fig8, fig9, nogap, order_holds, root_updates_fall, battery_markdown: None, battery_rows: Vec::new() }
+    Results {
+        suite: suite.to_vec(),
+        instructions,
+        seed,
+        quick,
+        runs,
+        table4,
+        table4_arith,
+        fig6,
+        fig7,
+        fig8,
+        fig9,
+        nogap,
+        order_holds,
+        root_updates_fall,
+        battery_markdown: None,
+        battery_rows: Vec::new(),
+    }
 }
 
 fn cells_csv(cells: &[Cell]) -> String {
@@ -313,7 +368,16 @@ fn battery_csv(rows: &[crate::battery::TableRow]) -> String {
         let _ = writeln!(
             s,
             "{},{},{n},{:.3},{:.6},{},{:.3},{:.8},{},{:.3},{}",
-            r.table, r.scheme, r.energy_uj, r.supercap_mm3, r.supercap_paper_mm3, r.supercap_residual_pct, r.li_thin_mm3, r.li_thin_paper_mm3, r.li_thin_residual_pct, r.matches
+            r.table,
+            r.scheme,
+            r.energy_uj,
+            r.supercap_mm3,
+            r.supercap_paper_mm3,
+            r.supercap_residual_pct,
+            r.li_thin_mm3,
+            r.li_thin_paper_mm3,
+            r.li_thin_residual_pct,
+            r.matches
         );
     }
     s
@@ -325,7 +389,22 @@ fn runs_csv(runs: &[RunRecord]) -> String {
         let _ = writeln!(
             s,
             "{},{},{},{},{},{:.5},{:.3},{:.3},{},{},{},{:.4},{},{},{},{}",
-            r.scheme, r.workload, r.entries, r.instructions, r.cycles, r.ipc, r.ppti, r.nwpe, r.bmt_root_updates, r.secpb_drains, r.wpq_full_waits, r.pcm_write_utilisation, r.nvm_writes.data, r.nvm_writes.counter, r.nvm_writes.mac, r.nvm_writes.tree
+            r.scheme,
+            r.workload,
+            r.entries,
+            r.instructions,
+            r.cycles,
+            r.ipc,
+            r.ppti,
+            r.nwpe,
+            r.bmt_root_updates,
+            r.secpb_drains,
+            r.wpq_full_waits,
+            r.pcm_write_utilisation,
+            r.nvm_writes.data,
+            r.nvm_writes.counter,
+            r.nvm_writes.mac,
+            r.nvm_writes.tree
         );
     }
     s
@@ -363,7 +442,14 @@ pub fn report(r: &Results) -> String {
         );
         let _ = writeln!(o, "| program | package | skipped at start | what it runs |\n|---|---|---|---|");
         for s in &r.suite {
-            let _ = writeln!(o, "| {} | {} | {} | {} |", s.label, s.package.as_deref().unwrap_or("-"), s.skipped.map(|n| n.to_string()).unwrap_or_default(), s.what);
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} |",
+                s.label,
+                s.package.as_deref().unwrap_or("-"),
+                s.skipped.map(|n| n.to_string()).unwrap_or_default(),
+                s.what
+            );
         }
     } else {
         let _ = writeln!(o, "**Workloads.** The paper runs 18 SPEC CPU2006 benchmarks for 250 M instructions. This report runs spmsim's built-in stand-ins (`--builtin`), not its suite of real programs; the `syn-*` entries are synthetic profiles, not programs. Numbers are therefore comparable in trend, not cell by cell.\n");
@@ -372,7 +458,14 @@ pub fn report(r: &Results) -> String {
             let _ = writeln!(o, "| {} | `{}` | {} |", s.label, s.workload, s.what);
         }
     }
-    let notes: Vec<(&str, &Vec<String>)> = r.suite.iter().filter_map(|s| r.runs.iter().find(|x| x.workload == s.label && x.scheme == "bbb" && x.entries == 32).map(|x| (s.label.as_str(), &x.notes))).filter(|(_, n)| !n.is_empty()).collect();
+    let notes: Vec<(&str, &Vec<String>)> = r
+        .suite
+        .iter()
+        .filter_map(|s| {
+            r.runs.iter().find(|x| x.workload == s.label && x.scheme == "bbb" && x.entries == 32).map(|x| (s.label.as_str(), &x.notes))
+        })
+        .filter(|(_, n)| !n.is_empty())
+        .collect();
     if !notes.is_empty() {
         let _ = writeln!(o, "\n**Trace notes** (from the bbb runs; every scheme reads the same events):\n");
         for (label, n) in notes {
@@ -382,13 +475,18 @@ pub fn report(r: &Results) -> String {
     let _ = writeln!(o, "\n## Table IV: slowdown against bbb, 32-entry SecPB\n");
     let _ = writeln!(o, "Geometric mean over the suite of execution time normalised to bbb, minus one. `sp` (strict persistency at the MC) is not in the paper's Table IV.\n");
     cell_table(&mut o, "scheme", &r.table4, 1);
-    let _ = writeln!(o, "\nArithmetic mean of per-workload slowdowns (%): {}\n", r.table4_arith.iter().map(|(k, v)| format!("{k} {v:.1}")).collect::<Vec<_>>().join(", "));
+    let _ = writeln!(
+        o,
+        "\nArithmetic mean of per-workload slowdowns (%): {}\n",
+        r.table4_arith.iter().map(|(k, v)| format!("{k} {v:.1}")).collect::<Vec<_>>().join(", ")
+    );
     let _ = writeln!(o, "Order COBCM <= OBCM < BCM < CM <= M < NoGap: **{}**.\n", if r.order_holds { "holds" } else { "does not hold" });
     let _ = writeln!(o, "## Fig. 6: execution time normalised to bbb, per workload (32 entries)\n");
     let cols: Vec<String> = SCHEMES.iter().chain(["sp"].iter()).map(|s| s.to_string()).collect();
     let _ = writeln!(o, "| workload | {} |\n|---|{}", cols.join(" | "), "---|".repeat(cols.len()));
     for s in &r.suite {
-        let v: Vec<String> = cols.iter().map(|c| format!("{:.3}", r.fig6.iter().find(|x| x.row == s.label && &x.column == c).unwrap().ours)).collect();
+        let v: Vec<String> =
+            cols.iter().map(|c| format!("{:.3}", r.fig6.iter().find(|x| x.row == s.label && &x.column == c).unwrap().ours)).collect();
         let _ = writeln!(o, "| {} | {} |", s.label, v.join(" | "));
     }
     let _ = writeln!(o, "\nThe paper shows Fig. 6 only as a chart; no per-benchmark numbers are in its text.\n");
@@ -403,11 +501,16 @@ pub fn report(r: &Results) -> String {
     let _ = writeln!(
         o,
         "\n## VI-B worked example: NoGap IPC on the gamess-like synthetic workload\n{}",
-        if r.suite.iter().any(|s| s.label == GAMESS_LIKE) { "" } else { "\nThe example needs gamess's PPTI and NWPE, which no program of the suite has, so it runs on a synthetic profile with the paper's figures beside the suite; that run is not part of any average above.\n" }
+        if r.suite.iter().any(|s| s.label == GAMESS_LIKE) {
+            ""
+        } else {
+            "\nThe example needs gamess's PPTI and NWPE, which no program of the suite has, so it runs on a synthetic profile with the paper's figures beside the suite; that run is not part of any average above.\n"
+        }
     );
     let _ = writeln!(o, "| quantity | paper | ours |\n|---|---|---|");
     let _ = writeln!(o, "| PPTI | {} | {:.2} |\n| NWPE | {} | {:.2} |", f(n.paper_ppti, 1), n.ppti, f(n.paper_nwpe, 1), n.nwpe);
-    let _ = writeln!(o, "| IPC by the paper's formula 1000/(320 PPTI/NWPE + 40 PPTI) | {} | {:.3} |", f(n.paper_estimate, 2), n.formula_ipc);
+    let _ =
+        writeln!(o, "| IPC by the paper's formula 1000/(320 PPTI/NWPE + 40 PPTI) | {} | {:.3} |", f(n.paper_estimate, 2), n.formula_ipc);
     let _ = writeln!(o, "| simulated IPC | {} | {:.3} |\n", f(n.paper_actual, 2), n.ipc);
     if let Some(b) = &r.battery_markdown {
         let _ = writeln!(o, "{b}\n");

@@ -23,7 +23,8 @@ use std::fmt::Write as _;
 
 /// The generated kinds (`file` and `derived` inputs are handled by the
 /// suite loader: a file is copied, a derived input is made by a command).
-pub const GENERATED: [&str; 12] = ["text", "c-source", "sql", "gtp", "xboard", "protein-msa", "protein-db", "ppm", "y4m", "wav", "lp", "csv"];
+pub const GENERATED: [&str; 12] =
+    ["text", "c-source", "sql", "gtp", "xboard", "protein-msa", "protein-db", "ppm", "y4m", "wav", "lp", "csv"];
 
 /// The file extension an input of `kind` is written with.
 pub fn extension(kind: &str) -> &'static str {
@@ -102,7 +103,8 @@ impl Rng {
 
 // ---------------------------------------------------------------- text
 
-const ONSETS: [&str; 24] = ["b", "c", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w", "st", "tr", "pl", "gr", "ch", "sh", "th"];
+const ONSETS: [&str; 24] =
+    ["b", "c", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w", "st", "tr", "pl", "gr", "ch", "sh", "th"];
 const VOWELS: [&str; 9] = ["a", "e", "i", "o", "u", "ea", "ou", "ai", "io"];
 const CODAS: [&str; 12] = ["", "", "", "n", "r", "s", "t", "l", "nd", "st", "ng", "rk"];
 
@@ -115,9 +117,9 @@ fn vocabulary(r: &mut Rng, n: usize) -> Vec<String> {
         let syllables = 1 + (v.len() * 4 / n) as u64 + r.below(2);
         let mut w = String::new();
         for _ in 0..syllables {
-            w.push_str(*r.pick(&ONSETS));
-            w.push_str(*r.pick(&VOWELS));
-            w.push_str(*r.pick(&CODAS));
+            w.push_str(r.pick::<&str>(&ONSETS));
+            w.push_str(r.pick::<&str>(&VOWELS));
+            w.push_str(r.pick::<&str>(&CODAS));
         }
         if seen.insert(w.clone()) {
             v.push(w);
@@ -300,7 +302,8 @@ fn c_source(r: &mut Rng, functions: usize) -> String {
 // ---------------------------------------------------------------- SQL
 
 fn sql(r: &mut Rng, rows: usize) -> String {
-    const CITIES: [&str; 12] = ["Aberton", "Brisk", "Calder", "Dunmore", "Eastwick", "Fairhaven", "Glenrock", "Harlow", "Ivybridge", "Jarrow", "Kelso", "Lowick"];
+    const CITIES: [&str; 12] =
+        ["Aberton", "Brisk", "Calder", "Dunmore", "Eastwick", "Fairhaven", "Glenrock", "Harlow", "Ivybridge", "Jarrow", "Kelso", "Lowick"];
     const ITEMS: [&str; 10] = ["bolt", "nut", "gear", "valve", "pump", "belt", "chain", "spring", "bearing", "seal"];
     let customers = (rows / 10).max(10);
     let products = (rows / 50).max(10);
@@ -310,14 +313,31 @@ fn sql(r: &mut Rng, rows: usize) -> String {
     o.push_str("CREATE TABLE orders(id INTEGER PRIMARY KEY, customer INTEGER, product INTEGER, qty INTEGER, day INTEGER, note TEXT);\n");
     o.push_str("BEGIN;\n");
     for i in 1..=customers {
-        let _ = writeln!(o, "INSERT INTO customer VALUES({i}, 'cust{:05}', '{}', {});", r.below(100_000), r.pick(&CITIES), r.range(2000, 2024));
+        let _ =
+            writeln!(o, "INSERT INTO customer VALUES({i}, 'cust{:05}', '{}', {});", r.below(100_000), r.pick(&CITIES), r.range(2000, 2024));
     }
     for i in 1..=products {
-        let _ = writeln!(o, "INSERT INTO product VALUES({i}, '{}-{}', {}.{:02}, {}.{});", r.pick(&ITEMS), r.below(1000), r.range(1, 500), r.below(100), r.range(0, 40), r.below(10));
+        let _ = writeln!(
+            o,
+            "INSERT INTO product VALUES({i}, '{}-{}', {}.{:02}, {}.{});",
+            r.pick(&ITEMS),
+            r.below(1000),
+            r.range(1, 500),
+            r.below(100),
+            r.range(0, 40),
+            r.below(10)
+        );
     }
     for i in 1..=rows {
         let note = if r.chance(0.2) { format!("'rush {}'", r.below(50)) } else { "NULL".into() };
-        let _ = writeln!(o, "INSERT INTO orders VALUES({i}, {}, {}, {}, {}, {note});", r.range(1, customers as u64), r.range(1, products as u64), r.range(1, 20), r.range(1, 730));
+        let _ = writeln!(
+            o,
+            "INSERT INTO orders VALUES({i}, {}, {}, {}, {}, {note});",
+            r.range(1, customers as u64),
+            r.range(1, products as u64),
+            r.range(1, 20),
+            r.range(1, 730)
+        );
     }
     o.push_str("COMMIT;\n");
     o.push_str("CREATE INDEX orders_customer ON orders(customer);\nCREATE INDEX orders_day ON orders(day, product);\nANALYZE;\n");
@@ -388,7 +408,9 @@ fn attacked(b: &[[u8; 8]; 8], f: i32, rk: i32, white: bool) -> bool {
             }
         }
     }
-    for (df, dr, straight) in [(1, 0, true), (-1, 0, true), (0, 1, true), (0, -1, true), (1, 1, false), (1, -1, false), (-1, 1, false), (-1, -1, false)] {
+    for (df, dr, straight) in
+        [(1, 0, true), (-1, 0, true), (0, 1, true), (0, -1, true), (1, 1, false), (1, -1, false), (-1, 1, false), (-1, -1, false)]
+    {
         let (mut x, mut y) = (f + df, rk + dr);
         while let Some(c) = at(x, y) {
             if c != 0 {
@@ -580,10 +602,18 @@ fn shapes(r: &mut Rng, n: usize, width: f64, height: f64) -> Vec<Shape> {
 }
 
 fn scene_pixel(shapes: &[Shape], t: f64, x: f64, y: f64, width: f64, height: f64) -> [f64; 3] {
-    let mut c = [60.0 + 120.0 * x / width + 20.0 * (y / 17.0 + t * 0.1).sin(), 40.0 + 150.0 * y / height, 90.0 + 60.0 * ((x + y) / 40.0 + t * 0.05).cos()];
+    let mut c = [
+        60.0 + 120.0 * x / width + 20.0 * (y / 17.0 + t * 0.1).sin(),
+        40.0 + 150.0 * y / height,
+        90.0 + 60.0 * ((x + y) / 40.0 + t * 0.05).cos(),
+    ];
     for s in shapes {
         let (cx, cy) = (s.x + s.dx * t, s.y + s.dy * t);
-        let inside = if s.round { ((x - cx) / s.w).powi(2) + ((y - cy) / s.h).powi(2) < 0.25 } else { (x - cx).abs() < s.w / 2.0 && (y - cy).abs() < s.h / 2.0 };
+        let inside = if s.round {
+            ((x - cx) / s.w).powi(2) + ((y - cy) / s.h).powi(2) < 0.25
+        } else {
+            (x - cx).abs() < s.w / 2.0 && (y - cy).abs() < s.h / 2.0
+        };
         if inside {
             let stripe = if ((x + y) as i64 / 6) % 2 == 0 { 1.0 } else { 0.85 };
             c = [s.color[0] * stripe, s.color[1] * stripe, s.color[2] * stripe];

@@ -19,12 +19,12 @@ pub mod programs;
 
 pub use programs::{InputSpec, ProgramSpec, Suite};
 
+use crate::trace::lackey::RecordSummary;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
-use crate::trace::lackey::RecordSummary;
 
 /// Instructions recorded per program unless told otherwise: enough for
 /// `reproduce secpb --quick` (5 M per simulation) with room to spare, and
@@ -280,7 +280,14 @@ pub fn make_inputs(suite: &Suite, wanted: &[&InputSpec], cache: &Path) -> BTreeM
         let made = make_one(suite, spec, &path, &done);
         let r = made.and_then(|bytes| {
             write_if_changed(&path, &bytes)?;
-            Ok(InputFile { name: spec.name.clone(), kind: spec.kind.clone(), path: path.display().to_string(), sha256: inputs::sha256_hex(&bytes), bytes: bytes.len() as u64, made_by: spec.clone() })
+            Ok(InputFile {
+                name: spec.name.clone(),
+                kind: spec.kind.clone(),
+                path: path.display().to_string(),
+                sha256: inputs::sha256_hex(&bytes),
+                bytes: bytes.len() as u64,
+                made_by: spec.clone(),
+            })
         });
         done.insert(spec.name.clone(), r.map_err(|e| format!("input `{}`: {e}", spec.name)));
     }
@@ -307,7 +314,11 @@ fn make_one(suite: &Suite, spec: &InputSpec, path: &Path, done: &BTreeMap<String
                 }
             };
             let argv: Vec<String> = spec.command.iter().flatten().map(|w| programs::expand(w, &lookup)).collect::<Result<_, _>>()?;
-            let out = std::process::Command::new(&argv[0]).args(&argv[1..]).stdin(std::process::Stdio::null()).output().map_err(|e| format!("cannot run `{}`: {e}", argv.join(" ")))?;
+            let out = std::process::Command::new(&argv[0])
+                .args(&argv[1..])
+                .stdin(std::process::Stdio::null())
+                .output()
+                .map_err(|e| format!("cannot run `{}`: {e}", argv.join(" ")))?;
             if !out.status.success() {
                 let _ = std::fs::remove_file(&tmp);
                 let err = String::from_utf8_lossy(&out.stderr);
@@ -318,7 +329,8 @@ fn make_one(suite: &Suite, spec: &InputSpec, path: &Path, done: &BTreeMap<String
             if spec.drop_lines.is_empty() {
                 return Ok(bytes);
             }
-            let kept: Vec<&[u8]> = bytes.split_inclusive(|&b| b == b'\n').filter(|l| !spec.drop_lines.iter().any(|d| l.starts_with(d.as_bytes()))).collect();
+            let kept: Vec<&[u8]> =
+                bytes.split_inclusive(|&b| b == b'\n').filter(|l| !spec.drop_lines.iter().any(|d| l.starts_with(d.as_bytes()))).collect();
             Ok(kept.concat())
         }
         k => inputs::generate(k, spec.seed.unwrap_or(1), spec.size.unwrap_or(0), spec.depth.unwrap_or(0)),
@@ -326,7 +338,9 @@ fn make_one(suite: &Suite, spec: &InputSpec, path: &Path, done: &BTreeMap<String
 }
 
 fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    if std::fs::metadata(path).map(|m| m.len() == bytes.len() as u64).unwrap_or(false) && std::fs::read(path).map(|b| b == bytes).unwrap_or(false) {
+    if std::fs::metadata(path).map(|m| m.len() == bytes.len() as u64).unwrap_or(false)
+        && std::fs::read(path).map(|b| b == bytes).unwrap_or(false)
+    {
         return Ok(());
     }
     write_atomic(path, bytes)
@@ -357,7 +371,11 @@ pub fn utc_now() -> String {
 fn resolve_binary(p: &ProgramSpec) -> Result<String, String> {
     let bin = match &p.executable_from {
         Some(cmd) => {
-            let out = std::process::Command::new(&cmd[0]).args(&cmd[1..]).stdin(std::process::Stdio::null()).output().map_err(|e| format!("executable_from: cannot run `{}`: {e}", cmd.join(" ")))?;
+            let out = std::process::Command::new(&cmd[0])
+                .args(&cmd[1..])
+                .stdin(std::process::Stdio::null())
+                .output()
+                .map_err(|e| format!("executable_from: cannot run `{}`: {e}", cmd.join(" ")))?;
             let s = String::from_utf8_lossy(&out.stdout).trim().to_string();
             if !out.status.success() || !Path::new(&s).is_absolute() {
                 return Err(format!("executable_from: `{}` printed `{s}`, not an absolute path", cmd.join(" ")));
@@ -372,7 +390,14 @@ fn resolve_binary(p: &ProgramSpec) -> Result<String, String> {
     Ok(bin)
 }
 
-fn prepare(suite: &Suite, p: &ProgramSpec, index: usize, cache: &Path, versions: &BTreeMap<String, Result<String, String>>, made: &BTreeMap<String, Result<InputFile, String>>) -> Result<Job, String> {
+fn prepare(
+    suite: &Suite,
+    p: &ProgramSpec,
+    index: usize,
+    cache: &Path,
+    versions: &BTreeMap<String, Result<String, String>>,
+    made: &BTreeMap<String, Result<InputFile, String>>,
+) -> Result<Job, String> {
     let mut packages = Vec::new();
     for k in suite.packages_of(p) {
         match versions.get(&k) {
@@ -493,7 +518,12 @@ pub fn select<'a>(suite: &'a Suite, only: &[String]) -> Result<Vec<&'a ProgramSp
     }
     let unknown: Vec<&String> = only.iter().filter(|n| suite.programs.iter().all(|p| &p.name != *n)).collect();
     if !unknown.is_empty() {
-        return Err(format!("no program {} in {}; programs: {}", unknown.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "), suite.path.display(), suite.names().join(", ")));
+        return Err(format!(
+            "no program {} in {}; programs: {}",
+            unknown.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "),
+            suite.path.display(),
+            suite.names().join(", ")
+        ));
     }
     Ok(suite.programs.iter().filter(|p| only.contains(&p.name)).collect())
 }
@@ -519,7 +549,10 @@ pub fn record_suite(suite: &Suite, plan: &RecordPlan, progress: &(dyn Fn(Progres
         }
     }
     let versions = packages::ensure(&pkgs, &note);
-    let tool_error: Option<String> = suite.tools.iter().find_map(|t| versions.get(t).and_then(|v| v.as_ref().err()).map(|e| format!("package {t} (needed to record): {e}")));
+    let tool_error: Option<String> = suite
+        .tools
+        .iter()
+        .find_map(|t| versions.get(t).and_then(|v| v.as_ref().err()).map(|e| format!("package {t} (needed to record): {e}")));
     let valgrind = match &tool_error {
         Some(e) => Err(e.clone()),
         None => packages::valgrind_version(),
@@ -573,12 +606,28 @@ pub fn record_suite(suite: &Suite, plan: &RecordPlan, progress: &(dyn Fn(Progres
                 s.spawn(|| loop {
                     let Some(job) = pending.lock().unwrap().pop_front() else { break };
                     let k = started.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                    progress(Progress::Started { name: &job.spec.name, skip: job.spec.skip, instructions: plan.instructions, index: k, total });
+                    progress(Progress::Started {
+                        name: &job.spec.name,
+                        skip: job.spec.skip,
+                        instructions: plan.instructions,
+                        index: k,
+                        total,
+                    });
                     let t0 = Instant::now();
                     let r = record_job(&job, plan, &valgrind, &suite.env);
                     let o = match r {
-                        Ok(m) => Outcome { name: job.spec.name.clone(), status: Status::Recorded, manifest: Some(m), seconds: t0.elapsed().as_secs_f64() },
-                        Err(e) => Outcome { name: job.spec.name.clone(), status: Status::Failed(e), manifest: None, seconds: t0.elapsed().as_secs_f64() },
+                        Ok(m) => Outcome {
+                            name: job.spec.name.clone(),
+                            status: Status::Recorded,
+                            manifest: Some(m),
+                            seconds: t0.elapsed().as_secs_f64(),
+                        },
+                        Err(e) => Outcome {
+                            name: job.spec.name.clone(),
+                            status: Status::Failed(e),
+                            manifest: None,
+                            seconds: t0.elapsed().as_secs_f64(),
+                        },
                     };
                     progress(Progress::Finished(&o));
                     results.lock().unwrap().push((job.index, o));
@@ -594,7 +643,12 @@ pub fn record_suite(suite: &Suite, plan: &RecordPlan, progress: &(dyn Fn(Progres
 
 /// The manifests of the suite's programs that have a trace in `cache`.
 pub fn cached(suite: &Suite, cache: &Path) -> BTreeMap<String, Manifest> {
-    suite.programs.iter().filter(|p| trace_file(cache, &p.name).is_file()).filter_map(|p| Manifest::load(&manifest_file(cache, &p.name)).ok().map(|m| (p.name.clone(), m))).collect()
+    suite
+        .programs
+        .iter()
+        .filter(|p| trace_file(cache, &p.name).is_file())
+        .filter_map(|p| Manifest::load(&manifest_file(cache, &p.name)).ok().map(|m| (p.name.clone(), m)))
+        .collect()
 }
 
 #[cfg(test)]
@@ -661,7 +715,10 @@ skip = 0
         let corpus = inputs::generate("text", 3, 200_000, 0).unwrap();
         assert_eq!(m.inputs[0].sha256, inputs::sha256_hex(&corpus));
         assert_eq!(std::fs::read(&m.inputs[0].path).unwrap(), corpus);
-        assert_eq!((m.skip, m.recording.skipped_instructions, m.instructions_requested, m.recording.recorded_instructions), (100_000, 100_000, 300_000, 300_000));
+        assert_eq!(
+            (m.skip, m.recording.skipped_instructions, m.instructions_requested, m.recording.recorded_instructions),
+            (100_000, 100_000, 300_000, 300_000)
+        );
         assert!(!m.recording.program_finished);
         assert_eq!(m.env.get("LC_ALL").map(String::as_str), Some("C"));
         assert!(m.recording.loads > 10_000 && m.recording.stores > 1_000, "{} loads, {} stores", m.recording.loads, m.recording.stores);

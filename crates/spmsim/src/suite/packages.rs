@@ -6,11 +6,9 @@ use std::process::{Command, Stdio};
 
 /// The installed version of `pkg`, or `None` if it is not installed.
 pub fn installed_version(pkg: &str) -> Result<Option<String>, String> {
-    let out = Command::new("dpkg-query")
-        .args(["-W", "-f=${Status}\t${Version}", pkg])
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run dpkg-query ({e}): the suite installs its programs from Debian's packages, so it needs Debian or a derivative"))?;
+    let out = Command::new("dpkg-query").args(["-W", "-f=${Status}\t${Version}", pkg]).stdin(Stdio::null()).output().map_err(|e| {
+        format!("cannot run dpkg-query ({e}): the suite installs its programs from Debian's packages, so it needs Debian or a derivative")
+    })?;
     if !out.status.success() {
         return Ok(None);
     }
@@ -53,7 +51,11 @@ fn apt(args: &[&str]) -> Result<(), String> {
     // holds the dpkg lock: wait for it rather than fail the program.
     let out = Command::new("apt-get")
         .args(["-o", "DPkg::Lock::Timeout=600"])
-        .args(args).env("DEBIAN_FRONTEND", "noninteractive").stdin(Stdio::null()).output().map_err(|e| format!("cannot run apt-get: {e}"))?;
+        .args(args)
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run apt-get: {e}"))?;
     if out.status.success() {
         Ok(())
     } else {

@@ -141,12 +141,17 @@ pub fn expand(word: &str, lookup: &dyn Fn(&str, &str) -> Result<String, String>)
 }
 
 fn valid_name(s: &str) -> bool {
-    !s.is_empty() && s.len() <= 40 && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_') && s.as_bytes()[0].is_ascii_alphanumeric()
+    !s.is_empty()
+        && s.len() <= 40
+        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+        && s.as_bytes()[0].is_ascii_alphanumeric()
 }
 
 /// Debian package names: lower case letters, digits, `+ - .`, two or more characters.
 fn valid_package(s: &str) -> bool {
-    s.len() >= 2 && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"+-.".contains(&b)) && s.as_bytes()[0].is_ascii_alphanumeric()
+    s.len() >= 2
+        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"+-.".contains(&b))
+        && s.as_bytes()[0].is_ascii_alphanumeric()
 }
 
 impl Suite {
@@ -185,7 +190,7 @@ impl Suite {
             let line = Self::line_of(text, name).map(|l| format!(":{l}")).unwrap_or_default();
             format!("{}{line}: {what} `{name}`: {key}: {msg}", self.path.display())
         };
-        for (k, _) in &self.env {
+        for k in self.env.keys() {
             if k.is_empty() || !k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
                 return Err(format!("{}: [env]: `{k}` is not a variable name", self.path.display()));
             }
@@ -241,8 +246,15 @@ impl Suite {
                             match p.as_str() {
                                 "out" => outs += 1,
                                 "input" if known.contains(a.as_str()) && a != i.name => {}
-                                "input" => return Err(err("command", format!("`{{input:{a}}}`: no input `{a}` is defined above this one"))),
-                                _ => return Err(err("command", format!("unknown placeholder `{{{p}}}` (a derived input knows {{out}} and {{input:NAME}})"))),
+                                "input" => {
+                                    return Err(err("command", format!("`{{input:{a}}}`: no input `{a}` is defined above this one")))
+                                }
+                                _ => {
+                                    return Err(err(
+                                        "command",
+                                        format!("unknown placeholder `{{{p}}}` (a derived input knows {{out}} and {{input:NAME}})"),
+                                    ))
+                                }
                             }
                         }
                     }
@@ -300,7 +312,12 @@ impl Suite {
                             "input" => return Err(err(key, format!("`{{input:{a}}}`: no input `{a}` is defined"))),
                             "work" if a.is_empty() => {}
                             "executable" if executable && a.is_empty() => {}
-                            _ => return Err(err(key, format!("unknown placeholder `{{{ph}{}}}`", if a.is_empty() { String::new() } else { format!(":{a}") }))),
+                            _ => {
+                                return Err(err(
+                                    key,
+                                    format!("unknown placeholder `{{{ph}{}}}`", if a.is_empty() { String::new() } else { format!(":{a}") }),
+                                ))
+                            }
                         }
                     }
                 }
@@ -319,7 +336,13 @@ impl Suite {
                 }
                 None => {
                     if !Path::new(&p.command[0]).is_absolute() {
-                        return Err(err("command", format!("`{}`: give the program as an absolute path (a PATH lookup could find a wrapper, not the package's binary)", p.command[0])));
+                        return Err(err(
+                            "command",
+                            format!(
+                                "`{}`: give the program as an absolute path (a PATH lookup could find a wrapper, not the package's binary)",
+                                p.command[0]
+                            ),
+                        ));
                     }
                     if p.command.iter().any(|w| w.contains("{executable}")) {
                         return Err(err("command", "`{executable}` needs executable_from".into()));
@@ -337,7 +360,10 @@ impl Suite {
     }
 
     pub fn program(&self, name: &str) -> Result<&ProgramSpec, String> {
-        self.programs.iter().find(|p| p.name == name).ok_or_else(|| format!("no program `{name}` in {}; programs: {}", self.path.display(), self.names().join(", ")))
+        self.programs
+            .iter()
+            .find(|p| p.name == name)
+            .ok_or_else(|| format!("no program `{name}` in {}; programs: {}", self.path.display(), self.names().join(", ")))
     }
 
     pub fn input(&self, name: &str) -> Option<&InputSpec> {

@@ -27,7 +27,6 @@ pub struct Core {
     last_release: u64,
 }
 
-
 impl Core {
     pub fn new(c: &CoreConfig) -> Self {
         Core {
@@ -121,5 +120,4 @@ impl Core {
     pub fn end_time(&self) -> u64 {
         self.last_retire.max(self.unblock)
     }
-
 }

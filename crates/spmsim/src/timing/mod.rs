@@ -19,7 +19,7 @@ mod persist;
 mod stats;
 mod tags;
 
-pub use stats::{RunStats, Roi};
+pub use stats::{Roi, RunStats};
 
 use crate::config::{PersistPoint, SimConfig};
 use crate::nvm::ByKind;
@@ -187,7 +187,17 @@ impl TimingSim {
         // path takes a whole block (a new SecPB entry, an SP write).
         let mut fill = if self.path.needs_whole_block(&self.sys, o.block) { self.sys.mc.peek_plaintext(o.block) } else { [0; 64] };
         fill[o.off..o.off + o.len].copy_from_slice(&o.bytes[o.off..o.off + o.len]);
-        let unblock = self.path.store(&mut self.sys, &mut self.pcm, &self.lat, &mut self.stats, o.release, o.data_ready, o.block, o.off..o.off + o.len, fill)?;
+        let unblock = self.path.store(
+            &mut self.sys,
+            &mut self.pcm,
+            &self.lat,
+            &mut self.stats,
+            o.release,
+            o.data_ready,
+            o.block,
+            o.off..o.off + o.len,
+            fill,
+        )?;
         self.core.store_released(o.release, unblock);
         self.stats.stores += 1;
         Ok(())
@@ -304,7 +314,13 @@ pub fn simulate(cfg: &SimConfig, workload: &crate::workload::WorkloadKind, instr
 
 /// [`simulate`], stopping early with [`SimError::Cancelled`] once `stop`
 /// is set.
-pub fn simulate_until(cfg: &SimConfig, workload: &crate::workload::WorkloadKind, instructions: u64, seed: u64, stop: &AtomicBool) -> Result<RunStats, SimError> {
+pub fn simulate_until(
+    cfg: &SimConfig,
+    workload: &crate::workload::WorkloadKind,
+    instructions: u64,
+    seed: u64,
+    stop: &AtomicBool,
+) -> Result<RunStats, SimError> {
     let mut stream = workload.stream(seed, instructions, cfg.memory.capacity_bytes).map_err(SimError::Invalid)?;
     let mut sim = TimingSim::new(cfg, seed);
     sim.run_until(&mut stream, stop)?;

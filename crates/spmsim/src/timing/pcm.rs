@@ -16,8 +16,8 @@
 //! other reads of its bank and for the write in service there (writes of a
 //! bank are taken to run back to back), not for the whole write queue.
 
-use std::cmp::Reverse;
 use rustc_hash::FxHashMap;
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::config::PcmWriteModel;
@@ -58,12 +58,35 @@ impl Pcm {
         Self::with_model(PcmWriteModel::BankSerial, banks, read_cycles, write_cycles, wpq_entries, write_cycles, 1)
     }
 
-    pub fn with_model(model: PcmWriteModel, banks: u32, read_cycles: u64, write_cycles: u64, wpq_entries: u32, burst_cycles: u64, max_in_flight: u32) -> Self {
+    pub fn with_model(
+        model: PcmWriteModel,
+        banks: u32,
+        read_cycles: u64,
+        write_cycles: u64,
+        wpq_entries: u32,
+        burst_cycles: u64,
+        max_in_flight: u32,
+    ) -> Self {
         let (bank_busy, max_in_flight) = match model {
             PcmWriteModel::BankSerial => (write_cycles, usize::MAX),
             PcmWriteModel::Posted => (burst_cycles.max(1), max_in_flight.max(1) as usize),
         };
-        Pcm { bank_busy, in_flight: BinaryHeap::new(), max_in_flight, bank_free: vec![0; banks as usize], run_start: vec![0; banks as usize], read_free: vec![0; banks as usize], read_cycles, write_cycles, wpq: BinaryHeap::new(), queued: FxHashMap::default(), wpq_entries: wpq_entries as usize, wpq_full_waits: 0, merged_writes: 0, device_writes: 0 }
+        Pcm {
+            bank_busy,
+            in_flight: BinaryHeap::new(),
+            max_in_flight,
+            bank_free: vec![0; banks as usize],
+            run_start: vec![0; banks as usize],
+            read_free: vec![0; banks as usize],
+            read_cycles,
+            write_cycles,
+            wpq: BinaryHeap::new(),
+            queued: FxHashMap::default(),
+            wpq_entries: wpq_entries as usize,
+            wpq_full_waits: 0,
+            merged_writes: 0,
+            device_writes: 0,
+        }
     }
 
     fn bank(&self, addr: u64) -> usize {
@@ -163,8 +186,8 @@ mod tests {
         let mut p = Pcm::new(1, 10, 100, 2);
         assert_eq!(p.write(0, 1), 0); // issues at 0
         assert_eq!(p.write(0, 2), 0); // issues at 100
-        // Both slots are held until their writes issue; the third waits
-        // for the first slot (released at issue time 0, i.e. now).
+                                      // Both slots are held until their writes issue; the third waits
+                                      // for the first slot (released at issue time 0, i.e. now).
         assert_eq!(p.write(0, 3), 0);
         assert_eq!(p.write(0, 4), 100);
         assert!(p.wpq_full_waits >= 1);

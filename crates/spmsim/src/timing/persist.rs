@@ -64,11 +64,22 @@ enum Kind {
 impl PersistPath {
     pub fn new(cfg: &SimConfig) -> Self {
         let (kind, one, capacity) = match &cfg.persistence.point {
-            PersistPoint::PersistBuffer { early_bmt_one_in_flight, entries, .. } => (Kind::SecPb, *early_bmt_one_in_flight, *entries as usize),
+            PersistPoint::PersistBuffer { early_bmt_one_in_flight, entries, .. } => {
+                (Kind::SecPb, *early_bmt_one_in_flight, *entries as usize)
+            }
             // The functional model's eADR cache is not timed; it runs as SP.
             PersistPoint::MemoryController | PersistPoint::CacheHierarchy { .. } => (Kind::Sp, true, 0),
         };
-        PersistPath { kind, bmt: BmtUnit::default(), early_one_in_flight: one, mc_pipelined: cfg.security.mc_bmt_pipelined, draining: VecDeque::new(), mc_next: 0, last_persist: 0, capacity }
+        PersistPath {
+            kind,
+            bmt: BmtUnit::default(),
+            early_one_in_flight: one,
+            mc_pipelined: cfg.security.mc_bmt_pipelined,
+            draining: VecDeque::new(),
+            mc_next: 0,
+            last_persist: 0,
+            capacity,
+        }
     }
 
     /// When the stores released so far are persistent (for fences).
@@ -121,7 +132,18 @@ impl PersistPath {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub fn store(&mut self, sys: &mut System, pcm: &mut Pcm, lat: &Latencies, stats: &mut RunStats, release: u64, data_ready: u64, block: u64, bytes: std::ops::Range<usize>, fill: [u8; 64]) -> Result<u64, CheckFailure> {
+    pub fn store(
+        &mut self,
+        sys: &mut System,
+        pcm: &mut Pcm,
+        lat: &Latencies,
+        stats: &mut RunStats,
+        release: u64,
+        data_ready: u64,
+        block: u64,
+        bytes: std::ops::Range<usize>,
+        fill: [u8; 64],
+    ) -> Result<u64, CheckFailure> {
         match self.kind {
             Kind::SecPb => self.secpb_store(sys, pcm, lat, stats, release, data_ready, block, bytes, fill),
             Kind::Sp => self.sp_store(sys, pcm, lat, stats, release, data_ready, block, fill),
@@ -129,7 +151,18 @@ impl PersistPath {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn secpb_store(&mut self, sys: &mut System, pcm: &mut Pcm, lat: &Latencies, stats: &mut RunStats, release: u64, data_ready: u64, block: u64, bytes: std::ops::Range<usize>, fill: [u8; 64]) -> Result<u64, CheckFailure> {
+    fn secpb_store(
+        &mut self,
+        sys: &mut System,
+        pcm: &mut Pcm,
+        lat: &Latencies,
+        stats: &mut RunStats,
+        release: u64,
+        data_ready: u64,
+        block: u64,
+        bytes: std::ops::Range<usize>,
+        fill: [u8; 64],
+    ) -> Result<u64, CheckFailure> {
         let mut t = release;
         let System { front, mc, .. } = sys;
         let FrontEnd::PersistBuffer(pb) = front else { unreachable!("SecPB path without a persist buffer") };
@@ -210,7 +243,17 @@ impl PersistPath {
     /// The MC completes a drained entry's tuple; returns when the entry's
     /// SecPB slot frees (its data block holds a WPQ slot).
     #[allow(clippy::too_many_arguments)]
-    fn mc_late_work(&mut self, pcm: &mut Pcm, lat: &Latencies, t: u64, block: u64, late: &Work, d: &Probe, writes: &[u64], secure: bool) -> u64 {
+    fn mc_late_work(
+        &mut self,
+        pcm: &mut Pcm,
+        lat: &Latencies,
+        t: u64,
+        block: u64,
+        late: &Work,
+        d: &Probe,
+        writes: &[u64],
+        secure: bool,
+    ) -> u64 {
         let issue = t.max(self.mc_next);
         // The engine takes one drained entry per SecPB access, or per hash
         // pipeline stage when the entry still needs its BMT update.
@@ -242,7 +285,17 @@ impl PersistPath {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn sp_store(&mut self, sys: &mut System, pcm: &mut Pcm, lat: &Latencies, stats: &mut RunStats, release: u64, data_ready: u64, block: u64, fill: [u8; 64]) -> Result<u64, CheckFailure> {
+    fn sp_store(
+        &mut self,
+        sys: &mut System,
+        pcm: &mut Pcm,
+        lat: &Latencies,
+        stats: &mut RunStats,
+        release: u64,
+        data_ready: u64,
+        block: u64,
+        fill: [u8; 64],
+    ) -> Result<u64, CheckFailure> {
         // Strict persistency at the MC: the store is flushed and its whole
         // memory tuple persists before the next store's.
         let t = release.max(self.last_persist);

@@ -74,7 +74,11 @@ pub struct RunStats {
 }
 
 fn rate(h: u64, m: u64) -> f64 {
-    if h + m == 0 { 0.0 } else { h as f64 / (h + m) as f64 }
+    if h + m == 0 {
+        0.0
+    } else {
+        h as f64 / (h + m) as f64
+    }
 }
 
 impl RunStats {

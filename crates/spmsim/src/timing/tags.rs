@@ -42,7 +42,11 @@ impl TagCache {
 
     pub fn hit_rate(&self) -> f64 {
         let n = self.hits + self.misses;
-        if n == 0 { 0.0 } else { self.hits as f64 / n as f64 }
+        if n == 0 {
+            0.0
+        } else {
+            self.hits as f64 / n as f64
+        }
     }
 }
 

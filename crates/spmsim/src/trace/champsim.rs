@@ -53,12 +53,14 @@ pub struct Layout {
 
 /// ChampSim `input_instr` (`inc/trace_instruction.h`: 2 destination and
 /// 4 source memory operands, no padding).
-pub const INPUT_INSTR: Layout = Layout { name: "input_instr", record_bytes: 64, dest_memory_at: 16, dest_memory_count: 2, src_memory_at: 32, src_memory_count: 4 };
+pub const INPUT_INSTR: Layout =
+    Layout { name: "input_instr", record_bytes: 64, dest_memory_at: 16, dest_memory_count: 2, src_memory_at: 32, src_memory_count: 4 };
 
 /// ChampSim `cloudsuite_instr` (`inc/trace_instruction.h`: 4 destination
 /// and 4 source memory operands, 2 ASID bytes; 6 padding bytes before the
 /// first u64 array and 6 at the end round it to 96 bytes).
-pub const CLOUDSUITE_INSTR: Layout = Layout { name: "cloudsuite_instr", record_bytes: 96, dest_memory_at: 24, dest_memory_count: 4, src_memory_at: 56, src_memory_count: 4 };
+pub const CLOUDSUITE_INSTR: Layout =
+    Layout { name: "cloudsuite_instr", record_bytes: 96, dest_memory_at: 24, dest_memory_count: 4, src_memory_at: 56, src_memory_count: 4 };
 
 pub struct ChampsimReader {
     path: PathBuf,
@@ -94,8 +96,13 @@ pub fn canonical(addr: u64) -> bool {
 /// instruction pointer, an operand address no program can have.
 pub fn impossible(rec: &[u8], l: Layout, index: u64) -> Option<String> {
     if index == 0 {
-        let others: [(&[u8], &str); 5] =
-            [(super::native::MAGIC, "a native spmsim trace (read it as `native`)"), (b"gem5", "a gem5 packet trace"), (&[0xFD, b'7', b'z', b'X', b'Z'], "xz data (compressed twice?)"), (&[0x1F, 0x8B], "gzip data (compressed twice?)"), (&[0x28, 0xB5, 0x2F, 0xFD], "zstd data (compressed twice?)")];
+        let others: [(&[u8], &str); 5] = [
+            (super::native::MAGIC, "a native spmsim trace (read it as `native`)"),
+            (b"gem5", "a gem5 packet trace"),
+            (&[0xFD, b'7', b'z', b'X', b'Z'], "xz data (compressed twice?)"),
+            (&[0x1F, 0x8B], "gzip data (compressed twice?)"),
+            (&[0x28, 0xB5, 0x2F, 0xFD], "zstd data (compressed twice?)"),
+        ];
         if let Some((_, what)) = others.iter().find(|(m, _)| rec.starts_with(m)) {
             return Some(format!("the file starts like {what}"));
         }
@@ -107,7 +114,8 @@ pub fn impossible(rec: &[u8], l: Layout, index: u64) -> Option<String> {
     if !canonical(ip) {
         return Some(format!("instruction pointer {ip:#x} is not an address a program can have"));
     }
-    let operands = (0..l.src_memory_count).map(|i| l.src_memory_at + 8 * i).chain((0..l.dest_memory_count).map(|i| l.dest_memory_at + 8 * i));
+    let operands =
+        (0..l.src_memory_count).map(|i| l.src_memory_at + 8 * i).chain((0..l.dest_memory_count).map(|i| l.dest_memory_at + 8 * i));
     for at in operands {
         let a = u64_at(rec, at)?;
         if !canonical(a) {
@@ -123,8 +131,20 @@ impl ChampsimReader {
         let format = if layout == CLOUDSUITE_INSTR { "champsim-cloudsuite" } else { "champsim" };
         let mut header = TraceHeader::new(format, AddressSpace::Virtual, false);
         let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-        header.source = format!("ChampSim {} trace {file} ({}-byte records; access sizes not recorded, taken as {ACCESS_SIZE} bytes)", layout.name, layout.record_bytes);
-        Ok(ChampsimReader { path: path.to_path_buf(), header, layout, s, buf: vec![0; layout.record_bytes], pending: VecDeque::new(), gap: 0, instructions: 0 })
+        header.source = format!(
+            "ChampSim {} trace {file} ({}-byte records; access sizes not recorded, taken as {ACCESS_SIZE} bytes)",
+            layout.name, layout.record_bytes
+        );
+        Ok(ChampsimReader {
+            path: path.to_path_buf(),
+            header,
+            layout,
+            s,
+            buf: vec![0; layout.record_bytes],
+            pending: VecDeque::new(),
+            gap: 0,
+            instructions: 0,
+        })
     }
 
     /// Instructions (records) read so far, with or without memory accesses.
@@ -137,7 +157,17 @@ impl ChampsimReader {
         loop {
             let start = self.s.offset;
             let got = read_record(&self.path, &mut self.s, &mut self.buf).map_err(|e| {
-                TraceError::new(&self.path, e.at, format!("ChampSim {} record {} (bytes {start}..{}): {}", self.layout.name, self.instructions, start + self.layout.record_bytes as u64, e.msg))
+                TraceError::new(
+                    &self.path,
+                    e.at,
+                    format!(
+                        "ChampSim {} record {} (bytes {start}..{}): {}",
+                        self.layout.name,
+                        self.instructions,
+                        start + self.layout.record_bytes as u64,
+                        e.msg
+                    ),
+                )
             })?;
             if !got {
                 // The instructions after the last access, as compute records.
@@ -145,14 +175,21 @@ impl ChampsimReader {
                 return Ok(!self.pending.is_empty());
             }
             if let Some(m) = impossible(&self.buf, self.layout, self.instructions) {
-                return Err(TraceError::new(&self.path, Position::Offset(start), format!("ChampSim {} record {}: {m}; this is not a ChampSim trace of this layout", self.layout.name, self.instructions)));
+                return Err(TraceError::new(
+                    &self.path,
+                    Position::Offset(start),
+                    format!("ChampSim {} record {}: {m}; this is not a ChampSim trace of this layout", self.layout.name, self.instructions),
+                ));
             }
             self.instructions += 1;
             let l = self.layout;
             let mut first = true;
-            let operands = (0..l.src_memory_count).map(|i| (Op::Load, l.src_memory_at + 8 * i)).chain((0..l.dest_memory_count).map(|i| (Op::Store, l.dest_memory_at + 8 * i)));
+            let operands = (0..l.src_memory_count)
+                .map(|i| (Op::Load, l.src_memory_at + 8 * i))
+                .chain((0..l.dest_memory_count).map(|i| (Op::Store, l.dest_memory_at + 8 * i)));
             for (op, at) in operands {
-                let addr = u64_at(&self.buf, at).ok_or_else(|| TraceError::new(&self.path, Position::Offset(start), "record layout out of bounds (internal error)"))?;
+                let addr = u64_at(&self.buf, at)
+                    .ok_or_else(|| TraceError::new(&self.path, Position::Offset(start), "record layout out of bounds (internal error)"))?;
                 if addr == 0 {
                     continue;
                 }
@@ -162,7 +199,10 @@ impl ChampsimReader {
                         TraceError::new(
                             &self.path,
                             Position::Offset(start),
-                            format!("{} instructions without a memory access before this record: more than a record's gap can hold (2^32 - 1)", self.gap),
+                            format!(
+                                "{} instructions without a memory access before this record: more than a record's gap can hold (2^32 - 1)",
+                                self.gap
+                            ),
                         )
                     })?;
                     first = false;

@@ -82,7 +82,9 @@ fn decompress_kind(path: &Path, raw: Box<dyn BufRead + Send>) -> Result<(Stream,
     let inner: Box<dyn BufRead + Send> = match kind {
         Compression::Xz => Box::new(BufReader::with_capacity(1 << 16, xz2::read::XzDecoder::new_multi_decoder(raw))),
         Compression::Gzip => Box::new(BufReader::with_capacity(1 << 16, flate2::bufread::MultiGzDecoder::new(raw))),
-        Compression::Zstd => Box::new(BufReader::with_capacity(1 << 16, zstd::stream::read::Decoder::with_buffer(raw).map_err(|e| io_err(path, e))?)),
+        Compression::Zstd => {
+            Box::new(BufReader::with_capacity(1 << 16, zstd::stream::read::Decoder::with_buffer(raw).map_err(|e| io_err(path, e))?))
+        }
         Compression::Plain => raw,
     };
     Ok((Counted { inner, offset: 0 }, kind))
@@ -126,11 +128,21 @@ pub fn read_record(path: &Path, s: &mut Stream, buf: &mut [u8]) -> Result<bool, 
                 if got == 0 {
                     return Ok(false);
                 }
-                return Err(TraceError::new(path, Position::Offset(start), format!("truncated record: {got} of {} bytes before the end of the file", buf.len())));
+                return Err(TraceError::new(
+                    path,
+                    Position::Offset(start),
+                    format!("truncated record: {got} of {} bytes before the end of the file", buf.len()),
+                ));
             }
             Ok(k) => got += k,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(TraceError::new(path, Position::Offset(start + got as u64), format!("read error (damaged or truncated compressed data?): {e}"))),
+            Err(e) => {
+                return Err(TraceError::new(
+                    path,
+                    Position::Offset(start + got as u64),
+                    format!("read error (damaged or truncated compressed data?): {e}"),
+                ))
+            }
         }
     }
     Ok(true)

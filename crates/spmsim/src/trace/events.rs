@@ -77,7 +77,10 @@ impl RecordEvents {
         // Every reader checks this itself with the line or offset; this
         // guards a reader that does not, before the split loop runs.
         super::check_access_size(r.size as u64).map_err(|m| self.err(format!("access at {:#x}: {m}", r.addr)))?;
-        let end = r.addr.checked_add(r.size as u64).ok_or_else(|| self.err(format!("access at {:#x} of {} bytes wraps the address space", r.addr, r.size)))?;
+        let end = r
+            .addr
+            .checked_add(r.size as u64)
+            .ok_or_else(|| self.err(format!("access at {:#x} of {} bytes wraps the address space", r.addr, r.size)))?;
         let mut cur = r.addr;
         let mut first = true;
         while cur < end {
@@ -153,7 +156,8 @@ mod tests {
 
     #[test]
     fn wide_and_straddling_accesses_split_into_one_instruction() {
-        let ev = events(AddressSpace::Physical, false, vec![TraceRecord::mem(Op::Store, 60, 16).after(5), TraceRecord::mem(Op::Load, 120, 16)]);
+        let ev =
+            events(AddressSpace::Physical, false, vec![TraceRecord::mem(Op::Store, 60, 16).after(5), TraceRecord::mem(Op::Load, 120, 16)]);
         let stores: Vec<(u64, u8)> = ev.iter().filter(|e| e.op == Op::Store).map(|e| (e.addr, e.size)).collect();
         assert_eq!(stores, vec![(60, 4), (64, 8), (72, 4)]);
         let loads: Vec<(u64, u8)> = ev.iter().filter(|e| e.op == Op::Load).map(|e| (e.addr, e.size)).collect();
@@ -167,11 +171,26 @@ mod tests {
         let ev = events(
             AddressSpace::Virtual,
             false,
-            vec![TraceRecord::mem(Op::Store, 0x7fff_1234_5008, 8), TraceRecord::mem(Op::Load, 0x40_0010, 4), TraceRecord::mem(Op::Store, 0x7fff_1234_5010, 8)],
+            vec![
+                TraceRecord::mem(Op::Store, 0x7fff_1234_5008, 8),
+                TraceRecord::mem(Op::Load, 0x40_0010, 4),
+                TraceRecord::mem(Op::Store, 0x7fff_1234_5010, 8),
+            ],
         );
         assert_eq!(ev.iter().map(|e| e.addr).collect::<Vec<_>>(), vec![0x008, 0x1010, 0x010]);
         assert_ne!(ev[0].value, ev[2].value);
-        assert_eq!(ev, events(AddressSpace::Virtual, false, vec![TraceRecord::mem(Op::Store, 0x7fff_1234_5008, 8), TraceRecord::mem(Op::Load, 0x40_0010, 4), TraceRecord::mem(Op::Store, 0x7fff_1234_5010, 8)]));
+        assert_eq!(
+            ev,
+            events(
+                AddressSpace::Virtual,
+                false,
+                vec![
+                    TraceRecord::mem(Op::Store, 0x7fff_1234_5008, 8),
+                    TraceRecord::mem(Op::Load, 0x40_0010, 4),
+                    TraceRecord::mem(Op::Store, 0x7fff_1234_5010, 8)
+                ]
+            )
+        );
     }
 
     #[test]

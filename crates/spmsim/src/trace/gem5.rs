@@ -159,7 +159,10 @@ impl<'a> Wire<'a> {
 
     fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], WireError> {
         let start = self.pos;
-        let end = start.checked_add(n).filter(|&e| e <= self.buf.len()).ok_or_else(|| self.err(start, format!("message ends inside {what} ({n} bytes announced, {} left)", self.buf.len() - start)))?;
+        let end = start
+            .checked_add(n)
+            .filter(|&e| e <= self.buf.len())
+            .ok_or_else(|| self.err(start, format!("message ends inside {what} ({n} bytes announced, {} left)", self.buf.len() - start)))?;
         self.pos = end;
         Ok(&self.buf[start..end])
     }
@@ -185,7 +188,11 @@ impl<'a> Wire<'a> {
                 Value::Bytes(self.take(n, "a length-delimited field")?)
             }
             5 => Value::Fixed32(u32::from_le_bytes(self.take(4, "a fixed32 field")?.try_into().map_err(|_| self.err(at, "fixed32"))?)),
-            t => return Err(self.err(at, format!("field {number} has wire type {t}, which gem5 traces do not use (groups are not supported)"))),
+            t => {
+                return Err(
+                    self.err(at, format!("field {number} has wire type {t}, which gem5 traces do not use (groups are not supported)"))
+                )
+            }
         };
         Ok(Some((at, number as u32, value)))
     }
@@ -278,7 +285,8 @@ fn decode_packet(buf: &[u8]) -> Result<Packet, WireError> {
             _ => {}
         }
     }
-    let missing: Vec<&str> = [("cmd", cmd.is_none()), ("addr", addr.is_none()), ("size", size.is_none())].iter().filter(|x| x.1).map(|x| x.0).collect();
+    let missing: Vec<&str> =
+        [("cmd", cmd.is_none()), ("addr", addr.is_none()), ("size", size.is_none())].iter().filter(|x| x.1).map(|x| x.0).collect();
     if !missing.is_empty() {
         return Err(WireError { at: 0, msg: format!("packet lacks its required field(s) {}", missing.join(", ")) });
     }
@@ -318,9 +326,14 @@ impl Gem5Reader {
     pub fn open(path: &Path) -> Result<Gem5Reader, TraceError> {
         let mut s = compress::open(path)?;
         let mut magic = [0u8; 4];
-        let whole = read_record(path, &mut s, &mut magic).map_err(|e| TraceError::new(path, Position::Offset(0), format!("not a gem5 packet trace: {}", e.msg)))?;
+        let whole = read_record(path, &mut s, &mut magic)
+            .map_err(|e| TraceError::new(path, Position::Offset(0), format!("not a gem5 packet trace: {}", e.msg)))?;
         if !whole || &magic != MAGIC {
-            return Err(TraceError::new(path, Position::Offset(0), format!("not a gem5 packet trace: the file starts {magic:02x?}, not \"gem5\"")));
+            return Err(TraceError::new(
+                path,
+                Position::Offset(0),
+                format!("not a gem5 packet trace: the file starts {magic:02x?}, not \"gem5\""),
+            ));
         }
         let mut r = Gem5Reader {
             path: path.to_path_buf(),
@@ -400,10 +413,12 @@ impl Gem5Reader {
         let body = self.s.offset;
         self.msg.resize(len as usize, 0);
         if len > 0 {
-            let whole =
-                read_record(&self.path, &mut self.s, &mut self.msg).map_err(|e| TraceError::new(&self.path, Position::Offset(start), format!("message at byte {start} of {len} bytes: {}", e.msg)))?;
+            let whole = read_record(&self.path, &mut self.s, &mut self.msg).map_err(|e| {
+                TraceError::new(&self.path, Position::Offset(start), format!("message at byte {start} of {len} bytes: {}", e.msg))
+            })?;
             if !whole {
-                return Err(self.err(start, format!("message at byte {start} announces {len} bytes but the file ends there; the trace is truncated")));
+                return Err(self
+                    .err(start, format!("message at byte {start} announces {len} bytes but the file ends there; the trace is truncated")));
             }
         }
         Ok(Some((start, body)))
@@ -447,7 +462,15 @@ impl RecordReader for Gem5Reader {
                 return Err(self.err(start, format!("packet {} (message at byte {start}): {m}", self.packets - 1)));
             }
             if p.addr.checked_add(p.size as u64).is_none() {
-                return Err(self.err(start, format!("packet {} (message at byte {start}): access at {:#x} of {} bytes wraps the address space", self.packets - 1, p.addr, p.size)));
+                return Err(self.err(
+                    start,
+                    format!(
+                        "packet {} (message at byte {start}): access at {:#x} of {} bytes wraps the address space",
+                        self.packets - 1,
+                        p.addr,
+                        p.size
+                    ),
+                ));
             }
             self.records += 1;
             return Ok(Some(TraceRecord::mem(op, p.addr, p.size)));
@@ -544,13 +567,28 @@ mod tests {
         let (t, _) = trace(&[packet(1, 0x8000_0000, 64), packet(7, 0x8000_0040, 64), odd, packet(4, 0x1_0000_0000, 4)]);
         let p = temp("ok.trc", &t);
         let mut r = Gem5Reader::open(&p).unwrap();
-        assert_eq!(r.packet_header, PacketHeader { obj_id: "system.monitor".into(), ver: 0, tick_freq: 1_000_000_000_000, id_strings: vec![(3, "cpu.data".into())] });
+        assert_eq!(
+            r.packet_header,
+            PacketHeader {
+                obj_id: "system.monitor".into(),
+                ver: 0,
+                tick_freq: 1_000_000_000_000,
+                id_strings: vec![(3, "cpu.data".into())]
+            }
+        );
         assert!(r.header().source.contains("system.monitor") && r.header().source.contains("1000000000000"), "{}", r.header().source);
         let mut got = Vec::new();
         while let Some(x) = r.next_record().unwrap() {
             got.push(x);
         }
-        assert_eq!(got, vec![TraceRecord::mem(Op::Load, 0x8000_0000, 64), TraceRecord::mem(Op::Store, 0x8000_1238, 8), TraceRecord::mem(Op::Store, 0x1_0000_0000, 4)]);
+        assert_eq!(
+            got,
+            vec![
+                TraceRecord::mem(Op::Load, 0x8000_0000, 64),
+                TraceRecord::mem(Op::Store, 0x8000_1238, 8),
+                TraceRecord::mem(Op::Store, 0x1_0000_0000, 4)
+            ]
+        );
         assert_eq!(r.packets(), 4);
         assert_eq!(r.skipped().iter().collect::<Vec<_>>(), vec![(&7, &1)]);
     }

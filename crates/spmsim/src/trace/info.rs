@@ -43,7 +43,8 @@ pub struct TraceInfo {
 
 pub fn scan(format: &str, r: &mut dyn RecordReader) -> Result<TraceInfo, TraceError> {
     let header = r.header().clone();
-    let mut i = TraceInfo { format: format.into(), values: if header.values { "recorded".into() } else { "derived".into() }, ..Default::default() };
+    let mut i =
+        TraceInfo { format: format.into(), values: if header.values { "recorded".into() } else { "derived".into() }, ..Default::default() };
     let mut blocks = FxHashSet::default();
     let mut written = FxHashSet::default();
     let mut persistent = 0u64;

@@ -141,7 +141,15 @@ pub fn open(path: &Path) -> Result<Box<dyn RecordReader>, TraceError> {
     let s = compress::open(path)?;
     let mut header = TraceHeader::new("lackey", AddressSpace::Virtual, false);
     header.source = format!("valgrind lackey output {}", path.display());
-    Ok(Box::new(LackeyReader { path: path.to_path_buf(), header, s, p: Parser::default(), line: Vec::new(), lineno: 0, pending: VecDeque::new() }))
+    Ok(Box::new(LackeyReader {
+        path: path.to_path_buf(),
+        header,
+        s,
+        p: Parser::default(),
+        line: Vec::new(),
+        lineno: 0,
+        pending: VecDeque::new(),
+    }))
 }
 
 impl RecordReader for LackeyReader {
@@ -152,7 +160,9 @@ impl RecordReader for LackeyReader {
     fn next_record(&mut self) -> Result<Option<TraceRecord>, TraceError> {
         while self.pending.is_empty() {
             self.line.clear();
-            let n = self.s.read_until(b'\n', &mut self.line).map_err(|e| TraceError::new(&self.path, Position::Line(self.lineno + 1), format!("read error (damaged compressed data?): {e}")))?;
+            let n = self.s.read_until(b'\n', &mut self.line).map_err(|e| {
+                TraceError::new(&self.path, Position::Line(self.lineno + 1), format!("read error (damaged compressed data?): {e}"))
+            })?;
             if n == 0 {
                 // The instructions after the last access, as compute records.
                 self.pending.extend(super::compute_records(std::mem::take(&mut self.p.gap)));
@@ -160,7 +170,9 @@ impl RecordReader for LackeyReader {
             }
             self.lineno += 1;
             let line = self.line.strip_suffix(b"\n").unwrap_or(&self.line);
-            self.p.feed(line, &mut self.pending).map_err(|m| TraceError::new(&self.path, Position::Line(self.lineno), format!("{m} in `{}`", String::from_utf8_lossy(line))))?;
+            self.p.feed(line, &mut self.pending).map_err(|m| {
+                TraceError::new(&self.path, Position::Line(self.lineno), format!("{m} in `{}`", String::from_utf8_lossy(line)))
+            })?;
         }
         Ok(self.pending.pop_front())
     }

@@ -123,7 +123,14 @@ pub struct TraceHeader {
 
 impl TraceHeader {
     pub fn new(source_format: &str, address_space: AddressSpace, values: bool) -> Self {
-        TraceHeader { source_format: source_format.into(), source: String::new(), address_space, values, persistent_ranges: Vec::new(), skipped_instructions: 0 }
+        TraceHeader {
+            source_format: source_format.into(),
+            source: String::new(),
+            address_space,
+            values,
+            persistent_ranges: Vec::new(),
+            skipped_instructions: 0,
+        }
     }
     pub fn is_persistent(&self, addr: u64) -> bool {
         self.persistent_ranges.is_empty() || self.persistent_ranges.iter().any(|&(a, b)| (a..b).contains(&addr))
@@ -193,7 +200,8 @@ pub enum Format {
 }
 
 impl Format {
-    pub const ALL: [Format; 7] = [Format::Native, Format::Champsim, Format::ChampsimCloudsuite, Format::Lackey, Format::Gem5, Format::Ramulator, Format::Dramsim3];
+    pub const ALL: [Format; 7] =
+        [Format::Native, Format::Champsim, Format::ChampsimCloudsuite, Format::Lackey, Format::Gem5, Format::Ramulator, Format::Dramsim3];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -250,7 +258,14 @@ pub fn detect(path: &Path) -> Result<Format, TraceError> {
     }
     let inner = compress::Compression::of(&head);
     if inner != compress::Compression::Plain {
-        return Err(TraceError::new(path, Position::Offset(0), format!("the data is {} compressed inside the file's own compression (compressed twice?); decompress the outer layer first", inner.name())));
+        return Err(TraceError::new(
+            path,
+            Position::Offset(0),
+            format!(
+                "the data is {} compressed inside the file's own compression (compressed twice?); decompress the outer layer first",
+                inner.name()
+            ),
+        ));
     }
     // Text traces hold no NUL bytes; binary ones (ChampSim records, whose
     // u64 fields have zero high bytes) always do, even when every other
@@ -264,13 +279,24 @@ pub fn detect(path: &Path) -> Result<Format, TraceError> {
         })
     };
     let tried = "native (magic SPMTRACE), gem5 (magic gem5), lackey, ramulator and dramsim3 (the first line of a text file), champsim and champsim-cloudsuite (the first records)";
-    let unknown = |why: String| TraceError::new(path, Position::Offset(0), format!("cannot tell the trace format: {why}; tried {tried}. Name the format with trace:PATH#format=NAME (or --format)"));
+    let unknown = |why: String| {
+        TraceError::new(
+            path,
+            Position::Offset(0),
+            format!("cannot tell the trace format: {why}; tried {tried}. Name the format with trace:PATH#format=NAME (or --format)"),
+        )
+    };
     if head.is_empty() {
         return Err(unknown("the file is empty".into()));
     }
     if let Some(t) = text {
         let first = t.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#')).unwrap_or("");
-        if first.starts_with("==") || first.starts_with("I ") || first.starts_with("L ") || first.starts_with("S ") || first.starts_with("M ") {
+        if first.starts_with("==")
+            || first.starts_with("I ")
+            || first.starts_with("L ")
+            || first.starts_with("S ")
+            || first.starts_with("M ")
+        {
             return Ok(Format::Lackey);
         }
         if first.starts_with("LD ") || first.starts_with("ST ") {
@@ -278,7 +304,12 @@ pub fn detect(path: &Path) -> Result<Format, TraceError> {
         }
         let words: Vec<&str> = first.split_whitespace().collect();
         // The operation words the DRAMsim3 reader accepts (text.rs).
-        if words.len() == 3 && matches!(words[1], "READ" | "WRITE" | "read" | "write" | "P_MEM_RD" | "P_MEM_WR" | "P_FETCH" | "P_LOCK_RD" | "P_LOCK_WR" | "BOFF") {
+        if words.len() == 3
+            && matches!(
+                words[1],
+                "READ" | "WRITE" | "read" | "write" | "P_MEM_RD" | "P_MEM_WR" | "P_FETCH" | "P_LOCK_RD" | "P_LOCK_WR" | "BOFF"
+            )
+        {
             return Ok(Format::Dramsim3);
         }
         let shown: String = first.chars().take(40).collect();
@@ -286,13 +317,18 @@ pub fn detect(path: &Path) -> Result<Format, TraceError> {
     }
     // ChampSim has no magic: the name picks the cloudsuite layout, and the
     // first records must all be ones a ChampSim tracer writes.
-    let (format, layout) = if path.to_string_lossy().contains("cloudsuite") { (Format::ChampsimCloudsuite, champsim::CLOUDSUITE_INSTR) } else { (Format::Champsim, champsim::INPUT_INSTR) };
+    let (format, layout) = if path.to_string_lossy().contains("cloudsuite") {
+        (Format::ChampsimCloudsuite, champsim::CLOUDSUITE_INSTR)
+    } else {
+        (Format::Champsim, champsim::INPUT_INSTR)
+    };
     if head.len() < layout.record_bytes {
         return Err(unknown(format!("{} bytes, less than one {}-byte ChampSim record", head.len(), layout.record_bytes)));
     }
     for (i, rec) in head.chunks_exact(layout.record_bytes).enumerate() {
         let flags_ok = rec[8] <= 1 && rec[9] <= 1;
-        let why = champsim::impossible(rec, layout, i as u64).or_else(|| (!flags_ok).then(|| format!("branch flags {} and {} are not 0 or 1", rec[8], rec[9])));
+        let why = champsim::impossible(rec, layout, i as u64)
+            .or_else(|| (!flags_ok).then(|| format!("branch flags {} and {} are not 0 or 1", rec[8], rec[9])));
         if let Some(why) = why {
             return Err(unknown(format!("binary data that is not ChampSim {} records (record {i}: {why})", layout.name)));
         }

@@ -138,7 +138,15 @@ impl NativeWriter {
         let mut file = std::io::BufWriter::new(f);
         file.write_all(&fixed)?;
         file.write_all(&crc32(&[&fixed]).to_le_bytes())?;
-        Ok(NativeWriter { file, zstd, pending, prev_addr: 0, records: 0, chunk: Vec::with_capacity(CHUNK_BYTES), buf: Vec::with_capacity(MAX_RECORD) })
+        Ok(NativeWriter {
+            file,
+            zstd,
+            pending,
+            prev_addr: 0,
+            records: 0,
+            chunk: Vec::with_capacity(CHUNK_BYTES),
+            buf: Vec::with_capacity(MAX_RECORD),
+        })
     }
 
     /// Append one record; a record the format cannot hold (see the format
@@ -281,7 +289,19 @@ impl NativeReader {
         let header: TraceHeader = serde_json::from_slice(&h[..hlen]).map_err(|e| err(14, format!("bad header: {e}")))?;
         let zstd = zstd::bulk::Decompressor::new().map_err(|e| err(0, format!("cannot start zstd: {e}")))?;
         let at = s.offset;
-        Ok(NativeReader { path: path.to_path_buf(), header, s, offsets_in, zstd, chunk: Vec::new(), pos: 0, chunk_at: at, prev_addr: 0, records: 0, ended: false })
+        Ok(NativeReader {
+            path: path.to_path_buf(),
+            header,
+            s,
+            offsets_in,
+            zstd,
+            chunk: Vec::new(),
+            pos: 0,
+            chunk_at: at,
+            prev_addr: 0,
+            records: 0,
+            ended: false,
+        })
     }
 
     fn file_err(&self, at: u64, m: String) -> TraceError {
@@ -302,7 +322,9 @@ impl NativeReader {
         let word = |i: usize| u32::from_le_bytes(head[i..i + 4].try_into().expect("4 bytes")) as usize;
         let (clen, ulen, sum) = (word(0), word(4), word(8) as u32);
         if clen == 0 || clen > max_compressed() {
-            return Err(self.file_err(at, format!("chunk of {clen} compressed bytes; a chunk has 1 to {} (damaged length?)", max_compressed())));
+            return Err(
+                self.file_err(at, format!("chunk of {clen} compressed bytes; a chunk has 1 to {} (damaged length?)", max_compressed()))
+            );
         }
         if ulen == 0 || ulen > CHUNK_BYTES {
             return Err(self.file_err(at + 4, format!("chunk of {ulen} record bytes; a chunk has 1 to {CHUNK_BYTES} (damaged length?)")));
@@ -310,7 +332,12 @@ impl NativeReader {
         let mut z = vec![0u8; clen];
         match read_full(&mut self.s, &mut z) {
             Ok(true) => {}
-            Ok(false) => return Err(self.file_err(at, format!("the file ends inside the chunk starting here ({clen} compressed bytes announced); it is truncated"))),
+            Ok(false) => {
+                return Err(self.file_err(
+                    at,
+                    format!("the file ends inside the chunk starting here ({clen} compressed bytes announced); it is truncated"),
+                ))
+            }
             Err(e) => return Err(self.file_err(at, e)),
         }
         if crc32(&[&head[..8], &z]) != sum {
@@ -318,7 +345,10 @@ impl NativeReader {
         }
         self.chunk.clear();
         self.chunk.reserve(ulen);
-        let got = self.zstd.decompress_to_buffer(&z[..], &mut self.chunk).map_err(|e| self.file_err(at + CHUNK_HEAD as u64, format!("chunk does not decompress: {e}")))?;
+        let got = self
+            .zstd
+            .decompress_to_buffer(&z[..], &mut self.chunk)
+            .map_err(|e| self.file_err(at + CHUNK_HEAD as u64, format!("chunk does not decompress: {e}")))?;
         if got != ulen {
             return Err(self.file_err(at + CHUNK_HEAD as u64, format!("chunk decompresses to {got} bytes, its header says {ulen}")));
         }
@@ -329,7 +359,10 @@ impl NativeReader {
 
     /// An error in the record that starts at `rec` in the current chunk.
     fn rec_err(&self, rec: usize, m: String) -> TraceError {
-        self.file_err(self.chunk_at, format!("record {} (byte {rec} of the {} record bytes of the chunk starting here): {m}", self.records, self.chunk.len()))
+        self.file_err(
+            self.chunk_at,
+            format!("record {} (byte {rec} of the {} record bytes of the chunk starting here): {m}", self.records, self.chunk.len()),
+        )
     }
 
     fn byte(&mut self, rec: usize, what: &str) -> Result<u8, TraceError> {
@@ -538,7 +571,12 @@ mod tests {
         let p = temp("big.trace");
         let h = TraceHeader::new("native", AddressSpace::Physical, true);
         // Values defeat compression, so the records span several chunks.
-        let recs: Vec<TraceRecord> = (0..200_000u64).map(|i| TraceRecord { value: Some(i.wrapping_mul(0x9E37_79B9_7F4A_7C15)), ..TraceRecord::mem(Op::Store, i * 8 % (1 << 30), 8).after((i % 5) as u32) }).collect();
+        let recs: Vec<TraceRecord> = (0..200_000u64)
+            .map(|i| TraceRecord {
+                value: Some(i.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+                ..TraceRecord::mem(Op::Store, i * 8 % (1 << 30), 8).after((i % 5) as u32)
+            })
+            .collect();
         write(&p, &h, &recs);
         assert_eq!(read_all(&p).unwrap().1, recs);
         let mut bytes = std::fs::read(&p).unwrap();

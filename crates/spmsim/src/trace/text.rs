@@ -40,13 +40,17 @@ pub struct TextReader {
 
 pub fn open_ramulator(path: &Path) -> Result<Box<dyn RecordReader>, TraceError> {
     let mut h = TraceHeader::new("ramulator", AddressSpace::Virtual, false);
-    h.source = format!("Ramulator 2 load/store trace {} (no sizes: {ACCESS_SIZE}-byte accesses; no instruction counts: one instruction per access)", file_name(path));
+    h.source = format!(
+        "Ramulator 2 load/store trace {} (no sizes: {ACCESS_SIZE}-byte accesses; no instruction counts: one instruction per access)",
+        file_name(path)
+    );
     Ok(Box::new(TextReader::open(path, h, parse_ramulator)?))
 }
 
 pub fn open_dramsim3(path: &Path) -> Result<Box<dyn RecordReader>, TraceError> {
     let mut h = TraceHeader::new("dramsim3", AddressSpace::Virtual, false);
-    h.source = format!("DRAMsim3 trace {} (no sizes: {ACCESS_SIZE}-byte accesses; cycles ignored: one instruction per access)", file_name(path));
+    h.source =
+        format!("DRAMsim3 trace {} (no sizes: {ACCESS_SIZE}-byte accesses; cycles ignored: one instruction per access)", file_name(path));
     Ok(Box::new(TextReader::open(path, h, parse_dramsim3)?))
 }
 
@@ -149,7 +153,8 @@ impl RecordReader for TextReader {
             } else if self.buf.len() > MAX_LINE {
                 return Err(self.err(format!("line longer than {MAX_LINE} bytes: not a {} text trace", self.header.source_format)));
             }
-            let text = std::str::from_utf8(&self.buf).map_err(|_| self.err(format!("not UTF-8 text: not a {} text trace", self.header.source_format)))?;
+            let text = std::str::from_utf8(&self.buf)
+                .map_err(|_| self.err(format!("not UTF-8 text: not a {} text trace", self.header.source_format)))?;
             let t = text.trim();
             if t.is_empty() || t.starts_with('#') {
                 continue;
@@ -193,7 +198,12 @@ mod tests {
     #[test]
     fn ramulator_lines_decode() {
         let text = b"# a comment\n\nLD 0x7fff0040\nST 4096\r\n  LD\t0XAbC  \nST 0x0\n# end";
-        let want = vec![TraceRecord::mem(Op::Load, 0x7fff_0040, 8), TraceRecord::mem(Op::Store, 4096, 8), TraceRecord::mem(Op::Load, 0xabc, 8), TraceRecord::mem(Op::Store, 0, 8)];
+        let want = vec![
+            TraceRecord::mem(Op::Load, 0x7fff_0040, 8),
+            TraceRecord::mem(Op::Store, 4096, 8),
+            TraceRecord::mem(Op::Load, 0xabc, 8),
+            TraceRecord::mem(Op::Store, 0, 8),
+        ];
         assert_eq!(read_all(open_ramulator(&temp("r.txt", text))).unwrap(), want);
         assert_eq!(read_all(open_ramulator(&temp("r.txt.gz", &gz(text)))).unwrap(), want);
         let r = open_ramulator(&temp("r.txt", text)).unwrap();

@@ -55,11 +55,19 @@ impl BonsaiMerkleTree {
         match st.layout.parent_of(level, index) {
             None => {
                 let expect = st.roots.get(&index).copied().unwrap_or(self.default_root());
-                if h == expect { Ok(()) } else { Err(CheckFailure::Root { index }) }
+                if h == expect {
+                    Ok(())
+                } else {
+                    Err(CheckFailure::Root { index })
+                }
             }
             Some((pl, pi, slot)) => {
                 let parent = st.fetch(tree, st.layout.meta_addr(pl, pi))?;
-                if bmt_slots(&parent)[slot] == h { Ok(()) } else { Err(CheckFailure::Tree { level, index }) }
+                if bmt_slots(&parent)[slot] == h {
+                    Ok(())
+                } else {
+                    Err(CheckFailure::Tree { level, index })
+                }
             }
         }
     }
@@ -127,7 +135,8 @@ impl BonsaiMerkleTree {
                 mismatched.push(i);
             }
         }
-        let mut extra: Vec<u64> = st.roots.iter().filter(|(i, &r)| !level_blocks.contains_key(i) && r != self.default_root()).map(|(i, _)| *i).collect();
+        let mut extra: Vec<u64> =
+            st.roots.iter().filter(|(i, &r)| !level_blocks.contains_key(i) && r != self.default_root()).map(|(i, _)| *i).collect();
         extra.sort_unstable();
         mismatched.extend(extra);
         let nodes_rebuilt = rebuilt.len() as u64;

@@ -39,7 +39,11 @@ impl SgxIntegrityTree {
         }
         let n = SitNode::decode(bytes);
         let addr = st.layout.meta_addr(level, index);
-        if st.crypto.sit_mac(&n.counter_bytes(), addr, pc) == n.mac { Ok(()) } else { Err(fail()) }
+        if st.crypto.sit_mac(&n.counter_bytes(), addr, pc) == n.mac {
+            Ok(())
+        } else {
+            Err(fail())
+        }
     }
 
     pub fn counter_updated(&self, tree: &IntegrityTree, st: &mut MetaStore, index: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {

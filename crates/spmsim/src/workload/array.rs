@@ -167,6 +167,8 @@ mod tests {
 
     #[test]
     fn same_seed_same_events() {
-        crate::workload::pheap::tests::deterministic(|seed| Array::new(seed, ArrayParams { size_mib: 1, ..ArrayParams::default() }).ok().unwrap());
+        crate::workload::pheap::tests::deterministic(|seed| {
+            Array::new(seed, ArrayParams { size_mib: 1, ..ArrayParams::default() }).ok().unwrap()
+        });
     }
 }

@@ -42,7 +42,15 @@ pub struct BtreeParams {
 
 impl Default for BtreeParams {
     fn default() -> Self {
-        BtreeParams { value_bytes: 256, size_mib: 1024, ops_per_tx: OpsPerTx { min: 1, max: 16 }, order: 8, gap: 5, style: TxStyle::Dynamic, populate: false }
+        BtreeParams {
+            value_bytes: 256,
+            size_mib: 1024,
+            ops_per_tx: OpsPerTx { min: 1, max: 16 },
+            order: 8,
+            gap: 5,
+            style: TxStyle::Dynamic,
+            populate: false,
+        }
     }
 }
 
@@ -52,7 +60,7 @@ impl BtreeParams {
         check_range("btree", "size_mib", self.size_mib, 1, 4096)?;
         check_range("btree", "gap", self.gap as u64, 0, 10_000)?;
         check_range("btree", "order", self.order as u64, 4, 16)?;
-        if self.order % 2 != 0 {
+        if !self.order.is_multiple_of(2) {
             return Err(format!("btree workload: order must be even (a node splits into two halves), got {}", self.order));
         }
         let l = BtreeLayout::new(self, 0);
@@ -125,7 +133,25 @@ impl BtreeLayout {
         let node_cap = nodes0.max(1 + 2 * n0 / (t as u64 - 1).max(1)) + 2;
         let val_base = align_up(HEAP_BASE + node_cap * node_bytes, 4096);
         let pow = (0..=height).map(|k| f.pow(k)).collect();
-        BtreeLayout { maxk, t, c, f, height, root_keys: r, n0, nodes0, level_start, pow, node_words, node_bytes, node_cap, val_base, val_stride, val_cap: 2 * n0, seed: mix(seed, 0xB7EE) }
+        BtreeLayout {
+            maxk,
+            t,
+            c,
+            f,
+            height,
+            root_keys: r,
+            n0,
+            nodes0,
+            level_start,
+            pow,
+            node_words,
+            node_bytes,
+            node_cap,
+            val_base,
+            val_stride,
+            val_cap: 2 * n0,
+            seed: mix(seed, 0xB7EE),
+        }
     }
     pub fn end(&self) -> u64 {
         self.val_base + self.val_cap * self.val_stride
@@ -167,20 +193,8 @@ impl BtreeLayout {
             let rank = |x: u64| base + x * (below + 1) + below;
             match j {
                 0 => nk | (leaf as u64) << 32,
-                _ if j <= mk => {
-                    if j - 1 < nk {
-                        2 * rank(j - 1)
-                    } else {
-                        0
-                    }
-                }
-                _ if j <= 2 * mk => {
-                    if j - 1 - mk < nk {
-                        self.val_addr(rank(j - 1 - mk))
-                    } else {
-                        0
-                    }
-                }
+                _ if j <= mk && j - 1 < nk => 2 * rank(j - 1),
+                _ if j <= 2 * mk && j - 1 - mk < nk => self.val_addr(rank(j - 1 - mk)),
                 _ if (j as usize) < self.node_words && !leaf && j - 1 - 2 * mk <= nk => self.node_addr(first_kid + j - 1 - 2 * mk),
                 _ => 0,
             }
@@ -611,7 +625,7 @@ impl Btree {
         let mut stack = vec![(self.h.peek(ROOT), 0u32, None::<u64>, None::<u64>)];
         let root = self.h.peek(ROOT);
         while let Some((a, d, lo, hi)) = stack.pop() {
-            if a < HEAP_BASE || a >= l.node_addr(l.node_cap) || (a - HEAP_BASE) % l.node_bytes != 0 || !seen_nodes.insert(a) {
+            if a < HEAP_BASE || a >= l.node_addr(l.node_cap) || !(a - HEAP_BASE).is_multiple_of(l.node_bytes) || !seen_nodes.insert(a) {
                 return Err(format!("bad or shared node address {a:#x}"));
             }
             let n = self.node(a);
@@ -625,7 +639,7 @@ impl Btree {
                     return Err(format!("key {k} out of order in node {a:#x}"));
                 }
                 let v = n.val(i);
-                if v < l.val_base || v >= l.end() || (v - l.val_base) % l.val_stride != 0 || !seen_vals.insert(v) {
+                if v < l.val_base || v >= l.end() || !(v - l.val_base).is_multiple_of(l.val_stride) || !seen_vals.insert(v) {
                     return Err(format!("key {k}: bad or shared value {v:#x}"));
                 }
                 keys.push(k);
@@ -730,6 +744,8 @@ mod tests {
 
     #[test]
     fn same_seed_same_events() {
-        crate::workload::pheap::tests::deterministic(|seed| Btree::new(seed, BtreeParams { size_mib: 1, ..BtreeParams::default() }).ok().unwrap());
+        crate::workload::pheap::tests::deterministic(|seed| {
+            Btree::new(seed, BtreeParams { size_mib: 1, ..BtreeParams::default() }).ok().unwrap()
+        });
     }
 }

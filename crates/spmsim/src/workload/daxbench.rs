@@ -47,7 +47,7 @@ impl DaxParams {
             return Err(format!("daxbench workload: access_bytes must be 1, 2, 4 or 8, got {}", self.access_bytes));
         }
         check_range("daxbench", "stride", self.stride, 1, 1 << 30)?;
-        if self.stride % self.access_bytes != 0 {
+        if !self.stride.is_multiple_of(self.access_bytes) {
             return Err(format!("daxbench workload: stride ({}) must be a multiple of access_bytes ({})", self.stride, self.access_bytes));
         }
         check_range("daxbench", "size_mib", self.size_mib, 1, 8184)?;
@@ -58,7 +58,9 @@ impl DaxParams {
     /// `S-RW[:keys]` after `daxbench-`: the paper's names.
     pub fn alias_table(rest: &str) -> Result<toml::Table, String> {
         let (name, keys) = split_alias(rest).unwrap_or((rest, ""));
-        let (s, rw) = name.split_once('-').ok_or_else(|| format!("daxbench workload: `daxbench-{rest}` is not daxbench-STRIDE-RW (e.g. daxbench-128-2 or daxbench-256-1:1)"))?;
+        let (s, rw) = name.split_once('-').ok_or_else(|| {
+            format!("daxbench workload: `daxbench-{rest}` is not daxbench-STRIDE-RW (e.g. daxbench-128-2 or daxbench-256-1:1)")
+        })?;
         let stride: i64 = s.parse().map_err(|_| format!("daxbench workload: stride `{s}` in `daxbench-{rest}` is not a number"))?;
         let mut t = super::params::table_of("daxbench", keys)?;
         for k in ["stride", "rw"] {
@@ -144,7 +146,14 @@ mod tests {
         let fences = v.iter().filter(|e| e.op == Op::Fence).count();
         assert_eq!(fences, 10_000, "one persist per store");
         // Write-only, 4-byte accesses, no fences.
-        let p = DaxParams { stride: 4, rw: Ratio { reads: 0, writes: 1 }, access_bytes: 4, persist: false, size_mib: 1, ..DaxParams::default() };
+        let p = DaxParams {
+            stride: 4,
+            rw: Ratio { reads: 0, writes: 1 },
+            access_bytes: 4,
+            persist: false,
+            size_mib: 1,
+            ..DaxParams::default()
+        };
         let mut g = Daxbench::new(1, p).unwrap();
         let mut v = Vec::new();
         g.next_op(&mut v);
@@ -169,6 +178,8 @@ mod tests {
 
     #[test]
     fn same_seed_same_events() {
-        crate::workload::pheap::tests::deterministic(|seed| Daxbench::new(seed, DaxParams { size_mib: 1, ..DaxParams::default() }).ok().unwrap());
+        crate::workload::pheap::tests::deterministic(|seed| {
+            Daxbench::new(seed, DaxParams { size_mib: 1, ..DaxParams::default() }).ok().unwrap()
+        });
     }
 }

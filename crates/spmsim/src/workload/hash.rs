@@ -244,7 +244,7 @@ impl HashTable {
                 if !seen.insert(cur) {
                     return Err(format!("node {cur:#x} linked twice"));
                 }
-                if cur < l.node_base || (cur - l.node_base) % l.stride != 0 || cur >= l.end() {
+                if cur < l.node_base || !(cur - l.node_base).is_multiple_of(l.stride) || cur >= l.end() {
                     return Err(format!("bucket {b} links {cur:#x}, not a node slot"));
                 }
                 let k = self.h.peek(cur);
@@ -321,7 +321,11 @@ mod tests {
         let mut g = Hash::new(5, p).unwrap();
         let slots = g.t.layout().slots;
         let mut model: BTreeMap<u64, bool> = (0..slots).map(|k| (k, g.t.layout().present0(k))).collect();
-        assert_eq!(g.t.check().unwrap(), model.iter().filter(|x| *x.1).map(|x| *x.0).collect::<Vec<_>>(), "the implicit table is consistent");
+        assert_eq!(
+            g.t.check().unwrap(),
+            model.iter().filter(|x| *x.1).map(|x| *x.0).collect::<Vec<_>>(),
+            "the implicit table is consistent"
+        );
         let mut ev = Vec::new();
         let mut r = SplitMix64::new(2);
         for _ in 0..6000 {
@@ -350,6 +354,8 @@ mod tests {
 
     #[test]
     fn same_seed_same_events() {
-        crate::workload::pheap::tests::deterministic(|seed| Hash::new(seed, HashParams { size_mib: 1, ..HashParams::default() }).ok().unwrap());
+        crate::workload::pheap::tests::deterministic(|seed| {
+            Hash::new(seed, HashParams { size_mib: 1, ..HashParams::default() }).ok().unwrap()
+        });
     }
 }

@@ -299,7 +299,12 @@ impl WorkloadKind {
                 }
                 return Self::parse(kind);
             }
-            _ => return Err(format!("unknown workload kind `{kind}`; kinds: random-writes, seq-writes, array-swap, synthetic, {}", Self::GENERATORS.join(", "))),
+            _ => {
+                return Err(format!(
+                    "unknown workload kind `{kind}`; kinds: random-writes, seq-writes, array-swap, synthetic, {}",
+                    Self::GENERATORS.join(", ")
+                ))
+            }
         };
         w.validate()?;
         Ok(w)
@@ -313,7 +318,12 @@ impl WorkloadKind {
         let kind = match t.remove("kind") {
             Some(toml::Value::String(k)) => k,
             Some(v) => return Err(at(format!("`kind` must be a string, got {v}"))),
-            None => return Err(at(format!("no `kind` key; kinds: random-writes, seq-writes, array-swap, synthetic, {}", Self::GENERATORS.join(", ")))),
+            None => {
+                return Err(at(format!(
+                    "no `kind` key; kinds: random-writes, seq-writes, array-swap, synthetic, {}",
+                    Self::GENERATORS.join(", ")
+                )))
+            }
         };
         Self::from_table(&kind, t).map_err(at)
     }
@@ -341,7 +351,9 @@ impl WorkloadKind {
         };
         match self {
             WorkloadKind::Synthetic(p) => vec![format!("synthetic stream, not a program: {}", p.name())],
-            WorkloadKind::Daxbench(_) => vec!["synthetic stream (Triad-NVM DAXBENCH-S-RW): strided loads and persisted stores, not a data structure".into()],
+            WorkloadKind::Daxbench(_) => {
+                vec!["synthetic stream (Triad-NVM DAXBENCH-S-RW): strided loads and persisted stores, not a data structure".into()]
+            }
             WorkloadKind::Array(p) => implicit(p.populate).into_iter().collect(),
             WorkloadKind::Queue(p) => implicit(p.populate).into_iter().collect(),
             WorkloadKind::Btree(p) => implicit(p.populate).into_iter().collect(),
@@ -355,7 +367,9 @@ impl WorkloadKind {
 
     fn source(&self, seed: u64, capacity_bytes: u64) -> Result<Source, String> {
         Ok(match self {
-            WorkloadKind::RandomWrites => Source::Generator(Box::new(random_writes::RandomWrites::new(seed, random_writes::Params::default()))),
+            WorkloadKind::RandomWrites => {
+                Source::Generator(Box::new(random_writes::RandomWrites::new(seed, random_writes::Params::default())))
+            }
             WorkloadKind::SeqWrites => Source::Generator(Box::new(seq_writes::SeqWrites::new(seed, seq_writes::Params::default()))),
             WorkloadKind::ArraySwap => Source::Generator(Box::new(array_swap::ArraySwap::new(seed, array_swap::Params::default()))),
             WorkloadKind::Synthetic(p) => Source::Generator(Box::new(synthetic::Synthetic::new(seed, p.clone()))),
@@ -416,7 +430,16 @@ pub struct EventStream {
 
 impl EventStream {
     fn new(src: Source, instructions: u64, capacity_bytes: u64) -> Self {
-        EventStream { src, buf: Vec::new(), pos: 0, left: instructions, requested: instructions, capacity_bytes, error: None, kind_notes: Vec::new() }
+        EventStream {
+            src,
+            buf: Vec::new(),
+            pos: 0,
+            left: instructions,
+            requested: instructions,
+            capacity_bytes,
+            error: None,
+            kind_notes: Vec::new(),
+        }
     }
 
     /// Append one operation's events to `out`; false at the end or on error.
@@ -562,7 +585,9 @@ mod tests {
         assert!(d.name().starts_with("daxbench:") && d.name().contains("rw=1:1") && d.name().contains("stride=256"));
         let b = WorkloadKind::parse("btree:value_bytes=64,ops_per_tx=2-4,style=static").unwrap();
         match &b {
-            WorkloadKind::Btree(p) => assert_eq!((p.value_bytes, p.ops_per_tx, p.style), (64, OpsPerTx { min: 2, max: 4 }, TxStyle::Static)),
+            WorkloadKind::Btree(p) => {
+                assert_eq!((p.value_bytes, p.ops_per_tx, p.style), (64, OpsPerTx { min: 2, max: 4 }, TxStyle::Static))
+            }
             _ => unreachable!(),
         }
     }
@@ -603,7 +628,10 @@ mod tests {
         std::fs::write(&f, "kind = \"daxbench\"\nstride = 128\nrw = 2\n").unwrap();
         assert_eq!(WorkloadKind::parse(f.to_str().unwrap()).unwrap(), WorkloadKind::parse("daxbench-128-2").unwrap());
         std::fs::write(&f, "kind = \"synthetic\"\nppti = 20\nnwpe = 2.5\nstride = 4096\n").unwrap();
-        assert_eq!(WorkloadKind::parse(f.to_str().unwrap()).unwrap(), WorkloadKind::parse("synthetic:ppti=20,nwpe=2.5,stride=4096").unwrap());
+        assert_eq!(
+            WorkloadKind::parse(f.to_str().unwrap()).unwrap(),
+            WorkloadKind::parse("synthetic:ppti=20,nwpe=2.5,stride=4096").unwrap()
+        );
         std::fs::write(&f, "kind = \"rbtree\"\nvalue_byte = 64\n").unwrap();
         let e = WorkloadKind::parse(f.to_str().unwrap()).unwrap_err();
         assert!(e.contains("bt.toml") && e.contains("value_byte") && e.contains("value_bytes"), "{e}");
@@ -625,7 +653,11 @@ mod tests {
         use crate::trace::{AddressSpace, NativeWriter, TraceHeader, TraceRecord};
         let p = dir.join("small.trace");
         let mut w = NativeWriter::create(&p, &TraceHeader::new("test", AddressSpace::Physical, true)).unwrap();
-        for r in [TraceRecord::mem(Op::Load, 0x40, 8).after(5), TraceRecord { value: None, ..TraceRecord::mem(Op::Store, 0x80, 16).after(2) }, TraceRecord::compute(4)] {
+        for r in [
+            TraceRecord::mem(Op::Load, 0x40, 8).after(5),
+            TraceRecord { value: None, ..TraceRecord::mem(Op::Store, 0x80, 16).after(2) },
+            TraceRecord::compute(4),
+        ] {
             w.write(&r).unwrap();
         }
         w.finish().unwrap();

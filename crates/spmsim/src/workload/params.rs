@@ -217,7 +217,7 @@ pub fn check_range(what: &str, key: &str, v: u64, lo: u64, hi: u64) -> Result<()
 /// Value sizes: whole 8-byte words, 8 B to 4 KiB.
 pub fn check_value_bytes(what: &str, v: u64) -> Result<(), String> {
     check_range(what, "value_bytes", v, 8, 4096)?;
-    if v % 8 != 0 {
+    if !v.is_multiple_of(8) {
         return Err(format!("{what} workload: value_bytes must be a multiple of 8, got {v}"));
     }
     Ok(())
@@ -290,14 +290,23 @@ mod tests {
     }
     impl Default for P {
         fn default() -> Self {
-            P { value_bytes: 256, ops_per_tx: OpsPerTx { min: 1, max: 16 }, theta: 0.99, rw: Ratio { reads: 1, writes: 1 }, populate: false }
+            P {
+                value_bytes: 256,
+                ops_per_tx: OpsPerTx { min: 1, max: 16 },
+                theta: 0.99,
+                rw: Ratio { reads: 1, writes: 1 },
+                populate: false,
+            }
         }
     }
 
     #[test]
     fn keys_round_trip_and_bad_keys_are_named() {
         let p: P = from_table("t", table_of("t", "value_bytes=64,ops_per_tx=4,theta=1,rw=2").unwrap()).unwrap();
-        assert_eq!(p, P { value_bytes: 64, ops_per_tx: OpsPerTx::fixed(4), theta: 1.0, rw: Ratio { reads: 2, writes: 1 }, populate: false });
+        assert_eq!(
+            p,
+            P { value_bytes: 64, ops_per_tx: OpsPerTx::fixed(4), theta: 1.0, rw: Ratio { reads: 2, writes: 1 }, populate: false }
+        );
         let s = keys_of(&p);
         assert_eq!(s, "ops_per_tx=4,populate=false,rw=2:1,theta=1,value_bytes=64");
         assert_eq!(from_table::<P>("t", table_of("t", &s).unwrap()).unwrap(), p);

@@ -272,7 +272,7 @@ impl<L: Layout> PHeap<L> {
     /// Add the words of `[addr, addr + 8 * n)` not yet logged in this
     /// transaction to the update's log entries.
     pub fn snapshot(&mut self, addr: u64, n: u64) {
-        debug_assert!(self.in_tx && addr % 8 == 0);
+        debug_assert!(self.in_tx && addr.is_multiple_of(8));
         let mut a = addr;
         let end = addr + 8 * n;
         while a < end {
@@ -444,7 +444,14 @@ impl<L: Layout> PHeap<L> {
 /// whenever the log passes half its region, so that no transaction outgrows
 /// the log. `heap` finds the generator's heap; what an update returns is
 /// not needed here.
-pub fn transaction<G, L: Layout, R>(g: &mut G, out: &mut Vec<Event>, populate: bool, updates: u32, heap: impl Fn(&mut G) -> &mut PHeap<L>, mut update: impl FnMut(&mut G, &mut Vec<Event>) -> R) {
+pub fn transaction<G, L: Layout, R>(
+    g: &mut G,
+    out: &mut Vec<Event>,
+    populate: bool,
+    updates: u32,
+    heap: impl Fn(&mut G) -> &mut PHeap<L>,
+    mut update: impl FnMut(&mut G, &mut Vec<Event>) -> R,
+) {
     if populate {
         heap(g).populate(out);
     }
@@ -478,7 +485,10 @@ pub fn extent_bytes(ext: &[(u64, u64)]) -> u64 {
 /// and a population small enough to emit if `populate` is set.
 pub fn check_plan(kind: &str, end: u64, population: u64, populate: bool) -> Result<(), String> {
     if end > ADDR_LIMIT {
-        return Err(format!("{kind} workload: the structure would reach {:#x}, beyond the 8 GiB address limit; lower size_mib (or the table counts)", end));
+        return Err(format!(
+            "{kind} workload: the structure would reach {:#x}, beyond the 8 GiB address limit; lower size_mib (or the table counts)",
+            end
+        ));
     }
     if populate && population > MAX_POPULATE_BYTES {
         return Err(format!(
@@ -598,7 +608,7 @@ pub(crate) mod tests {
     pub struct Flat;
     impl Layout for Flat {
         fn initial(&self, b: u64) -> [u64; 8] {
-            std::array::from_fn(|w| if b < HEAP_BASE + (1 << 20) && b >= HEAP_BASE { b + 8 * w as u64 + 1 } else { 0 })
+            std::array::from_fn(|w| if (HEAP_BASE..HEAP_BASE + (1 << 20)).contains(&b) { b + 8 * w as u64 + 1 } else { 0 })
         }
         fn extents(&self) -> Vec<(u64, u64)> {
             vec![(HEAP_BASE, HEAP_BASE + 4096)]

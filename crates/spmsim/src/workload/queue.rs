@@ -189,6 +189,8 @@ mod tests {
 
     #[test]
     fn same_seed_same_events() {
-        crate::workload::pheap::tests::deterministic(|seed| Queue::new(seed, QueueParams { size_mib: 1, ..QueueParams::default() }).ok().unwrap());
+        crate::workload::pheap::tests::deterministic(|seed| {
+            Queue::new(seed, QueueParams { size_mib: 1, ..QueueParams::default() }).ok().unwrap()
+        });
     }
 }

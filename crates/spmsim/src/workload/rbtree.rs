@@ -398,11 +398,21 @@ impl Rbtree {
         let mut keys = Vec::new();
         let mut seen = rustc_hash::FxHashSet::default();
         // Returns the black height of the subtree at x.
-        fn walk(t: &Rbtree, l: &RbLayout, x: u64, parent: u64, lo: Option<u64>, hi: Option<u64>, keys: &mut Vec<u64>, seen: &mut rustc_hash::FxHashSet<u64>) -> Result<u32, String> {
+        #[allow(clippy::too_many_arguments)]
+        fn walk(
+            t: &Rbtree,
+            l: &RbLayout,
+            x: u64,
+            parent: u64,
+            lo: Option<u64>,
+            hi: Option<u64>,
+            keys: &mut Vec<u64>,
+            seen: &mut rustc_hash::FxHashSet<u64>,
+        ) -> Result<u32, String> {
             if x == 0 {
                 return Ok(1);
             }
-            if x < HEAP_BASE || x >= l.node_addr(l.cap) || (x - HEAP_BASE) % NODE != 0 || !seen.insert(x) {
+            if x < HEAP_BASE || x >= l.node_addr(l.cap) || !(x - HEAP_BASE).is_multiple_of(NODE) || !seen.insert(x) {
                 return Err(format!("bad or shared node {x:#x}"));
             }
             let (k, c) = (t.h.peek(x + KEY), t.h.peek(x + COLOR));
@@ -502,6 +512,8 @@ mod tests {
 
     #[test]
     fn same_seed_same_events() {
-        crate::workload::pheap::tests::deterministic(|seed| Rbtree::new(seed, RbtreeParams { size_mib: 1, ..RbtreeParams::default() }).ok().unwrap());
+        crate::workload::pheap::tests::deterministic(|seed| {
+            Rbtree::new(seed, RbtreeParams { size_mib: 1, ..RbtreeParams::default() }).ok().unwrap()
+        });
     }
 }

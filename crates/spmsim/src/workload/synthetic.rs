@@ -55,7 +55,17 @@ pub struct SyntheticParams {
 
 impl Default for SyntheticParams {
     fn default() -> Self {
-        SyntheticParams { ppti: 10.0, nwpe: 2.0, footprint_mib: 64, loads_pti: 0.0, miss_pti: 0.0, stride: None, reuse_distance: None, reuse_fraction: None, write_fraction: None }
+        SyntheticParams {
+            ppti: 10.0,
+            nwpe: 2.0,
+            footprint_mib: 64,
+            loads_pti: 0.0,
+            miss_pti: 0.0,
+            stride: None,
+            reuse_distance: None,
+            reuse_fraction: None,
+            write_fraction: None,
+        }
     }
 }
 
@@ -64,7 +74,10 @@ pub const SYNTHETIC_KEYS: &str = "ppti, nwpe, footprint_mib, loads_pti, miss_pti
 
 impl SyntheticParams {
     pub fn name(&self) -> String {
-        let mut s = format!("synthetic:ppti={},nwpe={},footprint_mib={},loads_pti={},miss_pti={}", self.ppti, self.nwpe, self.footprint_mib, self.loads_pti, self.miss_pti);
+        let mut s = format!(
+            "synthetic:ppti={},nwpe={},footprint_mib={},loads_pti={},miss_pti={}",
+            self.ppti, self.nwpe, self.footprint_mib, self.loads_pti, self.miss_pti
+        );
         if let Some(x) = self.stride {
             s += &format!(",stride={x}");
         }
@@ -88,7 +101,7 @@ impl SyntheticParams {
             let (k, v) = kv.split_once('=').ok_or_else(|| format!("synthetic workload: `{kv}` is not key=value"))?;
             let num: f64 = v.parse().map_err(|_| format!("synthetic workload: `{k}` wants a number, got `{v}`"))?;
             let whole = |what: &str| -> Result<u64, String> {
-                if num.fract() == 0.0 && num >= 1.0 && num < 1e15 {
+                if num.fract() == 0.0 && (1.0..1e15).contains(&num) {
                     Ok(num as u64)
                 } else {
                     Err(format!("synthetic workload: `{what}` wants a whole number >= 1, got `{v}`"))
@@ -131,7 +144,9 @@ impl SyntheticParams {
         }
         match (p.reuse_distance, p.reuse_fraction) {
             (None, Some(_)) => return Err("synthetic workload: reuse_fraction needs reuse_distance".into()),
-            (_, Some(q)) if !(0.0..=1.0).contains(&q) => return Err(format!("synthetic workload: reuse_fraction must be in [0, 1], got {q}")),
+            (_, Some(q)) if !(0.0..=1.0).contains(&q) => {
+                return Err(format!("synthetic workload: reuse_fraction must be in [0, 1], got {q}"))
+            }
             _ => {}
         }
         if let Some(w) = p.write_fraction {
@@ -139,7 +154,10 @@ impl SyntheticParams {
                 return Err(format!("synthetic workload: write_fraction must be in (0, 1], got {w}"));
             }
             if p.ppti / w + p.loads_pti + p.miss_pti > 1000.0 {
-                return Err("synthetic workload: ppti / write_fraction + loads_pti + miss_pti must be <= 1000 (accesses per 1000 instructions)".into());
+                return Err(
+                    "synthetic workload: ppti / write_fraction + loads_pti + miss_pti must be <= 1000 (accesses per 1000 instructions)"
+                        .into(),
+                );
             }
         }
         Ok(p)
@@ -210,7 +228,7 @@ impl Synthetic {
         let mut r = SplitMix64::new(seed);
         // An odd multiplier is a permutation modulo a power of two; blocks
         // is a power of two for whole MiB footprints.
-        let stride = (r.next_u64() | 1) % blocks.next_power_of_two().max(2) | 1;
+        let stride = ((r.next_u64() | 1) % blocks.next_power_of_two().max(2)) | 1;
         let x = (p.stride.is_some() || p.reuse_distance.is_some() || p.write_fraction.is_some()).then(|| Extra {
             r: SplitMix64::new(seed ^ 0x5EED_0002),
             stride_blocks: p.stride.map(|s| s / 64),
@@ -309,9 +327,15 @@ mod tests {
                 }
             }
             assert_eq!((v.len(), h), (n, fp), "{spec}");
-            assert_eq!(SyntheticParams::parse(spec).unwrap().name(), SyntheticParams::parse(&SyntheticParams::parse(spec).unwrap().name()).unwrap().name());
+            assert_eq!(
+                SyntheticParams::parse(spec).unwrap().name(),
+                SyntheticParams::parse(&SyntheticParams::parse(spec).unwrap().name()).unwrap().name()
+            );
         }
-        assert_eq!(SyntheticParams::parse("synthetic:ppti=20").unwrap().name(), "synthetic:ppti=20,nwpe=2,footprint_mib=64,loads_pti=0,miss_pti=0");
+        assert_eq!(
+            SyntheticParams::parse("synthetic:ppti=20").unwrap().name(),
+            "synthetic:ppti=20,nwpe=2,footprint_mib=64,loads_pti=0,miss_pti=0"
+        );
     }
 
     #[test]
@@ -346,7 +370,9 @@ mod tests {
         assert!((ppti - 20.0).abs() < 0.2, "{ppti}");
         let p = SyntheticParams::parse("synthetic:ppti=20,write_fraction=0.25,stride=128,reuse_distance=3,reuse_fraction=0.2").unwrap();
         assert_eq!(SyntheticParams::parse(&p.name()).unwrap(), p);
-        for bad in ["stride=100", "reuse_fraction=0.5", "write_fraction=0", "reuse_distance=0.5", "ppti=100,write_fraction=0.05", "strid=64"] {
+        for bad in
+            ["stride=100", "reuse_fraction=0.5", "write_fraction=0", "reuse_distance=0.5", "ppti=100,write_fraction=0.05", "strid=64"]
+        {
             let e = SyntheticParams::parse(&format!("synthetic:{bad}")).unwrap_err();
             assert!(e.contains("synthetic workload"), "{bad}: {e}");
         }

@@ -44,7 +44,14 @@ pub struct TpccParams {
 
 impl Default for TpccParams {
     fn default() -> Self {
-        TpccParams { warehouses: 16, orders_per_district: 8192, ops_per_tx: OpsPerTx::fixed(1), gap: 10, style: TxStyle::Dynamic, populate: false }
+        TpccParams {
+            warehouses: 16,
+            orders_per_district: 8192,
+            ops_per_tx: OpsPerTx::fixed(1),
+            gap: 10,
+            style: TxStyle::Dynamic,
+            populate: false,
+        }
     }
 }
 
@@ -78,7 +85,8 @@ enum Table {
     OrderLine,
 }
 
-const TABLES: [Table; 8] = [Table::Warehouse, Table::District, Table::Customer, Table::Item, Table::Stock, Table::Order, Table::NewOrder, Table::OrderLine];
+const TABLES: [Table; 8] =
+    [Table::Warehouse, Table::District, Table::Customer, Table::Item, Table::Stock, Table::Order, Table::NewOrder, Table::OrderLine];
 
 impl Table {
     /// Row size in words (the specification's bytes, padded).
@@ -110,7 +118,16 @@ fn pack(o: u64, d: u64, w: u64) -> u64 {
 impl TpccLayout {
     fn new(p: &TpccParams, seed: u64) -> Self {
         let (w, ring) = (p.warehouses, p.orders_per_district);
-        let rows = [w, w * DISTRICTS, w * DISTRICTS * CUSTOMERS, ITEMS, w * ITEMS, w * DISTRICTS * ring, w * DISTRICTS * ring, w * DISTRICTS * ring * MAX_LINES];
+        let rows = [
+            w,
+            w * DISTRICTS,
+            w * DISTRICTS * CUSTOMERS,
+            ITEMS,
+            w * ITEMS,
+            w * DISTRICTS * ring,
+            w * DISTRICTS * ring,
+            w * DISTRICTS * ring * MAX_LINES,
+        ];
         let mut base = [0; 8];
         let mut a = HEAP_BASE;
         for (i, t) in TABLES.iter().enumerate() {
@@ -153,7 +170,7 @@ impl TpccLayout {
             Table::Customer => match col {
                 0 => row,
                 1 => f % 5001,
-                2 => (f % 10 == 0) as u64,
+                2 => f.is_multiple_of(10) as u64,
                 _ => f,
             },
             Table::Item => match col {
@@ -321,7 +338,11 @@ impl Tpcc {
             h.write(out, sr + 8, &[q2, ytd + qty, cnt + 1, remote + (sw != w) as u64]);
             let lr = h.layout.row(Table::OrderLine, (dd * ring + slot) * MAX_LINES + k as u64);
             let info = [h.peek(dist), h.peek(dist + 8), h.peek(dist + 16)];
-            h.write(out, lr, &[pack(o, d, w) | (k as u64 + 1) << 48, i + 1, (sw + 1) | qty << 32, qty * price, 0, info[0], info[1], info[2]]);
+            h.write(
+                out,
+                lr,
+                &[pack(o, d, w) | (k as u64 + 1) << 48, i + 1, (sw + 1) | qty << 32, qty * price, 0, info[0], info[1], info[2]],
+            );
         }
         NewOrder { w, d, o_id: o, lines }
     }
@@ -391,6 +412,8 @@ mod tests {
 
     #[test]
     fn same_seed_same_events() {
-        crate::workload::pheap::tests::deterministic(|seed| Tpcc::new(seed, TpccParams { warehouses: 1, ..TpccParams::default() }).ok().unwrap());
+        crate::workload::pheap::tests::deterministic(|seed| {
+            Tpcc::new(seed, TpccParams { warehouses: 1, ..TpccParams::default() }).ok().unwrap()
+        });
     }
 }

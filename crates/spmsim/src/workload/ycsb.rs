@@ -47,7 +47,17 @@ pub struct YcsbParams {
 
 impl Default for YcsbParams {
     fn default() -> Self {
-        YcsbParams { fields: 10, field_bytes: 100, size_mib: 1024, distribution: Distribution::Zipfian, theta: 0.99, ops_per_tx: OpsPerTx::fixed(1), gap: 8, style: TxStyle::Dynamic, populate: false }
+        YcsbParams {
+            fields: 10,
+            field_bytes: 100,
+            size_mib: 1024,
+            distribution: Distribution::Zipfian,
+            theta: 0.99,
+            ops_per_tx: OpsPerTx::fixed(1),
+            gap: 8,
+            style: TxStyle::Dynamic,
+            populate: false,
+        }
     }
 }
 
@@ -240,6 +250,8 @@ mod tests {
 
     #[test]
     fn same_seed_same_events() {
-        crate::workload::pheap::tests::deterministic(|seed| Ycsb::new(seed, YcsbParams { size_mib: 1, ..YcsbParams::default() }).ok().unwrap());
+        crate::workload::pheap::tests::deterministic(|seed| {
+            Ycsb::new(seed, YcsbParams { size_mib: 1, ..YcsbParams::default() }).ok().unwrap()
+        });
     }
 }

@@ -99,8 +99,12 @@ fn install_panic_hook() {
             if CURRENT.with(|c| c.borrow().is_none()) {
                 return default(info);
             }
-            let msg =
-                info.payload().downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| info.payload().downcast_ref::<String>().cloned()).unwrap_or_default();
+            let msg = info
+                .payload()
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| info.payload().downcast_ref::<String>().cloned())
+                .unwrap_or_default();
             let place = info.location().map(|l| format!("{}:{}", l.file(), l.line())).unwrap_or_default();
             LAST_PANIC.with(|p| *p.borrow_mut() = Some(format!("{msg} (at {place})")));
         }));
@@ -134,7 +138,14 @@ impl Run {
     pub fn with_hang_limit(dir: PathBuf, hang: Duration) -> Arc<Run> {
         std::fs::create_dir_all(&dir).unwrap();
         install_panic_hook();
-        Arc::new(Run { dir, started: AtomicU64::new(0), finished: AtomicU64::new(0), stop: AtomicBool::new(false), current: Mutex::new(Vec::new()), hang })
+        Arc::new(Run {
+            dir,
+            started: AtomicU64::new(0),
+            finished: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+            current: Mutex::new(Vec::new()),
+            hang,
+        })
     }
 
     pub fn stopped(&self) -> bool {

@@ -51,7 +51,10 @@ fn entry(target: &str) -> fn(&[u8]) -> Result<(), String> {
 fn inputs(kind: &str, target: &str) -> Vec<(String, Vec<u8>)> {
     let dir = fuzz_dir().join(kind).join(target);
     let mut v: Vec<(String, Vec<u8>)> = match std::fs::read_dir(&dir) {
-        Ok(rd) => rd.map(|e| e.unwrap().path()).map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap())).collect(),
+        Ok(rd) => rd
+            .map(|e| e.unwrap().path())
+            .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()))
+            .collect(),
         Err(_) => Vec::new(),
     };
     v.sort();
@@ -124,7 +127,9 @@ fn pending_regressions() {
     let mut problems = Vec::new();
     for &(file, defect) in PENDING {
         let target = file.split('/').nth(1).unwrap();
-        if let Err(e) = child::run("pending_regressions", &[("SPMSIM_FUZZ_ONLY", file)], 2 * guard::HANG_SECONDS, &work_dir(target).join("current")) {
+        if let Err(e) =
+            child::run("pending_regressions", &[("SPMSIM_FUZZ_ONLY", file)], 2 * guard::HANG_SECONDS, &work_dir(target).join("current"))
+        {
             problems.push(format!("fuzz/{file} [{defect}]: {e}"));
         }
     }

@@ -10,7 +10,8 @@ use std::io::{Read, Write};
 
 /// Values that sit on the edges readers and validators must handle.
 /// (`u64::MAX - 63` opens the last 64 B block of the address space.)
-const INTERESTING_U64: [u64; 14] = [0, 1, 7, 8, 63, 64, 4096, 0x7fff_ffff, 0xffff_ffff, 1 << 32, 1 << 63, u64::MAX - 63, u64::MAX - 8, u64::MAX];
+const INTERESTING_U64: [u64; 14] =
+    [0, 1, 7, 8, 63, 64, 4096, 0x7fff_ffff, 0xffff_ffff, 1 << 32, 1 << 63, u64::MAX - 63, u64::MAX - 8, u64::MAX];
 /// The first [`NUMBERS`] are numbers, put where a number was.
 const INTERESTING_TEXT: [&str; 18] = [
     "0",
