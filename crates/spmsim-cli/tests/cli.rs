@@ -102,7 +102,7 @@ fn config_show_resolves_every_preset() {
         assert!(list.contains(p));
         let (code, out, err) = spmsim(&["config", "show", p]);
         assert_eq!(code, 0, "{err}");
-        assert!(out.contains("[metadata_cache]") && out.contains("tree levels = 8"), "{out}");
+        assert!(out.contains("[scheme]") && out.contains("[metadata_cache") && out.contains("tree levels = 8"), "{out}");
     }
 }
 

@@ -83,8 +83,7 @@ impl MemoryController {
             caches: MetaCaches::new(&cfg.metadata_cache.organization),
             victims: VecDeque::new(),
             roots: chip.roots.clone(),
-            policy: cfg.metadata_cache.write_policy,
-            tree_policy: cfg.metadata_cache.tree_policy(),
+            policy: cfg.scheme.work().metadata,
             root_updates: 0,
         };
         MemoryController { st, tree, secure: cfg.security.enabled, chip, early_pending: Default::default() }

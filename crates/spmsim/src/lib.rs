@@ -6,7 +6,7 @@
 //!                              -> NVM image }
 //!  crash -> battery drain -> recovery -> oracle / attack checks
 //! ```
-//! See `../shared/DESIGN.md` for the architecture and the papers for the
+//! See `docs/architecture.md` for the architecture and the papers for the
 //! rules each module cites.
 
 pub mod api;
@@ -27,6 +27,7 @@ pub mod output;
 pub mod persist;
 pub mod reproduce;
 pub mod rng;
+pub mod scheme;
 pub mod store;
 pub mod suite;
 pub mod system;

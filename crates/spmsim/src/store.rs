@@ -15,6 +15,7 @@ use crate::crypto::CryptoEngine;
 use crate::layout::{Layout, Region};
 use crate::metacache::MetaCaches;
 use crate::nvm::Nvm;
+use crate::scheme::MetadataPolicy;
 use crate::tree::IntegrityTree;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -69,10 +70,8 @@ pub struct MetaStore {
     pub victims: VecDeque<(u64, [u8; 64])>,
     /// On-chip root registers, one per top-level node; absent = initial value.
     pub roots: FxHashMap<u64, u64>,
-    /// Policy of counter blocks and MAC lines.
-    pub policy: WritePolicy,
-    /// Policy of tree nodes.
-    pub tree_policy: WritePolicy,
+    /// How each kind of metadata line is written: the scheme's rule.
+    pub policy: MetadataPolicy,
     /// Root register updates so far (SecPB Fig. 8 counts them).
     pub root_updates: u64,
 }
@@ -170,8 +169,9 @@ impl MetaStore {
 
     pub fn policy_for(&self, addr: u64) -> WritePolicy {
         match self.layout.region(addr) {
-            Some(Region::Tree { .. }) => self.tree_policy,
-            _ => self.policy,
+            Some(Region::Tree { .. }) => self.policy.tree,
+            Some(Region::MacLine { .. }) => self.policy.mac,
+            _ => self.policy.counter,
         }
     }
 

@@ -8,7 +8,7 @@
 //!  recover():    tree rebuild where needed, compared with the root registers
 //! ```
 
-use crate::config::{BatteryDomain, SimConfig, TreeRebuild, WritePolicy};
+use crate::config::{BatteryDomain, SimConfig};
 use crate::controller::MemoryController;
 use crate::crypto::CryptoWork;
 use crate::nvm::ByKind;
@@ -69,7 +69,7 @@ impl System {
     /// A machine around an existing memory controller (one powered on from
     /// a saved image), with an empty front end.
     pub fn with_controller(cfg: &SimConfig, mc: MemoryController) -> Self {
-        System { cfg: cfg.clone(), front: FrontEnd::new(&cfg.persistence.point), mc, events: 0 }
+        System { cfg: cfg.clone(), front: FrontEnd::new(&cfg.persistence.point, &cfg.scheme.work()), mc, events: 0 }
     }
 
     pub fn apply(&mut self, ev: &Event) -> Result<(), CheckFailure> {
@@ -104,11 +104,13 @@ impl System {
                 w.failure = Some(e.to_string());
             }
         };
-        match self.front.crash_drain(&mut self.mc, &battery) {
+        // What drains and how is the scheme's rule (crate::scheme).
+        let scheme = self.cfg.scheme.work();
+        match self.front.crash_drain(&mut self.mc, &battery, scheme.front_drain) {
             Ok(n) => work.front_lines = n,
             Err(e) => fail(e, &mut work),
         }
-        if battery.metadata_caches {
+        if scheme.battery_flushes_metadata {
             match self.mc.flush_metadata() {
                 Ok(n) => work.metadata_lines = n,
                 Err(e) => fail(e, &mut work),
@@ -141,15 +143,10 @@ impl System {
         Ok(())
     }
 
-    /// Whether recovery must rebuild the tree: its nodes may be stale in NVM.
+    /// Whether recovery rebuilds the tree (the scheme's rule: its nodes
+    /// may be stale in NVM).
     pub fn needs_rebuild(&self) -> bool {
-        match self.cfg.recovery.rebuild_tree {
-            TreeRebuild::Always => true,
-            TreeRebuild::Never => false,
-            TreeRebuild::Auto => {
-                self.cfg.metadata_cache.tree_policy() == WritePolicy::WriteBack && !self.cfg.persistence.battery.metadata_caches
-            }
-        }
+        self.cfg.scheme.work().recovery_rebuilds_tree
     }
 
     /// The scheme's recovery procedure, after `power_fail`.

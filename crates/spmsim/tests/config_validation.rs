@@ -116,7 +116,11 @@ fn a_key_the_selected_variant_lacks_is_an_error() {
     let e = load_str("", "p.toml", &["metadata_cache.organization.unified.ways=4".into()]).unwrap_err().to_string();
     assert!(e.starts_with("--set `metadata_cache.organization.unified.ways=4`: key `metadata_cache.organization.unified`: "), "{e}");
     // A variant change through --set starts from the new variant's keys.
-    let c = load_preset("sp", &["persistence.point.type=\"persist-buffer\"".into(), "persistence.point.entries=64".into()]).unwrap();
+    let c = load_preset(
+        "sp",
+        &["scheme.type=\"secpb\"".into(), "persistence.point.type=\"persist-buffer\"".into(), "persistence.point.entries=64".into()],
+    )
+    .unwrap();
     assert!(matches!(c.persistence.point, spmsim::config::PersistPoint::PersistBuffer { entries: 64, .. }));
 }
 

@@ -71,15 +71,6 @@ fn lost_root_registers_fail_recovery() {
 }
 
 #[test]
-fn write_back_without_battery_fails_lazily_too() {
-    // Without the recovery rebuild the stale tree is caught at read time.
-    let cfg = common::small("secure-wb-nobattery", &["recovery.rebuild_tree='never'"]);
-    let r = check(&cfg, &WorkloadKind::RandomWrites, 300, CrashPoints::Sample(30));
-    assert!(r.violations > 0);
-    assert!(r.violations_by_check.keys().any(|k| k == "root" || k == "tree" || k == "mac"), "{:?}", r.violations_by_check);
-}
-
-#[test]
 fn drain_work_is_counted() {
     let cfg = common::small("secure-eadr", &[]);
     let r = check(&cfg, &WorkloadKind::RandomWrites, 200, CrashPoints::Sample(20));

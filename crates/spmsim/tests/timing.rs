@@ -96,7 +96,7 @@ fn the_pieces_of_one_wide_store_persist_once() {
         v
     };
     let stats = |events: Vec<Event>| {
-        let mut sim = TimingSim::new(&cfg, 1);
+        let mut sim = TimingSim::new(&cfg, 1).unwrap();
         sim.run(events).unwrap();
         sim.finish()
     };
@@ -169,10 +169,10 @@ fn after_a_timed_run_memory_holds_every_stored_value() {
         let off = (e.addr % 64) as usize;
         b[off..off + e.size as usize].copy_from_slice(&e.value.to_le_bytes()[..e.size as usize]);
     }
-    for preset in ["bbb", "sp", "nogap", "m", "cm", "bcm", "obcm", "cobcm", "cm-sbmf", "secure-eadr"] {
+    for preset in ["bbb", "sp", "nogap", "m", "cm", "bcm", "obcm", "cobcm", "cm-sbmf", "sit-strict", "secure-wb-battery"] {
         for crypto in ["real", "timing-only"] {
             let cfg = load_preset(preset, &[format!("security.crypto=\"{crypto}\"")]).unwrap();
-            let mut sim = spmsim::timing::TimingSim::new(&cfg, 7);
+            let mut sim = spmsim::timing::TimingSim::new(&cfg, 7).unwrap();
             sim.run(events.iter().copied()).unwrap();
             for (&block, want) in &model {
                 let got = sim.sys.read(block).unwrap_or_else(|e| panic!("{preset} {crypto}: block {block:#x}: {e}"));
@@ -183,5 +183,24 @@ fn after_a_timed_run_memory_holds_every_stored_value() {
                 assert!(major >= 1, "{preset} {crypto}: the hot page's minor counters overflowed at least once");
             }
         }
+    }
+}
+
+/// The timing model prices only what it has rules for; everything else is
+/// refused by name, never timed as another scheme (issue 12).
+#[test]
+fn presets_the_timing_model_cannot_price_are_refused() {
+    for (preset, why) in [("secure-eadr", "data cache hierarchy"), ("sit-wb-battery", "SGX integrity tree with write-back metadata")] {
+        let cfg = load_preset(preset, &[]).unwrap();
+        let e = spmsim::timing::TimingSim::new(&cfg, 1).err().unwrap_or_else(|| panic!("{preset} was timed"));
+        assert!(e.contains(why) && e.contains("cannot be timed") || e.contains("does not time"), "{preset}: {e}");
+    }
+    // Every other preset is timed.
+    for preset in spmsim::config::list_presets() {
+        if preset == "secure-eadr" || preset == "sit-wb-battery" {
+            continue;
+        }
+        let cfg = load_preset(&preset, &[]).unwrap();
+        assert!(spmsim::timing::TimingSim::new(&cfg, 1).is_ok(), "{preset} was refused");
     }
 }

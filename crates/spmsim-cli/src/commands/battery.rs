@@ -5,7 +5,7 @@ use anyhow::{bail, Result};
 use serde_json::{json, Value};
 use spmsim::battery::{
     accounting, bmt_update_uj, compare, default_energy_path, default_reference_path, estimate, explain, not_charged, paper_rows,
-    Comparison, EnergyConfig, Estimate, Explanation, Reference, Scheme, MATCH_RULE,
+    Comparison, EnergyConfig, Estimate, Explanation, Reference, SchemeKind, MATCH_RULE,
 };
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,7 +24,8 @@ pub enum PaperTable {
 
 #[derive(clap::Args)]
 pub struct BatteryArgs {
-    /// nogap, m, cm, bcm, obcm, cobcm, bbb, eadr, s-eadr, or all.
+    /// nogap, m, cm, bcm, obcm, cobcm, bbb, eadr, s-eadr, or all; or a
+    /// preset (name or TOML path), whose scheme is sized.
     #[arg(long, default_value = "all", conflicts_with = "table")]
     pub scheme: String,
     /// SecPB (or BBB persist buffer) entries [default: structure.secpb_entries of the energy file, 32].
@@ -43,6 +44,17 @@ pub struct BatteryArgs {
     pub json: bool,
 }
 
+/// A Table V scheme by name, else the scheme of a preset (name or path).
+fn scheme_named(name: &str) -> Result<SchemeKind> {
+    match SchemeKind::from_name(name) {
+        Ok(s) => Ok(s),
+        Err(by_name) => match spmsim::config::load_preset(name, &[]) {
+            Ok(cfg) => Ok(cfg.scheme),
+            Err(e) => bail!("{by_name}; nor is `{name}` a preset: {e}"),
+        },
+    }
+}
+
 pub fn run(a: BatteryArgs) -> Result<ExitCode> {
     let energy_path = a.energy.clone().unwrap_or_else(default_energy_path);
     let reference_path = a.reference.clone().unwrap_or_else(default_reference_path);
@@ -52,11 +64,11 @@ pub fn run(a: BatteryArgs) -> Result<ExitCode> {
     if entries == 0 {
         bail!("--entries must be at least 1");
     }
-    let rows: Vec<(Scheme, u64)> = match a.table {
-        Some(PaperTable::V) => paper_rows(&reference)[..Scheme::ALL.len()].to_vec(),
-        Some(PaperTable::Vi) => paper_rows(&reference)[Scheme::ALL.len()..].to_vec(),
-        None if a.scheme.trim().eq_ignore_ascii_case("all") => Scheme::ALL.iter().map(|&s| (s, entries)).collect(),
-        None => vec![(a.scheme.parse::<Scheme>().map_err(anyhow::Error::msg)?, entries)],
+    let rows: Vec<(SchemeKind, u64)> = match a.table {
+        Some(PaperTable::V) => paper_rows(&reference)[..SchemeKind::table_v().len()].to_vec(),
+        Some(PaperTable::Vi) => paper_rows(&reference)[SchemeKind::table_v().len()..].to_vec(),
+        None if a.scheme.trim().eq_ignore_ascii_case("all") => SchemeKind::table_v().iter().map(|&s| (s, entries)).collect(),
+        None => vec![(scheme_named(&a.scheme)?, entries)],
     };
     let rows: Vec<Row> = rows
         .into_iter()

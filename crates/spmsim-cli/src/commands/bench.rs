@@ -90,7 +90,7 @@ fn one_case(case: &str, instructions: u64) -> Result<CaseResult> {
     let cfg = load_preset(scheme, &[format!("security.crypto=\"{crypto}\"")])?;
     let w = WorkloadKind::parse(BENCH_WORKLOAD).map_err(|e| anyhow!(e))?;
     let t = Instant::now();
-    let mut sim = spmsim::timing::TimingSim::new(&cfg, 1);
+    let mut sim = spmsim::timing::TimingSim::new(&cfg, 1).map_err(anyhow::Error::msg)?;
     let mut stream = w.stream(1, instructions, cfg.memory.capacity_bytes).map_err(|e| anyhow!(e))?;
     sim.run(&mut stream).map_err(|e| anyhow!(e))?;
     stream.finish().map_err(|e| anyhow!(e))?;

@@ -2,7 +2,7 @@
 //! the one consistent rule misses: each is applied to that row alone and
 //! reported beside it, never folded into our estimate.
 
-use super::{bmt_update_uj, estimate, volume_mm3, EnergyConfig, Estimate, PaperRow, Scheme};
+use super::{bmt_update_uj, estimate, volume_mm3, EnergyConfig, Estimate, PaperRow, SchemeKind, TupleStep};
 use serde::Serialize;
 
 /// A way the paper may have priced a row differently from our rule.
@@ -28,15 +28,15 @@ impl Reading {
     }
 
     /// Whether the reading changes anything for `scheme`.
-    fn applies(self, scheme: Scheme) -> bool {
+    fn applies(self, scheme: SchemeKind) -> bool {
         match self {
-            Reading::PendingRootUpdate => scheme.early().is_some_and(|e| e.contains(&super::Op::Bmt)),
-            Reading::BmtHashesChildDigest => scheme.late().contains(&super::Op::Bmt),
+            Reading::PendingRootUpdate => scheme.work().early.contains(TupleStep::Bmt),
+            Reading::BmtHashesChildDigest => scheme.work().late().contains(TupleStep::Bmt),
         }
     }
 
     /// The energy (uJ) of `scheme` under this reading.
-    pub fn energy_uj(self, cfg: &EnergyConfig, scheme: Scheme, entries: u64) -> f64 {
+    pub fn energy_uj(self, cfg: &EnergyConfig, scheme: SchemeKind, entries: u64) -> f64 {
         match self {
             Reading::PendingRootUpdate => estimate(cfg, scheme, entries).energy_uj + bmt_update_uj(cfg),
             Reading::BmtHashesChildDigest => {
@@ -79,18 +79,21 @@ pub fn explain(cfg: &EnergyConfig, est: &Estimate, row: &PaperRow) -> Vec<Explan
 mod tests {
     use super::*;
     use crate::battery::{default_energy_path, default_reference_path, Reference};
+    use crate::scheme::SecPbVariant;
 
     #[test]
     fn readings_only_apply_where_they_change_the_work() {
-        assert!(Reading::PendingRootUpdate.applies(Scheme::Cm));
-        assert!(!Reading::PendingRootUpdate.applies(Scheme::Cobcm));
-        assert!(Reading::BmtHashesChildDigest.applies(Scheme::SEadr));
-        assert!(!Reading::BmtHashesChildDigest.applies(Scheme::NoGap));
+        assert!(Reading::PendingRootUpdate.applies(SchemeKind::secpb(SecPbVariant::Cm)));
+        assert!(!Reading::PendingRootUpdate.applies(SchemeKind::secpb(SecPbVariant::Cobcm)));
+        assert!(Reading::BmtHashesChildDigest.applies(SchemeKind::SECURE_EADR));
+        assert!(!Reading::BmtHashesChildDigest.applies(SchemeKind::secpb(SecPbVariant::Nogap)));
         let cfg = EnergyConfig::load(&default_energy_path()).unwrap();
-        let base = estimate(&cfg, Scheme::Cobcm, 32).energy_uj;
-        assert!(Reading::BmtHashesChildDigest.energy_uj(&cfg, Scheme::Cobcm, 32) < base);
-        let cm = estimate(&cfg, Scheme::Cm, 32).energy_uj;
-        assert!((Reading::PendingRootUpdate.energy_uj(&cfg, Scheme::Cm, 32) - cm - bmt_update_uj(&cfg)).abs() < 1e-9);
+        let base = estimate(&cfg, SchemeKind::secpb(SecPbVariant::Cobcm), 32).energy_uj;
+        assert!(Reading::BmtHashesChildDigest.energy_uj(&cfg, SchemeKind::secpb(SecPbVariant::Cobcm), 32) < base);
+        let cm = estimate(&cfg, SchemeKind::secpb(SecPbVariant::Cm), 32).energy_uj;
+        assert!(
+            (Reading::PendingRootUpdate.energy_uj(&cfg, SchemeKind::secpb(SecPbVariant::Cm), 32) - cm - bmt_update_uj(&cfg)).abs() < 1e-9
+        );
     }
 
     #[test]
@@ -99,7 +102,7 @@ mod tests {
         let rf = Reference::load(&default_reference_path()).unwrap();
         // COBCM already matches under the rule; the digest reading would
         // shrink it far below the printed 4.89.
-        let (_, row) = rf.lookup(Scheme::Cobcm, 32).unwrap();
-        assert!(explain(&cfg, &estimate(&cfg, Scheme::Cobcm, 32), row).is_empty());
+        let (_, row) = rf.lookup(SchemeKind::secpb(SecPbVariant::Cobcm), 32).unwrap();
+        assert!(explain(&cfg, &estimate(&cfg, SchemeKind::secpb(SecPbVariant::Cobcm), 32), row).is_empty());
     }
 }

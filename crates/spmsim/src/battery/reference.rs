@@ -2,7 +2,7 @@
 //! and the rule that compares our estimates with them. Nothing here feeds
 //! the model: these numbers only fill the side-by-side columns.
 
-use super::{core_area_ratio_pct, read_toml, volume_mm3, Estimate, Scheme};
+use super::{core_area_ratio_pct, read_toml, volume_mm3, Estimate, SchemeKind};
 use crate::battery::EnergyConfig;
 use crate::config::{presets_dir, ConfigError};
 use serde::{Deserialize, Serialize};
@@ -42,7 +42,8 @@ pub struct TableVi {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PaperRow {
-    pub scheme: Scheme,
+    #[serde(with = "crate::scheme::by_name")]
+    pub scheme: SchemeKind,
     #[serde(default)]
     pub entries: Option<u64>,
     pub supercap_mm3: Printed,
@@ -123,8 +124,8 @@ impl Reference {
 
     /// The paper's row for `scheme` at `entries`: Table V at its SecPB size
     /// (eADR rows do not depend on it), else Table VI.
-    pub fn lookup(&self, scheme: Scheme, entries: u64) -> Option<(&'static str, &PaperRow)> {
-        if !scheme.has_buffer() || entries == self.table_v.secpb_entries {
+    pub fn lookup(&self, scheme: SchemeKind, entries: u64) -> Option<(&'static str, &PaperRow)> {
+        if scheme.work().front == crate::scheme::Front::CacheHierarchy || entries == self.table_v.secpb_entries {
             if let Some(r) = self.table_v.rows.iter().find(|r| r.scheme == scheme) {
                 return Some(("V", r));
             }

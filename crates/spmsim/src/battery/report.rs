@@ -1,7 +1,7 @@
 //! Tables V and VI as Markdown, ours beside the paper's, for
 //! `spmsim reproduce secpb`.
 
-use super::{accounting, compare, estimate, explain, EnergyConfig, PaperRow, Reference, Scheme, MATCH_RULE};
+use super::{accounting, compare, estimate, explain, EnergyConfig, PaperRow, Reference, SchemeKind, SecPbVariant, MATCH_RULE};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -9,9 +9,9 @@ use std::fmt::Write;
 pub const TABLE_VI_SIZES: [u64; 7] = [8, 16, 32, 64, 128, 256, 512];
 
 /// The rows of Table V (every scheme at its SecPB size) then Table VI.
-pub fn paper_rows(rf: &Reference) -> Vec<(Scheme, u64)> {
-    let mut v: Vec<(Scheme, u64)> = Scheme::ALL.iter().map(|&s| (s, rf.table_v.secpb_entries)).collect();
-    for s in [Scheme::Cobcm, Scheme::NoGap] {
+pub fn paper_rows(rf: &Reference) -> Vec<(SchemeKind, u64)> {
+    let mut v: Vec<(SchemeKind, u64)> = SchemeKind::table_v().iter().map(|&s| (s, rf.table_v.secpb_entries)).collect();
+    for s in [SchemeKind::secpb(SecPbVariant::Cobcm), SchemeKind::secpb(SecPbVariant::Nogap)] {
         v.extend(TABLE_VI_SIZES.map(|n| (s, n)));
     }
     v

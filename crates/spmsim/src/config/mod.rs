@@ -2,7 +2,7 @@
 //! `configs/` only changes defaults (as gem5's variants do). Unknown keys
 //! are errors naming the key path; `validate` checks values.
 //!
-//! Each policy axis of `../shared/DESIGN.md` is a closed enum tagged by
+//! Each policy axis (`docs/architecture.md`) is a closed enum tagged by
 //! `type`, so a new scheme is a new variant and a forgotten match arm is a
 //! compile error.
 
@@ -13,6 +13,7 @@ mod validate;
 pub use load::{find_preset, list_presets, load_preset, load_str, presets_dir, ConfigError};
 
 use crate::crypto::AesKeyBits;
+pub use crate::scheme::SchemeKind;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -25,12 +26,14 @@ pub struct SimConfig {
     /// A control configuration that is built to fail the crash oracle
     /// (the oracle must be able to fail). Used by `check-all` and the tests.
     pub expect_crash_violations: bool,
+    /// The scheme: what it does with security metadata (the plugin;
+    /// `crate::scheme`). The other sections are its mechanism.
+    pub scheme: SchemeKind,
     pub memory: MemoryConfig,
     pub security: SecurityConfig,
     pub tree: TreeConfig,
     pub metadata_cache: MetadataCacheConfig,
     pub persistence: PersistenceConfig,
-    pub recovery: RecoveryConfig,
     pub core: CoreConfig,
     pub caches: CacheHierarchyConfig,
     pub nvm: NvmConfig,
@@ -42,12 +45,12 @@ impl Default for SimConfig {
             name: "default".into(),
             description: String::new(),
             expect_crash_violations: false,
+            scheme: SchemeKind::default(),
             memory: MemoryConfig::default(),
             security: SecurityConfig::default(),
             tree: TreeConfig::default(),
             metadata_cache: MetadataCacheConfig::default(),
             persistence: PersistenceConfig::default(),
-            recovery: RecoveryConfig::default(),
             core: CoreConfig::default(),
             caches: CacheHierarchyConfig::default(),
             nvm: NvmConfig::default(),
@@ -317,34 +320,12 @@ impl Default for MetadataCacheOrganization {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
 pub struct MetadataCacheConfig {
-    /// Policy for counter blocks and MAC lines (and tree nodes, unless
-    /// `tree_write_policy` says otherwise).
-    pub write_policy: WritePolicy,
-    /// Tree nodes only. PLP's SP persists (data, counter, MAC, root) with
-    /// each write and leaves the BMT nodes to be rebuilt from the counters
-    /// after a crash: write-through counters with a write-back tree.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tree_write_policy: Option<WritePolicy>,
+    /// Geometry only: how each kind of line is written is the scheme's
+    /// (`SchemeWork::metadata`).
     pub organization: MetadataCacheOrganization,
-}
-
-impl Default for MetadataCacheConfig {
-    fn default() -> Self {
-        MetadataCacheConfig {
-            write_policy: WritePolicy::WriteThrough,
-            tree_write_policy: None,
-            organization: MetadataCacheOrganization::default(),
-        }
-    }
-}
-
-impl MetadataCacheConfig {
-    pub fn tree_policy(&self) -> WritePolicy {
-        self.tree_write_policy.unwrap_or(self.write_policy)
-    }
 }
 
 /// Where a store becomes persistent (its point of persistency, PoP).
@@ -365,16 +346,9 @@ pub enum PersistPoint {
         /// ... and stops at this share.
         #[serde(default = "default_low_wm")]
         low_watermark_pct: u32,
-        /// What the battery can do with the buffer after a crash.
-        #[serde(default)]
-        crash_drain: CrashDrain,
-        /// Which security metadata is produced early, when a store enters
-        /// the buffer (SecPB IV). `cobcm` does none: a plain BBB buffer.
-        #[serde(default)]
-        scheme: SecPbScheme,
         /// Data-value-independent metadata (counter, OTP, BMT root) once per
-        /// dirty residency, not per store (SecPB IV-A). Never applies to
-        /// COBCM, which does all of it late anyway.
+        /// dirty residency, not per store (SecPB IV-A). Only matters to a
+        /// scheme that does some of it early.
         #[serde(default = "default_true")]
         coalesce_metadata: bool,
         /// SecPB access latency (SecPB Table I: 2 cycles).
@@ -399,39 +373,6 @@ fn default_pb_latency() -> u32 {
     2
 }
 
-/// The six SecPB schemes; each name lists the work done late (SecPB IV):
-/// C counter, O one-time pad, B BMT root, C ciphertext, M MAC.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum SecPbScheme {
-    Nogap,
-    M,
-    Cm,
-    Bcm,
-    Obcm,
-    #[default]
-    Cobcm,
-}
-
-impl SecPbScheme {
-    /// Counter incremented early.
-    pub fn early_counter(self) -> bool {
-        self != SecPbScheme::Cobcm
-    }
-    pub fn early_otp(self) -> bool {
-        matches!(self, SecPbScheme::Nogap | SecPbScheme::M | SecPbScheme::Cm | SecPbScheme::Bcm)
-    }
-    pub fn early_bmt(self) -> bool {
-        matches!(self, SecPbScheme::Nogap | SecPbScheme::M | SecPbScheme::Cm)
-    }
-    pub fn early_ciphertext(self) -> bool {
-        matches!(self, SecPbScheme::Nogap | SecPbScheme::M)
-    }
-    pub fn early_mac(self) -> bool {
-        self == SecPbScheme::Nogap
-    }
-}
-
 fn default_pb_entries() -> u32 {
     32
 }
@@ -440,20 +381,6 @@ fn default_high_wm() -> u32 {
 }
 fn default_low_wm() -> u32 {
     50
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum CrashDrain {
-    /// Drained entries pass through the security engine on battery: their
-    /// memory tuples are completed (SecPB's late strategy).
-    #[default]
-    Secure,
-    /// The battery moves the lines but the security engine at the memory
-    /// controller is outside the battery domain, so they reach NVM without
-    /// encryption, counter, MAC or root update (BBB with security at the
-    /// MC: the recoverability gap of SecPB Fig. 1b).
-    Unsecured,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -481,15 +408,13 @@ pub struct BatteryDomain {
     pub persist_buffer: bool,
     /// eADR: the data caches drain.
     pub caches: bool,
-    /// The metadata caches drain (the ideal WB baseline; secure eADR).
-    pub metadata_caches: bool,
     /// On-chip non-volatile registers (root register, ...).
     pub nv_registers: bool,
 }
 
 impl Default for BatteryDomain {
     fn default() -> Self {
-        BatteryDomain { wpq: true, persist_buffer: false, caches: false, metadata_caches: false, nv_registers: true }
+        BatteryDomain { wpq: true, persist_buffer: false, caches: false, nv_registers: true }
     }
 }
 
@@ -505,28 +430,6 @@ pub struct PersistenceConfig {
 impl Default for PersistenceConfig {
     fn default() -> Self {
         PersistenceConfig { point: PersistPoint::MemoryController, battery: BatteryDomain::default(), wpq_entries: 32 }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TreeRebuild {
-    /// Rebuild the BMT from the counter blocks when its nodes may be stale in
-    /// NVM (write-back metadata cache outside the battery domain).
-    Auto,
-    Always,
-    Never,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct RecoveryConfig {
-    pub rebuild_tree: TreeRebuild,
-}
-
-impl Default for RecoveryConfig {
-    fn default() -> Self {
-        RecoveryConfig { rebuild_tree: TreeRebuild::Auto }
     }
 }
 

@@ -169,6 +169,8 @@ impl SimConfig {
                 check_geometry("persistence.point.cache", cache.capacity_bytes, cache.ways, MAX_DATA_CACHE_BYTES)?
             }
         }
+        // The scheme says which mechanism it needs; the sections must give it.
+        self.scheme.check(self).map_err(|m| ("scheme.type".to_string(), m))?;
         Ok(())
     }
 }
@@ -203,7 +205,10 @@ mod tests {
 
     #[test]
     fn bad_enum_value_names_key() {
-        let e = err("[metadata_cache]\nwrite_policy='sometimes'\n");
-        assert!(e.contains("metadata_cache.write_policy"), "{e}");
+        let e = err("[scheme]\ntype='secpb'\nvariant='sometimes'\n");
+        assert!(e.contains("scheme.variant"), "{e}");
+        // A scheme on a mechanism it cannot use names what to set.
+        let e = err("[scheme]\ntype='secpb'\nvariant='cm'\n");
+        assert!(e.contains("scheme.type") && e.contains("persistence.point.type = \"persist-buffer\""), "{e}");
     }
 }

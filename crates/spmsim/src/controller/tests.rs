@@ -1,9 +1,12 @@
 use super::*;
 use crate::config::load_str;
 
+/// A small machine with the given tree and metadata write policy (as the
+/// write-through and battery-backed write-back schemes set it).
 fn small(tree: &str, policy: &str) -> SimConfig {
+    let scheme = if policy == "write-back" { "battery-write-back" } else { "write-through" };
     load_str(
-        &format!("[memory]\ncapacity_bytes = 16777216\n[tree]\ntype = '{tree}'\n[metadata_cache]\nwrite_policy = '{policy}'\n[metadata_cache.organization]\ntype='unified'\n[metadata_cache.organization.unified]\ncapacity_bytes = 4096\nways = 4\n"),
+        &format!("[scheme]\ntype = '{scheme}'\n[memory]\ncapacity_bytes = 16777216\n[tree]\ntype = '{tree}'\n[metadata_cache]\n[metadata_cache.organization]\ntype='unified'\n[metadata_cache.organization.unified]\ncapacity_bytes = 4096\nways = 4\n"),
         "test",
         &[],
     )

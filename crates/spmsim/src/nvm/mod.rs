@@ -57,9 +57,11 @@ pub struct Nvm {
     /// Writes accepted into the WPQ (what the timing model queues).
     pub enqueued: ByKind,
     /// When set, the address of every accepted write is appended to
-    /// `write_log` (the timing model takes it to find writes it can merge).
+    /// `write_log`, and of every device read (not served by the WPQ) to
+    /// `read_log`: the timing model prices these addresses.
     pub log_writes: bool,
     pub write_log: Vec<u64>,
+    pub read_log: Vec<u64>,
 }
 
 impl Nvm {
@@ -74,6 +76,7 @@ impl Nvm {
             enqueued: ByKind::default(),
             log_writes: false,
             write_log: Vec::new(),
+            read_log: Vec::new(),
         }
     }
 
@@ -85,6 +88,9 @@ impl Nvm {
     pub fn read(&mut self, layout: &Layout, addr: u64) -> Option<[u8; 64]> {
         if !self.wpq_index.contains_key(&addr) {
             self.reads.bump(Self::kind(layout, addr));
+            if self.log_writes {
+                self.read_log.push(addr);
+            }
         }
         self.peek(addr)
     }

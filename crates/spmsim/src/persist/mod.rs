@@ -11,10 +11,11 @@ mod data_cache;
 mod persist_buffer;
 
 pub use data_cache::DataCache;
-pub use persist_buffer::{PersistBuffer, StoreOutcome, Work};
+pub use persist_buffer::{PersistBuffer, StoreOutcome};
 
 use crate::config::{BatteryDomain, PersistPoint};
 use crate::controller::MemoryController;
+use crate::scheme::{FrontDrain, SchemeWork};
 use crate::store::CheckFailure;
 
 #[derive(Clone, Debug)]
@@ -25,19 +26,12 @@ pub enum FrontEnd {
 }
 
 impl FrontEnd {
-    pub fn new(p: &PersistPoint) -> Self {
+    pub fn new(p: &PersistPoint, work: &SchemeWork) -> Self {
         match p {
             PersistPoint::MemoryController => FrontEnd::Direct,
-            PersistPoint::PersistBuffer {
-                entries, high_watermark_pct, low_watermark_pct, crash_drain, scheme, coalesce_metadata, ..
-            } => FrontEnd::PersistBuffer(PersistBuffer::new(
-                *entries,
-                *high_watermark_pct,
-                *low_watermark_pct,
-                *crash_drain,
-                *scheme,
-                *coalesce_metadata,
-            )),
+            PersistPoint::PersistBuffer { entries, high_watermark_pct, low_watermark_pct, coalesce_metadata, .. } => {
+                FrontEnd::PersistBuffer(PersistBuffer::new(*entries, *high_watermark_pct, *low_watermark_pct, work, *coalesce_metadata))
+            }
             PersistPoint::CacheHierarchy { cache } => FrontEnd::CacheHierarchy(DataCache::new(cache.capacity_bytes, cache.ways)),
         }
     }
@@ -73,7 +67,7 @@ impl FrontEnd {
 
     /// Power failure: drain what the battery backs, lose the rest. Returns
     /// the lines moved.
-    pub fn crash_drain(&mut self, mc: &mut MemoryController, battery: &BatteryDomain) -> Result<u64, CheckFailure> {
+    pub fn crash_drain(&mut self, mc: &mut MemoryController, battery: &BatteryDomain, how: FrontDrain) -> Result<u64, CheckFailure> {
         match self {
             FrontEnd::Direct => Ok(0),
             FrontEnd::PersistBuffer(pb) => {
@@ -89,7 +83,10 @@ impl FrontEnd {
                     return Ok(0);
                 }
                 for (b, data) in &dirty {
-                    mc.write(*b, data)?;
+                    match how {
+                        FrontDrain::Secured => mc.write(*b, data)?,
+                        FrontDrain::Unsecured => mc.write_unsecured(*b, data),
+                    }
                 }
                 Ok(dirty.len() as u64)
             }

@@ -13,8 +13,8 @@
 //! occupancy reaches the high watermark the oldest entries drain until the
 //! low watermark; on a crash the battery drains every entry.
 
-use crate::config::{CrashDrain, SecPbScheme};
 use crate::controller::{BlockCounter, MemoryController, Prepared};
+use crate::scheme::{FrontDrain, SchemeWork, Steps, TupleStep};
 use crate::store::CheckFailure;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -29,20 +29,15 @@ struct Entry {
     prep: Prepared,
 }
 
-/// Which metadata a store or a drain produced (for the timing model).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Work {
-    pub counter: bool,
-    pub otp: bool,
-    pub bmt: bool,
-    pub ciphertext: bool,
-    pub mac: bool,
-}
+/// The steps that do not depend on the data value: once per residency
+/// when metadata coalesces (SecPB IV-A).
+const VALUE_INDEPENDENT: Steps = Steps::of(&[TupleStep::Counter, TupleStep::Otp, TupleStep::Bmt]);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StoreOutcome {
     pub allocated: bool,
-    pub early: Work,
+    /// The tuple steps this store did early.
+    pub early: Steps,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -61,14 +56,15 @@ pub struct PersistBuffer {
     pub capacity: usize,
     pub high: usize,
     pub low: usize,
-    pub crash_drain: CrashDrain,
-    pub scheme: SecPbScheme,
+    /// The scheme's early steps and what its battery does on a crash.
+    pub early: Steps,
+    pub crash_drain: FrontDrain,
     pub coalesce_metadata: bool,
     pub stats: PbStats,
 }
 
 impl PersistBuffer {
-    pub fn new(entries: u32, high_pct: u32, low_pct: u32, crash_drain: CrashDrain, scheme: SecPbScheme, coalesce_metadata: bool) -> Self {
+    pub fn new(entries: u32, high_pct: u32, low_pct: u32, work: &SchemeWork, coalesce_metadata: bool) -> Self {
         let n = entries as usize;
         let high = (n * high_pct as usize).div_ceil(100).clamp(1, n);
         let low = (n * low_pct as usize / 100).min(high - 1);
@@ -78,9 +74,9 @@ impl PersistBuffer {
             capacity: n,
             high,
             low,
-            crash_drain,
-            scheme,
-            coalesce_metadata: coalesce_metadata && scheme != SecPbScheme::Cobcm,
+            early: work.early,
+            crash_drain: work.front_drain,
+            coalesce_metadata,
             stats: PbStats::default(),
         }
     }
@@ -111,16 +107,16 @@ impl PersistBuffer {
             self.order.push_back(block);
             self.stats.allocations += 1;
         }
-        let s = self.scheme;
+        let s = self.early;
         let independent = allocated || !self.coalesce_metadata;
-        let mut early = Work { ciphertext: s.early_ciphertext(), mac: s.early_mac(), ..Work::default() };
-        if independent && s.early_counter() && mc.secure {
-            let ctr = if s.early_bmt() { Some(mc.advance_counter(block)?) } else { mc.peek_next_counter(block)? };
-            early.counter = true;
-            early.otp = s.early_otp();
-            early.bmt = s.early_bmt();
+        // Value-dependent steps follow every store (SecPB IV-A).
+        let mut early = s.intersect(VALUE_INDEPENDENT.complement());
+        if independent && s.contains(TupleStep::Counter) && mc.secure {
+            let advance = s.contains(TupleStep::Bmt);
+            let ctr = if advance { Some(mc.advance_counter(block)?) } else { mc.peek_next_counter(block)? };
+            early = early.union(s.intersect(VALUE_INDEPENDENT));
             let pad = match ctr {
-                Some(c) if s.early_otp() => Some(mc.pad(block, c)),
+                Some(c) if s.contains(TupleStep::Otp) => Some(mc.pad(block, c)),
                 _ => None,
             };
             let e = self.lines.get_mut(&block).unwrap();
@@ -129,12 +125,11 @@ impl PersistBuffer {
         }
         let e = self.lines.get_mut(&block).unwrap();
         e.data[offset..offset + bytes.len()].copy_from_slice(bytes);
-        // Data-value-dependent metadata follows every store (SecPB IV-A).
         if let (Some(pad), Some(c)) = (e.prep.pad, e.ctr) {
-            if s.early_ciphertext() {
+            if s.contains(TupleStep::Ciphertext) {
                 let ct: [u8; 64] = std::array::from_fn(|i| e.data[i] ^ pad[i]);
                 e.prep.ciphertext = Some(ct);
-                if s.early_mac() {
+                if s.contains(TupleStep::Mac) {
                     e.prep.mac = Some(mc.data_mac(block, &ct, c));
                 }
             }
@@ -147,8 +142,8 @@ impl PersistBuffer {
     }
 
     /// Complete the oldest entry's memory tuple at the MC. Returns the block
-    /// and the work left to the MC.
-    pub fn drain_oldest(&mut self, mc: &mut MemoryController) -> Result<Option<(u64, Work)>, CheckFailure> {
+    /// and the steps left to the MC.
+    pub fn drain_oldest(&mut self, mc: &mut MemoryController) -> Result<Option<(u64, Steps)>, CheckFailure> {
         let Some(b) = self.order.pop_front() else { return Ok(None) };
         let e = self.lines.remove(&b).unwrap();
         let late = self.complete(mc, b, &e)?;
@@ -156,26 +151,21 @@ impl PersistBuffer {
         Ok(Some((b, late)))
     }
 
-    fn complete(&mut self, mc: &mut MemoryController, b: u64, e: &Entry) -> Result<Work, CheckFailure> {
-        let s = self.scheme;
-        let mut late = Work { ciphertext: !s.early_ciphertext(), mac: !s.early_mac(), otp: true, counter: true, bmt: true };
+    fn complete(&mut self, mc: &mut MemoryController, b: u64, e: &Entry) -> Result<Steps, CheckFailure> {
         let fresh = match e.ctr {
-            Some(c) => mc.write_prepared(b, &e.data, c, s.early_bmt(), &e.prep)?,
+            Some(c) => mc.write_prepared(b, &e.data, c, self.early.contains(TupleStep::Bmt), &e.prep)?,
             None => {
                 mc.write(b, &e.data)?;
                 false
             }
         };
-        if e.ctr.is_some() {
-            if fresh {
-                late.counter = false;
-                late.otp = !s.early_otp();
-                late.bmt = !s.early_bmt();
-            } else {
-                self.stats.stale_early_counters += 1;
-            }
+        if e.ctr.is_some() && !fresh {
+            self.stats.stale_early_counters += 1;
         }
-        Ok(late)
+        // Without a fresh early counter the MC redoes the value-independent
+        // steps too.
+        let late = self.early.complement();
+        Ok(if e.ctr.is_some() && fresh { late } else { late.union(VALUE_INDEPENDENT) })
     }
 
     pub fn load(&mut self, mc: &mut MemoryController, block: u64) -> Result<[u8; 64], CheckFailure> {
@@ -195,10 +185,10 @@ impl PersistBuffer {
         while let Some(b) = self.order.pop_front() {
             let e = self.lines.remove(&b).unwrap();
             match self.crash_drain {
-                CrashDrain::Secure => {
+                FrontDrain::Secured => {
                     self.complete(mc, b, &e)?;
                 }
-                CrashDrain::Unsecured => mc.write_unsecured(b, &e.data),
+                FrontDrain::Unsecured => mc.write_unsecured(b, &e.data),
             }
             n += 1;
         }

@@ -22,7 +22,11 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-pub const SCHEMES: [&str; 6] = ["cobcm", "obcm", "bcm", "cm", "m", "nogap"];
+/// The presets of the six SecPB schemes, named as their variants, in
+/// Table V's order (from the scheme registry, not a second list).
+pub fn secpb_presets() -> [&'static str; 6] {
+    crate::scheme::SecPbVariant::ALL.map(|v| v.name())
+}
 pub const SIZES: [u32; 7] = [8, 16, 32, 64, 128, 256, 512];
 pub const BMF: [&str; 4] = ["cm-dbmf", "cm-sbmf", "sp-dbmf", "sp-sbmf"];
 /// The suite entry that carries the VI-B worked example.
@@ -195,7 +199,7 @@ pub fn run<F: Fn(usize, usize, &str) + Sync>(
     for w in suite {
         let mut add =
             |s: &str, entries: u32| specs.push(Spec { scheme: s.into(), label: w.label.clone(), workload: w.workload.clone(), entries });
-        for s in ["bbb", "sp"].iter().chain(SCHEMES.iter()).chain(BMF.iter()) {
+        for s in ["bbb", "sp"].iter().chain(secpb_presets().iter()).chain(BMF.iter()) {
             add(s, 32);
         }
         for &n in SIZES.iter().filter(|&&n| n != 32) {
@@ -261,7 +265,7 @@ fn analyse(suite: &[SuiteEntry], instructions: u64, seed: u64, quick: bool, runs
     let mut table4 = Vec::new();
     let mut table4_arith = BTreeMap::new();
     let mut fig6 = Vec::new();
-    for s in SCHEMES.iter().chain(["sp"].iter()) {
+    for s in secpb_presets().iter().chain(["sp"].iter()) {
         let v: Vec<f64> = labels.iter().map(|w| norm(s, 32, 32, w)).collect();
         for (w, x) in labels.iter().zip(&v) {
             fig6.push(Cell { row: w.to_string(), column: s.to_string(), paper: None, ours: *x });
@@ -482,7 +486,7 @@ pub fn report(r: &Results) -> String {
     );
     let _ = writeln!(o, "Order COBCM <= OBCM < BCM < CM <= M < NoGap: **{}**.\n", if r.order_holds { "holds" } else { "does not hold" });
     let _ = writeln!(o, "## Fig. 6: execution time normalised to bbb, per workload (32 entries)\n");
-    let cols: Vec<String> = SCHEMES.iter().chain(["sp"].iter()).map(|s| s.to_string()).collect();
+    let cols: Vec<String> = secpb_presets().iter().chain(["sp"].iter()).map(|s| s.to_string()).collect();
     let _ = writeln!(o, "| workload | {} |\n|---|{}", cols.join(" | "), "---|".repeat(cols.len()));
     for s in &r.suite {
         let v: Vec<String> =

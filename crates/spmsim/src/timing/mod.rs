@@ -18,38 +18,20 @@ mod pcm;
 mod persist;
 mod stats;
 mod tags;
+mod work;
 
 pub use stats::{Roi, RunStats};
 
 use crate::config::{PersistPoint, SimConfig};
-use crate::nvm::ByKind;
 use crate::store::CheckFailure;
 use crate::system::System;
 use crate::workload::{Event, Op};
 use core::Core;
 use pcm::Pcm;
-use persist::PersistPath;
+use persist::{Ctx, PersistPath, ReleasedStore};
 use std::sync::atomic::{AtomicBool, Ordering};
 use tags::TagCache;
-
-/// Snapshot of the functional controller's counters, to price what one
-/// operation did.
-#[derive(Clone, Copy, Debug, Default)]
-struct Probe {
-    reads: ByKind,
-}
-
-impl Probe {
-    fn of(sys: &System) -> Probe {
-        Self::of_mc(&sys.mc)
-    }
-    fn of_mc(mc: &crate::controller::MemoryController) -> Probe {
-        Probe { reads: mc.st.nvm.reads }
-    }
-    fn since(&self, before: &Probe) -> Probe {
-        Probe { reads: self.reads.since(&before.reads) }
-    }
-}
+use work::WorkRecord;
 
 pub struct Latencies {
     pub l1: u64,
@@ -100,7 +82,10 @@ fn cycles(ns: f64, ghz: f64) -> u64 {
 }
 
 impl TimingSim {
-    pub fn new(cfg: &SimConfig, seed: u64) -> Self {
+    /// A timed machine, or why the configuration cannot be timed (a
+    /// scheme whose mechanism the timing model has no pricing rule for).
+    pub fn new(cfg: &SimConfig, seed: u64) -> Result<Self, String> {
+        let path = PersistPath::new(cfg)?;
         let mut sys = System::new(cfg, seed);
         sys.mc.st.nvm.log_writes = true;
         let ghz = cfg.core.frequency_ghz;
@@ -120,8 +105,7 @@ impl TimingSim {
             },
             levels: sys.mc.layout().levels() as u64,
         };
-        let path = PersistPath::new(cfg);
-        TimingSim {
+        Ok(TimingSim {
             core: Core::new(&cfg.core),
             l1: TagCache::new(c.l1d.capacity_bytes, c.l1d.ways),
             l2: TagCache::new(c.l2.capacity_bytes, c.l2.ways),
@@ -140,7 +124,7 @@ impl TimingSim {
             open_store: None,
             stats: RunStats::new(cfg),
             sys,
-        }
+        })
     }
 
     /// Latency of bringing `block` to L1 at time `t` (filling every level).
@@ -157,23 +141,24 @@ impl TimingSim {
         // Memory: the data read and the counter fetch run in parallel; the
         // OTP follows the counter; MAC and tree checks are speculative
         // (SecPB V-A), so they cost bandwidth but not latency.
-        let before = Probe::of(&self.sys);
+        let mark = WorkRecord::start(&mut self.sys.mc);
         let value = self.sys.mc.read(block)?;
         debug_assert_eq!(value, self.sys.mc.peek_plaintext(block), "a read and a peek of memory disagree");
-        let d = Probe::of(&self.sys).since(&before);
+        let rec = WorkRecord::since(&mut self.sys.mc, mark);
         let t0 = t + self.lat.l3;
         // Dirty metadata the read evicted is written back in the background.
-        let evicted = std::mem::take(&mut self.sys.mc.st.nvm.write_log);
-        PersistPath::queue_writes(&mut self.pcm, t0, &evicted);
+        PersistPath::queue_writes(&mut self.pcm, t0, &rec.writes);
         let data = self.pcm.read(t0, block);
         let mut done = data;
         if self.sys.mc.secure {
+            // The counter fetch runs beside the data read; its tree checks
+            // are speculative, as are the MAC line reads.
             let mut ctr = t0 + self.lat.mdc;
-            for i in 0..d.reads.counter {
-                ctr = ctr.max(self.pcm.read(t0, block ^ (0x5a5a + i)));
+            for &a in &rec.counter_reads {
+                ctr = ctr.max(self.pcm.read(t0, a));
             }
-            for i in 0..d.reads.mac + d.reads.tree {
-                self.pcm.read(t0, block ^ (0xa5a5 + i));
+            for &a in rec.mac_reads.iter().chain(&rec.tree_reads) {
+                self.pcm.read(t0, a);
             }
             done = done.max(ctr + self.lat.aes) + 1;
         }
@@ -187,17 +172,9 @@ impl TimingSim {
         // path takes a whole block (a new SecPB entry, an SP write).
         let mut fill = if self.path.needs_whole_block(&self.sys, o.block) { self.sys.mc.peek_plaintext(o.block) } else { [0; 64] };
         fill[o.off..o.off + o.len].copy_from_slice(&o.bytes[o.off..o.off + o.len]);
-        let unblock = self.path.store(
-            &mut self.sys,
-            &mut self.pcm,
-            &self.lat,
-            &mut self.stats,
-            o.release,
-            o.data_ready,
-            o.block,
-            o.off..o.off + o.len,
-            fill,
-        )?;
+        let cx = Ctx { pcm: &mut self.pcm, lat: &self.lat, stats: &mut self.stats };
+        let store = ReleasedStore { release: o.release, data_ready: o.data_ready, block: o.block, bytes: o.off..o.off + o.len, fill };
+        let unblock = self.path.store(&mut self.sys, cx, store)?;
         self.core.store_released(o.release, unblock);
         self.stats.stores += 1;
         Ok(())
@@ -270,7 +247,7 @@ impl TimingSim {
         let end = self.core.end_time().max(self.path.last_persist());
         let mut s = std::mem::replace(&mut self.stats, RunStats::new(&self.sys.cfg));
         s.roi.cycles = end.max(1);
-        s.finalize(&self.sys, &self.core, [&self.l1, &self.l2, &self.l3], &self.pcm, self.path.pb_stats());
+        s.finalize(&self.sys, &self.core, [&self.l1, &self.l2, &self.l3], &self.pcm, 0);
         // The run is over, so the crash happens to the system itself rather
         // than to a copy (a copy of a large image costs more than the run's
         // tail).
@@ -322,7 +299,7 @@ pub fn simulate_until(
     stop: &AtomicBool,
 ) -> Result<RunStats, SimError> {
     let mut stream = workload.stream(seed, instructions, cfg.memory.capacity_bytes).map_err(SimError::Invalid)?;
-    let mut sim = TimingSim::new(cfg, seed);
+    let mut sim = TimingSim::new(cfg, seed).map_err(SimError::Invalid)?;
     sim.run_until(&mut stream, stop)?;
     stream.finish().map_err(SimError::Invalid)?;
     let mut s = sim.finish();

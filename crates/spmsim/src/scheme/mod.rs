@@ -1,0 +1,349 @@
+//! Schemes as plugins: what a scheme does with security metadata, said
+//! once, as data that every mechanism reads.
+//!
+//! ```text
+//!  configs/<preset>.toml  [scheme] type = "secpb", variant = "cm"
+//!        |
+//!  SchemeKind (closed enum: the registry)  --> impl Scheme (one file each)
+//!        |  work(): SchemeWork  (front end, early tuple steps, metadata
+//!        |                       write policies, power-fail and recovery)
+//!        +--> persist::PersistBuffer  which steps a store does early
+//!        +--> controller / store      which metadata lines write through
+//!        +--> system::power_fail      what the battery drains, what recovery does
+//!        +--> timing                  what the persist path prices (or refuses)
+//!        +--> battery                 what the energy source must pay for
+//! ```
+//! The mechanism (front ends, controller, trees, timing) has no
+//! scheme-specific code: it asks the scheme's [`SchemeWork`]. Adding a
+//! scheme is one file here, one arm of [`SchemeKind`] and one preset in
+//! `configs/` (see `docs/architecture.md`).
+
+mod bbb;
+mod eadr;
+mod plp;
+mod secpb;
+mod write_back;
+mod write_through;
+
+pub use bbb::{Bbb, BbbGap};
+pub use eadr::Eadr;
+pub use plp::Plp;
+pub use secpb::{SecPb, SecPbVariant};
+pub use write_back::{BatteryWriteBack, WriteBackNoBattery};
+pub use write_through::WriteThrough;
+
+use crate::config::{SimConfig, WritePolicy};
+use serde::{Deserialize, Serialize};
+
+/// One step of a memory tuple's update (SecPB Fig. 4): the counter
+/// increment, the one-time pad, the BMT root update, the ciphertext, the
+/// data MAC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TupleStep {
+    Counter,
+    Otp,
+    Ciphertext,
+    Bmt,
+    Mac,
+}
+
+impl TupleStep {
+    pub const ALL: [TupleStep; 5] = [TupleStep::Counter, TupleStep::Otp, TupleStep::Ciphertext, TupleStep::Bmt, TupleStep::Mac];
+}
+
+/// A set of tuple steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Steps(u8);
+
+impl Steps {
+    pub const NONE: Steps = Steps(0);
+    pub const ALL: Steps = Steps(0b11111);
+
+    pub const fn of(steps: &[TupleStep]) -> Steps {
+        let mut bits = 0u8;
+        let mut i = 0;
+        while i < steps.len() {
+            bits |= 1 << steps[i] as u8;
+            i += 1;
+        }
+        Steps(bits)
+    }
+    pub fn contains(self, s: TupleStep) -> bool {
+        self.0 & (1 << s as u8) != 0
+    }
+    /// The steps of a tuple not in `self`.
+    pub fn complement(self) -> Steps {
+        Steps(Steps::ALL.0 & !self.0)
+    }
+    pub fn union(self, other: Steps) -> Steps {
+        Steps(self.0 | other.0)
+    }
+    pub fn intersect(self, other: Steps) -> Steps {
+        Steps(self.0 & other.0)
+    }
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+    /// The steps in `TupleStep::ALL` order.
+    pub fn to_vec(self) -> Vec<TupleStep> {
+        TupleStep::ALL.into_iter().filter(|s| self.contains(*s)).collect()
+    }
+}
+
+impl Serialize for Steps {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_vec().serialize(s)
+    }
+}
+
+/// Where a store becomes persistent, as far as a scheme cares: the
+/// geometry of each front end is in `persistence.point`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Front {
+    /// Strict persistency with a flush per store: persistent at the WPQ.
+    MemoryController,
+    /// A battery-backed persist buffer beside L1D (BBB, SecPB).
+    PersistBuffer,
+    /// The data caches are in the persistence domain (eADR).
+    CacheHierarchy,
+}
+
+impl Front {
+    /// The `persistence.point.type` value of this front end.
+    pub fn point_type(self) -> &'static str {
+        match self {
+            Front::MemoryController => "memory-controller",
+            Front::PersistBuffer => "persist-buffer",
+            Front::CacheHierarchy => "cache-hierarchy",
+        }
+    }
+}
+
+/// How each kind of metadata line reaches NVM once it is dirty.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct MetadataPolicy {
+    pub counter: WritePolicy,
+    pub mac: WritePolicy,
+    pub tree: WritePolicy,
+}
+
+impl MetadataPolicy {
+    pub const fn uniform(p: WritePolicy) -> Self {
+        MetadataPolicy { counter: p, mac: p, tree: p }
+    }
+}
+
+/// What the battery does with the front end's contents on power loss.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FrontDrain {
+    /// Each drained line passes through the security engine (SecPB's late
+    /// strategy; secure eADR).
+    Secured,
+    /// Lines reach NVM without their memory tuple: the security engine is
+    /// outside the battery domain (BBB with security at the MC: the
+    /// recoverability gap of SecPB Fig. 1b). Plain BBB and eADR, which have
+    /// no security, also drain this way.
+    Unsecured,
+}
+
+/// A scheme's whole description: the one place its rules live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SchemeWork {
+    pub front: Front,
+    /// The scheme protects memory (counters, MACs, tree); false for BBB and
+    /// eADR, which `security.enabled = false` must then say too.
+    pub secure: bool,
+    /// Tuple steps done when a store enters the persist buffer; the rest
+    /// are done when it drains (SecPB IV). Empty for other front ends.
+    pub early: Steps,
+    /// Extra persist-buffer accesses when a store allocates an entry
+    /// (OBCM reads the counter valid bit: SecPB IV-B).
+    pub allocate_extra_accesses: u32,
+    pub metadata: MetadataPolicy,
+    pub front_drain: FrontDrain,
+    /// The battery flushes the dirty metadata caches on power loss.
+    pub battery_flushes_metadata: bool,
+    /// Recovery rebuilds the tree from the persisted counters and compares
+    /// it with the root registers (PLP's SP: the tree is written back).
+    pub recovery_rebuilds_tree: bool,
+}
+
+impl SchemeWork {
+    /// Tuple steps left for the drain or the battery.
+    pub fn late(&self) -> Steps {
+        if self.secure {
+            self.early.complement()
+        } else {
+            Steps::NONE
+        }
+    }
+}
+
+/// The hooks a scheme plugs into the mechanism. Every method but `name`
+/// and `work` has a default that reads the description, so a scheme
+/// overrides only what its paper changes.
+pub trait Scheme {
+    /// The name the paper uses (and the battery report prints).
+    fn name(&self) -> &'static str;
+    /// The scheme's rules, as data.
+    fn work(&self) -> SchemeWork;
+    /// Whether a configuration gives this scheme the mechanism it needs.
+    fn check(&self, cfg: &SimConfig) -> Result<(), String> {
+        let w = self.work();
+        let point = match &cfg.persistence.point {
+            crate::config::PersistPoint::MemoryController => Front::MemoryController,
+            crate::config::PersistPoint::PersistBuffer { .. } => Front::PersistBuffer,
+            crate::config::PersistPoint::CacheHierarchy { .. } => Front::CacheHierarchy,
+        };
+        if point != w.front {
+            return Err(format!(
+                "scheme `{}` persists stores at the {}; set persistence.point.type = \"{}\"",
+                self.name(),
+                w.front.point_type(),
+                w.front.point_type()
+            ));
+        }
+        // A secure scheme may run with the security engine off (the same
+        // mechanism, insecure, for comparison), but an insecure scheme has
+        // no engine to turn on. The battery domain is left to the
+        // configuration: taking a battery away is how the controls fail.
+        if !w.secure && cfg.security.enabled {
+            return Err(format!("scheme `{}` has no security engine; set security.enabled = false", self.name()));
+        }
+        Ok(())
+    }
+}
+
+/// The registry: every scheme, chosen by the `[scheme]` table's `type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum SchemeKind {
+    /// The six SecPB schemes (SecPB IV), one table row each.
+    Secpb(SecPb),
+    /// BBB's persist buffer, no security (SecPB's insecure baseline).
+    Bbb(Bbb),
+    /// Control: BBB beside a secure MC, battery outside the engine.
+    BbbGap(BbbGap),
+    /// SP: PLP's strict persistency at the MC (SecPB's baseline).
+    Plp(Plp),
+    /// Every metadata line written through (STAR's strict persistence, WT).
+    WriteThrough(WriteThrough),
+    /// Ideal battery-backed write-back metadata cache (Secon's, STAR's WB).
+    BatteryWriteBack(BatteryWriteBack),
+    /// Control: a write-back metadata cache under ADR only.
+    WriteBackNoBattery(WriteBackNoBattery),
+    /// eADR and secure eADR (SecPB II-C).
+    Eadr(Eadr),
+}
+
+impl Default for SchemeKind {
+    fn default() -> Self {
+        SchemeKind::WriteThrough(WriteThrough {})
+    }
+}
+
+impl SchemeKind {
+    /// The plugin behind the registry entry.
+    pub fn plugin(&self) -> &dyn Scheme {
+        match self {
+            SchemeKind::Secpb(s) => s,
+            SchemeKind::Bbb(s) => s,
+            SchemeKind::BbbGap(s) => s,
+            SchemeKind::Plp(s) => s,
+            SchemeKind::WriteThrough(s) => s,
+            SchemeKind::BatteryWriteBack(s) => s,
+            SchemeKind::WriteBackNoBattery(s) => s,
+            SchemeKind::Eadr(s) => s,
+        }
+    }
+    pub fn name(&self) -> &'static str {
+        self.plugin().name()
+    }
+    pub fn work(&self) -> SchemeWork {
+        self.plugin().work()
+    }
+    pub fn check(&self, cfg: &SimConfig) -> Result<(), String> {
+        self.plugin().check(cfg)
+    }
+
+    pub const fn secpb(variant: SecPbVariant) -> SchemeKind {
+        SchemeKind::Secpb(SecPb { variant })
+    }
+    pub const BBB: SchemeKind = SchemeKind::Bbb(Bbb {});
+    pub const EADR: SchemeKind = SchemeKind::Eadr(Eadr { secure: false });
+    pub const SECURE_EADR: SchemeKind = SchemeKind::Eadr(Eadr { secure: true });
+
+    /// The rows of SecPB Table V, in its order: the six SecPB schemes,
+    /// secure eADR, BBB and eADR.
+    pub fn table_v() -> Vec<SchemeKind> {
+        let mut v: Vec<SchemeKind> = SecPbVariant::ALL.iter().map(|&variant| SchemeKind::Secpb(SecPb { variant })).collect();
+        v.push(SchemeKind::Eadr(Eadr { secure: true }));
+        v.push(SchemeKind::Bbb(Bbb {}));
+        v.push(SchemeKind::Eadr(Eadr { secure: false }));
+        v
+    }
+
+    /// A scheme of [`Self::table_v`] by its name (`cm`, `s-eadr`, ...).
+    pub fn from_name(name: &str) -> Result<SchemeKind, String> {
+        let n = name.trim().to_ascii_lowercase();
+        let all = Self::table_v();
+        all.iter()
+            .copied()
+            .find(|s| s.name() == n || (n == "s_eadr" && s.name() == "s-eadr"))
+            .ok_or_else(|| format!("unknown scheme `{n}`; known: {}", all.iter().map(|s| s.name()).collect::<Vec<_>>().join(", ")))
+    }
+}
+
+/// Serde by name (`"cm"`, `"s-eadr"`), for tables that list schemes
+/// rather than configure one: `#[serde(with = "crate::scheme::by_name")]`.
+pub mod by_name {
+    use super::SchemeKind;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(k: &SchemeKind, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(k.name())
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<SchemeKind, D::Error> {
+        let name = String::deserialize(d)?;
+        SchemeKind::from_name(&name).map_err(serde::de::Error::custom)
+    }
+}
+
+impl std::fmt::Display for SchemeKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_hold_what_they_are_given() {
+        let s = Steps::of(&[TupleStep::Counter, TupleStep::Bmt]);
+        assert!(s.contains(TupleStep::Counter) && s.contains(TupleStep::Bmt));
+        assert!(!s.contains(TupleStep::Mac));
+        assert_eq!(s.complement().to_vec(), vec![TupleStep::Otp, TupleStep::Ciphertext, TupleStep::Mac]);
+        assert_eq!(Steps::ALL.complement(), Steps::NONE);
+    }
+
+    #[test]
+    fn table_v_names_round_trip() {
+        for s in SchemeKind::table_v() {
+            assert_eq!(SchemeKind::from_name(s.name()).unwrap(), s);
+        }
+        assert!(SchemeKind::from_name("nope").unwrap_err().contains("cobcm"));
+    }
+
+    #[test]
+    fn insecure_schemes_have_no_late_work() {
+        for s in SchemeKind::table_v() {
+            let w = s.work();
+            assert_eq!(w.late().is_empty(), !w.secure || w.early == Steps::ALL, "{s}");
+        }
+    }
+}

@@ -1,0 +1,35 @@
+//! SP, SecPB's strict-persistency baseline, as PLP builds it: every store
+//! is flushed and its memory tuple (data, counter, MAC, BMT root) persists
+//! at the MC before the next store; BMT nodes are written back and rebuilt
+//! from the persisted counters after a crash (SecPB VI-A; PLP).
+//!
+//! ```text
+//!  store --flush--> MC: counter++, OTP, ct, MAC, root update --> WPQ (ADR)
+//!  recovery: rebuild the BMT from counter blocks, compare with the root register
+//! ```
+
+use super::{Front, FrontDrain, MetadataPolicy, Scheme, SchemeWork, Steps};
+use crate::config::WritePolicy;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Plp {}
+
+impl Scheme for Plp {
+    fn name(&self) -> &'static str {
+        "sp"
+    }
+    fn work(&self) -> SchemeWork {
+        SchemeWork {
+            front: Front::MemoryController,
+            secure: true,
+            early: Steps::NONE,
+            allocate_extra_accesses: 0,
+            metadata: MetadataPolicy { counter: WritePolicy::WriteThrough, mac: WritePolicy::WriteThrough, tree: WritePolicy::WriteBack },
+            front_drain: FrontDrain::Secured,
+            battery_flushes_metadata: false,
+            recovery_rebuilds_tree: true,
+        }
+    }
+}
