@@ -22,6 +22,7 @@ mod bbb;
 mod eadr;
 mod plp;
 mod secpb;
+mod toy_lazy_tree;
 mod write_back;
 mod write_through;
 
@@ -29,6 +30,7 @@ pub use bbb::{Bbb, BbbGap};
 pub use eadr::Eadr;
 pub use plp::Plp;
 pub use secpb::{SecPb, SecPbVariant};
+pub use toy_lazy_tree::ToyLazyTree;
 pub use write_back::{BatteryWriteBack, WriteBackNoBattery};
 pub use write_through::WriteThrough;
 
@@ -237,6 +239,8 @@ pub enum SchemeKind {
     WriteBackNoBattery(WriteBackNoBattery),
     /// eADR and secure eADR (SecPB II-C).
     Eadr(Eadr),
+    /// Test-only: a write-back tree with nothing to recover it.
+    ToyLazyTree(ToyLazyTree),
 }
 
 impl Default for SchemeKind {
@@ -257,6 +261,7 @@ impl SchemeKind {
             SchemeKind::BatteryWriteBack(s) => s,
             SchemeKind::WriteBackNoBattery(s) => s,
             SchemeKind::Eadr(s) => s,
+            SchemeKind::ToyLazyTree(s) => s,
         }
     }
     pub fn name(&self) -> &'static str {
