@@ -71,6 +71,8 @@ fn interruptible<T: Send>(py: Python<'_>, stop: &AtomicBool, work: impl FnOnce()
 
 #[pyfunction]
 #[pyo3(signature = (scheme, workload, instructions, seed, overrides, baseline=None, warmup_instructions=0))]
+// Each parameter is one of Python's keyword arguments: PyO3 takes them one by one.
+#[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
     scheme: String,

@@ -176,7 +176,7 @@ impl TimingSim {
         self.close_store()?;
         let now = self.now();
         self.roi_start = self.counters(now);
-        let warm = std::mem::replace(&mut self.stats.roi, Roi::default());
+        let warm = std::mem::take(&mut self.stats.roi);
         self.stats.warmup = Some(WarmupStats { instructions: warm.instructions, cycles: now });
         self.stats.loads = 0;
         self.stats.stores = 0;
