@@ -145,6 +145,8 @@ class Result:
     config_toml: str = field(repr=False)
     stats: dict = field(init=False, repr=False, compare=False)
     config: dict = field(init=False, repr=False, compare=False)
+    #: Instructions run before the region of interest (0: none).
+    warmup_instructions: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "stats", json.loads(self.stats_json))
@@ -187,10 +189,14 @@ class Result:
 
 
 def run(scheme: str, workload: str, instructions: int | None = None, seed: int | None = None,
-        overrides: Overrides = None, baseline: str | None = None) -> Result:
+        overrides: Overrides = None, baseline: str | None = None, warmup_instructions: int | None = None) -> Result:
     """Simulate `instructions` (default 1,000,000) of `workload` on the
     preset `scheme` (a name from `schemes()` or a TOML path) with `seed`
     (default 1), as `spmsim run` does.
+
+    `warmup_instructions` (default 0) run first through the whole model,
+    outside the statistics (`--warmup-instructions`); the stats then have a
+    `warmup` entry and `roi` covers the `instructions` after it.
 
     `overrides` change config keys of `scheme` (not of the baseline).
     `baseline` also runs that preset on the same workload and seed and adds
@@ -202,13 +208,14 @@ def run(scheme: str, workload: str, instructions: int | None = None, seed: int |
     raises RuntimeError."""
     n = _count("instructions", instructions, DEFAULT_INSTRUCTIONS)
     s = _count("seed", seed, DEFAULT_SEED)
+    w = _count("warmup_instructions", warmup_instructions, 0)
     ovr = override_strings(overrides)
     # The count goes to the core as given (None when the caller gave none),
     # so a short trace's note names the default instead of a request.
     stats_json, config_toml = _native.run(str(scheme), str(workload), None if instructions is None else n, s, ovr,
-                                          None if baseline is None else str(baseline))
+                                          None if baseline is None else str(baseline), w)
     return Result(scheme=str(scheme), workload=str(workload), instructions=n, seed=s, overrides=tuple(ovr),
-                  baseline=baseline, stats_json=stats_json, config_toml=config_toml)
+                  baseline=baseline, stats_json=stats_json, config_toml=config_toml, warmup_instructions=w)
 
 
 def config_toml(scheme: str, overrides: Overrides = None) -> str:

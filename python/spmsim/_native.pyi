@@ -7,11 +7,12 @@ __version__: str
 DEFAULT_INSTRUCTIONS: int
 """Instructions of a run when none are given."""
 
-def run(scheme: str, workload: str, instructions: int | None, seed: int, overrides: list[str], baseline: str | None = None) -> tuple[str, str]:
+def run(scheme: str, workload: str, instructions: int | None, seed: int, overrides: list[str], baseline: str | None = None, warmup_instructions: int = 0) -> tuple[str, str]:
     """One timed run, as `spmsim run --json` does it, without the GIL; Ctrl-C stops it
     (KeyboardInterrupt). Returns the statistics document as the CLI prints it and the
     resolved configuration as TOML. Bad input raises ValueError with the CLI's message;
-    a failed simulation raises RuntimeError. `instructions` None runs the default count.
+    a failed simulation raises RuntimeError. `instructions` None runs the default count;
+    `warmup_instructions` run first, outside the statistics.
     """
 
 def config_toml(scheme: str, overrides: list[str]) -> str:

@@ -7,8 +7,8 @@
          (temporary name in the same directory, fsync, rename)
 
 A grid maps each parameter to a list of values (a scalar is a one-value
-list). The parameters `scheme`, `workload`, `instructions` and `seed` choose
-the run, `name` is a free label, and every other key is a configuration key
+list). The parameters `scheme`, `workload`, `instructions`,
+`warmup_instructions` and `seed` choose the run, `name` is a free label, and every other key is a configuration key
 path (`persistence.point.entries`) passed as an override.
 
 Rerun policy: a point whose file holds a result is skipped; a point whose
@@ -38,7 +38,7 @@ import traceback
 from typing import Any, Iterable, Mapping
 
 #: Grid keys that are not configuration overrides.
-RUN_KEYS = ("name", "scheme", "workload", "instructions", "seed")
+RUN_KEYS = ("name", "scheme", "workload", "instructions", "warmup_instructions", "seed")
 POINTS_DIR = "points"
 MANIFEST = "sweep.json"
 FORMAT_VERSION = 1
@@ -105,7 +105,7 @@ def normalize_grid(grid: Mapping[str, Any]) -> dict[str, list]:
     for required in ("scheme", "workload"):
         if required not in out:
             raise GridError(f"grid key `{required}` is missing (the grid needs a scheme and a workload)")
-    for key in ("instructions", "seed"):
+    for key in ("instructions", "warmup_instructions", "seed"):
         for v in out.get(key, []):
             if isinstance(v, bool) or not isinstance(v, int) or v < (1 if key == "instructions" else 0):
                 raise GridError(f"grid key `{key}`: {v!r} is not a {'positive' if key == 'instructions' else 'non-negative'} integer")
@@ -157,7 +157,8 @@ def _run_point(params: Mapping[str, Any]) -> dict:
     import spmsim  # noqa: PLC0415  (the package, bound by the time a worker calls this)
 
     res = spmsim.run(scheme=params["scheme"], workload=params["workload"], instructions=params.get("instructions"),
-                     seed=params.get("seed"), overrides=overrides_of(params))
+                     seed=params.get("seed"), overrides=overrides_of(params),
+                     warmup_instructions=params.get("warmup_instructions"))
     return dict(res.stats)
 
 

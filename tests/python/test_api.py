@@ -174,6 +174,8 @@ def test_a_seed_determines_the_run():
 def _cli_args(case: dict, out: Path) -> list[str]:
     args = ["run", "--scheme", case["scheme"], "--workload", case["workload"],
             "--instructions", str(case["instructions"]), "--seed", str(case["seed"]), "--json", "--out", str(out)]
+    if case.get("warmup_instructions"):
+        args += ["--warmup-instructions", str(case["warmup_instructions"])]
     for o in case["overrides"]:
         args += ["--set", o]
     if case["baseline"]:
@@ -184,7 +186,8 @@ def _cli_args(case: dict, out: Path) -> list[str]:
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_parity_of_python_cli_binary_and_rust_api(case, tmp_path):
     r = spmsim.run(scheme=case["scheme"], workload=case["workload"], instructions=case["instructions"],
-                   seed=case["seed"], overrides=case["overrides"], baseline=case["baseline"])
+                   seed=case["seed"], overrides=case["overrides"], baseline=case["baseline"],
+                   warmup_instructions=case.get("warmup_instructions"))
     texts = {"spmsim.run": r.stats_json + "\n"}
 
     p = py("-m", "spmsim", *_cli_args(case, tmp_path / "py"))
@@ -335,3 +338,12 @@ def test_a_missing_python_command_module_is_a_clear_error(monkeypatch, capsys):
     assert cli.main(["sweep", "x.toml"]) == 2
     err = capsys.readouterr().err
     assert "`spmsim sweep` needs the module spmsim.no_such_module" in err and "pip install ." in err
+
+
+def test_a_warmup_runs_before_the_statistics_start():
+    r = spmsim.run(**SMALL, warmup_instructions=10_000)
+    assert r.roi["instructions"] == SMALL["instructions"] and r.warmup_instructions == 10_000
+    assert 10_000 <= r.stats["warmup"]["instructions"] < 11_000 and r.stats["warmup"]["cycles"] > 0
+    assert "warmup" not in spmsim.run(**SMALL).stats
+    with pytest.raises(ValueError, match="warmup_instructions"):
+        spmsim.run(**SMALL, warmup_instructions=-1)

@@ -250,6 +250,25 @@ fn run_prints_tables_of_the_numbers_it_saved() {
 }
 
 #[test]
+fn run_warms_up_before_the_statistics_start() {
+    let dir = scratch("run-warmup");
+    let d = dir.to_str().unwrap();
+    let args = ["run", "--scheme", "cm", "--workload", "btree:size_mib=1", "--warmup-instructions", "10000", "--instructions", "20000"];
+    let (code, out, err) = spmsim(&[&args[..], &["--out", d, "--json"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let stats: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(stats["roi"]["instructions"], 20000, "{out}");
+    let warm = stats["warmup"]["instructions"].as_u64().unwrap();
+    assert!((10000..11000).contains(&warm), "{out}");
+    assert!(stats["warmup"]["cycles"].as_u64().unwrap() > 0);
+    let (code, text, err) = spmsim(&[&args[..], &["--out", d]].concat());
+    assert_eq!(code, 0, "{err}");
+    let line = text.lines().find(|l| l.starts_with("warm-up: ")).map(|l| l.replace(',', ""));
+    assert!(line.is_some_and(|l| l.starts_with(&format!("warm-up: {warm} instructions"))), "{text}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn run_refuses_an_unwritable_output_folder_before_simulating() {
     let dir = scratch("run-unwritable");
     std::fs::write(dir.join("file"), b"").unwrap();

@@ -27,6 +27,7 @@ fn request(c: &serde_json::Value) -> RunRequest {
     RunRequest {
         scheme: s("scheme"),
         workload: s("workload"),
+        warmup_instructions: c.get("warmup_instructions").map_or(0, |w| w.as_u64().unwrap()),
         instructions: Some(c["instructions"].as_u64().unwrap()),
         seed: c["seed"].as_u64().unwrap(),
         overrides: c["overrides"].as_array().unwrap().iter().map(|o| o.as_str().unwrap().to_string()).collect(),
@@ -53,6 +54,10 @@ fn rust_api_and_binary_print_the_same_stats() {
         let out = out_root.join(name);
         let (n, i) = (req.instruction_count().to_string(), req.seed.to_string());
         let mut args = vec!["run", "--scheme", &req.scheme, "--workload", &req.workload, "--instructions", &n, "--seed", &i, "--json"];
+        let w = req.warmup_instructions.to_string();
+        if req.warmup_instructions > 0 {
+            args.extend(["--warmup-instructions", &w]);
+        }
         for o in &req.overrides {
             args.extend(["--set", o]);
         }

@@ -70,7 +70,9 @@ fn interruptible<T: Send>(py: Python<'_>, stop: &AtomicBool, work: impl FnOnce()
 }
 
 #[pyfunction]
-#[pyo3(signature = (scheme, workload, instructions, seed, overrides, baseline=None))]
+#[pyo3(signature = (scheme, workload, instructions, seed, overrides, baseline=None, warmup_instructions=0))]
+// Each parameter is one of Python's keyword arguments: PyO3 takes them one by one.
+#[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
     scheme: String,
@@ -79,9 +81,10 @@ fn run(
     seed: u64,
     overrides: Vec<String>,
     baseline: Option<String>,
+    warmup_instructions: u64,
 ) -> PyResult<(String, String)> {
     // None: the caller gave no count, so a short trace's note names the default.
-    let req = RunRequest { scheme, workload, instructions, seed, overrides, baseline };
+    let req = RunRequest { scheme, workload, warmup_instructions, instructions, seed, overrides, baseline };
     let stop = AtomicBool::new(false);
     let out = interruptible(py, &stop, || spmsim::api::run(&req, &stop))?.map_err(to_py_err)?;
     Ok((out.stats_json(), out.config.to_toml()))

@@ -52,12 +52,14 @@ pub const FUNCTIONS: &[Function] = &[
             p("seed", "int"),
             p("overrides", "list[str]"),
             opt("baseline", "str | None", "None"),
+            opt("warmup_instructions", "int", "0"),
         ],
         returns: "tuple[str, str]",
         doc: "One timed run, as `spmsim run --json` does it, without the GIL; Ctrl-C stops it\n\
               (KeyboardInterrupt). Returns the statistics document as the CLI prints it and the\n\
               resolved configuration as TOML. Bad input raises ValueError with the CLI's message;\n\
-              a failed simulation raises RuntimeError. `instructions` None runs the default count.",
+              a failed simulation raises RuntimeError. `instructions` None runs the default count;\n\
+              `warmup_instructions` run first, outside the statistics.",
     },
     Function {
         name: "config_toml",

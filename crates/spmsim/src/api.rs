@@ -3,15 +3,15 @@
 //! so the statistics document they produce is the same tree, key for key.
 //!
 //! ```text
-//!  RunRequest { scheme, workload, instructions, seed, overrides, baseline }
+//!  RunRequest { scheme, workload, warmup_instructions, instructions, seed, overrides, baseline }
 //!    -> load_preset + WorkloadKind::parse          (bad input: ApiError::Invalid)
-//!    -> timing::simulate_until(.., stop)           (stop set: ApiError::Cancelled)
+//!    -> timing::simulate_after_warmup(.., stop)    (stop set: ApiError::Cancelled)
 //!    -> [baseline preset, same workload and seed]  -> slowdown
 //!    -> RunOutput { config, stats, doc }           doc = the JSON of `run --json`
 //! ```
 
 use crate::config::{load_preset, SimConfig};
-use crate::timing::{simulate_until, RunStats};
+use crate::timing::{simulate_after_warmup, RunStats};
 use crate::workload::WorkloadKind;
 use std::sync::atomic::AtomicBool;
 
@@ -25,6 +25,10 @@ pub const DEFAULT_INSTRUCTIONS: u64 = 1_000_000;
 pub struct RunRequest {
     pub scheme: String,
     pub workload: String,
+    /// Instructions run before the region of interest, through the whole
+    /// model but outside the statistics (ChampSim's `--warmup-instructions`);
+    /// 0: none. The baseline warms up the same way.
+    pub warmup_instructions: u64,
     /// None: [`DEFAULT_INSTRUCTIONS`], and the notes say it was the default.
     pub instructions: Option<u64>,
     pub seed: u64,
@@ -34,7 +38,15 @@ pub struct RunRequest {
 
 impl RunRequest {
     pub fn new(scheme: &str, workload: &str) -> Self {
-        RunRequest { scheme: scheme.into(), workload: workload.into(), instructions: None, seed: 1, overrides: Vec::new(), baseline: None }
+        RunRequest {
+            scheme: scheme.into(),
+            workload: workload.into(),
+            warmup_instructions: 0,
+            instructions: None,
+            seed: 1,
+            overrides: Vec::new(),
+            baseline: None,
+        }
     }
 
     /// The instructions to simulate.
@@ -73,10 +85,12 @@ pub fn resolve_config(scheme: &str, overrides: &[String]) -> Result<SimConfig, A
     load_preset(scheme, overrides).map_err(|e| ApiError::Invalid(e.to_string()))
 }
 
-/// Simulate one preset on one workload; the typed pieces, no document.
+/// Simulate one preset on one workload, after a warm-up of `warmup`
+/// instructions (0: none); the typed pieces, no document.
 pub fn simulate_one(
     scheme: &str,
     workload: &str,
+    warmup: u64,
     instructions: u64,
     seed: u64,
     overrides: &[String],
@@ -87,7 +101,7 @@ pub fn simulate_one(
     if instructions == 0 {
         return Err(ApiError::Invalid("--instructions must be at least 1".into()));
     }
-    let stats = simulate_until(&cfg, &w, instructions, seed, stop)?;
+    let stats = simulate_after_warmup(&cfg, &w, warmup, instructions, seed, stop)?;
     Ok((cfg, stats))
 }
 
@@ -107,12 +121,12 @@ pub fn stats_document(stats: &RunStats, baseline: Option<(&str, &RunStats)>) -> 
 /// thread (checked every [`crate::timing::STOP_CHECK_EVENTS`] events).
 pub fn run(req: &RunRequest, stop: &AtomicBool) -> Result<RunOutput, ApiError> {
     let n = req.instruction_count();
-    let (config, mut stats) = simulate_one(&req.scheme, &req.workload, n, req.seed, &req.overrides, stop)?;
+    let (config, mut stats) = simulate_one(&req.scheme, &req.workload, req.warmup_instructions, n, req.seed, &req.overrides, stop)?;
     if req.instructions.is_none() {
         name_the_default(&mut stats.workload_notes);
     }
     let base = match &req.baseline {
-        Some(b) => Some((b.as_str(), simulate_one(b, &req.workload, n, req.seed, &[], stop)?.1)),
+        Some(b) => Some((b.as_str(), simulate_one(b, &req.workload, req.warmup_instructions, n, req.seed, &[], stop)?.1)),
         None => None,
     };
     let doc = stats_document(&stats, base.as_ref().map(|(n, s)| (*n, s)));

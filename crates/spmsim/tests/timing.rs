@@ -204,3 +204,64 @@ fn presets_the_timing_model_cannot_price_are_refused() {
         assert!(spmsim::timing::TimingSim::new(&cfg, 1).is_ok(), "{preset} was refused");
     }
 }
+
+/// Every integer counter of a stats tree, by its path (`roi.nvm_writes.data`).
+fn integer_counters(prefix: &str, v: &serde_json::Value, out: &mut std::collections::BTreeMap<String, u64>) {
+    match v {
+        serde_json::Value::Object(m) => m.iter().for_each(|(k, v)| integer_counters(&format!("{prefix}.{k}"), v, out)),
+        serde_json::Value::Number(n) if n.is_u64() => {
+            out.insert(prefix.to_string(), n.as_u64().unwrap());
+        }
+        _ => {}
+    }
+}
+
+/// ChampSim's warm-up: the first instructions run through the whole model
+/// and the statistics cover the ones after. So a run of warm-up W and count
+/// N reports N instructions, and each of its counters is that of one run of
+/// everything less that of a run of the warm-up alone (the model does not
+/// know it is warming up; only the statistics restart).
+#[test]
+fn a_warmup_leaves_its_work_out_of_the_region_of_interest() {
+    use spmsim::timing::simulate_after_warmup;
+    use std::sync::atomic::AtomicBool;
+    let (warm_for, n) = (30_000, 50_000);
+    for (preset, workload) in [("cobcm", "btree:size_mib=1"), ("sp", "random-writes"), ("cm", GAMESS_LIKE), ("bbb", "array-swap")] {
+        let cfg = load_preset(preset, &[]).unwrap();
+        let w = WorkloadKind::parse(workload).unwrap();
+        let warm = simulate_after_warmup(&cfg, &w, warm_for, n, 7, &AtomicBool::new(false)).unwrap();
+        let head = warm.warmup.expect("a warm-up is reported");
+        assert_eq!(warm.roi.instructions, n, "{preset}: the region of interest is the count asked for");
+        assert!((warm_for..warm_for + 1000).contains(&head.instructions), "{preset}: {head:?}");
+        assert!(warm.roi.ipc == n as f64 / warm.roi.cycles as f64);
+        let only_head = simulate(&cfg, &w, head.instructions, 7).unwrap();
+        let all = simulate(&cfg, &w, head.instructions + n, 7).unwrap();
+        assert_eq!(head.cycles, only_head.roi.cycles, "{preset}: the region of interest starts where the warm-up alone ends");
+        let counters = |s: &RunStats| {
+            let mut m = std::collections::BTreeMap::new();
+            integer_counters("roi", &serde_json::to_value(&s.roi).unwrap(), &mut m);
+            m
+        };
+        let (roi, before, total) = (counters(&warm), counters(&only_head), counters(&all));
+        assert!(roi.len() >= 20 && roi.keys().eq(total.keys()), "{preset}: {roi:?}");
+        for (k, v) in &roi {
+            assert_eq!(*v, total[k] - before[k], "{preset}: {k}");
+        }
+        assert!(roi["roi.nvm_writes.data"] > 0 && before["roi.nvm_writes.data"] > 0, "{preset}: both parts write");
+        assert!(serde_json::to_string(&all).unwrap().find("warmup").is_none(), "no warm-up, no entry");
+    }
+}
+
+#[test]
+fn a_workload_that_ends_inside_the_warmup_is_refused() {
+    use spmsim::timing::{simulate_after_warmup, SimError};
+    let dir = std::env::temp_dir().join(format!("spmsim-warmup-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("short.trace");
+    spmsim::trace::convert::generate(&WorkloadKind::RandomWrites, 1, 3000, &trace).unwrap();
+    let w = WorkloadKind::parse(&format!("trace:{}", trace.display())).unwrap();
+    let cfg = load_preset("cobcm", &[]).unwrap();
+    let e = simulate_after_warmup(&cfg, &w, 5000, 100, 1, &std::sync::atomic::AtomicBool::new(false)).unwrap_err();
+    assert!(matches!(&e, SimError::Invalid(m) if m.contains("ended after 3000 instructions, within the warm-up of 5000")), "{e:?}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -16,9 +16,15 @@ pub struct RunArgs {
     /// Workload: random-writes, seq-writes, array-swap, synthetic[:ppti=..,nwpe=..].
     #[arg(long)]
     pub workload: String,
-    /// Instructions to simulate [default: 1000000].
+    /// Instructions to simulate [default: 1000000], after the warm-up.
     #[arg(long)]
     pub instructions: Option<u64>,
+    /// Instructions to run first through the whole model (caches, metadata
+    /// caches, persist buffer, PCM queues warm up) before the statistics
+    /// start, as ChampSim's option of the same name; the run simulates the
+    /// warm-up plus --instructions.
+    #[arg(long, default_value_t = 0)]
+    pub warmup_instructions: u64,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -57,6 +63,7 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     let req = RunRequest {
         scheme: a.scheme.clone(),
         workload: a.workload.clone(),
+        warmup_instructions: a.warmup_instructions,
         instructions: a.instructions,
         seed: a.seed,
         overrides: a.overrides.clone(),
@@ -87,6 +94,9 @@ fn summary(stats: &RunStats, slowdown: Option<(f64, &str)>) -> String {
     let mut s = format!("{} on {}, seed {}, crypto {}\n", stats.scheme, stats.workload, stats.seed, stats.crypto_mode);
     for n in &stats.workload_notes {
         s.push_str(&format!("note: {n}\n"));
+    }
+    if let Some(w) = &stats.warmup {
+        s.push_str(&format!("warm-up: {} instructions, {} cycles, before these statistics\n", count(w.instructions), count(w.cycles)));
     }
     let row = |what: &str, v: String| vec![what.to_string(), v];
     let mut rows = vec![row("cycles", count(r.cycles)), row("instructions", count(r.instructions)), row("IPC", format!("{:.3}", r.ipc))];

@@ -20,15 +20,16 @@ mod stats;
 mod tags;
 mod work;
 
-pub use stats::{Roi, RunStats};
+pub use stats::{Roi, RunStats, WarmupStats};
 
 use crate::config::{PersistPoint, SimConfig};
 use crate::store::CheckFailure;
 use crate::system::System;
-use crate::workload::{Event, Op};
+use crate::workload::{Event, Op, Warmup};
 use core::Core;
 use pcm::Pcm;
 use persist::{Ctx, PersistPath, ReleasedStore};
+use stats::Counters;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tags::TagCache;
 use work::WorkRecord;
@@ -59,6 +60,11 @@ pub struct TimingSim {
     /// A store whose later pieces may still come (see [`OpenStore`]).
     open_store: Option<OpenStore>,
     pub stats: RunStats,
+    /// The warm-up before the region of interest, if the run has one.
+    warmup: Option<Warmup>,
+    /// The components' counters when the region of interest began (zero
+    /// without a warm-up).
+    roi_start: Counters,
 }
 
 /// A store to one block that has entered the store buffer but not yet the
@@ -124,7 +130,46 @@ impl TimingSim {
             open_store: None,
             stats: RunStats::new(cfg),
             sys,
+            warmup: None,
+            roi_start: Counters::default(),
         })
+    }
+
+    /// Run the first `instructions` (at least; up to the end of the
+    /// instruction that reaches them) as a warm-up: through the whole
+    /// model, outside the statistics ([`Warmup`]).
+    pub fn with_warmup(mut self, instructions: u64) -> Self {
+        self.warmup = (instructions > 0).then(|| Warmup::new(instructions));
+        self
+    }
+
+    /// The cycle the run has reached: every instruction so far retired and
+    /// every store so far persistent.
+    fn now(&self) -> u64 {
+        self.core.end_time().max(self.path.last_persist())
+    }
+
+    fn counters(&self, time: u64) -> Counters {
+        Counters::of(time, &self.sys, [&self.l1, &self.l2, &self.l3], &self.pcm)
+    }
+
+    /// The warm-up is over: its last store goes down the persist path, the
+    /// components' counters are read, and the run loop's own counts
+    /// restart, so the statistics cover the region of interest alone.
+    fn end_warmup(&mut self) -> Result<(), CheckFailure> {
+        self.close_store()?;
+        let now = self.now();
+        self.roi_start = self.counters(now);
+        let warm = std::mem::take(&mut self.stats.roi);
+        self.stats.warmup = Some(WarmupStats { instructions: warm.instructions, cycles: now });
+        self.stats.loads = 0;
+        self.stats.stores = 0;
+        Ok(())
+    }
+
+    /// The warm-up asked for, if the events so far did not complete it.
+    pub fn unfinished_warmup(&self) -> Option<u64> {
+        self.warmup.filter(|w| !w.is_over()).map(|w| w.instructions())
     }
 
     /// Latency of bringing `block` to L1 at time `t` (filling every level).
@@ -236,6 +281,9 @@ impl TimingSim {
             if i % STOP_CHECK_EVENTS == 0 && stop.load(Ordering::Relaxed) {
                 return Err(SimError::Cancelled);
             }
+            if self.warmup.as_mut().is_some_and(|w| !w.is_over() && !w.takes(&ev)) {
+                self.end_warmup().map_err(|e| SimError::Failed(format!("the last store of the warm-up: integrity check failed: {e}")))?;
+            }
             self.apply(&ev).map_err(|e| SimError::Failed(format!("event {} ({}): integrity check failed: {e}", i + 1, ev.describe())))?;
         }
         self.close_store().map_err(|e| SimError::Failed(format!("the last store: integrity check failed: {e}")))
@@ -244,10 +292,9 @@ impl TimingSim {
     /// Close the run: final cycle count, rates, the drain work of a crash
     /// at the end.
     pub fn finish(mut self) -> RunStats {
-        let end = self.core.end_time().max(self.path.last_persist());
+        let end = self.counters(self.now());
         let mut s = std::mem::replace(&mut self.stats, RunStats::new(&self.sys.cfg));
-        s.roi.cycles = end.max(1);
-        s.finalize(&self.sys, &self.core, [&self.l1, &self.l2, &self.l3], &self.pcm, 0);
+        s.finalize(&end, &self.roi_start, &self.pcm);
         // The run is over, so the crash happens to the system itself rather
         // than to a copy (a copy of a large image costs more than the run's
         // tail).
@@ -298,10 +345,29 @@ pub fn simulate_until(
     seed: u64,
     stop: &AtomicBool,
 ) -> Result<RunStats, SimError> {
-    let mut stream = workload.stream(seed, instructions, cfg.memory.capacity_bytes).map_err(SimError::Invalid)?;
-    let mut sim = TimingSim::new(cfg, seed).map_err(SimError::Invalid)?;
+    simulate_after_warmup(cfg, workload, 0, instructions, seed, stop)
+}
+
+/// [`simulate_until`] after a warm-up of `warmup` instructions (0: none):
+/// the warm-up runs through the whole model, the statistics cover the
+/// `instructions` after it (ChampSim's `--warmup-instructions`).
+pub fn simulate_after_warmup(
+    cfg: &SimConfig,
+    workload: &crate::workload::WorkloadKind,
+    warmup: u64,
+    instructions: u64,
+    seed: u64,
+    stop: &AtomicBool,
+) -> Result<RunStats, SimError> {
+    let mut stream = workload.stream_after_warmup(seed, warmup, instructions, cfg.memory.capacity_bytes).map_err(SimError::Invalid)?;
+    let mut sim = TimingSim::new(cfg, seed).map_err(SimError::Invalid)?.with_warmup(warmup);
     sim.run_until(&mut stream, stop)?;
     stream.finish().map_err(SimError::Invalid)?;
+    if let Some(ran) = sim.unfinished_warmup() {
+        return Err(SimError::Invalid(format!(
+            "the workload ended after {ran} instructions, within the warm-up of {warmup} (--warmup-instructions); no region of interest is left"
+        )));
+    }
     let mut s = sim.finish();
     s.workload_notes = stream.notes();
     s.workload = workload.name();

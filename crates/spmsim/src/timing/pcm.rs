@@ -44,11 +44,29 @@ pub struct Pcm {
     /// Block -> issue time of its queued write, while that write waits.
     queued: FxHashMap<u64, u64>,
     wpq_entries: usize,
+    pub stats: PcmStats,
+}
+
+/// What the PCM and its write queue counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PcmStats {
+    /// Writes that found every WPQ slot taken.
     pub wpq_full_waits: u64,
     /// Writes that merged into a queued write to the same block.
     pub merged_writes: u64,
     /// Writes the device performed (after merging).
     pub device_writes: u64,
+}
+
+impl PcmStats {
+    /// What happened between `before` and `self`.
+    pub fn since(&self, before: &PcmStats) -> PcmStats {
+        PcmStats {
+            wpq_full_waits: self.wpq_full_waits - before.wpq_full_waits,
+            merged_writes: self.merged_writes - before.merged_writes,
+            device_writes: self.device_writes - before.device_writes,
+        }
+    }
 }
 
 impl Pcm {
@@ -83,9 +101,7 @@ impl Pcm {
             wpq: BinaryHeap::new(),
             queued: FxHashMap::default(),
             wpq_entries: wpq_entries as usize,
-            wpq_full_waits: 0,
-            merged_writes: 0,
-            device_writes: 0,
+            stats: PcmStats::default(),
         }
     }
 
@@ -107,11 +123,12 @@ impl Pcm {
         start + self.read_cycles
     }
 
-    /// Share of the device's write capacity used over `cycles`: bank time
-    /// (bank-serial) or write slots (posted), whichever binds.
-    pub fn write_utilisation(&self, cycles: u64) -> f64 {
+    /// Share of the device's write capacity that `writes` device writes
+    /// used over `cycles`: bank time (bank-serial) or write slots (posted),
+    /// whichever binds.
+    pub fn write_utilisation(&self, writes: u64, cycles: u64) -> f64 {
         let capacity = (self.max_in_flight as f64 / self.write_cycles as f64).min(self.bank_free.len() as f64 / self.bank_busy as f64);
-        self.device_writes as f64 / (capacity * cycles.max(1) as f64)
+        writes as f64 / (capacity * cycles.max(1) as f64)
     }
 
     /// Free the slots whose writes issued by `t`.
@@ -143,16 +160,16 @@ impl Pcm {
         // is ready takes the new data instead.
         let mergeable = |p: &Self, t: u64| p.queued.get(&block).is_some_and(|&issue| issue > t && issue >= ready);
         if mergeable(self, t) {
-            self.merged_writes += 1;
+            self.stats.merged_writes += 1;
             return t;
         }
         if self.wpq.len() >= self.wpq_entries {
             let Reverse((r, _)) = *self.wpq.peek().expect("a full WPQ has slots");
-            self.wpq_full_waits += 1;
+            self.stats.wpq_full_waits += 1;
             t = t.max(r);
             self.release(t);
             if mergeable(self, t) {
-                self.merged_writes += 1;
+                self.stats.merged_writes += 1;
                 return t;
             }
         }
@@ -170,7 +187,7 @@ impl Pcm {
             self.run_start[b] = issue;
         }
         self.bank_free[b] = issue + self.bank_busy;
-        self.device_writes += 1;
+        self.stats.device_writes += 1;
         self.wpq.push(Reverse((issue, block)));
         self.queued.insert(block, issue);
         t
@@ -190,7 +207,7 @@ mod tests {
                                       // for the first slot (released at issue time 0, i.e. now).
         assert_eq!(p.write(0, 3), 0);
         assert_eq!(p.write(0, 4), 100);
-        assert!(p.wpq_full_waits >= 1);
+        assert!(p.stats.wpq_full_waits >= 1);
         // A read waits for the write in service, not the whole queue.
         let r = p.read(0, 5);
         assert_eq!(r, 100 + 10, "writes at 0..100, 100..200, ...: the read goes after the first");
@@ -218,7 +235,7 @@ mod tests {
         p.write(0, 3); // waits for the first write to complete at 100
         assert_eq!(p.bank_free[0], 110);
         assert_eq!(p.read(105, 9), 110 + 10, "a read waits for the burst in service, not the media writes");
-        assert!((p.write_utilisation(110) - 4.0 / (3.0 / 100.0 * 110.0)).abs() < 1e-9);
+        assert!((p.write_utilisation(p.stats.device_writes, 110) - 4.0 / (3.0 / 100.0 * 110.0)).abs() < 1e-9);
     }
 
     #[test]
@@ -227,11 +244,11 @@ mod tests {
         p.write(0, 1); // issues at 0
         p.write(0, 2); // waits for the bank: issues at 100
         assert_eq!(p.write(50, 2), 50);
-        assert_eq!(p.merged_writes, 1, "block 2 still waits in the WPQ");
+        assert_eq!(p.stats.merged_writes, 1, "block 2 still waits in the WPQ");
         assert_eq!(p.write(50, 3), 50);
         assert_eq!(p.bank_free[0], 300, "the merged write took no bank time");
         p.write(150, 2); // block 2 issued at 100: a new write
-        assert_eq!(p.merged_writes, 1);
+        assert_eq!(p.stats.merged_writes, 1);
         assert_eq!(p.bank_free[0], 400);
     }
 }

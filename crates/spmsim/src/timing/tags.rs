@@ -39,15 +39,6 @@ impl TagCache {
         tags[0] = block;
         false
     }
-
-    pub fn hit_rate(&self) -> f64 {
-        let n = self.hits + self.misses;
-        if n == 0 {
-            0.0
-        } else {
-            self.hits as f64 / n as f64
-        }
-    }
 }
 
 #[cfg(test)]

@@ -39,6 +39,7 @@ pub mod rbtree;
 mod seq_writes;
 mod synthetic;
 pub mod tpcc;
+mod warmup;
 pub mod ycsb;
 
 pub use array::ArrayParams;
@@ -51,6 +52,7 @@ pub use queue::QueueParams;
 pub use rbtree::RbtreeParams;
 pub use synthetic::SyntheticParams;
 pub use tpcc::TpccParams;
+pub use warmup::Warmup;
 pub use ycsb::{Distribution, YcsbParams};
 
 use crate::trace::{Format, RecordEvents};
@@ -408,6 +410,14 @@ impl WorkloadKind {
         s.kind_notes = self.notes();
         Ok(s)
     }
+
+    /// [`Self::stream`] after a warm-up of at least `warmup` instructions
+    /// ([`Warmup`]): the warm-up's events, then exactly `instructions` more.
+    pub fn stream_after_warmup(&self, seed: u64, warmup: u64, instructions: u64, capacity_bytes: u64) -> Result<EventStream, String> {
+        let mut s = self.stream(seed, instructions, capacity_bytes)?;
+        s.warmup = (warmup > 0).then(|| Warmup::new(warmup));
+        Ok(s)
+    }
 }
 
 /// Where events come from: an endless seeded generator or a trace file.
@@ -426,6 +436,8 @@ pub struct EventStream {
     error: Option<String>,
     /// What the workload itself asks a report to say ([`WorkloadKind::notes`]).
     kind_notes: Vec<String>,
+    /// Events before the region of interest, outside the instruction limit.
+    warmup: Option<Warmup>,
 }
 
 impl EventStream {
@@ -439,6 +451,7 @@ impl EventStream {
             capacity_bytes,
             error: None,
             kind_notes: Vec::new(),
+            warmup: None,
         }
     }
 
@@ -511,6 +524,10 @@ impl Iterator for EventStream {
             }
         }
         let e = self.buf[self.pos];
+        if self.warmup.as_mut().is_some_and(|w| w.takes(&e)) {
+            self.pos += 1;
+            return Some(e);
+        }
         let n = e.instructions();
         if self.left == 0 {
             if e.same_instruction && n == 0 {
@@ -683,6 +700,21 @@ mod tests {
         assert_eq!(ev.last().map(|e| e.same_instruction), Some(true));
         // The whole trace: 13 instructions, the last 4 in a compute event.
         assert_eq!(run(u64::MAX).last(), Some(&Event::marker(Op::Compute).after(4)));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn a_warmup_comes_before_the_instructions_asked_for() {
+        let dir = std::env::temp_dir().join(format!("spmsim-warm-stream-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let w = small_trace(&dir);
+        // A warm-up of 4 takes the load and its gap (6 instructions); the
+        // 3 asked for are then the store's gap and the store, both pieces.
+        let ev: Vec<Event> = w.stream_after_warmup(1, 4, 3, 1 << 30).unwrap().collect();
+        assert_eq!(ev.iter().map(|e| e.instructions()).sum::<u64>(), 9, "{ev:?}");
+        assert_eq!(ev.iter().map(|e| e.op).collect::<Vec<_>>(), [Op::Load, Op::Store, Op::Store]);
+        let plain: Vec<Event> = w.stream(1, 9, 1 << 30).unwrap().collect();
+        assert_eq!(ev, plain, "the same events as a run of both without a warm-up");
         std::fs::remove_dir_all(&dir).ok();
     }
 
