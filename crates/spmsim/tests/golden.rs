@@ -85,8 +85,8 @@ fn golden_dir() -> PathBuf {
 /// Write the native trace the `suite:golden-hash` case reads, generated
 /// from the built-in hash benchmark (seed 3), into a private trace cache,
 /// and point `SPMSIM_CACHE` at it. The workload is named `suite:NAME`, so
-/// its statistics carry no file path.
-fn make_trace() {
+/// its statistics carry no file path. Returns the cache folder.
+fn make_trace() -> PathBuf {
     let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("golden-cache-{}", std::process::id()));
     let trace = spmsim::suite::trace_file(&cache, TRACE_PROGRAM);
     std::fs::create_dir_all(trace.parent().unwrap()).unwrap();
@@ -96,6 +96,7 @@ fn make_trace() {
     // No other test of this binary reads the environment, so no thread
     // reads it while it changes.
     std::env::set_var("SPMSIM_CACHE", &cache);
+    cache
 }
 
 /// The first line where `got` and `want` differ, 1-based, with both lines.
@@ -105,7 +106,7 @@ fn first_difference(got: &str, want: &str) -> String {
     loop {
         match (g.next(), w.next()) {
             (Some(a), Some(b)) if a == b => n += 1,
-            (None, None) => return "the texts differ only in their line endings".into(),
+            (None, None) => return "the texts differ only in line endings or the final newline".into(),
             (a, b) => {
                 let show = |l: Option<&str>| l.map(|s| format!("`{}`", s.trim_start())).unwrap_or_else(|| "(end of file)".into());
                 return format!("line {n}: golden {}, run {}", show(b), show(a));
@@ -124,14 +125,14 @@ fn run_case(c: &Case) -> String {
         baseline: None,
     };
     let out = api::run(&req, &AtomicBool::new(false)).unwrap_or_else(|e| panic!("case {}: the run failed: {e}", c.name));
-    // `spmsim run` writes stats.json as the document plus a newline.
+    // As `spmsim run --json` prints it: the document and a newline.
     format!("{}\n", out.stats_json())
 }
 
 #[test]
 fn stats_match_the_committed_goldens() {
     let bless = std::env::var_os("SPMSIM_BLESS").is_some_and(|v| v == "1");
-    make_trace();
+    let cache = make_trace();
     let dir = golden_dir();
     let t0 = Instant::now();
     let mut docs = std::collections::BTreeMap::new();
@@ -151,6 +152,7 @@ fn stats_match_the_committed_goldens() {
         docs.insert(c.name, got);
     }
     eprintln!("golden: {} cases in {:.1} s", CASES.len(), t0.elapsed().as_secs_f64());
+    let _ = std::fs::remove_dir_all(cache);
     assert!(
         failures.is_empty(),
         "{} of {} golden cases differ (an intended model change regenerates them: \
@@ -187,5 +189,5 @@ fn every_golden_file_belongs_to_a_case() {
 fn a_difference_names_its_first_line() {
     assert_eq!(first_difference("a\nb\nc\n", "a\nx\nc\n"), "line 2: golden `x`, run `b`");
     assert_eq!(first_difference("a\n", "a\nb\n"), "line 2: golden `b`, run (end of file)");
-    assert_eq!(first_difference("a\r\n", "a\n"), "the texts differ only in their line endings");
+    assert_eq!(first_difference("a\r\n", "a\n"), "the texts differ only in line endings or the final newline");
 }
