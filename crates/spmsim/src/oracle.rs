@@ -262,3 +262,99 @@ impl CrashCheck<'_> {
         Ok(rep)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::load_preset;
+
+    fn small(preset: &str) -> SimConfig {
+        load_preset(preset, &["memory.capacity_bytes=67108864".into()]).unwrap()
+    }
+
+    /// 150 seeded 8-byte stores, each followed by a fence, over 40 blocks
+    /// of page 0 and 40 of page 7.
+    fn events() -> Vec<Event> {
+        let mut r = SplitMix64::new(5);
+        let mut v = Vec::new();
+        for _ in 0..150 {
+            let block = r.below(40) + 7 * 64 * r.below(2);
+            v.push(Event::store(block * 64 + 8 * r.below(8), 8, r.next_u64() | 1, false));
+            v.push(Event::marker(Op::Fence));
+        }
+        v
+    }
+
+    fn touched() -> u64 {
+        let mut b: Vec<u64> = events().iter().filter(|e| e.op == Op::Store).map(|e| e.block()).collect();
+        b.sort_unstable();
+        b.dedup();
+        b.len() as u64
+    }
+
+    fn check(cfg: &SimConfig, points: CrashPoints) -> CrashReport {
+        CrashCheck { cfg, workload_name: "unit".into(), events: events(), ops: 150, seed: 1, points, max_listed: 5 }.run().unwrap()
+    }
+
+    #[test]
+    fn a_consistent_scheme_shows_no_violation_at_any_crash_point() {
+        let cfg = small("cobcm");
+        let rep = check(&cfg, CrashPoints::All);
+        assert_eq!((rep.events, rep.crash_points, rep.blocks_checked_per_point), (300, 301, touched()));
+        assert_eq!((rep.violations, rep.violating_crash_points, rep.recovery_failures), (0, 0, 0), "{:?}", rep.violation_list.first());
+        assert!(rep.drain.max_front_lines > 0, "some crashes found stores in the persist buffer");
+        assert!(rep.as_expected(&cfg));
+    }
+
+    #[test]
+    fn a_control_with_a_recoverability_gap_shows_violations() {
+        let cfg = small("bbb-gap");
+        assert!(cfg.expect_crash_violations);
+        let rep = check(&cfg, CrashPoints::All);
+        assert!(rep.violating_crash_points > 0, "the unsecured drain loses the memory tuple");
+        assert!(rep.violations >= rep.violating_crash_points);
+        assert_eq!(rep.violations, rep.violations_by_check.values().sum::<u64>());
+        assert_eq!((rep.violations_listed, rep.violation_list.len()), (5, 5), "listed up to max_listed, all counted");
+        assert!(rep.violation_list.iter().all(|v| v.crash_point > 0), "nothing is lost before the first store");
+        assert!(rep.as_expected(&cfg));
+        let cobcm = small("cobcm");
+        assert!(!rep.as_expected(&cobcm), "violations are not as expected on a configuration that is not a control");
+    }
+
+    #[test]
+    fn a_lost_write_back_metadata_cache_fails_recovery() {
+        let cfg = small("secure-wb-nobattery");
+        let rep = check(&cfg, CrashPoints::All);
+        assert!(rep.recovery_failures > 0 && rep.violations > 0);
+        assert!(
+            rep.violation_list.iter().all(|v| v.actual.is_none() && v.detail.starts_with("recovery failed")),
+            "{:?}",
+            rep.violation_list
+        );
+    }
+
+    #[test]
+    fn a_wrong_value_no_check_catches_is_a_plaintext_violation() {
+        // BBB has no security; without its battery the buffered stores are
+        // simply lost, and the old values read back unchallenged.
+        let cfg =
+            load_preset("bbb", &["memory.capacity_bytes=67108864".into(), "persistence.battery.persist_buffer=false".into()]).unwrap();
+        let rep = check(&cfg, CrashPoints::All);
+        assert!(rep.violations > 0);
+        assert_eq!(rep.violations_by_check.keys().collect::<Vec<_>>(), ["plaintext"]);
+        let v = &rep.violation_list[0];
+        assert!(v.actual.as_ref().is_some_and(|a| *a != v.expected), "{v:?}");
+    }
+
+    #[test]
+    fn sampled_crash_points_are_that_many_or_all() {
+        let cfg = small("cobcm");
+        assert_eq!(check(&cfg, CrashPoints::Sample(10)).crash_points, 10);
+        assert_eq!(check(&cfg, CrashPoints::Sample(1000)).crash_points, 301);
+        assert_eq!("all".parse::<CrashPoints>(), Ok(CrashPoints::All));
+        assert_eq!("7".parse::<CrashPoints>(), Ok(CrashPoints::Sample(7)));
+        for bad in ["0", "-1", "some"] {
+            assert!(bad.parse::<CrashPoints>().unwrap_err().contains(&format!("`{bad}`")));
+        }
+    }
+}

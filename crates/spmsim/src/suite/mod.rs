@@ -185,12 +185,28 @@ pub struct RecordPlan {
     pub accept_at_least: Option<u64>,
     /// Programs recorded at once.
     pub jobs: usize,
+    /// What records a program: valgrind lackey.
+    pub recorder: Recorder,
+}
+
+/// The tool that records a program's trace: its version, which is part of
+/// what a trace was recorded from, and the recording itself.
+/// [`Recorder::VALGRIND`] in normal use; the tests put a stand-in in its
+/// place so the suite's own logic is tested without valgrind.
+#[derive(Clone, Copy, Debug)]
+pub struct Recorder {
+    pub version: fn() -> Result<String, String>,
+    pub record: fn(&crate::trace::lackey::RecordOptions) -> Result<RecordSummary, String>,
+}
+
+impl Recorder {
+    pub const VALGRIND: Recorder = Recorder { version: packages::valgrind_version, record: crate::trace::lackey::record };
 }
 
 impl RecordPlan {
     pub fn new(cache: PathBuf, instructions: u64) -> Self {
         let jobs = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2) + 1;
-        RecordPlan { cache, instructions, only: Vec::new(), force: false, accept_at_least: None, jobs }
+        RecordPlan { cache, instructions, only: Vec::new(), force: false, accept_at_least: None, jobs, recorder: Recorder::VALGRIND }
     }
 }
 
@@ -454,7 +470,7 @@ fn record_job(job: &Job, plan: &RecordPlan, valgrind: &str, env: &BTreeMap<Strin
         source,
     };
     let t0 = Instant::now();
-    let sum = crate::trace::lackey::record(&opts);
+    let sum = (plan.recorder.record)(&opts);
     let seconds = t0.elapsed().as_secs_f64();
     let _ = std::fs::remove_dir_all(&job.work);
     let sum = sum?;
@@ -555,7 +571,7 @@ pub fn record_suite(suite: &Suite, plan: &RecordPlan, progress: &(dyn Fn(Progres
         .find_map(|t| versions.get(t).and_then(|v| v.as_ref().err()).map(|e| format!("package {t} (needed to record): {e}")));
     let valgrind = match &tool_error {
         Some(e) => Err(e.clone()),
-        None => packages::valgrind_version(),
+        None => (plan.recorder.version)(),
     };
     let mut wanted: Vec<&InputSpec> = Vec::new();
     for p in &chosen {
@@ -655,32 +671,71 @@ pub fn cached(suite: &Suite, cache: &Path) -> BTreeMap<String, Manifest> {
 mod tests {
     use super::*;
 
-    /// A one-program suite (bzip2 on a small corpus) plus a broken entry,
-    /// in a temporary folder: the file and its cache.
+    use crate::trace::lackey::RecordOptions;
+    use crate::trace::{AddressSpace, NativeWriter, TraceHeader, TraceRecord};
+    use crate::workload::Op;
+
+    /// A stand-in for valgrind lackey: it runs nothing and writes a trace
+    /// of the instructions asked for (one load each), with the options it
+    /// was given in the header, so the test sees what the suite asked of it.
+    fn fake_record(opts: &RecordOptions) -> Result<RecordSummary, String> {
+        let n = opts.instructions.ok_or("the suite always bounds a recording")?;
+        let mut h = TraceHeader::new("fake", AddressSpace::Virtual, false);
+        h.source = format!("{} | cwd {} | program {}", opts.source, opts.cwd.as_ref().unwrap().display(), opts.program.join(" "));
+        h.skipped_instructions = opts.skip;
+        let mut w = NativeWriter::create(&opts.out, &h).map_err(|e| e.to_string())?;
+        for i in 0..n {
+            let r = TraceRecord {
+                gap: 0,
+                op: Op::Load,
+                log: false,
+                addr: 4096 + 64 * (i % 100),
+                size: 8,
+                value: None,
+                same_instruction: false,
+            };
+            w.write(&r).map_err(|e| e.to_string())?;
+        }
+        w.finish().map_err(|e| e.to_string())?;
+        Ok(RecordSummary {
+            skipped_instructions: opts.skip,
+            recorded_instructions: n,
+            loads: n,
+            stores: 0,
+            records: n,
+            program_finished: false,
+        })
+    }
+
+    const FAKE: Recorder = Recorder { version: || Ok("fake-recorder-1".into()), record: fake_record };
+    /// The same tool at another version: traces it made before do not match.
+    const FAKE_2: Recorder = Recorder { version: || Ok("fake-recorder-2".into()), record: fake_record };
+
+    /// A one-program suite (cat on a small corpus) plus a broken entry, in
+    /// a temporary folder: the file and its cache. No tool is named, so
+    /// nothing is installed.
     fn tiny_suite(tag: &str) -> (Suite, PathBuf) {
-        assert!(packages::valgrind_version().is_ok(), "valgrind is needed to test recording (apt-get install valgrind)");
-        assert!(Path::new("/bin/bzip2").is_file(), "/bin/bzip2 is needed to test recording (apt-get install bzip2)");
         let dir = std::env::temp_dir().join(format!("spmsim-suite-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let text = r#"
-tools = ["valgrind"]
+tools = []
 [env]
 LC_ALL = "C"
 [[input]]
 name = "corpus"
 kind = "text"
 seed = 3
-size = 200000
+size = 20000
 [[program]]
-name = "bzip2"
-packages = ["bzip2"]
-description = "bzip2 on a small corpus"
-command = ["/bin/bzip2", "-9", "-c", "{input:corpus}"]
-skip = 100000
+name = "cat"
+packages = ["coreutils"]
+description = "cat on a small corpus"
+command = ["/bin/cat", "-n", "{input:corpus}"]
+skip = 1000
 [[program]]
 name = "broken"
-packages = ["bzip2"]
+packages = ["coreutils"]
 description = "a program that is not there"
 command = ["/nonexistent/spmsim-test-program", "{input:corpus}"]
 skip = 0
@@ -691,9 +746,10 @@ skip = 0
     }
 
     #[test]
-    fn records_a_program_end_to_end_and_reuses_a_matching_trace() {
+    fn records_a_program_and_reuses_a_matching_trace() {
         let (suite, cache) = tiny_suite("e2e");
-        let mut plan = RecordPlan::new(cache.clone(), 300_000);
+        let mut plan = RecordPlan::new(cache.clone(), 3000);
+        plan.recorder = FAKE;
         let run = |plan: &RecordPlan| record_suite(&suite, plan, &|_| {}).unwrap();
         let out = run(&plan);
         assert_eq!(out.len(), 2);
@@ -702,48 +758,74 @@ skip = 0
             Status::Failed(e) => assert!(e.contains("/nonexistent/spmsim-test-program") && e.contains("does not exist"), "{e}"),
             s => panic!("broken entry: {s:?}"),
         }
-        let o = out.iter().find(|o| o.name == "bzip2").unwrap();
+        let o = out.iter().find(|o| o.name == "cat").unwrap();
         assert!(matches!(o.status, Status::Recorded), "{:?}", o.status);
-        let m = Manifest::load(&manifest_file(&cache, "bzip2")).unwrap();
-        assert_eq!(m.program, "bzip2");
-        assert_eq!(m.packages[0].name, "bzip2");
-        assert_eq!(Some(&m.packages[0].version), packages::installed_version("bzip2").unwrap().as_ref());
-        assert_eq!(m.binary_package.as_ref().map(|b| b.name.as_str()), Some("bzip2"));
-        assert!(m.valgrind.starts_with("valgrind"));
-        assert_eq!(m.command[0], "/bin/bzip2");
-        assert!(m.command[3].ends_with("corpus.txt"));
-        let corpus = inputs::generate("text", 3, 200_000, 0).unwrap();
+        let m = Manifest::load(&manifest_file(&cache, "cat")).unwrap();
+        assert_eq!(o.manifest.as_ref(), Some(&m));
+        assert_eq!((m.program.as_str(), m.packages[0].name.as_str(), m.valgrind.as_str()), ("cat", "coreutils", "fake-recorder-1"));
+        assert_eq!(Some(&m.packages[0].version), packages::installed_version("coreutils").unwrap().as_ref());
+        assert_eq!(m.binary_package.as_ref().map(|b| b.name.as_str()), Some("coreutils"));
+        let corpus = inputs::generate("text", 3, 20_000, 0).unwrap();
         assert_eq!(m.inputs[0].sha256, inputs::sha256_hex(&corpus));
         assert_eq!(std::fs::read(&m.inputs[0].path).unwrap(), corpus);
+        assert_eq!(m.command, ["/bin/cat", "-n", m.inputs[0].path.as_str()], "placeholders resolved");
         assert_eq!(
             (m.skip, m.recording.skipped_instructions, m.instructions_requested, m.recording.recorded_instructions),
-            (100_000, 100_000, 300_000, 300_000)
+            (1000, 1000, 3000, 3000)
         );
-        assert!(!m.recording.program_finished);
         assert_eq!(m.env.get("LC_ALL").map(String::as_str), Some("C"));
-        assert!(m.recording.loads > 10_000 && m.recording.stores > 1_000, "{} loads, {} stores", m.recording.loads, m.recording.stores);
-        // The trace itself says the same.
-        let mut r = crate::trace::open(&trace_file(&cache, "bzip2"), None).unwrap();
+        assert_eq!(m.trace_bytes, std::fs::metadata(trace_file(&cache, "cat")).unwrap().len());
+        // The recorder was given the resolved command, a scratch folder of
+        // its own, and a source line naming the program, package and tool.
+        let mut r = crate::trace::open(&trace_file(&cache, "cat"), None).unwrap();
         let info = crate::trace::info::scan("native", r.as_mut()).unwrap();
-        assert_eq!((info.loads, info.stores), (m.recording.loads, m.recording.stores));
-        assert_eq!(info.instructions, m.recording.recorded_instructions, "the trace holds every recorded instruction");
+        assert_eq!(info.instructions, 3000);
         let h = info.header.unwrap();
-        assert_eq!(h.skipped_instructions, 100_000);
-        assert!(h.source.contains("suite:bzip2") && h.source.contains("bzip2 "), "{}", h.source);
-        // Again: the trace matches, so nothing is recorded; asked for more, it is.
-        plan.only = vec!["bzip2".into()];
-        let again = run(&plan);
-        assert!(matches!(again[0].status, Status::UpToDate), "{:?}", again[0].status);
-        plan.accept_at_least = Some(200_000);
-        plan.instructions = 400_000;
-        assert!(matches!(run(&plan)[0].status, Status::UpToDate), "a longer trace than needed will do");
+        assert_eq!(h.skipped_instructions, 1000);
+        assert!(h.source.starts_with("suite:cat (coreutils ") && h.source.contains("; fake-recorder-1): /bin/cat -n "), "{}", h.source);
+        assert!(h.source.contains(&format!("| cwd {} |", cache.join("suite").join("work").join("cat").display())), "{}", h.source);
+        assert!(h.source.ends_with(&format!("| program {}", m.command.join(" "))), "{}", h.source);
+        assert!(!cache.join("suite").join("work").join("cat").exists(), "the scratch folder is removed");
+        // Again: the trace matches, so nothing is recorded.
+        plan.only = vec!["cat".into()];
+        assert!(matches!(run(&plan)[0].status, Status::UpToDate));
+        // Forced, it is recorded again.
+        plan.force = true;
+        assert!(matches!(run(&plan)[0].status, Status::Recorded));
+        plan.force = false;
+        // Asked for more, it is recorded again, unless a shorter trace will do.
+        plan.instructions = 4000;
+        plan.accept_at_least = Some(2000);
+        assert!(matches!(run(&plan)[0].status, Status::UpToDate), "a trace longer than needed will do");
+        plan.accept_at_least = None;
+        assert!(matches!(run(&plan)[0].status, Status::Recorded), "without accept_at_least the count must match");
+        assert_eq!(Manifest::load(&manifest_file(&cache, "cat")).unwrap().recording.recorded_instructions, 4000);
+        // Another version of the tool: the trace is recorded again.
+        plan.recorder = FAKE_2;
+        assert!(matches!(run(&plan)[0].status, Status::Recorded));
+        assert_eq!(Manifest::load(&manifest_file(&cache, "cat")).unwrap().valgrind, "fake-recorder-2");
+        assert!(matches!(run(&plan)[0].status, Status::UpToDate));
         // A trace in an older format version is recorded again.
-        let t = trace_file(&cache, "bzip2");
+        let t = trace_file(&cache, "cat");
         let mut bytes = std::fs::read(&t).unwrap();
         bytes[8..10].copy_from_slice(&1u16.to_le_bytes());
         std::fs::write(&t, bytes).unwrap();
         assert!(matches!(run(&plan)[0].status, Status::Recorded), "a version 1 trace must be re-recorded");
         assert!(crate::trace::NativeReader::open(&t).is_ok());
+        let _ = std::fs::remove_dir_all(cache.parent().unwrap());
+    }
+
+    #[test]
+    fn without_the_recording_tool_every_program_fails_naming_it() {
+        let (suite, cache) = tiny_suite("notool");
+        let mut plan = RecordPlan::new(cache.clone(), 1000);
+        plan.recorder = Recorder { version: || Err("cannot run valgrind: not found".into()), record: fake_record };
+        let out = record_suite(&suite, &plan, &|_| {}).unwrap();
+        assert_eq!(out.len(), 2);
+        for o in &out {
+            assert!(matches!(&o.status, Status::Failed(e) if e.contains("cannot run valgrind")), "{}: {:?}", o.name, o.status);
+        }
+        assert!(!trace_file(&cache, "cat").exists());
         let _ = std::fs::remove_dir_all(cache.parent().unwrap());
     }
 
@@ -789,9 +871,10 @@ skip = 0
     fn an_unknown_program_is_an_error_naming_the_known_ones() {
         let (suite, cache) = tiny_suite("sel");
         let mut plan = RecordPlan::new(cache.clone(), 1000);
+        plan.recorder = FAKE;
         plan.only = vec!["gzip".into()];
         let e = record_suite(&suite, &plan, &|_| {}).unwrap_err();
-        assert!(e.contains("`gzip`") && e.contains("bzip2, broken"), "{e}");
+        assert!(e.contains("`gzip`") && e.contains("cat, broken"), "{e}");
         let _ = std::fs::remove_dir_all(cache.parent().unwrap());
     }
 

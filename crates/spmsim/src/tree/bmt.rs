@@ -151,3 +151,140 @@ impl BonsaiMerkleTree {
         RebuildOutcome { nodes_rebuilt, mismatched_roots: mismatched }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SimConfig;
+    use crate::controller::MemoryController;
+    use crate::counter::SplitCounterBlock;
+
+    /// A 64 MiB machine: 16384 counter blocks under one 6-level BMT, with
+    /// write-back metadata caches.
+    fn machine() -> MemoryController {
+        let mut cfg = SimConfig::default();
+        cfg.memory.capacity_bytes = 64 << 20;
+        cfg.metadata_cache.write_policy = WritePolicy::WriteBack;
+        let mc = MemoryController::new(&cfg, 3);
+        assert_eq!((mc.st.layout.levels(), mc.st.layout.level_nodes[5]), (6, 1), "one top node");
+        mc
+    }
+
+    fn bmt(mc: &MemoryController) -> BonsaiMerkleTree {
+        match &mc.tree {
+            IntegrityTree::Bmt(t) => t.clone(),
+            IntegrityTree::Sit(_) => panic!("not a BMT"),
+        }
+    }
+
+    /// A counter block whose slot 5 has minor `m`.
+    fn counter_block(m: u8) -> [u8; 64] {
+        let mut c = SplitCounterBlock::decode(&[0; 64]);
+        c.minors[5] = m;
+        c.encode()
+    }
+
+    const LEAVES: [u64; 5] = [0, 7, 8, 4000, 16383];
+
+    /// Update [`LEAVES`], write every dirty line and drain the WPQ: the
+    /// whole tree is in the image.
+    fn written_machine() -> MemoryController {
+        let mut mc = machine();
+        for (i, &index) in LEAVES.iter().enumerate() {
+            mc.tree.counter_updated(&mut mc.st, index, counter_block(i as u8 + 1)).unwrap();
+        }
+        mc.flush_metadata().unwrap();
+        let layout = mc.st.layout.clone();
+        mc.st.nvm.drain_wpq(&layout);
+        mc.drop_volatile();
+        mc
+    }
+
+    fn tree_nodes(mc: &MemoryController) -> Vec<(u64, [u8; 64])> {
+        let l = &mc.st.layout;
+        mc.st
+            .nvm
+            .image
+            .sorted_addrs()
+            .into_iter()
+            .filter(|a| matches!(l.meta_pos(*a), Some((lv, _)) if lv > 0))
+            .map(|a| (a, *mc.st.nvm.image.get(a).unwrap()))
+            .collect()
+    }
+
+    #[test]
+    fn updating_one_leaf_sets_the_root_to_the_hash_chain_above_it() {
+        let mut mc = machine();
+        let t = bmt(&mc);
+        assert!(mc.st.roots.is_empty(), "a fresh machine holds the default root");
+        let leaf = counter_block(1);
+        mc.tree.counter_updated(&mut mc.st, 1234, leaf).unwrap();
+        // The chain recomputed by hand: each level is the never-written
+        // block with the hash of the one below in its slot.
+        let l = mc.st.layout.clone();
+        let (mut level, mut index, mut cur) = (0, 1234, leaf);
+        while let Some((pl, pi, slot)) = l.parent_of(level, index) {
+            let mut p = t.default_block(pl);
+            bmt_set_slot(&mut p, slot, mc.st.crypto.bmt_hash_uncounted(&cur));
+            (level, index, cur) = (pl, pi, p);
+        }
+        let root = mc.st.roots[&0];
+        assert_eq!(root, mc.st.crypto.bmt_hash_uncounted(&cur));
+        assert_ne!(root, t.default_root());
+        assert_eq!(mc.st.root_updates, 1);
+        // Another leaf under the same root moves it again.
+        mc.tree.counter_updated(&mut mc.st, 9000, leaf).unwrap();
+        assert_ne!(mc.st.roots[&0], root);
+    }
+
+    #[test]
+    fn a_rebuild_from_the_persisted_counters_gives_the_same_root_and_nodes() {
+        let mut mc = written_machine();
+        let nodes = tree_nodes(&mc);
+        assert!(nodes.len() >= LEAVES.len(), "every path was written: {}", nodes.len());
+        // A crash of a write-back tree with no battery loses the nodes.
+        let l = mc.st.layout.clone();
+        mc.st.nvm.image.retain(|a| !matches!(l.meta_pos(a), Some((lv, _)) if lv > 0));
+        let out = mc.tree.rebuild(&mut mc.st).unwrap();
+        assert_eq!(out.mismatched_roots, Vec::<u64>::new());
+        assert_eq!(out.nodes_rebuilt, nodes.len() as u64);
+        assert_eq!(tree_nodes(&mc), nodes, "the rebuilt nodes are the ones written");
+    }
+
+    #[test]
+    fn a_rebuild_over_a_changed_counter_block_disagrees_with_the_root() {
+        let mut mc = written_machine();
+        let l = mc.st.layout.clone();
+        let a = l.meta_addr(0, 4000);
+        let mut b = *mc.st.nvm.image.get(a).unwrap();
+        b[20] ^= 1;
+        mc.st.nvm.image.put(a, b);
+        let before = tree_nodes(&mc);
+        let out = mc.tree.rebuild(&mut mc.st).unwrap();
+        assert_eq!(out.mismatched_roots, vec![0]);
+        assert_eq!(tree_nodes(&mc), before, "a failed rebuild leaves the stored nodes alone");
+    }
+
+    #[test]
+    fn a_tampered_node_fails_verification() {
+        let mc = written_machine();
+        let l = mc.st.layout.clone();
+        let counter = l.meta_addr(0, 4000);
+        let mut intact = mc.clone();
+        assert_eq!(intact.st.fetch(&intact.tree, counter).unwrap(), counter_block(4));
+        let flip = |addr: u64| {
+            let mut m = mc.clone();
+            let mut b = *m.st.nvm.image.get(addr).unwrap();
+            b[3] ^= 0x10;
+            m.st.nvm.image.put(addr, b);
+            m
+        };
+        let (pl, pi, _) = l.parent_of(0, 4000).unwrap();
+        let mut m = flip(l.meta_addr(pl, pi));
+        assert_eq!(m.st.fetch(&m.tree, counter), Err(CheckFailure::Tree { level: 1, index: pi }));
+        let mut m = flip(l.meta_addr(l.top_level(), 0));
+        assert_eq!(m.st.fetch(&m.tree, counter), Err(CheckFailure::Root { index: 0 }));
+        let mut m = flip(counter);
+        assert_eq!(m.st.fetch(&m.tree, counter), Err(CheckFailure::Tree { level: 0, index: 4000 }));
+    }
+}

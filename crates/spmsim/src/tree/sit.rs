@@ -129,3 +129,122 @@ impl SgxIntegrityTree {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{SimConfig, TreeConfig};
+    use crate::controller::MemoryController;
+
+    /// A 64 MiB machine: 131072 SIT counter blocks under 7 levels, with a
+    /// write-back metadata cache (lazy update, STAR II-C).
+    fn machine() -> MemoryController {
+        let mut cfg = SimConfig::default();
+        cfg.memory.capacity_bytes = 64 << 20;
+        cfg.tree = TreeConfig::Sit { arity: 8, levels: None };
+        cfg.metadata_cache.write_policy = WritePolicy::WriteBack;
+        let mc = MemoryController::new(&cfg, 3);
+        assert_eq!((mc.st.layout.levels(), mc.st.layout.level_nodes[6]), (7, 1), "one top node");
+        mc
+    }
+
+    /// A counter block whose slot 2 counts `c` writes.
+    fn leaf(c: u64) -> [u8; 64] {
+        let mut n = SitNode::decode(&[0; 64]);
+        n.counters[2] = c;
+        n.encode()
+    }
+
+    fn counter_in_parent(mc: &mut MemoryController, level: u32, index: u64) -> u64 {
+        let (pl, pi, slot) = mc.st.layout.parent_of(level, index).unwrap();
+        let a = mc.st.layout.meta_addr(pl, pi);
+        SitNode::decode(&mc.st.fetch(&mc.tree, a).unwrap()).counters[slot]
+    }
+
+    /// Write every dirty line, drain the WPQ and lose the caches.
+    fn persist_all(mc: &mut MemoryController) {
+        mc.flush_metadata().unwrap();
+        let layout = mc.st.layout.clone();
+        mc.st.nvm.drain_wpq(&layout);
+        mc.drop_volatile();
+    }
+
+    #[test]
+    fn an_update_touches_nothing_above_the_leaf_until_it_is_written_back() {
+        let mut mc = machine();
+        let a = mc.st.layout.meta_addr(0, 500);
+        mc.tree.counter_updated(&mut mc.st, 500, leaf(1)).unwrap();
+        assert_eq!((mc.st.root_updates, mc.st.nvm.enqueued.total()), (0, 0), "lazy: no root update, no NVM write");
+        assert_eq!(counter_in_parent(&mut mc, 0, 500), 0);
+        mc.tree.write_back(&mut mc.st, a, leaf(1)).unwrap();
+        assert_eq!(counter_in_parent(&mut mc, 0, 500), 1, "the write-back increments the parent's counter");
+        assert_eq!(mc.st.root_updates, 0, "the parent itself is not written back yet");
+        // The leaf went out MACed under that parent counter.
+        let out = SitNode::decode(&mc.st.nvm.peek(a).unwrap());
+        assert_eq!(out.counters[2], 1);
+        assert_eq!(out.mac, mc.st.crypto.sit_mac(&out.counter_bytes(), a, 1));
+    }
+
+    #[test]
+    fn a_flush_moves_the_root_and_every_node_verifies_from_nvm() {
+        let mut mc = machine();
+        for (i, index) in [0u64, 9, 500, 131071].into_iter().enumerate() {
+            mc.tree.counter_updated(&mut mc.st, index, leaf(i as u64 + 1)).unwrap();
+        }
+        persist_all(&mut mc);
+        assert_eq!(mc.st.roots.get(&0), Some(&1), "the top node was written back once");
+        for (i, index) in [0u64, 9, 500, 131071].into_iter().enumerate() {
+            let a = mc.st.layout.meta_addr(0, index);
+            let got = SitNode::decode(&mc.st.fetch(&mc.tree, a).unwrap());
+            assert_eq!(got.counters, SitNode::decode(&leaf(i as u64 + 1)).counters, "counter block {index}");
+        }
+        assert!(mc.tree.rebuild(&mut mc.st).is_none(), "a lazy SIT cannot be rebuilt from its leaves");
+    }
+
+    #[test]
+    fn a_replayed_node_fails_against_its_parent_counter() {
+        let mut mc = machine();
+        let a = mc.st.layout.meta_addr(0, 500);
+        mc.tree.counter_updated(&mut mc.st, 500, leaf(1)).unwrap();
+        persist_all(&mut mc);
+        let old = *mc.st.nvm.image.get(a).unwrap();
+        mc.tree.counter_updated(&mut mc.st, 500, leaf(2)).unwrap();
+        persist_all(&mut mc);
+        let mut replayed = mc.clone();
+        replayed.st.nvm.image.put(a, old);
+        assert_eq!(replayed.st.fetch(&replayed.tree, a), Err(CheckFailure::Tree { level: 0, index: 500 }));
+        assert!(mc.st.fetch(&mc.tree, a).is_ok(), "the current node verifies");
+    }
+
+    #[test]
+    fn a_tampered_node_fails_verification() {
+        let mut mc = machine();
+        mc.tree.counter_updated(&mut mc.st, 500, leaf(1)).unwrap();
+        persist_all(&mut mc);
+        let l = mc.st.layout.clone();
+        let counter = l.meta_addr(0, 500);
+        let (pl, pi, slot) = l.parent_of(0, 500).unwrap();
+        let mut m = mc.clone();
+        let mut node = *m.st.nvm.image.get(l.meta_addr(pl, pi)).unwrap();
+        node[slot * 7] ^= 1;
+        m.st.nvm.image.put(l.meta_addr(pl, pi), node);
+        assert_eq!(m.st.fetch(&m.tree, counter), Err(CheckFailure::Tree { level: 1, index: pi }));
+        let mut m = mc.clone();
+        let top = l.meta_addr(l.top_level(), 0);
+        let mut node = *m.st.nvm.image.get(top).unwrap();
+        node[60] ^= 1;
+        m.st.nvm.image.put(top, node);
+        assert_eq!(m.st.fetch(&m.tree, counter), Err(CheckFailure::Root { index: 0 }));
+    }
+
+    #[test]
+    fn an_all_zero_node_passes_only_while_its_parent_counter_is_zero() {
+        let mut mc = machine();
+        let a = mc.st.layout.meta_addr(0, 500);
+        assert_eq!(mc.st.fetch(&mc.tree, a), Ok([0; 64]), "never written");
+        mc.tree.counter_updated(&mut mc.st, 500, leaf(1)).unwrap();
+        persist_all(&mut mc);
+        mc.st.nvm.image.retain(|x| x != a);
+        assert_eq!(mc.st.fetch(&mc.tree, a), Err(CheckFailure::Tree { level: 0, index: 500 }), "rolled back to never written");
+    }
+}
