@@ -210,7 +210,9 @@ mod tests {
     #[test]
     fn metadata_caches_drain_only_when_battery_backed() {
         for backed in [true, false] {
-            let mut s = machine("secure-wb-battery", &format!("metadata_caches={backed}"));
+            // Whether the metadata caches are battery-backed is the scheme's
+            // rule: the battery-backed write-back scheme or its control.
+            let mut s = machine(if backed { "secure-wb-battery" } else { "secure-wb-nobattery" }, "wpq=true");
             // One block in each of 20 pages: 20 dirty counter blocks.
             store_blocks(&mut s, (0..20).map(|p| p * 64));
             let dirty = s.mc.st.caches.dirty_lines().len() as u64;

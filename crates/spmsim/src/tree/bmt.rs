@@ -164,7 +164,7 @@ mod tests {
     fn machine() -> MemoryController {
         let mut cfg = SimConfig::default();
         cfg.memory.capacity_bytes = 64 << 20;
-        cfg.metadata_cache.write_policy = WritePolicy::WriteBack;
+        cfg.scheme = crate::scheme::SchemeKind::BatteryWriteBack(crate::scheme::BatteryWriteBack {});
         let mc = MemoryController::new(&cfg, 3);
         assert_eq!((mc.st.layout.levels(), mc.st.layout.level_nodes[5]), (6, 1), "one top node");
         mc

@@ -142,7 +142,7 @@ mod tests {
         let mut cfg = SimConfig::default();
         cfg.memory.capacity_bytes = 64 << 20;
         cfg.tree = TreeConfig::Sit { arity: 8, levels: None };
-        cfg.metadata_cache.write_policy = WritePolicy::WriteBack;
+        cfg.scheme = crate::scheme::SchemeKind::BatteryWriteBack(crate::scheme::BatteryWriteBack {});
         let mc = MemoryController::new(&cfg, 3);
         assert_eq!((mc.st.layout.levels(), mc.st.layout.level_nodes[6]), (7, 1), "one top node");
         mc
