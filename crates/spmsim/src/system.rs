@@ -94,28 +94,21 @@ impl System {
         (self.mc.st.crypto.work, self.mc.st.nvm.reads, self.mc.st.nvm.writes)
     }
 
+    /// Record the first integrity failure met while draining.
+    pub fn drain_failed(work: &mut DrainWork, e: CheckFailure) {
+        if work.failure.is_none() {
+            work.failure = Some(e.to_string());
+        }
+    }
+
     /// Power fails: volatile state is lost, battery-backed state drains.
     pub fn power_fail(&mut self) -> DrainWork {
         let battery: BatteryDomain = self.cfg.persistence.battery.clone();
         let (c0, r0, w0) = self.snapshot();
         let mut work = DrainWork::default();
-        let fail = |e: CheckFailure, w: &mut DrainWork| {
-            if w.failure.is_none() {
-                w.failure = Some(e.to_string());
-            }
-        };
-        // What drains and how is the scheme's rule (crate::scheme).
-        let scheme = self.cfg.scheme.work();
-        match self.front.crash_drain(&mut self.mc, &battery, scheme.front_drain) {
-            Ok(n) => work.front_lines = n,
-            Err(e) => fail(e, &mut work),
-        }
-        if scheme.battery_flushes_metadata {
-            match self.mc.flush_metadata() {
-                Ok(n) => work.metadata_lines = n,
-                Err(e) => fail(e, &mut work),
-            }
-        }
+        // What the battery drains, and how, is the scheme's hook.
+        let scheme = self.cfg.scheme;
+        scheme.plugin().on_power_fail(self, &mut work);
         self.mc.drop_volatile();
         if battery.wpq {
             work.wpq_entries = self.mc.st.nvm.drain_wpq(&self.mc.st.layout);
@@ -153,12 +146,8 @@ impl System {
     pub fn recover(&mut self) -> RecoveryReport {
         let (c0, r0, w0) = self.snapshot();
         let mut rep = RecoveryReport { root_registers_lost: !self.cfg.persistence.battery.nv_registers, ..Default::default() };
-        if self.mc.secure && self.needs_rebuild() {
-            if let Some(out) = self.mc.tree.rebuild(&mut self.mc.st) {
-                rep.tree_rebuilt = out.mismatched_roots.is_empty();
-                rep.rebuild = Some(out);
-            }
-        }
+        let scheme = self.cfg.scheme;
+        scheme.plugin().recover(self, &mut rep);
         let (c1, r1, w1) = self.snapshot();
         rep.crypto = c1.since(&c0);
         rep.nvm_reads = r1.since(&r0);

@@ -35,6 +35,7 @@ pub use write_back::{BatteryWriteBack, WriteBackNoBattery};
 pub use write_through::WriteThrough;
 
 use crate::config::{SimConfig, WritePolicy};
+use crate::system::{DrainWork, RecoveryReport, System};
 use serde::{Deserialize, Serialize};
 
 /// One step of a memory tuple's update (SecPB Fig. 4): the counter
@@ -216,6 +217,39 @@ pub trait Scheme {
             return Err(format!("scheme `{}` has no security engine; set security.enabled = false", self.name()));
         }
         Ok(())
+    }
+
+    /// Power fails (before the caches are lost and ADR drains the WPQ):
+    /// the battery drains the front end as `front_drain` says, and the
+    /// metadata caches if `battery_flushes_metadata`. A scheme with
+    /// battery-backed state of its own (Secon's queue, STAR's bitmap
+    /// lines) drains it here.
+    fn on_power_fail(&self, sys: &mut System, work: &mut DrainWork) {
+        let w = self.work();
+        let battery = sys.cfg.persistence.battery.clone();
+        match sys.front.crash_drain(&mut sys.mc, &battery, w.front_drain) {
+            Ok(n) => work.front_lines = n,
+            Err(e) => System::drain_failed(work, e),
+        }
+        if w.battery_flushes_metadata {
+            match sys.mc.flush_metadata() {
+                Ok(n) => work.metadata_lines = n,
+                Err(e) => System::drain_failed(work, e),
+            }
+        }
+    }
+
+    /// Recovery after a power failure: rebuild the tree from the persisted
+    /// counters when `recovery_rebuilds_tree`, comparing it with the root
+    /// registers. Every NVM access and hash it does is counted by the code
+    /// that does it, so the report prices recovery with no formula.
+    fn recover(&self, sys: &mut System, rep: &mut RecoveryReport) {
+        if sys.mc.secure && self.work().recovery_rebuilds_tree {
+            if let Some(out) = sys.mc.tree.rebuild(&mut sys.mc.st) {
+                rep.tree_rebuilt = out.mismatched_roots.is_empty();
+                rep.rebuild = Some(out);
+            }
+        }
     }
 }
 

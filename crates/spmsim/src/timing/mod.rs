@@ -65,6 +65,8 @@ pub struct TimingSim {
     /// The components' counters when the region of interest began (zero
     /// without a warm-up).
     roi_start: Counters,
+    /// The record of the operation being priced (buffers reused).
+    rec: WorkRecord,
 }
 
 /// A store to one block that has entered the store buffer but not yet the
@@ -132,6 +134,7 @@ impl TimingSim {
             sys,
             warmup: None,
             roi_start: Counters::default(),
+            rec: WorkRecord::default(),
         })
     }
 
@@ -189,7 +192,8 @@ impl TimingSim {
         let mark = WorkRecord::start(&mut self.sys.mc);
         let value = self.sys.mc.read(block)?;
         debug_assert_eq!(value, self.sys.mc.peek_plaintext(block), "a read and a peek of memory disagree");
-        let rec = WorkRecord::since(&mut self.sys.mc, mark);
+        let mut rec = std::mem::take(&mut self.rec);
+        rec.fill(&mut self.sys.mc, mark);
         let t0 = t + self.lat.l3;
         // Dirty metadata the read evicted is written back in the background.
         PersistPath::queue_writes(&mut self.pcm, t0, &rec.writes);
@@ -207,6 +211,7 @@ impl TimingSim {
             }
             done = done.max(ctr + self.lat.aes) + 1;
         }
+        self.rec = rec;
         Ok(done - t)
     }
 

@@ -77,6 +77,8 @@ pub struct PersistPath {
     mc_next: u64,
     last_persist: u64,
     entries: usize,
+    /// The record of the operation being priced (kept to reuse its buffers).
+    rec: WorkRecord,
 }
 
 enum Kind {
@@ -133,6 +135,7 @@ impl PersistPath {
             mc_next: 0,
             last_persist: 0,
             entries,
+            rec: WorkRecord::default(),
         })
     }
 
@@ -220,7 +223,8 @@ impl PersistPath {
         let out = pb.store_filled(mc, s.block, s.bytes.start, &s.fill[s.bytes.clone()], if resident { None } else { Some(s.fill) })?;
         // Writes of the early work (a page re-encrypted on a minor-counter
         // overflow) go to the WPQ without holding the store back.
-        let rec = WorkRecord::since(mc, mark);
+        let mut rec = std::mem::take(&mut self.rec);
+        rec.fill(mc, mark);
         let w = out.early;
         let start = t + lat.pb_access;
         let data = if out.allocated { start.max(s.data_ready) } else { start };
@@ -261,13 +265,14 @@ impl PersistPath {
             while pb.occupancy() > pb.low {
                 let mark = WorkRecord::start(mc);
                 let Some((b, late)) = pb.drain_oldest(mc)? else { break };
-                let rec = WorkRecord::since(mc, mark);
+                rec.fill(mc, mark);
                 let freed = self.mc_late_work(pcm, lat, t, b, late, &rec, mc.secure);
                 self.draining.push_back(freed);
                 stats.roi.secpb_drains += 1;
             }
         }
         self.last_persist = self.last_persist.max(t);
+        self.rec = rec;
         Ok(done)
     }
 
@@ -313,7 +318,8 @@ impl PersistPath {
         let t = s.release.max(self.last_persist);
         let mark = WorkRecord::start(&mut sys.mc);
         sys.mc.write(s.block, &s.fill)?;
-        let rec = WorkRecord::since(&mut sys.mc, mark);
+        let mut rec = std::mem::take(&mut self.rec);
+        rec.fill(&mut sys.mc, mark);
         let arrive = t.max(s.data_ready) + lat.l1;
         let mut done = arrive;
         if sys.mc.secure {
@@ -324,6 +330,7 @@ impl PersistPath {
         let persisted = Self::queue_writes(pcm, done, &rec.writes);
         stats.roi.secpb_early_cycles += persisted - s.release;
         self.last_persist = persisted;
+        self.rec = rec;
         // The store buffer releases the next store once this one is in
         // the persistence domain.
         Ok(persisted)

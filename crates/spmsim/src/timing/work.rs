@@ -36,14 +36,17 @@ impl WorkRecord {
         Mark { root_updates: mc.st.root_updates }
     }
 
-    /// What the controller did since `mark`. Data reads are left out: the
-    /// caller issues the data access itself.
-    pub fn since(mc: &mut MemoryController, mark: Mark) -> WorkRecord {
-        let mut r = WorkRecord {
-            writes: std::mem::take(&mut mc.st.nvm.write_log),
-            root_updates: mc.st.root_updates - mark.root_updates,
-            ..WorkRecord::default()
-        };
+    /// What the controller did since `mark`, into `self` (a buffer kept
+    /// across operations, so recording allocates nothing once warm). Data
+    /// reads are left out: the caller issues the data access itself.
+    pub fn fill(&mut self, mc: &mut MemoryController, mark: Mark) {
+        let r = self;
+        r.counter_reads.clear();
+        r.tree_reads.clear();
+        r.mac_reads.clear();
+        r.writes.clear();
+        std::mem::swap(&mut r.writes, &mut mc.st.nvm.write_log);
+        r.root_updates = mc.st.root_updates - mark.root_updates;
         for a in mc.st.nvm.read_log.drain(..) {
             match mc.st.layout.region(a) {
                 Some(Region::Counter { .. }) => r.counter_reads.push(a),
@@ -52,6 +55,5 @@ impl WorkRecord {
                 Some(Region::Data { .. }) | None => {}
             }
         }
-        r
     }
 }
