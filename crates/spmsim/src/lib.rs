@@ -17,6 +17,7 @@ pub mod config;
 pub mod controller;
 pub mod counter;
 pub mod crypto;
+pub mod event;
 pub mod fuzz_targets;
 pub mod image;
 pub mod layout;

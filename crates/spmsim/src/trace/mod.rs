@@ -21,7 +21,7 @@ pub mod text;
 pub use events::RecordEvents;
 pub use native::{NativeReader, NativeWriter};
 
-use crate::workload::Op;
+use crate::event::Op;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};
