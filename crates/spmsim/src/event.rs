@@ -32,6 +32,16 @@ pub enum Op {
     Compute,
 }
 
+/// Instructions an operation stands for: the `gap` of non-memory
+/// instructions before it plus itself, except markers (transaction
+/// begin/commit, epoch boundary, `compute`), which are not instructions,
+/// and an access that belongs to the previous operation's instruction.
+/// The one rule for every counter of instructions: events and trace
+/// records alike.
+pub fn instructions(gap: u32, op: Op, same_instruction: bool) -> u64 {
+    gap as u64 + (matches!(op, Op::Load | Op::Store | Op::Fence) && !same_instruction) as u64
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Event {
     pub op: Op,
@@ -66,11 +76,9 @@ impl Event {
     pub fn block(&self) -> u64 {
         self.addr / 64
     }
-    /// Instructions this event stands for: its gap plus itself, except
-    /// markers, which are not instructions, and accesses that belong to the
-    /// previous event's instruction.
+    /// Instructions this event stands for ([`instructions`]).
     pub fn instructions(&self) -> u64 {
-        self.gap as u64 + (matches!(self.op, Op::Load | Op::Store | Op::Fence) && !self.same_instruction) as u64
+        instructions(self.gap, self.op, self.same_instruction)
     }
     /// Persist ordering point: a fence or an epoch boundary.
     pub fn is_barrier(&self) -> bool {
@@ -86,5 +94,21 @@ impl Event {
             Op::Epoch => "epoch".into(),
             Op::Compute => format!("{} instructions without memory access", self.gap),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_and_continued_accesses_are_not_instructions() {
+        assert_eq!(instructions(3, Op::Load, false), 4);
+        assert_eq!(instructions(3, Op::Store, true), 3, "the store half of a read-modify-write");
+        assert_eq!(instructions(0, Op::Fence, false), 1);
+        for op in [Op::TxBegin, Op::TxCommit, Op::Epoch, Op::Compute] {
+            assert_eq!(instructions(5, op, false), 5, "{op:?} is not an instruction");
+        }
+        assert_eq!(Event::store(64, 8, 1, false).after(2).instructions(), 3);
     }
 }
