@@ -415,7 +415,7 @@ pub fn inspect(chip: &ChipFile, mc: &MemoryController) -> InspectReport {
     for a in mc.st.nvm.image.sorted_addrs() {
         let k = match layout.region(a) {
             Some(Region::Tree { level, .. }) => format!("tree-level-{level}"),
-            Some(r) => r.kind().to_string(),
+            Some(r) => r.kind().name().to_string(),
             None => "outside".into(),
         };
         *by.entry(k).or_insert(0u64) += 1;
