@@ -15,31 +15,11 @@
 //! height leaves several top-level nodes, each with its own root register:
 //! a Bonsai Merkle forest (SecPB VI-E).
 
+pub use crate::counter::CounterFormat;
 use serde::Serialize;
 
 pub const BLOCK_BYTES: u64 = 64;
 pub const MACS_PER_LINE: u64 = 8;
-
-/// How encryption counters are packed into 64 B counter blocks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CounterFormat {
-    /// 64-bit major + 64 x 7-bit minor counters: one block per 4 KiB page
-    /// (split counters, used with the BMT).
-    Split,
-    /// 8 x 56-bit counters + 64-bit MAC: one block per 8 data blocks (the
-    /// SGX counter/version block, the leaves of the SIT; STAR II-C).
-    Sit,
-}
-
-impl CounterFormat {
-    pub fn blocks_per_counter_block(self) -> u64 {
-        match self {
-            CounterFormat::Split => 64,
-            CounterFormat::Sit => 8,
-        }
-    }
-}
 
 /// What a physical block address holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
