@@ -30,7 +30,6 @@ pub struct MemoryController {
     pub st: MetaStore,
     pub tree: IntegrityTree,
     pub secure: bool,
-    pub chip: ChipState,
     /// Blocks whose counter was advanced early (NoGap, M, CM) and whose new
     /// data is still in the SecPB: NVM holds their old ciphertext under the
     /// previous counter, so a page re-encryption must leave them alone.
@@ -79,23 +78,26 @@ impl MemoryController {
             nvm,
             caches: MetaCaches::new(&cfg.metadata_cache.organization),
             victims: VecDeque::new(),
-            roots: chip.roots.clone(),
+            chip,
             policy: cfg.metadata_cache.write_policy,
             tree_policy: cfg.metadata_cache.tree_policy(),
             root_updates: 0,
         };
-        MemoryController { st, tree, secure: cfg.security.enabled, chip, early_pending: Default::default() }
+        MemoryController { st, tree, secure: cfg.security.enabled, early_pending: Default::default() }
     }
 
     pub fn layout(&self) -> &Layout {
         &self.st.layout
     }
 
-    /// The chip state as it stands (root registers copied in).
+    /// The trusted chip state (keys, root registers, crash flag).
+    pub fn chip(&self) -> &ChipState {
+        &self.st.chip
+    }
+
+    /// The chip state as it stands, to save or to build another machine on.
     pub fn chip_state(&self) -> ChipState {
-        let mut c = self.chip.clone();
-        c.roots = self.st.roots.clone();
-        c
+        self.st.chip.clone()
     }
 
     fn counter_addr(&self, block: u64) -> (u64, u64, usize) {

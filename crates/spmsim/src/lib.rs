@@ -28,6 +28,7 @@ pub mod output;
 pub mod persist;
 pub mod reproduce;
 pub mod rng;
+pub mod roots;
 pub mod store;
 pub mod suite;
 pub mod system;

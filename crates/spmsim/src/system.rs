@@ -121,9 +121,9 @@ impl System {
             self.mc.st.nvm.discard_wpq();
         }
         if !battery.nv_registers {
-            self.mc.st.roots.clear();
+            self.mc.st.chip.roots.clear();
         }
-        self.mc.chip.crashed = true;
+        self.mc.st.chip.crashed = true;
         let (c1, r1, w1) = self.snapshot();
         work.crypto = c1.since(&c0);
         work.nvm_reads = r1.since(&r0);
@@ -137,7 +137,7 @@ impl System {
         self.mc.flush_metadata()?;
         self.mc.drop_volatile();
         self.mc.st.nvm.drain_wpq(&self.mc.st.layout);
-        self.mc.chip.crashed = false;
+        self.mc.st.chip.crashed = false;
         Ok(())
     }
 

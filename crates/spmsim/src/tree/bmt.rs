@@ -54,7 +54,7 @@ impl BonsaiMerkleTree {
         let h = st.crypto.bmt_hash(bytes);
         match st.layout.parent_of(level, index) {
             None => {
-                let expect = st.roots.get(&index).copied().unwrap_or(self.default_root());
+                let expect = st.chip.roots.value_or(index, self.default_root());
                 if h == expect {
                     Ok(())
                 } else {
@@ -80,7 +80,7 @@ impl BonsaiMerkleTree {
             let h = st.crypto.bmt_hash(&cur);
             match st.layout.parent_of(level, idx) {
                 None => {
-                    st.roots.insert(idx, h);
+                    st.chip.roots.set(idx, h);
                     st.root_updates += 1;
                     break;
                 }
@@ -131,12 +131,12 @@ impl BonsaiMerkleTree {
         tops.sort_unstable();
         for &i in &tops {
             let h = st.crypto.bmt_hash(&level_blocks[&i]);
-            if st.roots.get(&i).copied().unwrap_or(self.default_root()) != h {
+            if st.chip.roots.value_or(i, self.default_root()) != h {
                 mismatched.push(i);
             }
         }
         let mut extra: Vec<u64> =
-            st.roots.iter().filter(|(i, &r)| !level_blocks.contains_key(i) && r != self.default_root()).map(|(i, _)| *i).collect();
+            st.chip.roots.iter().filter(|(i, r)| !level_blocks.contains_key(i) && *r != self.default_root()).map(|(i, _)| i).collect();
         extra.sort_unstable();
         mismatched.extend(extra);
         let nodes_rebuilt = rebuilt.len() as u64;

@@ -19,7 +19,7 @@ pub struct SgxIntegrityTree;
 impl SgxIntegrityTree {
     fn parent_counter(&self, tree: &IntegrityTree, st: &mut MetaStore, level: u32, index: u64) -> Result<u64, CheckFailure> {
         match st.layout.parent_of(level, index) {
-            None => Ok(st.roots.get(&index).copied().unwrap_or(0)),
+            None => Ok(st.chip.roots.value_or(index, 0)),
             Some((pl, pi, slot)) => {
                 let p = st.fetch(tree, st.layout.meta_addr(pl, pi))?;
                 Ok(SitNode::decode(&p).counters[slot])
@@ -75,8 +75,8 @@ impl SgxIntegrityTree {
         let was_cached = st.caches.for_addr(&layout, addr).remove(addr).is_some();
         let new_pc = match layout.parent_of(level, index) {
             None => {
-                let r = st.roots.get(&index).copied().unwrap_or(0) + 1;
-                st.roots.insert(index, r);
+                let r = st.chip.roots.value_or(index, 0) + 1;
+                st.chip.roots.set(index, r);
                 st.root_updates += 1;
                 r
             }
