@@ -50,6 +50,12 @@ impl BonsaiMerkleTree {
         self.default_hashes[level as usize]
     }
 
+    /// Whether the hash a level-`level` node holds in `slot` is still the
+    /// hash of a never-written child.
+    pub fn child_entry_is_initial(&self, level: u32, node: &[u8; 64], slot: usize) -> bool {
+        bmt_slots(node)[slot] == self.default_hash(level - 1)
+    }
+
     pub fn verify(&self, tree: &IntegrityTree, st: &mut MetaStore, level: u32, index: u64, bytes: &[u8; 64]) -> Result<(), CheckFailure> {
         let h = st.crypto.bmt_hash(bytes);
         match st.layout.parent_of(level, index) {
@@ -100,10 +106,28 @@ impl BonsaiMerkleTree {
         Ok(())
     }
 
+    /// A dirty node leaving the cache is written as it is: the eager update
+    /// already hashed it into its parent.
+    pub fn write_back(&self, st: &mut MetaStore, addr: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
+        st.nvm.write(&st.layout, addr, bytes);
+        Ok(())
+    }
+
+    /// Write every dirty line in place; no order is needed, since no
+    /// write-back changes another node.
+    pub fn flush_all(&self, tree: &IntegrityTree, st: &mut MetaStore) -> Result<u64, CheckFailure> {
+        tree.process_victims(st)?;
+        let dirty = st.caches.dirty_lines();
+        for (a, _) in &dirty {
+            st.write_line_through(*a);
+        }
+        Ok(dirty.len() as u64)
+    }
+
     /// Recompute every node above the persisted counter blocks and compare
     /// the top with the root registers. On a match the rebuilt nodes replace
     /// the tree region of the image.
-    pub fn rebuild(&self, st: &mut MetaStore) -> RebuildOutcome {
+    pub fn rebuild(&self, st: &mut MetaStore) -> Option<RebuildOutcome> {
         let layout = st.layout.clone();
         let mut level_blocks: FxHashMap<u64, [u8; 64]> = FxHashMap::default();
         for a in st.nvm.image.sorted_addrs() {
@@ -148,6 +172,6 @@ impl BonsaiMerkleTree {
                 st.nvm.image.put(a, b);
             }
         }
-        RebuildOutcome { nodes_rebuilt, mismatched_roots: mismatched }
+        Some(RebuildOutcome { nodes_rebuilt, mismatched_roots: mismatched })
     }
 }

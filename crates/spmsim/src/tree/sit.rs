@@ -8,7 +8,7 @@
 //! A never-written node is all zero bytes; that is accepted only while the
 //! parent's counter for it is still 0, i.e. before its first write-back.
 
-use super::IntegrityTree;
+use super::{IntegrityTree, RebuildOutcome};
 use crate::config::WritePolicy;
 use crate::counter::{SitNode, SIT_COUNTER_MAX};
 use crate::store::{CheckFailure, MetaStore};
@@ -17,6 +17,25 @@ use crate::store::{CheckFailure, MetaStore};
 pub struct SgxIntegrityTree;
 
 impl SgxIntegrityTree {
+    /// A never-written node of any level is all zero bytes.
+    pub fn default_block(&self, _level: u32) -> [u8; 64] {
+        [0; 64]
+    }
+    /// A root register starts at counter 0.
+    pub fn default_root(&self) -> u64 {
+        0
+    }
+    /// Whether the counter a node holds for the child in `slot` is still
+    /// 0: the child was never written back.
+    pub fn child_entry_is_initial(&self, _level: u32, node: &[u8; 64], slot: usize) -> bool {
+        SitNode::decode(node).counters[slot] == 0
+    }
+    /// The lazy tree cannot be rebuilt from its leaves: a parent's counter
+    /// counts write-backs, which the leaves do not record (STAR II-C).
+    pub fn rebuild(&self, _st: &mut MetaStore) -> Option<RebuildOutcome> {
+        None
+    }
+
     fn parent_counter(&self, tree: &IntegrityTree, st: &mut MetaStore, level: u32, index: u64) -> Result<u64, CheckFailure> {
         match st.layout.parent_of(level, index) {
             None => Ok(st.chip.roots.value_or(index, 0)),
