@@ -29,6 +29,7 @@ pub mod persist;
 pub mod reproduce;
 pub mod rng;
 pub mod roots;
+pub mod set_assoc;
 pub mod store;
 pub mod suite;
 pub mod system;

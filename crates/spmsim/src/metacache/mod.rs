@@ -9,9 +9,7 @@
 //! ```
 //! Lines hold verified plaintext metadata; they are trusted (on chip).
 
-mod set_assoc;
-
-pub use set_assoc::{CacheStats, SetAssocCache};
+pub use crate::set_assoc::{CacheStats, SetAssocCache};
 
 use crate::config::{CacheGeometry, MetadataCacheOrganization};
 use crate::layout::{Layout, Region};
