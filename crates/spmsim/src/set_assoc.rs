@@ -1,6 +1,6 @@
 //! The one set-associative cache with true LRU replacement, generic over
 //! what a way holds besides its tag: a 64 B line and a dirty bit for the
-//! metadata caches and the eADR data cache ([`SetAssocCache`]), nothing for
+//! metadata caches and the eADR data cache ([`LineCache`]), nothing for
 //! the timing model's tag-only data caches (`timing::tags::TagCache`, a
 //! `SetAssoc<()>`).
 //!
@@ -262,7 +262,7 @@ impl Default for Line {
 
 /// A cache of 64 B lines with dirty bits: the metadata caches and the
 /// eADR data cache.
-pub type SetAssocCache = SetAssoc<Line>;
+pub type LineCache = SetAssoc<Line>;
 
 impl SetAssoc<Line> {
     /// `lines` total lines; `ways` per set (validated by the config layer).
@@ -361,7 +361,7 @@ mod tests {
         fn hits_and_misses_are_true_lru(keys in proptest::collection::vec((0u64..48, any::<bool>()), 1..400), ways in 1usize..6) {
             let nsets = 4u64;
             let mut tags: SetAssoc<()> = SetAssoc::with_geometry(nsets, ways, SetIndex::LowBits);
-            let mut lines = SetAssocCache::new(nsets * ways as u64, ways as u32);
+            let mut lines = LineCache::new(nsets * ways as u64, ways as u32);
             let mut r_tags = ReferenceLru { sets: vec![Vec::new(); nsets as usize], ways };
             let mut r_lines = ReferenceLru { sets: vec![Vec::new(); nsets as usize], ways };
             for (k, remove) in keys {
@@ -389,7 +389,7 @@ mod tests {
 
     #[test]
     fn lru_evicts_least_recent_dirty_victim() {
-        let mut c = SetAssocCache::new(2, 2); // one set, two ways
+        let mut c = LineCache::new(2, 2); // one set, two ways
         assert!(c.put(1, [1; 64], true).is_none());
         assert!(c.put(2, [2; 64], false).is_none());
         assert_eq!(c.get(1), Some([1; 64])); // 2 is now LRU
@@ -403,7 +403,7 @@ mod tests {
 
     #[test]
     fn update_in_place_is_a_get_then_a_dirty_put() {
-        let ops = |c: &mut SetAssocCache, fused: bool| {
+        let ops = |c: &mut LineCache, fused: bool| {
             for a in [1u64, 2, 3, 1, 4, 2, 5, 1] {
                 if fused {
                     match c.update(a) {
@@ -425,7 +425,7 @@ mod tests {
                 }
             }
         };
-        let (mut a, mut b) = (SetAssocCache::new(4, 2), SetAssocCache::new(4, 2));
+        let (mut a, mut b) = (LineCache::new(4, 2), LineCache::new(4, 2));
         ops(&mut a, false);
         ops(&mut b, true);
         assert_eq!((a.stats, a.dirty_lines()), (b.stats, b.dirty_lines()));
@@ -437,7 +437,7 @@ mod tests {
 
     #[test]
     fn update_keeps_dirty_and_counts() {
-        let mut c = SetAssocCache::new(16, 4);
+        let mut c = LineCache::new(16, 4);
         c.put(9, [0; 64], true);
         c.put(9, [5; 64], false);
         assert_eq!(c.peek(9), Some(([5; 64], true)));
