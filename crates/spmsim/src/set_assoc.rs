@@ -25,6 +25,13 @@ pub struct CacheStats {
     pub writebacks: u64,
 }
 
+impl CacheStats {
+    /// What happened between `before` and `self`.
+    pub fn since(&self, before: &CacheStats) -> CacheStats {
+        CacheStats { hits: self.hits - before.hits, misses: self.misses - before.misses, writebacks: self.writebacks - before.writebacks }
+    }
+}
+
 /// Tag of an empty way.
 const EMPTY: u64 = u64::MAX;
 

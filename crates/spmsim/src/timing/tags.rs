@@ -3,7 +3,7 @@
 //! The cache itself is the crate's one LRU cache, [`SetAssoc`], with
 //! nothing in a way but its tag.
 
-use crate::set_assoc::{Access, SetAssoc, SetIndex};
+use crate::set_assoc::{Access, CacheStats, SetAssoc, SetIndex};
 
 /// A data cache level: block addresses pick their set by their low bits.
 #[derive(Clone, Debug)]
@@ -24,6 +24,11 @@ impl TagCache {
 
     pub fn hit_rate(&self) -> f64 {
         self.0.hit_rate()
+    }
+
+    /// Hits and misses so far (no write-backs: tags only).
+    pub fn stats(&self) -> CacheStats {
+        self.0.stats
     }
 }
 
@@ -53,6 +58,6 @@ mod tests {
         }
         assert!(!c.access(14)); // evicts 10, the least recent
         assert!(!c.access(10));
-        assert_eq!((c.0.stats.hits, c.0.stats.misses), (5, 6));
+        assert_eq!((c.stats().hits, c.stats().misses), (5, 6));
     }
 }
