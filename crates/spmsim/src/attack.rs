@@ -13,7 +13,6 @@
 use crate::config::SimConfig;
 use crate::controller::MemoryController;
 use crate::image;
-use crate::layout::CounterFormat;
 use crate::nvm::{Nvm, NvmImage};
 use crate::rng::SplitMix64;
 use crate::system::System;
@@ -219,10 +218,7 @@ pub fn run(cfg: &SimConfig, workload: &str, events: &[Event], seed: u64) -> Resu
     let ca = layout.meta_addr(0, ci);
     let mut img = ctx.final_img.clone();
     let mut cb = get(&img, ca);
-    let bit = match layout.counter_format {
-        CounterFormat::Split => 64 + cslot * 7,
-        CounterFormat::Sit => cslot * 56,
-    };
+    let bit = layout.counter_format.counter_bit(cslot);
     flip(&mut cb, bit);
     img.put(ca, cb);
     out.push(ctx.check("counter-tamper", format!("counter of {:#x} in counter block {ca:#x}", a * 64), img, a));

@@ -15,9 +15,10 @@
 
 use crate::chip::ChipState;
 use crate::config::{SimConfig, TreeConfig};
-use crate::counter::{SitNode, SplitCounterBlock, MINOR_MAX, SIT_COUNTER_MAX};
+pub use crate::counter::BlockCounter;
+use crate::counter::{CounterFormat, Increment};
 use crate::crypto::{CryptoEngine, MAC_BITS, MAC_MASK};
-use crate::layout::{CounterFormat, Layout};
+use crate::layout::Layout;
 use crate::metacache::MetaCaches;
 use crate::nvm::Nvm;
 use crate::store::{CheckFailure, MetaStore};
@@ -29,7 +30,6 @@ pub struct MemoryController {
     pub st: MetaStore,
     pub tree: IntegrityTree,
     pub secure: bool,
-    pub chip: ChipState,
     /// Blocks whose counter was advanced early (NoGap, M, CM) and whose new
     /// data is still in the SecPB: NVM holds their old ciphertext under the
     /// previous counter, so a page re-encryption must leave them alone.
@@ -43,10 +43,6 @@ pub struct Prepared {
     pub ciphertext: Option<[u8; 64]>,
     pub mac: Option<u64>,
 }
-
-/// Encryption counter of one data block: (major, minor). A SIT counter
-/// block's 56-bit counter takes the major position, with minor 0.
-pub type BlockCounter = (u64, u64);
 
 fn get_u64(line: &[u8; 64], slot: usize) -> u64 {
     u64::from_le_bytes(line[slot * 8..slot * 8 + 8].try_into().unwrap())
@@ -82,22 +78,25 @@ impl MemoryController {
             nvm,
             caches: MetaCaches::new(&cfg.metadata_cache.organization),
             victims: VecDeque::new(),
-            roots: chip.roots.clone(),
+            chip,
             policy: cfg.scheme.work().metadata,
             root_updates: 0,
         };
-        MemoryController { st, tree, secure: cfg.security.enabled, chip, early_pending: Default::default() }
+        MemoryController { st, tree, secure: cfg.security.enabled, early_pending: Default::default() }
     }
 
     pub fn layout(&self) -> &Layout {
         &self.st.layout
     }
 
-    /// The chip state as it stands (root registers copied in).
+    /// The trusted chip state (keys, root registers, crash flag).
+    pub fn chip(&self) -> &ChipState {
+        &self.st.chip
+    }
+
+    /// The chip state as it stands, to save or to build another machine on.
     pub fn chip_state(&self) -> ChipState {
-        let mut c = self.chip.clone();
-        c.roots = self.st.roots.clone();
-        c
+        self.st.chip.clone()
     }
 
     fn counter_addr(&self, block: u64) -> (u64, u64, usize) {
@@ -105,21 +104,15 @@ impl MemoryController {
         (self.st.layout.meta_addr(0, idx), idx, slot)
     }
 
-    fn decode_counter(&self, bytes: &[u8; 64], slot: usize) -> BlockCounter {
-        match self.st.layout.counter_format {
-            CounterFormat::Split => {
-                let (major, minor) = SplitCounterBlock::slot(bytes, slot);
-                (major, minor as u64)
-            }
-            CounterFormat::Sit => (SitNode::decode(bytes).counters[slot], 0),
-        }
+    fn counter_format(&self) -> CounterFormat {
+        self.st.layout.counter_format
     }
 
     /// The verified encryption counter of a block.
     pub fn block_counter(&mut self, block: u64) -> Result<BlockCounter, CheckFailure> {
         let (addr, _, slot) = self.counter_addr(block);
         let bytes = self.st.fetch(&self.tree, addr)?;
-        Ok(self.decode_counter(&bytes, slot))
+        Ok(self.counter_format().decode(&bytes, slot))
     }
 
     /// The plaintext a read of the block would return, with no side
@@ -133,7 +126,7 @@ impl MemoryController {
         }
         let (addr, _, slot) = self.counter_addr(block);
         let counter_block = self.st.peek_line(addr).unwrap_or_else(|| self.tree.default_block(0));
-        match self.decode_counter(&counter_block, slot) {
+        match self.counter_format().decode(&counter_block, slot) {
             (0, 0) => [0; 64],
             (major, minor) => self.st.crypto.xor_pad_uncounted(block, major, minor, &ct.unwrap_or([0; 64])),
         }
@@ -280,33 +273,14 @@ impl MemoryController {
     fn next_counter(&mut self, block: u64) -> Result<(BlockCounter, [u8; 64]), CheckFailure> {
         let (addr, idx, slot) = self.counter_addr(block);
         let bytes = self.st.fetch(&self.tree, addr)?;
-        Ok(match self.st.layout.counter_format {
-            CounterFormat::Split => {
-                let (major, minor) = SplitCounterBlock::slot(&bytes, slot);
-                if minor < MINOR_MAX {
-                    let mut next = bytes;
-                    SplitCounterBlock::set_minor(&mut next, slot, minor + 1);
-                    return Ok(((major, minor as u64 + 1), next));
-                }
-                let mut c = SplitCounterBlock::decode(&bytes);
-                if c.minors[slot] == MINOR_MAX {
-                    self.reencrypt_page(idx, &c, slot)?;
-                    c.major += 1;
-                    c.minors = [0; 64];
-                } else {
-                    c.minors[slot] += 1;
-                }
-                ((c.major, c.minors[slot] as u64), c.encode())
+        match self.counter_format().increment(&bytes, slot) {
+            Increment::InPlace { counter, block } => Ok((counter, block)),
+            Increment::PageOverflow { counter, old, block: next } => {
+                self.reencrypt_page(idx, &old, &next, slot)?;
+                Ok((counter, next))
             }
-            CounterFormat::Sit => {
-                let mut n = SitNode::decode(&bytes);
-                if n.counters[slot] >= SIT_COUNTER_MAX {
-                    return Err(CheckFailure::CounterOverflow { level: 0, index: idx });
-                }
-                n.counters[slot] += 1;
-                ((n.counters[slot], 0), n.encode())
-            }
-        })
+            Increment::Exhausted => Err(CheckFailure::CounterOverflow { level: 0, index: idx }),
+        }
     }
 
     /// Early counter and BMT work (SecPB IV: NoGap, M, CM): increment the
@@ -328,29 +302,29 @@ impl MemoryController {
     /// needs no page re-encryption (early counter of BCM and OBCM, kept in
     /// the SecPB entry's C field, not in the counter cache).
     pub fn peek_next_counter(&mut self, block: u64) -> Result<Option<BlockCounter>, CheckFailure> {
-        let (major, minor) = self.block_counter(block)?;
+        let ctr = self.block_counter(block)?;
         self.tree.process_victims(&mut self.st)?;
-        Ok(match self.st.layout.counter_format {
-            CounterFormat::Split if minor < MINOR_MAX as u64 => Some((major, minor + 1)),
-            CounterFormat::Sit if major < SIT_COUNTER_MAX => Some((major + 1, 0)),
-            _ => None,
-        })
+        Ok(self.counter_format().next_in_place(ctr))
     }
 
-    /// The block being written (`skip`) is left to the caller, so its new
-    /// pad encrypts only its new plaintext.
-    fn reencrypt_page(&mut self, page: u64, c: &SplitCounterBlock, skip: usize) -> Result<(), CheckFailure> {
+    /// Re-encrypt every block of a counter block's page from its counter in
+    /// `old` to its counter in `new`. The block being written (`skip`) is
+    /// left to the caller, so its new pad encrypts only its new plaintext.
+    fn reencrypt_page(&mut self, page: u64, old: &[u8; 64], new: &[u8; 64], skip: usize) -> Result<(), CheckFailure> {
         let per = self.st.layout.blocks_per_counter_block();
         let first = page * per;
         let mut plains = Vec::with_capacity(per as usize);
         // Blocks with an early-advanced counter keep their new data in the
         // SecPB; their drain finds the counter moved and writes afresh.
         let todo: Vec<u64> = (0..per).filter(|&j| j as usize != skip && !self.early_pending.contains(&(first + j))).collect();
+        let format = self.counter_format();
         for j in todo {
-            plains.push((j, self.decrypt_verified(first + j, c.major, c.minors[j as usize] as u64)?));
+            let (major, minor) = format.decode(old, j as usize);
+            plains.push((j, self.decrypt_verified(first + j, major, minor)?));
         }
         for (j, p) in &plains {
-            self.encrypt_and_queue(first + j, c.major + 1, 0, p);
+            let (major, minor) = format.decode(new, *j as usize);
+            self.encrypt_and_queue(first + j, major, minor, p);
         }
         Ok(())
     }

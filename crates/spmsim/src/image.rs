@@ -215,7 +215,7 @@ pub struct RecoveryApplied {
 pub fn verify_saved(cfg: &SimConfig, mc: MemoryController) -> VerifyReport {
     let mut sys = System::with_controller(cfg, mc);
     let mut applied = None;
-    if sys.mc.chip.crashed && sys.mc.secure && sys.needs_rebuild() {
+    if sys.mc.chip().crashed && sys.mc.secure && sys.needs_rebuild() {
         let rec = sys.recover();
         let out = rec.rebuild.unwrap_or_default();
         applied = Some(RecoveryApplied {
@@ -291,11 +291,11 @@ pub fn verify(mc: &mut MemoryController) -> VerifyReport {
     if mc.secure {
         let top = layout.top_level();
         let mut frontier: Vec<u64> = mc
-            .st
+            .chip()
             .roots
             .iter()
-            .filter(|(i, v)| **i < layout.level_nodes[top as usize] && !mc.tree.root_is_initial(**i, **v))
-            .map(|(i, _)| *i)
+            .filter(|&(i, v)| i < layout.level_nodes[top as usize] && !mc.tree.root_is_initial(i, v))
+            .map(|(i, _)| i)
             .collect();
         frontier.sort_unstable();
         for level in (0..=top).rev() {
@@ -415,12 +415,12 @@ pub fn inspect(chip: &ChipFile, mc: &MemoryController) -> InspectReport {
     for a in mc.st.nvm.image.sorted_addrs() {
         let k = match layout.region(a) {
             Some(Region::Tree { level, .. }) => format!("tree-level-{level}"),
-            Some(r) => r.kind().to_string(),
+            Some(r) => r.kind().name().to_string(),
             None => "outside".into(),
         };
         *by.entry(k).or_insert(0u64) += 1;
     }
-    let roots = chip.chip.roots.iter().map(|(k, v)| (k.to_string(), format!("{v:#018x}"))).collect();
+    let roots = chip.chip.roots.to_hex_map();
     InspectReport {
         scheme: chip.config.name.clone(),
         tree: mc.tree.name().into(),

@@ -15,31 +15,11 @@
 //! height leaves several top-level nodes, each with its own root register:
 //! a Bonsai Merkle forest (SecPB VI-E).
 
+pub use crate::counter::CounterFormat;
 use serde::Serialize;
 
 pub const BLOCK_BYTES: u64 = 64;
 pub const MACS_PER_LINE: u64 = 8;
-
-/// How encryption counters are packed into 64 B counter blocks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CounterFormat {
-    /// 64-bit major + 64 x 7-bit minor counters: one block per 4 KiB page
-    /// (split counters, used with the BMT).
-    Split,
-    /// 8 x 56-bit counters + 64-bit MAC: one block per 8 data blocks (the
-    /// SGX counter/version block, the leaves of the SIT; STAR II-C).
-    Sit,
-}
-
-impl CounterFormat {
-    pub fn blocks_per_counter_block(self) -> u64 {
-        match self {
-            CounterFormat::Split => 64,
-            CounterFormat::Sit => 8,
-        }
-    }
-}
 
 /// What a physical block address holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -51,13 +31,38 @@ pub enum Region {
     Tree { level: u32, index: u64 },
 }
 
-impl Region {
-    pub fn kind(&self) -> &'static str {
+/// What kind of block an address holds, without its position: the key of
+/// every per-kind count (NVM reads and writes, the stats JSON).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RegionKind {
+    Data,
+    Counter,
+    Mac,
+    Tree,
+}
+
+impl RegionKind {
+    pub const ALL: [RegionKind; 4] = [RegionKind::Data, RegionKind::Counter, RegionKind::Mac, RegionKind::Tree];
+
+    /// The name reports and the stats JSON use.
+    pub fn name(self) -> &'static str {
         match self {
-            Region::Data { .. } => "data",
-            Region::Counter { .. } => "counter",
-            Region::MacLine { .. } => "mac",
-            Region::Tree { .. } => "tree",
+            RegionKind::Data => "data",
+            RegionKind::Counter => "counter",
+            RegionKind::Mac => "mac",
+            RegionKind::Tree => "tree",
+        }
+    }
+}
+
+impl Region {
+    pub fn kind(&self) -> RegionKind {
+        match self {
+            Region::Data { .. } => RegionKind::Data,
+            Region::Counter { .. } => RegionKind::Counter,
+            Region::MacLine { .. } => RegionKind::Mac,
+            Region::Tree { .. } => RegionKind::Tree,
         }
     }
 }
@@ -159,6 +164,16 @@ impl Layout {
         None
     }
 
+    /// The kind of block at `addr`. Every address the memory controller
+    /// reads or writes lies inside the layout; one outside is a simulator
+    /// bug, not an input error, so it stops the run with the address.
+    pub fn kind_of(&self, addr: u64) -> RegionKind {
+        match self.region(addr) {
+            Some(r) => r.kind(),
+            None => panic!("block address {addr:#x} lies outside the secure NVM layout (which ends at {:#x})", self.end),
+        }
+    }
+
     /// (level, index) of a metadata block address (level 0 = counter block).
     pub fn meta_pos(&self, addr: u64) -> Option<(u32, u64)> {
         match self.region(addr)? {
@@ -192,6 +207,8 @@ mod tests {
         let (m, slot) = l.mac_line_of(17);
         assert_eq!((l.region(m), slot), (Some(Region::MacLine { index: 2 }), 1));
         assert_eq!(l.region(l.end), None);
+        let kinds: Vec<RegionKind> = [5, c, m, t].iter().map(|&a| l.kind_of(a)).collect();
+        assert_eq!(kinds, RegionKind::ALL);
     }
 
     #[test]

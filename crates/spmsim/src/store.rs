@@ -1,6 +1,6 @@
 //! The state the security engine works on: NVM (untrusted), metadata caches
-//! and the on-chip root registers (trusted), the crypto engine, and a victim
-//! buffer for dirty lines evicted in the middle of an operation.
+//! and the chip state with its root registers (trusted), the crypto engine,
+//! and a victim buffer for dirty lines evicted in the middle of an operation.
 //!
 //! ```text
 //!   fetch(addr): cache hit -> trusted
@@ -10,6 +10,7 @@
 //! Verification walks up only until the first line already on chip (SecPB
 //! II-B: verification stops at the first verified cached node).
 
+use crate::chip::ChipState;
 use crate::config::WritePolicy;
 use crate::crypto::CryptoEngine;
 use crate::layout::{Layout, Region};
@@ -17,7 +18,6 @@ use crate::metacache::MetaCaches;
 use crate::nvm::Nvm;
 use crate::scheme::MetadataPolicy;
 use crate::tree::IntegrityTree;
-use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::VecDeque;
 
@@ -68,8 +68,9 @@ pub struct MetaStore {
     pub nvm: Nvm,
     pub caches: MetaCaches,
     pub victims: VecDeque<(u64, [u8; 64])>,
-    /// On-chip root registers, one per top-level node; absent = initial value.
-    pub roots: FxHashMap<u64, u64>,
+    /// The trusted chip state: keys, the crash flag and the root registers
+    /// (`chip.roots`, one per top-level node), which the tree keeps here.
+    pub chip: ChipState,
     /// How each kind of metadata line is written: the scheme's rule.
     pub policy: MetadataPolicy,
     /// Root register updates so far (SecPB Fig. 8 counts them).

@@ -116,9 +116,9 @@ impl System {
             self.mc.st.nvm.discard_wpq();
         }
         if !battery.nv_registers {
-            self.mc.st.roots.clear();
+            self.mc.st.chip.roots.clear();
         }
-        self.mc.chip.crashed = true;
+        self.mc.st.chip.crashed = true;
         let (c1, r1, w1) = self.snapshot();
         work.crypto = c1.since(&c0);
         work.nvm_reads = r1.since(&r0);
@@ -132,7 +132,7 @@ impl System {
         self.mc.flush_metadata()?;
         self.mc.drop_volatile();
         self.mc.st.nvm.drain_wpq(&self.mc.st.layout);
-        self.mc.chip.crashed = false;
+        self.mc.st.chip.crashed = false;
         Ok(())
     }
 
@@ -249,9 +249,9 @@ mod tests {
         for backed in [true, false] {
             let mut s = machine("secure-wb-battery", &format!("nv_registers={backed}"));
             store_blocks(&mut s, 0..3);
-            assert!(!s.mc.st.roots.is_empty());
+            assert!(!s.mc.st.chip.roots.is_empty());
             s.power_fail();
-            assert_eq!(s.mc.st.roots.is_empty(), !backed);
+            assert_eq!(s.mc.st.chip.roots.is_empty(), !backed);
             let rec = s.recover();
             assert_eq!((rec.root_registers_lost, rec.ok()), (!backed, backed));
         }

@@ -9,9 +9,7 @@
 //! ```
 //! Lines hold verified plaintext metadata; they are trusted (on chip).
 
-mod set_assoc;
-
-pub use set_assoc::{CacheStats, SetAssocCache};
+pub use crate::set_assoc::{CacheStats, LineCache};
 
 use crate::config::{CacheGeometry, MetadataCacheOrganization};
 use crate::layout::{Layout, Region};
@@ -19,12 +17,12 @@ use crate::layout::{Layout, Region};
 #[derive(Clone, Debug)]
 #[allow(clippy::large_enum_variant)] // one value per controller: size does not matter
 pub enum MetaCaches {
-    Separate { counter: SetAssocCache, mac: SetAssocCache, tree: SetAssocCache },
-    Unified(SetAssocCache),
+    Separate { counter: LineCache, mac: LineCache, tree: LineCache },
+    Unified(LineCache),
 }
 
-fn build(g: &CacheGeometry) -> SetAssocCache {
-    SetAssocCache::new(g.capacity_bytes / 64, g.ways)
+fn build(g: &CacheGeometry) -> LineCache {
+    LineCache::new(g.capacity_bytes / 64, g.ways)
 }
 
 /// The one of three separate caches (shared or exclusive references) that
@@ -48,7 +46,7 @@ impl MetaCaches {
     }
 
     /// The cache that holds `addr`.
-    pub fn for_addr(&mut self, layout: &Layout, addr: u64) -> &mut SetAssocCache {
+    pub fn for_addr(&mut self, layout: &Layout, addr: u64) -> &mut LineCache {
         match self {
             MetaCaches::Unified(c) => c,
             MetaCaches::Separate { counter, mac, tree } => pick(layout, addr, counter, mac, tree),
@@ -65,14 +63,14 @@ impl MetaCaches {
         cache.peek(addr).map(|(b, _)| b)
     }
 
-    pub fn all(&self) -> Vec<(&'static str, &SetAssocCache)> {
+    pub fn all(&self) -> Vec<(&'static str, &LineCache)> {
         match self {
             MetaCaches::Separate { counter, mac, tree } => vec![("counter", counter), ("mac", mac), ("tree", tree)],
             MetaCaches::Unified(c) => vec![("unified", c)],
         }
     }
 
-    pub fn all_mut(&mut self) -> Vec<&mut SetAssocCache> {
+    pub fn all_mut(&mut self) -> Vec<&mut LineCache> {
         match self {
             MetaCaches::Separate { counter, mac, tree } => vec![counter, mac, tree],
             MetaCaches::Unified(c) => vec![c],

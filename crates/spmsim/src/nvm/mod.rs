@@ -7,12 +7,13 @@
 //! A block never written reads as absent; each caller decides what an absent
 //! block means (zeros, or a tree's default node).
 
-use crate::layout::{Layout, Region};
+use crate::layout::{Layout, RegionKind};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::VecDeque;
 
-/// Counts of NVM block accesses, by what the block holds.
+/// Counts of NVM block accesses, by what the block holds ([`RegionKind`];
+/// the field names are the kinds' names, which the stats JSON shows).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ByKind {
     pub data: u64,
@@ -22,12 +23,23 @@ pub struct ByKind {
 }
 
 impl ByKind {
-    pub fn bump(&mut self, kind: &str) {
+    pub fn bump(&mut self, kind: RegionKind) {
+        *self.of_mut(kind) += 1;
+    }
+    pub fn of(&self, kind: RegionKind) -> u64 {
         match kind {
-            "data" => self.data += 1,
-            "counter" => self.counter += 1,
-            "mac" => self.mac += 1,
-            _ => self.tree += 1,
+            RegionKind::Data => self.data,
+            RegionKind::Counter => self.counter,
+            RegionKind::Mac => self.mac,
+            RegionKind::Tree => self.tree,
+        }
+    }
+    fn of_mut(&mut self, kind: RegionKind) -> &mut u64 {
+        match kind {
+            RegionKind::Data => &mut self.data,
+            RegionKind::Counter => &mut self.counter,
+            RegionKind::Mac => &mut self.mac,
+            RegionKind::Tree => &mut self.tree,
         }
     }
     pub fn total(&self) -> u64 {
@@ -80,14 +92,10 @@ impl Nvm {
         }
     }
 
-    fn kind(layout: &Layout, addr: u64) -> &'static str {
-        layout.region(addr).map(|r| r.kind()).unwrap_or("tree")
-    }
-
     /// Read a block, forwarding the newest WPQ entry for it.
     pub fn read(&mut self, layout: &Layout, addr: u64) -> Option<[u8; 64]> {
         if !self.wpq_index.contains_key(&addr) {
-            self.reads.bump(Self::kind(layout, addr));
+            self.reads.bump(layout.kind_of(addr));
             if self.log_writes {
                 self.read_log.push(addr);
             }
@@ -108,7 +116,7 @@ impl Nvm {
 
     /// Enqueue a write; once in the WPQ it is persistent (ADR).
     pub fn write(&mut self, layout: &Layout, addr: u64, b: [u8; 64]) {
-        self.enqueued.bump(Self::kind(layout, addr));
+        self.enqueued.bump(layout.kind_of(addr));
         if self.log_writes {
             self.write_log.push(addr);
         }
@@ -131,7 +139,7 @@ impl Nvm {
     }
 
     fn commit(&mut self, layout: &Layout, addr: u64, b: [u8; 64]) {
-        self.writes.bump(Self::kind(layout, addr));
+        self.writes.bump(layout.kind_of(addr));
         self.image.put(addr, b);
     }
 
@@ -154,8 +162,26 @@ impl Nvm {
     pub fn wpq_len(&self) -> usize {
         self.wpq.len()
     }
+}
 
-    pub fn region_kind(layout: &Layout, addr: u64) -> Option<Region> {
-        layout.region(addr)
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_kind_is_counted_under_its_own_name() {
+        let mut b = ByKind::default();
+        for (n, k) in RegionKind::ALL.into_iter().enumerate() {
+            for _ in 0..=n {
+                b.bump(k);
+            }
+        }
+        let json = serde_json::to_value(b).unwrap();
+        assert_eq!(json.as_object().unwrap().len(), RegionKind::ALL.len(), "{json}");
+        for (n, k) in RegionKind::ALL.into_iter().enumerate() {
+            assert_eq!(b.of(k), n as u64 + 1, "{k:?}");
+            assert_eq!(json[k.name()], n as u64 + 1, "{k:?} in {json}");
+        }
+        assert_eq!(b.total(), 1 + 2 + 3 + 4);
     }
 }

@@ -3,17 +3,17 @@
 //! drains every dirty line on power loss.
 
 use crate::controller::MemoryController;
-use crate::metacache::SetAssocCache;
+use crate::set_assoc::LineCache;
 use crate::store::CheckFailure;
 
 #[derive(Clone, Debug)]
 pub struct DataCache {
-    cache: SetAssocCache,
+    cache: LineCache,
 }
 
 impl DataCache {
     pub fn new(capacity_bytes: u64, ways: u32) -> Self {
-        DataCache { cache: SetAssocCache::new(capacity_bytes / 64, ways) }
+        DataCache { cache: LineCache::new(capacity_bytes / 64, ways) }
     }
 
     fn line(&mut self, mc: &mut MemoryController, block: u64) -> Result<[u8; 64], CheckFailure> {

@@ -164,7 +164,7 @@ impl Counters {
     pub(super) fn of(time: u64, sys: &System, caches: [&TagCache; 3], pcm: &Pcm) -> Self {
         Counters {
             time,
-            caches: caches.map(|c| (c.hits, c.misses)),
+            caches: caches.map(|c| (c.stats().hits, c.stats().misses)),
             metadata_caches: sys.mc.st.caches.all().into_iter().map(|(n, c)| (n, c.stats)).collect(),
             pcm: pcm.stats,
             persist_buffer: match &sys.front {

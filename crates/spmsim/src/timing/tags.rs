@@ -1,43 +1,30 @@
 //! Tag-only set-associative caches with LRU, for the data cache hierarchy
 //! of the timing model (no data: values live in the functional model).
+//! The cache itself is the crate's one LRU cache, [`SetAssoc`], with
+//! nothing in a way but its tag.
 
-/// Each set keeps its tags in recency order, most recent first, so a hit
-/// moves a tag to the front and a miss drops the last one (an empty way
-/// while there is one, else the least recently used block): true LRU with
-/// no timestamps, and a lookup reads only the set's own tags.
+use crate::set_assoc::{Access, CacheStats, SetAssoc, SetIndex};
+
+/// A data cache level: block addresses pick their set by their low bits.
 #[derive(Clone, Debug)]
-pub struct TagCache {
-    tags: Vec<u64>,
-    ways: usize,
-    sets: u64,
-    pub hits: u64,
-    pub misses: u64,
-}
-
-const EMPTY: u64 = u64::MAX;
+pub struct TagCache(SetAssoc<()>);
 
 impl TagCache {
     pub fn new(capacity_bytes: u64, ways: u32) -> Self {
         let lines = (capacity_bytes / 64).max(1);
-        let ways = (ways as u64).clamp(1, lines) as usize;
-        let sets = (lines / ways as u64).max(1);
-        TagCache { tags: vec![EMPTY; (sets as usize) * ways], ways, sets, hits: 0, misses: 0 }
+        let ways = (ways as u64).clamp(1, lines);
+        TagCache(SetAssoc::with_geometry(lines / ways, ways as usize, SetIndex::LowBits))
     }
 
     /// Look up a block and fill it on a miss. Returns whether it hit.
+    #[inline]
     pub fn access(&mut self, block: u64) -> bool {
-        let set = if self.sets.is_power_of_two() { block & (self.sets - 1) } else { block % self.sets };
-        let base = set as usize * self.ways;
-        let tags = &mut self.tags[base..base + self.ways];
-        if let Some(i) = tags.iter().position(|&t| t == block) {
-            tags[..=i].rotate_right(1);
-            self.hits += 1;
-            return true;
-        }
-        self.misses += 1;
-        tags.rotate_right(1);
-        tags[0] = block;
-        false
+        self.0.access(block, ()) == Access::Hit
+    }
+
+    /// Hits and misses so far (no write-backs: tags only).
+    pub fn stats(&self) -> CacheStats {
+        self.0.stats
     }
 }
 
@@ -67,6 +54,6 @@ mod tests {
         }
         assert!(!c.access(14)); // evicts 10, the least recent
         assert!(!c.access(10));
-        assert_eq!((c.hits, c.misses), (5, 6));
+        assert_eq!((c.stats().hits, c.stats().misses), (5, 6));
     }
 }

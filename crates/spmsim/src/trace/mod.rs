@@ -21,7 +21,7 @@ pub mod text;
 pub use events::RecordEvents;
 pub use native::{NativeReader, NativeWriter};
 
-use crate::workload::Op;
+use crate::event::Op;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -81,9 +81,9 @@ impl TraceRecord {
     pub fn is_memory(&self) -> bool {
         matches!(self.op, Op::Load | Op::Store)
     }
-    /// Instructions the record stands for (see [`crate::workload::Event::instructions`]).
+    /// Instructions the record stands for ([`crate::event::instructions`]).
     pub fn instructions(&self) -> u64 {
-        self.gap as u64 + (matches!(self.op, Op::Load | Op::Store | Op::Fence) && !self.same_instruction) as u64
+        crate::event::instructions(self.gap, self.op, self.same_instruction)
     }
 }
 

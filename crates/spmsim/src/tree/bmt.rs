@@ -50,11 +50,17 @@ impl BonsaiMerkleTree {
         self.default_hashes[level as usize]
     }
 
+    /// Whether the hash a level-`level` node holds in `slot` is still the
+    /// hash of a never-written child.
+    pub fn child_entry_is_initial(&self, level: u32, node: &[u8; 64], slot: usize) -> bool {
+        bmt_slots(node)[slot] == self.default_hash(level - 1)
+    }
+
     pub fn verify(&self, tree: &IntegrityTree, st: &mut MetaStore, level: u32, index: u64, bytes: &[u8; 64]) -> Result<(), CheckFailure> {
         let h = st.crypto.bmt_hash(bytes);
         match st.layout.parent_of(level, index) {
             None => {
-                let expect = st.roots.get(&index).copied().unwrap_or(self.default_root());
+                let expect = st.chip.roots.value_or(index, self.default_root());
                 if h == expect {
                     Ok(())
                 } else {
@@ -80,7 +86,7 @@ impl BonsaiMerkleTree {
             let h = st.crypto.bmt_hash(&cur);
             match st.layout.parent_of(level, idx) {
                 None => {
-                    st.roots.insert(idx, h);
+                    st.chip.roots.set(idx, h);
                     st.root_updates += 1;
                     break;
                 }
@@ -100,10 +106,28 @@ impl BonsaiMerkleTree {
         Ok(())
     }
 
+    /// A dirty node leaving the cache is written as it is: the eager update
+    /// already hashed it into its parent.
+    pub fn write_back(&self, st: &mut MetaStore, addr: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
+        st.nvm.write(&st.layout, addr, bytes);
+        Ok(())
+    }
+
+    /// Write every dirty line in place; no order is needed, since no
+    /// write-back changes another node.
+    pub fn flush_all(&self, tree: &IntegrityTree, st: &mut MetaStore) -> Result<u64, CheckFailure> {
+        tree.process_victims(st)?;
+        let dirty = st.caches.dirty_lines();
+        for (a, _) in &dirty {
+            st.write_line_through(*a);
+        }
+        Ok(dirty.len() as u64)
+    }
+
     /// Recompute every node above the persisted counter blocks and compare
     /// the top with the root registers. On a match the rebuilt nodes replace
     /// the tree region of the image.
-    pub fn rebuild(&self, st: &mut MetaStore) -> RebuildOutcome {
+    pub fn rebuild(&self, st: &mut MetaStore) -> Option<RebuildOutcome> {
         let layout = st.layout.clone();
         let mut level_blocks: FxHashMap<u64, [u8; 64]> = FxHashMap::default();
         for a in st.nvm.image.sorted_addrs() {
@@ -131,12 +155,12 @@ impl BonsaiMerkleTree {
         tops.sort_unstable();
         for &i in &tops {
             let h = st.crypto.bmt_hash(&level_blocks[&i]);
-            if st.roots.get(&i).copied().unwrap_or(self.default_root()) != h {
+            if st.chip.roots.value_or(i, self.default_root()) != h {
                 mismatched.push(i);
             }
         }
         let mut extra: Vec<u64> =
-            st.roots.iter().filter(|(i, &r)| !level_blocks.contains_key(i) && r != self.default_root()).map(|(i, _)| *i).collect();
+            st.chip.roots.iter().filter(|(i, r)| !level_blocks.contains_key(i) && *r != self.default_root()).map(|(i, _)| i).collect();
         extra.sort_unstable();
         mismatched.extend(extra);
         let nodes_rebuilt = rebuilt.len() as u64;
@@ -148,7 +172,7 @@ impl BonsaiMerkleTree {
                 st.nvm.image.put(a, b);
             }
         }
-        RebuildOutcome { nodes_rebuilt, mismatched_roots: mismatched }
+        Some(RebuildOutcome { nodes_rebuilt, mismatched_roots: mismatched })
     }
 }
 
@@ -216,7 +240,7 @@ mod tests {
     fn updating_one_leaf_sets_the_root_to_the_hash_chain_above_it() {
         let mut mc = machine();
         let t = bmt(&mc);
-        assert!(mc.st.roots.is_empty(), "a fresh machine holds the default root");
+        assert!(mc.st.chip.roots.is_empty(), "a fresh machine holds the default root");
         let leaf = counter_block(1);
         mc.tree.counter_updated(&mut mc.st, 1234, leaf).unwrap();
         // The chain recomputed by hand: each level is the never-written
@@ -228,13 +252,13 @@ mod tests {
             bmt_set_slot(&mut p, slot, mc.st.crypto.bmt_hash_uncounted(&cur));
             (level, index, cur) = (pl, pi, p);
         }
-        let root = mc.st.roots[&0];
+        let root = mc.st.chip.roots.get(0).unwrap();
         assert_eq!(root, mc.st.crypto.bmt_hash_uncounted(&cur));
         assert_ne!(root, t.default_root());
         assert_eq!(mc.st.root_updates, 1);
         // Another leaf under the same root moves it again.
         mc.tree.counter_updated(&mut mc.st, 9000, leaf).unwrap();
-        assert_ne!(mc.st.roots[&0], root);
+        assert_ne!(mc.st.chip.roots.get(0).unwrap(), root);
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! A never-written node is all zero bytes; that is accepted only while the
 //! parent's counter for it is still 0, i.e. before its first write-back.
 
-use super::IntegrityTree;
+use super::{IntegrityTree, RebuildOutcome};
 use crate::config::WritePolicy;
 use crate::counter::{SitNode, SIT_COUNTER_MAX};
 use crate::store::{CheckFailure, MetaStore};
@@ -17,9 +17,28 @@ use crate::store::{CheckFailure, MetaStore};
 pub struct SgxIntegrityTree;
 
 impl SgxIntegrityTree {
+    /// A never-written node of any level is all zero bytes.
+    pub fn default_block(&self, _level: u32) -> [u8; 64] {
+        [0; 64]
+    }
+    /// A root register starts at counter 0.
+    pub fn default_root(&self) -> u64 {
+        0
+    }
+    /// Whether the counter a node holds for the child in `slot` is still
+    /// 0: the child was never written back.
+    pub fn child_entry_is_initial(&self, _level: u32, node: &[u8; 64], slot: usize) -> bool {
+        SitNode::decode(node).counters[slot] == 0
+    }
+    /// The lazy tree cannot be rebuilt from its leaves: a parent's counter
+    /// counts write-backs, which the leaves do not record (STAR II-C).
+    pub fn rebuild(&self, _st: &mut MetaStore) -> Option<RebuildOutcome> {
+        None
+    }
+
     fn parent_counter(&self, tree: &IntegrityTree, st: &mut MetaStore, level: u32, index: u64) -> Result<u64, CheckFailure> {
         match st.layout.parent_of(level, index) {
-            None => Ok(st.roots.get(&index).copied().unwrap_or(0)),
+            None => Ok(st.chip.roots.value_or(index, 0)),
             Some((pl, pi, slot)) => {
                 let p = st.fetch(tree, st.layout.meta_addr(pl, pi))?;
                 Ok(SitNode::decode(&p).counters[slot])
@@ -75,8 +94,8 @@ impl SgxIntegrityTree {
         let was_cached = st.caches.for_addr(&layout, addr).remove(addr).is_some();
         let new_pc = match layout.parent_of(level, index) {
             None => {
-                let r = st.roots.get(&index).copied().unwrap_or(0) + 1;
-                st.roots.insert(index, r);
+                let r = st.chip.roots.value_or(index, 0) + 1;
+                st.chip.roots.set(index, r);
                 st.root_updates += 1;
                 r
             }
@@ -192,7 +211,7 @@ mod tests {
             mc.tree.counter_updated(&mut mc.st, index, leaf(i as u64 + 1)).unwrap();
         }
         persist_all(&mut mc);
-        assert_eq!(mc.st.roots.get(&0), Some(&1), "the top node was written back once");
+        assert_eq!(mc.st.chip.roots.get(0), Some(1), "the top node was written back once");
         for (i, index) in [0u64, 9, 500, 131071].into_iter().enumerate() {
             let a = mc.st.layout.meta_addr(0, index);
             let got = SitNode::decode(&mc.st.fetch(&mc.tree, a).unwrap());

@@ -2,16 +2,9 @@
 //! and yields events without end; callers bound a run by operations or by
 //! instructions, so no run holds its whole workload in memory.
 //!
-//! An [`Event`] is one memory-level operation of the program, preceded by
-//! `gap` non-memory instructions: a load of 1..=64 bytes or a store of
-//! 1..=8 bytes inside one 64 B block, a fence, or a marker (transaction
-//! begin/commit, epoch boundary), or `compute` (the gap alone: non-memory
-//! instructions with nothing after them). Stores flagged `log` write the
-//! undo log.
-//! An access flagged `same_instruction` belongs to the instruction of the
-//! event before it (a wide or block-straddling access split by a trace
-//! reader, or the store half of a read-modify-write), so it is not counted
-//! as an instruction of its own.
+//! The events themselves ([`Event`], [`Op`]) are defined in
+//! [`crate::event`], which says what one stands for and how instructions
+//! are counted; they are re-exported here.
 //!
 //! Workloads come from built-in generators (infinite, seeded) or from trace
 //! files ([`crate::trace`]), which end and can fail; [`EventStream`] hides
@@ -55,85 +48,11 @@ pub use tpcc::TpccParams;
 pub use warmup::Warmup;
 pub use ycsb::{Distribution, YcsbParams};
 
+pub use crate::event::{Event, Op};
+
 use crate::trace::{Format, RecordEvents};
 use serde::Serialize;
 use std::path::PathBuf;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Op {
-    Load,
-    Store,
-    Fence,
-    TxBegin,
-    TxCommit,
-    /// Epoch boundary (epoch persistency): stores of the next epoch persist
-    /// after every store of this one; timed and checked as a fence, but not
-    /// an instruction of its own.
-    Epoch,
-    /// Only non-memory instructions: the event's gap, with no operation
-    /// after it. Carries the instructions a trace has after its last memory
-    /// access, and the part of a gap that fits an `--instructions` limit,
-    /// so instruction counts are exact.
-    Compute,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Event {
-    pub op: Op,
-    /// Byte address (stores and loads).
-    pub addr: u64,
-    pub size: u8,
-    /// Stored value, little-endian in the low `size` bytes.
-    pub value: u64,
-    /// The store writes the undo-log region.
-    pub log: bool,
-    /// Non-memory instructions executed before this event.
-    pub gap: u32,
-    /// Part of the previous event's instruction (see the module docs).
-    pub same_instruction: bool,
-}
-
-impl Event {
-    pub fn store(addr: u64, size: u8, value: u64, log: bool) -> Event {
-        debug_assert!((1..=8).contains(&size) && addr % 64 + size as u64 <= 64);
-        Event { op: Op::Store, addr, size, value, log, gap: 0, same_instruction: false }
-    }
-    pub fn load(addr: u64, size: u8) -> Event {
-        Event { op: Op::Load, addr, size, value: 0, log: false, gap: 0, same_instruction: false }
-    }
-    pub fn marker(op: Op) -> Event {
-        Event { op, addr: 0, size: 0, value: 0, log: false, gap: 0, same_instruction: false }
-    }
-    pub fn after(mut self, gap: u32) -> Event {
-        self.gap = gap;
-        self
-    }
-    pub fn block(&self) -> u64 {
-        self.addr / 64
-    }
-    /// Instructions this event stands for: its gap plus itself, except
-    /// markers, which are not instructions, and accesses that belong to the
-    /// previous event's instruction.
-    pub fn instructions(&self) -> u64 {
-        self.gap as u64 + (matches!(self.op, Op::Load | Op::Store | Op::Fence) && !self.same_instruction) as u64
-    }
-    /// Persist ordering point: a fence or an epoch boundary.
-    pub fn is_barrier(&self) -> bool {
-        matches!(self.op, Op::Fence | Op::Epoch)
-    }
-    pub fn describe(&self) -> String {
-        match self.op {
-            Op::Store => format!("store{} {:#x} <- {:#x}{}", self.size * 8, self.addr, self.value, if self.log { " (log)" } else { "" }),
-            Op::Load => format!("load{} {:#x}", self.size * 8, self.addr),
-            Op::Fence => "fence".into(),
-            Op::TxBegin => "tx-begin".into(),
-            Op::TxCommit => "tx-commit".into(),
-            Op::Epoch => "epoch".into(),
-            Op::Compute => format!("{} instructions without memory access", self.gap),
-        }
-    }
-}
 
 /// A generator: yields the events of one operation at a time.
 pub trait Generator: Send {
