@@ -109,7 +109,7 @@ fn summary(stats: &RunStats, slowdown: Option<(f64, &str)>) -> String {
         row("BMT root updates", count(r.bmt_root_updates)),
         row("store-buffer stall cycles", count(r.store_buffer_stall_cycles)),
         row("SecPB-full stall cycles", count(r.secpb_full_stall_cycles)),
-        row("persist-path busy cycles", count(r.secpb_early_cycles)),
+        row("persist-path busy cycles", count(r.persist_path_cycles)),
     ]);
     s.push('\n');
     s.push_str(&render_aligned(&["run", "value"], &rows, 1));

@@ -46,10 +46,8 @@ impl FrontEnd {
             }
             FrontEnd::PersistBuffer(pb) => {
                 pb.store(mc, block, offset, bytes)?;
-                if pb.needs_drain() {
-                    while pb.occupancy() > pb.low {
-                        pb.drain_oldest(mc)?;
-                    }
+                for _ in 0..pb.watermark_drains() {
+                    pb.drain_oldest(mc)?;
                 }
                 Ok(())
             }

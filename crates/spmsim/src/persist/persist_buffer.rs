@@ -137,8 +137,16 @@ impl PersistBuffer {
         Ok(StoreOutcome { allocated, early })
     }
 
-    pub fn needs_drain(&self) -> bool {
-        self.order.len() >= self.high
+    /// The watermark rule (SecPB IV-B), in one place for the functional and
+    /// the timing model: once occupancy reaches the high watermark, the
+    /// oldest entries drain until it is down to the low one. Returns how
+    /// many entries to drain now.
+    pub fn watermark_drains(&self) -> usize {
+        if self.order.len() >= self.high {
+            self.order.len() - self.low
+        } else {
+            0
+        }
     }
 
     /// Complete the oldest entry's memory tuple at the MC. Returns the block

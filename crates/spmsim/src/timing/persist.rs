@@ -256,20 +256,18 @@ impl PersistPath {
             done += lat.pb_access * u64::from(self.scheme.allocate_extra_accesses);
         }
         Self::queue_writes(pcm, done, &rec.writes);
-        stats.roi.secpb_early_cycles += done - t;
+        stats.roi.persist_path_cycles += done - t;
         if out.allocated {
             stats.roi.secpb_allocations += 1;
         }
         // Drain at the high watermark, down to the low watermark.
-        if pb.needs_drain() {
-            while pb.occupancy() > pb.low {
-                let mark = WorkRecord::start(mc);
-                let Some((b, late)) = pb.drain_oldest(mc)? else { break };
-                rec.fill(mc, mark);
-                let freed = self.mc_late_work(pcm, lat, t, b, late, &rec, mc.secure);
-                self.draining.push_back(freed);
-                stats.roi.secpb_drains += 1;
-            }
+        for _ in 0..pb.watermark_drains() {
+            let mark = WorkRecord::start(mc);
+            let Some((b, late)) = pb.drain_oldest(mc)? else { break };
+            rec.fill(mc, mark);
+            let freed = self.mc_late_work(pcm, lat, t, b, late, &rec, mc.secure);
+            self.draining.push_back(freed);
+            stats.roi.secpb_drains += 1;
         }
         self.last_persist = self.last_persist.max(t);
         self.rec = rec;
@@ -328,7 +326,7 @@ impl PersistPath {
             done = mac.max(self.tree_update(lat, ctr, &rec, tree_extra, false).unwrap_or(0));
         }
         let persisted = Self::queue_writes(pcm, done, &rec.writes);
-        stats.roi.secpb_early_cycles += persisted - s.release;
+        stats.roi.persist_path_cycles += persisted - s.release;
         self.last_persist = persisted;
         self.rec = rec;
         // The store buffer releases the next store once this one is in

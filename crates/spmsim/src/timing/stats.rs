@@ -33,7 +33,7 @@ pub struct Roi {
     pub secpb_full_stall_cycles: u64,
     /// Cycles from a store's release to the unblocking of the next (access
     /// and early metadata work; for SP the whole tuple).
-    pub secpb_early_cycles: u64,
+    pub persist_path_cycles: u64,
     pub secpb_allocations: u64,
     pub secpb_drains: u64,
     /// Early counters found stale at drain (page re-encrypted meanwhile).
