@@ -136,12 +136,6 @@ impl System {
         Ok(())
     }
 
-    /// Whether recovery rebuilds the tree (the scheme's rule: its nodes
-    /// may be stale in NVM).
-    pub fn needs_rebuild(&self) -> bool {
-        self.cfg.scheme.work().recovery_rebuilds_tree
-    }
-
     /// The scheme's recovery procedure, after `power_fail`.
     pub fn recover(&mut self) -> RecoveryReport {
         let (c0, r0, w0) = self.snapshot();
