@@ -15,6 +15,7 @@ use crate::controller::MemoryController;
 use crate::image;
 use crate::nvm::{Nvm, NvmImage};
 use crate::rng::SplitMix64;
+use crate::scheme::OwnState;
 use crate::system::System;
 use crate::workload::Event;
 use serde::Serialize;
@@ -267,6 +268,18 @@ pub fn run(cfg: &SimConfig, workload: &str, events: &[Event], seed: u64) -> Resu
             ruled_out: Some(why.into()),
             skipped: None,
         });
+    }
+    for state in cfg.scheme.plugin().own_state() {
+        match state {
+            OwnState::OnChip { name, why } => out.push(AttackResult {
+                name: name.into(),
+                target: "on chip".into(),
+                detected: false,
+                where_: "not applicable".into(),
+                ruled_out: Some(why.into()),
+                skipped: None,
+            }),
+        }
     }
     let undetected = out.iter().filter(|x| x.applicable() && !x.detected).count() as u64;
     Ok(AttackReport { scheme: cfg.name.clone(), workload: workload.into(), attacks: out, undetected })

@@ -79,6 +79,7 @@ impl MemoryController {
             caches: MetaCaches::new(&cfg.metadata_cache.organization),
             victims: VecDeque::new(),
             chip,
+            scheme: cfg.scheme,
             policy: cfg.scheme.work().metadata,
             root_updates: 0,
         };
@@ -165,10 +166,10 @@ impl MemoryController {
     }
 
     /// Encrypt, MAC and queue one block under a given counter.
-    fn encrypt_and_queue(&mut self, block: u64, major: u64, minor: u64, pt: &[u8; 64]) {
+    fn encrypt_and_queue(&mut self, block: u64, major: u64, minor: u64, pt: &[u8; 64]) -> Result<(), CheckFailure> {
         let ct = self.st.crypto.xor_pad(block, major, minor, pt);
         let mac = self.st.crypto.data_mac(&ct, block, major, minor, 0);
-        self.store_ciphertext(block, ct, mac);
+        self.store_ciphertext(block, ct, mac)
     }
 
     /// The one-time pad of a block under a counter (SecPB's O field).
@@ -226,26 +227,24 @@ impl MemoryController {
             Some(m) => m,
             None => self.data_mac(block, &ct, ctr),
         };
-        self.store_ciphertext(block, ct, mac);
+        self.store_ciphertext(block, ct, mac)?;
         if !advanced {
             let (_, idx, _) = self.counter_addr(block);
             let (c2, bytes) = self.next_counter(block)?;
             debug_assert_eq!(c2, ctr);
-            self.tree.counter_updated(&mut self.st, idx, bytes)?;
+            self.counter_updated(idx, bytes)?;
         }
         Ok(true)
     }
 
     /// Queue a ciphertext and its MAC (the data MAC line is updated).
-    fn store_ciphertext(&mut self, block: u64, ct: [u8; 64], mac: u64) {
+    fn store_ciphertext(&mut self, block: u64, ct: [u8; 64], mac: u64) -> Result<(), CheckFailure> {
         self.st.nvm.write(&self.st.layout, block, ct);
         let (line_addr, slot) = self.st.layout.mac_line_of(block);
         let mut line = self.st.fetch_mac_line(line_addr);
         set_u64(&mut line, slot, mac);
         self.st.install(line_addr, line, true);
-        if self.st.policy_for(line_addr) == crate::config::WritePolicy::WriteThrough {
-            self.st.write_line_through(line_addr);
-        }
+        self.st.metadata_dirtied(&self.tree, line_addr)
     }
 
     /// Secure write of one 64 B data block.
@@ -263,8 +262,15 @@ impl MemoryController {
         self.early_pending.remove(&block);
         let (_, idx, _) = self.counter_addr(block);
         let (ctr, new_bytes) = self.next_counter(block)?;
-        self.encrypt_and_queue(block, ctr.0, ctr.1, pt);
-        self.tree.counter_updated(&mut self.st, idx, new_bytes)
+        self.encrypt_and_queue(block, ctr.0, ctr.1, pt)?;
+        self.counter_updated(idx, new_bytes)
+    }
+
+    /// The data path changed counter block `index`: the scheme's hook
+    /// (default: the tree keeps itself consistent).
+    fn counter_updated(&mut self, index: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
+        let scheme = self.st.scheme;
+        scheme.plugin().on_counter_update(&self.tree, &mut self.st, index, bytes)
     }
 
     /// Increment the block's counter in its counter block (re-encrypting the
@@ -290,7 +296,7 @@ impl MemoryController {
         let r = (|| {
             let (_, idx, _) = self.counter_addr(block);
             let (ctr, bytes) = self.next_counter(block)?;
-            self.tree.counter_updated(&mut self.st, idx, bytes)?;
+            self.counter_updated(idx, bytes)?;
             self.early_pending.insert(block);
             Ok(ctr)
         })();
@@ -324,7 +330,7 @@ impl MemoryController {
         }
         for (j, p) in &plains {
             let (major, minor) = format.decode(new, *j as usize);
-            self.encrypt_and_queue(first + j, major, minor, p);
+            self.encrypt_and_queue(first + j, major, minor, p)?;
         }
         Ok(())
     }

@@ -5,7 +5,9 @@
 //! ```text
 //!   fetch(addr): cache hit -> trusted
 //!                victim buffer hit -> trusted
-//!                miss -> NVM (or the tree's default block) -> verify against parent -> install
+//!                miss -> NVM (or the tree's default block) -> scheme's verify hook
+//!                        (default: against the parent) -> install
+//!   a line made dirty -> scheme's on_metadata_dirty (default: its policy)
 //! ```
 //! Verification walks up only until the first line already on chip (SecPB
 //! II-B: verification stops at the first verified cached node).
@@ -16,7 +18,7 @@ use crate::crypto::CryptoEngine;
 use crate::layout::{Layout, Region};
 use crate::metacache::MetaCaches;
 use crate::nvm::Nvm;
-use crate::scheme::MetadataPolicy;
+use crate::scheme::{MetadataPolicy, SchemeKind};
 use crate::tree::IntegrityTree;
 use serde::Serialize;
 use std::collections::VecDeque;
@@ -71,7 +73,10 @@ pub struct MetaStore {
     /// The trusted chip state: keys, the crash flag and the root registers
     /// (`chip.roots`, one per top-level node), which the tree keeps here.
     pub chip: ChipState,
-    /// How each kind of metadata line is written: the scheme's rule.
+    /// The scheme whose hooks the mechanism calls (crate::scheme).
+    pub scheme: SchemeKind,
+    /// How each kind of metadata line is written: the scheme's rule, kept
+    /// here so the hot path need not ask the scheme each time.
     pub policy: MetadataPolicy,
     /// Root register updates so far (SecPB Fig. 8 counts them).
     pub root_updates: u64,
@@ -133,7 +138,8 @@ impl MetaStore {
         }
         let (level, index) = self.layout.meta_pos(addr).expect("metadata address");
         let bytes = self.nvm.read(&self.layout, addr).unwrap_or_else(|| tree.default_block(level));
-        tree.verify(self, level, index, &bytes)?;
+        let scheme = self.scheme;
+        scheme.plugin().verify_on_fetch(tree, self, level, index, &bytes)?;
         self.install(addr, bytes, false);
         Ok(bytes)
     }
@@ -166,6 +172,13 @@ impl MetaStore {
         if let Some(b) = self.caches.for_addr(layout, addr).take_dirty(addr) {
             self.nvm.write(&self.layout, addr, b);
         }
+    }
+
+    /// A metadata line in its cache was changed and is dirty: the scheme
+    /// decides what follows (its policy: persist it now or at eviction).
+    pub fn metadata_dirtied(&mut self, tree: &IntegrityTree, addr: u64) -> Result<(), CheckFailure> {
+        let scheme = self.scheme;
+        scheme.plugin().on_metadata_dirty(tree, self, addr)
     }
 
     pub fn policy_for(&self, addr: u64) -> WritePolicy {

@@ -36,8 +36,15 @@ impl FrontEnd {
         }
     }
 
-    /// Apply a store of `bytes` at `offset` within `block`.
+    /// Apply a store of `bytes` at `offset` within `block`, then tell the
+    /// scheme it persisted.
     pub fn store(&mut self, mc: &mut MemoryController, block: u64, offset: usize, bytes: &[u8]) -> Result<(), CheckFailure> {
+        self.store_inner(mc, block, offset, bytes)?;
+        let scheme = mc.st.scheme;
+        scheme.plugin().on_persist(mc, block)
+    }
+
+    fn store_inner(&mut self, mc: &mut MemoryController, block: u64, offset: usize, bytes: &[u8]) -> Result<(), CheckFailure> {
         match self {
             FrontEnd::Direct => {
                 let mut b = mc.read(block)?;

@@ -7,6 +7,9 @@
 //!  SchemeKind (closed enum: the registry)  --> impl Scheme (one file each)
 //!        |  work(): SchemeWork  (front end, early tuple steps, metadata
 //!        |                       write policies, power-fail and recovery)
+//!        |  hooks: on_persist, on_counter_update, verify_on_fetch,
+//!        |         on_metadata_dirty, on_metadata_evict, own_state,
+//!        |         on_power_fail, recover (defaults read SchemeWork)
 //!        +--> persist::PersistBuffer  which steps a store does early
 //!        +--> controller / store      which metadata lines write through
 //!        +--> system::power_fail      what the battery drains, what recovery does
@@ -35,7 +38,10 @@ pub use write_back::{BatteryWriteBack, WriteBackNoBattery};
 pub use write_through::WriteThrough;
 
 use crate::config::{SimConfig, WritePolicy};
+use crate::controller::MemoryController;
+use crate::store::{CheckFailure, MetaStore};
 use crate::system::{DrainWork, RecoveryReport, System};
+use crate::tree::IntegrityTree;
 use serde::{Deserialize, Serialize};
 
 /// One step of a memory tuple's update (SecPB Fig. 4): the counter
@@ -185,6 +191,15 @@ impl SchemeWork {
     }
 }
 
+/// State a scheme adds to the machine, as the attack harness sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OwnState {
+    /// On the chip or in its battery domain (a persist buffer, battery-
+    /// backed caches): out of the attacker's reach by the threat model, so
+    /// the harness reports the attack on it as ruled out, saying why.
+    OnChip { name: &'static str, why: &'static str },
+}
+
 /// The hooks a scheme plugs into the mechanism. Every method but `name`
 /// and `work` has a default that reads the description, so a scheme
 /// overrides only what its paper changes.
@@ -217,6 +232,78 @@ pub trait Scheme {
             return Err(format!("scheme `{}` has no security engine; set security.enabled = false", self.name()));
         }
         Ok(())
+    }
+
+    // Metadata persistence: how metadata reaches NVM and is checked
+    // (DESIGN.md's axis). The mechanism calls these at the moment each
+    // thing happens; the defaults are the tree's and the policy's rules.
+
+    /// A store entered the persistence domain (the persist buffer, the
+    /// WPQ, the battery-backed caches) after the front end did the early
+    /// steps of `work().early`. Default: nothing more. A scheme that
+    /// tracks persists itself (an epoch of Secon's TEP) hooks in here.
+    fn on_persist(&self, _mc: &mut MemoryController, _block: u64) -> Result<(), CheckFailure> {
+        Ok(())
+    }
+
+    /// The data path changed counter block `index` to `bytes` (a write,
+    /// an early counter, a page re-encryption). Default: the integrity tree
+    /// keeps itself consistent (BMT eagerly up to the root register, SIT
+    /// lazily). A scheme that updates something else instead (Osiris's
+    /// stop-loss counter writes, a multiset hash) overrides this.
+    fn on_counter_update(&self, tree: &IntegrityTree, st: &mut MetaStore, index: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
+        tree.counter_updated(st, index, bytes)
+    }
+
+    /// A counter block or tree node came from NVM: check it before use.
+    /// Default: against its parent, fetched and checked first, or the root
+    /// register (SecPB II-B).
+    fn verify_on_fetch(
+        &self,
+        tree: &IntegrityTree,
+        st: &mut MetaStore,
+        level: u32,
+        index: u64,
+        bytes: &[u8; 64],
+    ) -> Result<(), CheckFailure> {
+        tree.verify(st, level, index, bytes)
+    }
+
+    /// A metadata line (counter block, tree node, MAC line) changed in its
+    /// cache and is dirty. Default: the scheme's `metadata` policy for its
+    /// kind; write-through lines are persisted now, write-back ones when
+    /// evicted. Secon's pre-persist, STAR's bitmap lines and Anubis's
+    /// shadow table hook in here.
+    fn on_metadata_dirty(&self, tree: &IntegrityTree, st: &mut MetaStore, addr: u64) -> Result<(), CheckFailure> {
+        if st.policy_for(addr) == WritePolicy::WriteThrough {
+            tree.persist_line(st, addr)?;
+        }
+        Ok(())
+    }
+
+    /// A dirty metadata line left its cache. Default: the tree writes it
+    /// back (a SIT node is MACed under its parent's advanced counter).
+    fn on_metadata_evict(&self, tree: &IntegrityTree, st: &mut MetaStore, addr: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
+        tree.write_back(st, addr, bytes)
+    }
+
+    /// The state this scheme adds to the machine, for the attack harness,
+    /// beyond what every scheme has (data, MACs, counters, tree, root
+    /// registers, metadata caches). Default: its front end's battery-backed
+    /// store, on chip. A scheme with state of its own in NVM (STAR's bitmap
+    /// lines, Anubis's shadow table) lists it here for the harness to tamper with.
+    fn own_state(&self) -> Vec<OwnState> {
+        match self.work().front {
+            Front::MemoryController => Vec::new(),
+            Front::PersistBuffer => vec![OwnState::OnChip {
+                name: "persist-buffer-tamper",
+                why: "the battery-backed persist buffer sits beside L1D, inside the trusted chip (SecPB II-A, III)",
+            }],
+            Front::CacheHierarchy => vec![OwnState::OnChip {
+                name: "data-cache-tamper",
+                why: "eADR's battery-backed data caches are inside the trusted chip (SecPB II-A, II-C)",
+            }],
+        }
     }
 
     /// Power fails (before the caches are lost and ADR drains the WPQ):
@@ -376,6 +463,26 @@ mod tests {
             assert_eq!(SchemeKind::from_name(s.name()).unwrap(), s);
         }
         assert!(SchemeKind::from_name("nope").unwrap_err().contains("cobcm"));
+    }
+
+    /// The default `on_metadata_dirty` hook follows the scheme's policy on
+    /// both trees: write-through queues the counter block, the MAC line and
+    /// every node above the counter block; write-back leaves them dirty.
+    #[test]
+    fn the_default_dirty_hook_follows_the_policy_on_every_tree() {
+        use crate::config::load_str;
+        use crate::controller::MemoryController;
+        for tree in ["bmt", "sit"] {
+            for (scheme, through) in [("write-through", true), ("battery-write-back", false)] {
+                let toml = format!("[memory]\ncapacity_bytes = 16777216\n[tree]\ntype = '{tree}'\n[scheme]\ntype = '{scheme}'\n");
+                let mut mc = MemoryController::new(&load_str(&toml, "test", &[]).unwrap(), 1);
+                mc.write(5, &[1; 64]).unwrap();
+                let w = mc.st.nvm.enqueued;
+                let above = mc.layout().levels() as u64 - 1;
+                let expect = if through { (1, 1, 1, above, true) } else { (1, 0, 0, 0, false) };
+                assert_eq!((w.data, w.counter, w.mac, w.tree, mc.st.caches.dirty_lines().is_empty()), expect, "{tree} {scheme}");
+            }
+        }
     }
 
     #[test]

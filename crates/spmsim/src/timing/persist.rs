@@ -221,6 +221,8 @@ impl PersistPath {
         }
         let mark = WorkRecord::start(mc);
         let out = pb.store_filled(mc, s.block, s.bytes.start, &s.fill[s.bytes.clone()], if resident { None } else { Some(s.fill) })?;
+        let scheme = mc.st.scheme;
+        scheme.plugin().on_persist(mc, s.block)?;
         // Writes of the early work (a page re-encrypted on a minor-counter
         // overflow) go to the WPQ without holding the store back.
         let mut rec = std::mem::take(&mut self.rec);
@@ -316,6 +318,8 @@ impl PersistPath {
         let t = s.release.max(self.last_persist);
         let mark = WorkRecord::start(&mut sys.mc);
         sys.mc.write(s.block, &s.fill)?;
+        let scheme = sys.mc.st.scheme;
+        scheme.plugin().on_persist(&mut sys.mc, s.block)?;
         let mut rec = std::mem::take(&mut self.rec);
         rec.fill(&mut sys.mc, mark);
         let arrive = t.max(s.data_ready) + lat.l1;

@@ -5,7 +5,6 @@
 //! (the "BMT root update" every SecPB scheme times).
 
 use super::{IntegrityTree, RebuildOutcome};
-use crate::config::WritePolicy;
 use crate::counter::{bmt_set_slot, bmt_slots};
 use crate::crypto::CryptoEngine;
 use crate::layout::Layout;
@@ -99,9 +98,7 @@ impl BonsaiMerkleTree {
             }
         }
         for a in changed {
-            if st.policy_for(a) == WritePolicy::WriteThrough {
-                st.write_line_through(a);
-            }
+            st.metadata_dirtied(tree, a)?;
         }
         Ok(())
     }

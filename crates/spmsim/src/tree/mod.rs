@@ -16,9 +16,12 @@
 //!   against its parent (fetched and verified first) or the root register.
 //! - `counter_updated(store, index, bytes)`: the data path changed a
 //!   counter block; install it and keep the tree consistent (BMT: eagerly up
-//!   to the root; SIT: lazily, nothing until write-back). Under a
-//!   write-through policy every changed line reaches the WPQ before return.
+//!   to the root; SIT: lazily, nothing until write-back). Every line it
+//!   dirties is reported to the scheme (`MetaStore::metadata_dirtied`),
+//!   whose policy decides when it reaches NVM.
 //! - `write_back(store, addr, bytes)`: a dirty line leaves the cache.
+//! - `persist_line(store, addr)`: a dirty line is persisted now (what a
+//!   write-through policy asks; SIT persists the changed path with it).
 //! - `flush_all(store)`: write every dirty line (battery drain, shutdown).
 //! - `rebuild(store)`: recompute the tree from persisted leaves and compare
 //!   with the root registers, where the tree allows it.
@@ -108,10 +111,24 @@ impl IntegrityTree {
             IntegrityTree::Sit(t) => t.write_back(self, st, addr, bytes),
         }
     }
-    /// Write back every dirty victim until the buffer is empty.
+    /// Persist a dirty line still in its cache now, as a write-through
+    /// policy asks: MAC lines and BMT nodes are written as they are; a SIT
+    /// node is written back with every changed node above it.
+    pub fn persist_line(&self, st: &mut MetaStore, addr: u64) -> Result<(), CheckFailure> {
+        match self {
+            IntegrityTree::Sit(t) if !st.is_mac_line(addr) => t.persist_line(self, st, addr),
+            _ => {
+                st.write_line_through(addr);
+                Ok(())
+            }
+        }
+    }
+    /// Hand every dirty victim to the scheme's eviction hook until the
+    /// buffer is empty.
     pub fn process_victims(&self, st: &mut MetaStore) -> Result<(), CheckFailure> {
         while let Some((a, b)) = st.victims.pop_front() {
-            self.write_back(st, a, b)?;
+            let scheme = st.scheme;
+            scheme.plugin().on_metadata_evict(self, st, a, b)?;
         }
         Ok(())
     }

@@ -9,7 +9,6 @@
 //! parent's counter for it is still 0, i.e. before its first write-back.
 
 use super::{IntegrityTree, RebuildOutcome};
-use crate::config::WritePolicy;
 use crate::counter::{SitNode, SIT_COUNTER_MAX};
 use crate::store::{CheckFailure, MetaStore};
 
@@ -65,21 +64,28 @@ impl SgxIntegrityTree {
         }
     }
 
+    /// Lazy update (SIT, Triad-NVM II-C): only the counter block changes;
+    /// its parent learns of it when it is written back.
     pub fn counter_updated(&self, tree: &IntegrityTree, st: &mut MetaStore, index: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
         let addr = st.layout.meta_addr(0, index);
         st.install(addr, bytes, true);
-        if st.policy_for(addr) == WritePolicy::WriteThrough {
-            // Strict persistence (STAR V-A): persist every changed node from the
-            // counter block up to the root.
-            let mut a = addr;
-            loop {
-                let (level, idx) = st.layout.meta_pos(a).unwrap();
-                let Some((cur, true)) = st.caches.for_addr(&st.layout.clone(), a).peek(a) else { break };
-                self.write_back(tree, st, a, cur)?;
-                match st.layout.parent_of(level, idx) {
-                    Some((pl, pi, _)) => a = st.layout.meta_addr(pl, pi),
-                    None => break,
-                }
+        st.metadata_dirtied(tree, addr)
+    }
+
+    /// Persist a dirty node now (a write-through policy: strict persistence,
+    /// STAR V-A). A SIT node in NVM verifies only under its parent's
+    /// counter, which its write-back just advanced, so every changed node
+    /// from this one up to the root reaches the WPQ, children first.
+    pub fn persist_line(&self, tree: &IntegrityTree, st: &mut MetaStore, addr: u64) -> Result<(), CheckFailure> {
+        let layout = st.layout.clone();
+        let mut a = addr;
+        loop {
+            let (level, idx) = layout.meta_pos(a).expect("SIT metadata address");
+            let Some((cur, true)) = st.caches.for_addr(&layout, a).peek(a) else { break };
+            self.write_back(tree, st, a, cur)?;
+            match layout.parent_of(level, idx) {
+                Some((pl, pi, _)) => a = layout.meta_addr(pl, pi),
+                None => break,
             }
         }
         Ok(())
@@ -92,12 +98,12 @@ impl SgxIntegrityTree {
         // second dirty victim.
         let layout = st.layout.clone();
         let was_cached = st.caches.for_addr(&layout, addr).remove(addr).is_some();
-        let new_pc = match layout.parent_of(level, index) {
+        let (new_pc, parent) = match layout.parent_of(level, index) {
             None => {
                 let r = st.chip.roots.value_or(index, 0) + 1;
                 st.chip.roots.set(index, r);
                 st.root_updates += 1;
-                r
+                (r, None)
             }
             Some((pl, pi, slot)) => {
                 let pa = layout.meta_addr(pl, pi);
@@ -107,7 +113,7 @@ impl SgxIntegrityTree {
                 }
                 p.counters[slot] += 1;
                 st.install(pa, p.encode(), true);
-                p.counters[slot]
+                (p.counters[slot], Some(pa))
             }
         };
         let mut n = SitNode::decode(&bytes);
@@ -117,7 +123,12 @@ impl SgxIntegrityTree {
         if was_cached {
             st.install(addr, out, false);
         }
-        Ok(())
+        // The parent changed only after this node was written, so the
+        // scheme hears of it now (a write-through scheme persists it next).
+        match parent {
+            Some(pa) => st.metadata_dirtied(tree, pa),
+            None => Ok(()),
+        }
     }
 
     /// Write back bottom-up so that each parent is written after the
