@@ -23,7 +23,6 @@ use crate::metacache::MetaCaches;
 use crate::nvm::Nvm;
 use crate::store::{CheckFailure, MetaStore};
 use crate::tree::{BonsaiMerkleTree, IntegrityTree, SgxIntegrityTree};
-use std::collections::VecDeque;
 
 #[derive(Clone, Debug)]
 pub struct MemoryController {
@@ -72,17 +71,8 @@ impl MemoryController {
             TreeConfig::Bmt { .. } => IntegrityTree::Bmt(BonsaiMerkleTree::new(&layout, &crypto)),
             TreeConfig::Sit { .. } => IntegrityTree::Sit(SgxIntegrityTree),
         };
-        let st = MetaStore {
-            layout,
-            crypto,
-            nvm,
-            caches: MetaCaches::new(&cfg.metadata_cache.organization),
-            victims: VecDeque::new(),
-            chip,
-            scheme: cfg.scheme,
-            policy: cfg.scheme.work().metadata,
-            root_updates: 0,
-        };
+        let caches = MetaCaches::new(&cfg.metadata_cache.organization);
+        let st = MetaStore::new(layout, crypto, nvm, caches, chip, cfg.scheme);
         MemoryController { st, tree, secure: cfg.security.enabled, early_pending: Default::default() }
     }
 

@@ -80,9 +80,32 @@ pub struct MetaStore {
     pub policy: MetadataPolicy,
     /// Root register updates so far (SecPB Fig. 8 counts them).
     pub root_updates: u64,
+    /// Tree hashes computed to verify fetched lines so far (the timing
+    /// model tells these from the hashes of updates).
+    pub verify_hashes: u64,
+    /// A verification is under way (its parents' nested ones are counted
+    /// with it).
+    verifying: bool,
 }
 
 impl MetaStore {
+    /// A store over these parts, with no work counted yet.
+    pub fn new(layout: Layout, crypto: CryptoEngine, nvm: Nvm, caches: MetaCaches, chip: ChipState, scheme: SchemeKind) -> Self {
+        MetaStore {
+            layout,
+            crypto,
+            nvm,
+            caches,
+            victims: VecDeque::new(),
+            chip,
+            scheme,
+            policy: scheme.work().metadata,
+            root_updates: 0,
+            verify_hashes: 0,
+            verifying: false,
+        }
+    }
+
     fn victim(&self, addr: u64) -> Option<[u8; 64]> {
         self.victims.iter().rev().find(|(a, _)| *a == addr).map(|(_, b)| *b)
     }
@@ -139,7 +162,16 @@ impl MetaStore {
         let (level, index) = self.layout.meta_pos(addr).expect("metadata address");
         let bytes = self.nvm.read(&self.layout, addr).unwrap_or_else(|| tree.default_block(level));
         let scheme = self.scheme;
-        scheme.plugin().verify_on_fetch(tree, self, level, index, &bytes)?;
+        if self.verifying {
+            scheme.plugin().verify_on_fetch(tree, self, level, index, &bytes)?;
+        } else {
+            let before = self.crypto.work.tree_hashes;
+            self.verifying = true;
+            let r = scheme.plugin().verify_on_fetch(tree, self, level, index, &bytes);
+            self.verifying = false;
+            self.verify_hashes += self.crypto.work.tree_hashes - before;
+            r?;
+        }
         self.install(addr, bytes, false);
         Ok(bytes)
     }

@@ -45,7 +45,6 @@ pub struct Latencies {
     pub hash_interval: u64,
     pub aes: u64,
     pub pb_access: u64,
-    pub levels: u64,
 }
 
 pub struct TimingSim {
@@ -111,7 +110,6 @@ impl TimingSim {
                 PersistPoint::PersistBuffer { access_latency_cycles, .. } => *access_latency_cycles as u64,
                 _ => 0,
             },
-            levels: sys.mc.layout().levels() as u64,
         };
         Ok(TimingSim {
             core: Core::new(&cfg.core),
@@ -193,10 +191,12 @@ impl TimingSim {
         let value = self.sys.mc.read(block)?;
         debug_assert_eq!(value, self.sys.mc.peek_plaintext(block), "a read and a peek of memory disagree");
         let mut rec = std::mem::take(&mut self.rec);
-        rec.fill(&mut self.sys.mc, mark);
+        rec.fill(&mut self.sys.mc, mark, block);
         let t0 = t + self.lat.l3;
-        // Dirty metadata the read evicted is written back in the background.
+        // Dirty metadata the read evicted is written back in the background
+        // (with its tree work: a lazy SIT write-back MACs the node).
         PersistPath::queue_writes(&mut self.pcm, t0, &rec.writes);
+        self.path.background_tree_work(&self.lat, t0, &rec);
         let data = self.pcm.read(t0, block);
         let mut done = data;
         if self.sys.mc.secure {

@@ -4,7 +4,7 @@
 //! Persist buffer (BBB, SecPB IV-B, Fig. 4 dependency graph), per new entry:
 //! ```text
 //!  counter (MDC hit 2 / NVM read) -> OTP (AES) ---------> ciphertext (1) -> MAC (40)
-//!                                  \-> tree update: levels x MAC latency
+//!                                  \-> tree update: its counted hashes x MAC latency
 //!                                      (one update in flight when done early)
 //!  unblock after the scheme's early steps (crate::scheme), plus its extra
 //!  buffer accesses on allocation (OBCM's counter valid bit)
@@ -19,16 +19,22 @@
 //! its writes enter the WPQ before the next store proceeds.
 //!
 //! Every price is taken from the functional model's [`WorkRecord`] (which
-//! blocks were read and written, whether the root moved) and the scheme's
-//! [`SchemeWork`] (which steps are early): no scheme has code here. A
-//! scheme whose mechanism this model has no rule for is refused by
+//! blocks were read and written, and the tree hashes, pads and MACs it
+//! computed) and the scheme's [`SchemeWork`] (which steps are early): no
+//! scheme has code here. The same rules price an eager BMT update (its
+//! hashes up to the root) and a lazy SIT write-back (a node MAC when a
+//! dirty node leaves the cache), and a page re-encryption (its reads of
+//! the old ciphertexts, then a pad and a MAC per block through the
+//! pipelined engine). Verification hashes are speculative (SecPB V-A):
+//! their reads cost bandwidth, the tree update waits for them. A scheme
+//! whose mechanism this model has no rule for is refused by
 //! [`PersistPath::new`], never timed as something else.
 
 use super::pcm::Pcm;
 use super::stats::RunStats;
 use super::work::WorkRecord;
 use super::Latencies;
-use crate::config::{PersistPoint, SimConfig, TreeConfig, WritePolicy};
+use crate::config::{PersistPoint, SimConfig};
 use crate::persist::FrontEnd;
 use crate::scheme::{Front, SchemeWork, Steps, TupleStep};
 use crate::store::CheckFailure;
@@ -98,15 +104,6 @@ impl PersistPath {
     pub fn new(cfg: &SimConfig) -> Result<Self, String> {
         let scheme = cfg.scheme.work();
         let name = cfg.scheme.name();
-        if let TreeConfig::Sit { .. } = cfg.tree {
-            if scheme.secure && [scheme.metadata.counter, scheme.metadata.tree].contains(&WritePolicy::WriteBack) {
-                return Err(format!(
-                    "scheme `{name}` cannot be timed on an SGX integrity tree with write-back metadata: the SIT's lazy updates happen when \
-                     dirty nodes are evicted, and the timing model has no rule pricing that work (it would be timed as an eager BMT). The \
-                     functional model, check-crash, attacks and the battery model still run it."
-                ));
-            }
-        }
         let (kind, one, entries) = match (&cfg.persistence.point, scheme.front) {
             (PersistPoint::PersistBuffer { early_bmt_one_in_flight, entries, .. }, Front::PersistBuffer) => {
                 (Kind::PersistBuffer, *early_bmt_one_in_flight, *entries as usize)
@@ -186,9 +183,33 @@ impl PersistPath {
         (ctr, tree_extra)
     }
 
-    /// One leaf-to-root tree update per root-register update recorded.
+    /// The operation's tree-update hashes, one after the other on the tree
+    /// unit (an eager BMT update hashes each level up to the root; a SIT
+    /// write-back MACs one node under its parent's counter).
     fn tree_update(&mut self, lat: &Latencies, ready: u64, rec: &WorkRecord, tree_extra: u64, pipelined: bool) -> Option<u64> {
-        (rec.root_updates > 0).then(|| self.tree.update(ready, lat.levels * lat.mac + tree_extra, lat.hash_interval, pipelined))
+        let hashes = rec.update_hashes();
+        (hashes > 0).then(|| self.tree.update(ready, hashes * lat.mac + tree_extra, lat.hash_interval, pipelined))
+    }
+
+    /// Tree work of an operation off the persist path (a dirty SIT node
+    /// evicted by a load's metadata fetch): it occupies the tree unit
+    /// from `t`, holding nothing back.
+    pub(super) fn background_tree_work(&mut self, lat: &Latencies, t: u64, rec: &WorkRecord) {
+        self.tree_update(lat, t, rec, 0, true);
+    }
+
+    /// A page re-encryption (a minor counter overflowed): the old
+    /// ciphertexts of the page's other blocks are read once the counter
+    /// block is at hand (`ctr`), then each is decrypted, re-encrypted and
+    /// MACed through the pipelined engine, one MAC per hash interval after
+    /// the first. Returns when its writes may be queued (`ctr` when the
+    /// operation re-encrypted nothing).
+    fn reencryption(pcm: &mut Pcm, lat: &Latencies, ctr: u64, rec: &WorkRecord) -> u64 {
+        if rec.data_reads.is_empty() {
+            return ctr;
+        }
+        let read = rec.data_reads.iter().fold(ctr, |done, &a| done.max(pcm.read(ctr, a)));
+        read + lat.aes + 1 + lat.mac + rec.crypto.macs.saturating_sub(1) * lat.hash_interval
     }
 
     /// Price a released store; returns when the next store may go.
@@ -226,7 +247,7 @@ impl PersistPath {
         // Writes of the early work (a page re-encrypted on a minor-counter
         // overflow) go to the WPQ without holding the store back.
         let mut rec = std::mem::take(&mut self.rec);
-        rec.fill(mc, mark);
+        rec.fill(mc, mark, s.block);
         let w = out.early;
         let start = t + lat.pb_access;
         let data = if out.allocated { start.max(s.data_ready) } else { start };
@@ -234,8 +255,10 @@ impl PersistPath {
         // When the entry's pad is at hand: made now, or kept from an earlier
         // store to the same entry (coalesced).
         let mut pad = start;
+        let mut reencrypted = start;
         if w.contains(TupleStep::Counter) {
             let (ctr, tree_extra) = Self::metadata_reads(pcm, lat, start, &rec);
+            reencrypted = Self::reencryption(pcm, lat, ctr, &rec);
             done = done.max(ctr);
             if let Some(b) = self.tree_update(lat, ctr, &rec, tree_extra, !self.early_one_in_flight) {
                 done = done.max(b);
@@ -257,7 +280,7 @@ impl PersistPath {
         if out.allocated {
             done += lat.pb_access * u64::from(self.scheme.allocate_extra_accesses);
         }
-        Self::queue_writes(pcm, done, &rec.writes);
+        Self::queue_writes(pcm, done.max(reencrypted), &rec.writes);
         stats.roi.persist_path_cycles += done - t;
         if out.allocated {
             stats.roi.secpb_allocations += 1;
@@ -266,7 +289,7 @@ impl PersistPath {
         for _ in 0..pb.watermark_drains() {
             let mark = WorkRecord::start(mc);
             let Some((b, late)) = pb.drain_oldest(mc)? else { break };
-            rec.fill(mc, mark);
+            rec.fill(mc, mark, b);
             let freed = self.mc_late_work(pcm, lat, t, b, late, &rec, mc.secure);
             self.draining.push_back(freed);
             stats.roi.secpb_drains += 1;
@@ -281,13 +304,17 @@ impl PersistPath {
     #[allow(clippy::too_many_arguments)]
     fn mc_late_work(&mut self, pcm: &mut Pcm, lat: &Latencies, t: u64, block: u64, late: Steps, rec: &WorkRecord, secure: bool) -> u64 {
         let issue = t.max(self.mc_next);
-        let updates_tree = rec.root_updates > 0;
+        let updates_tree = rec.update_hashes() > 0;
         // The engine takes one drained entry per buffer access, or per hash
         // pipeline stage when the entry still needs its tree update.
         self.mc_next = issue + if updates_tree { lat.hash_interval.max(lat.pb_access) } else { lat.pb_access };
         let mut done = issue;
+        let mut reencrypted = issue;
         if secure {
             let (ctr, tree_extra) = Self::metadata_reads(pcm, lat, issue, rec);
+            reencrypted = Self::reencryption(pcm, lat, ctr, rec);
+            // A re-encryption's MACs beyond the entry's own keep the engine.
+            self.mc_next += rec.crypto.macs.saturating_sub(1) * lat.hash_interval;
             let ctr = if late.contains(TupleStep::Counter) { ctr } else { issue };
             let otp = if late.contains(TupleStep::Otp) { ctr + lat.aes } else { issue };
             let ct = otp.max(issue) + 1;
@@ -305,7 +332,7 @@ impl PersistPath {
             if w == block {
                 freed = freed.max(pcm.write_when_ready(issue, done, w));
             } else {
-                pcm.write(done, w);
+                pcm.write(done.max(reencrypted), w);
             }
         }
         freed
@@ -321,13 +348,14 @@ impl PersistPath {
         let scheme = sys.mc.st.scheme;
         scheme.plugin().on_persist(&mut sys.mc, s.block)?;
         let mut rec = std::mem::take(&mut self.rec);
-        rec.fill(&mut sys.mc, mark);
+        rec.fill(&mut sys.mc, mark, s.block);
         let arrive = t.max(s.data_ready) + lat.l1;
         let mut done = arrive;
         if sys.mc.secure {
             let (ctr, tree_extra) = Self::metadata_reads(pcm, lat, arrive, &rec);
             let mac = ctr + lat.aes + 1 + lat.mac;
-            done = mac.max(self.tree_update(lat, ctr, &rec, tree_extra, false).unwrap_or(0));
+            let reencrypted = Self::reencryption(pcm, lat, ctr, &rec);
+            done = mac.max(reencrypted).max(self.tree_update(lat, ctr, &rec, tree_extra, false).unwrap_or(0));
         }
         let persisted = Self::queue_writes(pcm, done, &rec.writes);
         stats.roi.persist_path_cycles += persisted - s.release;
@@ -351,18 +379,20 @@ mod tests {
     use crate::config::load_preset;
 
     /// Round, distinct latencies so that no two paths tie by accident.
-    fn latencies(levels: u64) -> Latencies {
-        Latencies { l1: 3, l2: 20, l3: 30, nvm_read: 220, mdc: 2, mac: 40, hash_interval: 1, aes: 37, pb_access: 5, levels }
+    fn latencies() -> Latencies {
+        Latencies { l1: 3, l2: 20, l3: 30, nvm_read: 220, mdc: 2, mac: 40, hash_interval: 1, aes: 37, pb_access: 5 }
     }
 
     /// Cycles from the release of a store to block 1 until the next store
     /// may go, after a store to block 0 of the same page warmed the
-    /// counter block and the tree path.
-    fn unblock(preset: &str) -> (u64, Latencies) {
+    /// counter block and the tree path; with the latencies and the tree's
+    /// height (the hashes of one eager BMT update).
+    fn unblock(preset: &str) -> (u64, Latencies, u64) {
         let cfg = load_preset(preset, &["memory.capacity_bytes=67108864".into()]).unwrap();
         let mut sys = System::new(&cfg, 1);
         sys.mc.st.nvm.log_writes = true;
-        let lat = latencies(sys.mc.layout().levels() as u64);
+        let lat = latencies();
+        let levels = sys.mc.layout().levels() as u64;
         let mut path = PersistPath::new(&cfg).unwrap();
         let mut pcm = Pcm::new(16, 220, 600, 32);
         let mut stats = RunStats::new(&cfg);
@@ -374,16 +404,16 @@ mod tests {
         go(&mut path, &mut sys, &mut pcm, &mut stats, 0, 0);
         let release = 1_000_000;
         let done = go(&mut path, &mut sys, &mut pcm, &mut stats, 1, release);
-        (done - release, lat)
+        (done - release, lat, levels)
     }
 
     #[test]
     fn fig4_unblock_time_of_every_secpb_scheme() {
-        let (_, l) = unblock("cobcm");
+        let (_, l, levels) = unblock("cobcm");
         let start = l.pb_access;
         let ctr = start + l.mdc;
         let otp = ctr + l.aes;
-        let tree = ctr + l.levels * l.mac;
+        let tree = ctr + levels * l.mac;
         let ct = otp + 1;
         let mac = ct + l.mac;
         for (preset, want) in [
@@ -401,7 +431,7 @@ mod tests {
             ("cobcm", start),
             ("bbb", start),
         ] {
-            let (got, _) = unblock(preset);
+            let (got, _, _) = unblock(preset);
             assert_eq!(got, want, "{preset}");
         }
         // The tree update dominates the early-BMT schemes at these latencies,
@@ -414,8 +444,8 @@ mod tests {
         // SP (PLP) at the MC: the store arrives after an L1 access, then its
         // counter, OTP, ciphertext and MAC beside the root update; the next
         // store goes once the tuple's writes hold WPQ slots (idle: at once).
-        let (got, l) = unblock("sp");
+        let (got, l, levels) = unblock("sp");
         let ctr = l.l1 + l.mdc;
-        assert_eq!(got, (ctr + l.aes + 1 + l.mac).max(ctr + l.levels * l.mac));
+        assert_eq!(got, (ctr + l.aes + 1 + l.mac).max(ctr + levels * l.mac));
     }
 }

@@ -1,30 +1,38 @@
 //! What one functional operation did, as the timing model prices it: the
 //! NVM blocks it read and wrote, at their real addresses and by region,
-//! and the root-register updates it made. The functional model decides
-//! every hit, miss and write; the timing model only prices this record,
-//! by the same rules for every scheme.
+//! and the cryptographic work it did, counted where it was done. The
+//! functional model decides every hit, miss, write and hash; the timing
+//! model only prices this record, by the same rules for every scheme.
 
 use crate::controller::MemoryController;
+use crate::crypto::CryptoWork;
 use crate::layout::Region;
 
 #[derive(Clone, Debug, Default)]
 pub struct WorkRecord {
     /// Counter blocks read from NVM (a metadata-cache miss).
     pub counter_reads: Vec<u64>,
-    /// Tree nodes read to verify a fetched counter block.
+    /// Tree nodes read to verify a fetched line.
     pub tree_reads: Vec<u64>,
     /// MAC lines read.
     pub mac_reads: Vec<u64>,
+    /// Data blocks read other than the operation's own (the old
+    /// ciphertexts of a page re-encrypted on a minor-counter overflow).
+    pub data_reads: Vec<u64>,
     /// Blocks written to the WPQ, in order (data, metadata, evictions).
     pub writes: Vec<u64>,
-    /// Root-register updates: each is one leaf-to-root tree update.
-    pub root_updates: u64,
+    /// Pads (AES), data MACs and tree hashes the operation computed.
+    pub crypto: CryptoWork,
+    /// Of the tree hashes, those that verified fetched lines (checked
+    /// speculatively beside their use, SecPB V-A).
+    pub verify_hashes: u64,
 }
 
 /// Marks the start of an operation on the controller.
 #[derive(Clone, Copy, Debug)]
 pub struct Mark {
-    root_updates: u64,
+    crypto: CryptoWork,
+    verify_hashes: u64,
 }
 
 impl WorkRecord {
@@ -33,27 +41,37 @@ impl WorkRecord {
     /// stay in the log and are priced with this operation.
     pub fn start(mc: &mut MemoryController) -> Mark {
         mc.st.nvm.read_log.clear();
-        Mark { root_updates: mc.st.root_updates }
+        Mark { crypto: mc.st.crypto.work, verify_hashes: mc.st.verify_hashes }
     }
 
     /// What the controller did since `mark`, into `self` (a buffer kept
-    /// across operations, so recording allocates nothing once warm). Data
-    /// reads are left out: the caller issues the data access itself.
-    pub fn fill(&mut self, mc: &mut MemoryController, mark: Mark) {
+    /// across operations, so recording allocates nothing once warm). Reads
+    /// of the operation's own data block (`own`) are left out: the caller
+    /// issues that access itself.
+    pub fn fill(&mut self, mc: &mut MemoryController, mark: Mark, own: u64) {
         let r = self;
         r.counter_reads.clear();
         r.tree_reads.clear();
         r.mac_reads.clear();
+        r.data_reads.clear();
         r.writes.clear();
         std::mem::swap(&mut r.writes, &mut mc.st.nvm.write_log);
-        r.root_updates = mc.st.root_updates - mark.root_updates;
+        r.crypto = mc.st.crypto.work.since(&mark.crypto);
+        r.verify_hashes = mc.st.verify_hashes - mark.verify_hashes;
         for a in mc.st.nvm.read_log.drain(..) {
             match mc.st.layout.region(a) {
                 Some(Region::Counter { .. }) => r.counter_reads.push(a),
                 Some(Region::Tree { .. }) => r.tree_reads.push(a),
                 Some(Region::MacLine { .. }) => r.mac_reads.push(a),
+                Some(Region::Data { .. }) if a != own => r.data_reads.push(a),
                 Some(Region::Data { .. }) | None => {}
             }
         }
+    }
+
+    /// Tree hashes of updates (eager BMT updates up to the root, SIT
+    /// write-backs): the tree hashes that were not verifications.
+    pub fn update_hashes(&self) -> u64 {
+        self.crypto.tree_hashes - self.verify_hashes
     }
 }
