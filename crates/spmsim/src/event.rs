@@ -56,18 +56,25 @@ pub struct Event {
     pub gap: u32,
     /// Part of the previous event's instruction (see the module docs).
     pub same_instruction: bool,
+    /// The access is to volatile memory: outside the persistent ranges the
+    /// workload's persistence policy gives (a program's stack under
+    /// `persistent=heap`). A volatile store takes the ordinary write-back
+    /// path: no persist buffer entry, no persist ordering, and nothing a
+    /// crash must keep.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub volatile: bool,
 }
 
 impl Event {
     pub fn store(addr: u64, size: u8, value: u64, log: bool) -> Event {
         debug_assert!((1..=8).contains(&size) && addr % 64 + size as u64 <= 64);
-        Event { op: Op::Store, addr, size, value, log, gap: 0, same_instruction: false }
+        Event { op: Op::Store, addr, size, value, log, gap: 0, same_instruction: false, volatile: false }
     }
     pub fn load(addr: u64, size: u8) -> Event {
-        Event { op: Op::Load, addr, size, value: 0, log: false, gap: 0, same_instruction: false }
+        Event { op: Op::Load, addr, size, value: 0, log: false, gap: 0, same_instruction: false, volatile: false }
     }
     pub fn marker(op: Op) -> Event {
-        Event { op, addr: 0, size: 0, value: 0, log: false, gap: 0, same_instruction: false }
+        Event { op, addr: 0, size: 0, value: 0, log: false, gap: 0, same_instruction: false, volatile: false }
     }
     pub fn after(mut self, gap: u32) -> Event {
         self.gap = gap;
@@ -86,7 +93,14 @@ impl Event {
     }
     pub fn describe(&self) -> String {
         match self.op {
-            Op::Store => format!("store{} {:#x} <- {:#x}{}", self.size * 8, self.addr, self.value, if self.log { " (log)" } else { "" }),
+            Op::Store => format!(
+                "store{} {:#x} <- {:#x}{}{}",
+                self.size * 8,
+                self.addr,
+                self.value,
+                if self.log { " (log)" } else { "" },
+                if self.volatile { " (volatile)" } else { "" }
+            ),
             Op::Load => format!("load{} {:#x}", self.size * 8, self.addr),
             Op::Fence => "fence".into(),
             Op::TxBegin => "tx-begin".into(),

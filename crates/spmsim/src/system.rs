@@ -24,6 +24,10 @@ pub struct System {
     pub front: FrontEnd,
     pub mc: MemoryController,
     pub events: u64,
+    /// Volatile memory's contents (blocks stored by volatile stores): held
+    /// by the cache hierarchy and lost on power failure, never ordered
+    /// with the persistent stores nor checked by the crash oracle.
+    pub volatile: rustc_hash::FxHashMap<u64, [u8; 64]>,
 }
 
 /// The work a battery pays for after power fails (SecPB V, Table III
@@ -69,16 +73,27 @@ impl System {
     /// A machine around an existing memory controller (one powered on from
     /// a saved image), with an empty front end.
     pub fn with_controller(cfg: &SimConfig, mc: MemoryController) -> Self {
-        System { cfg: cfg.clone(), front: FrontEnd::new(&cfg.persistence.point, &cfg.scheme.work()), mc, events: 0 }
+        System {
+            cfg: cfg.clone(),
+            front: FrontEnd::new(&cfg.persistence.point, &cfg.scheme.work()),
+            mc,
+            events: 0,
+            volatile: Default::default(),
+        }
     }
 
     pub fn apply(&mut self, ev: &Event) -> Result<(), CheckFailure> {
         self.events += 1;
         match ev.op {
+            Op::Store if ev.volatile => {
+                let bytes = ev.value.to_le_bytes();
+                self.store_volatile(ev.block(), (ev.addr % 64) as usize, &bytes[..ev.size as usize])
+            }
             Op::Store => {
                 let bytes = ev.value.to_le_bytes();
                 self.front.store(&mut self.mc, ev.block(), (ev.addr % 64) as usize, &bytes[..ev.size as usize])
             }
+            Op::Load if ev.volatile => self.read_volatile(ev.block()).map(|_| ()),
             Op::Load => self.front.load(&mut self.mc, ev.block()).map(|_| ()),
             // Strict persistency with a persist point at or before the MC
             // needs no extra action at a fence in the functional model.
@@ -88,6 +103,25 @@ impl System {
 
     pub fn read(&mut self, block: u64) -> Result<[u8; 64], CheckFailure> {
         self.front.load(&mut self.mc, block)
+    }
+
+    /// A volatile store: into the block's volatile copy, which starts as
+    /// memory's (a secure read) the first time the block is written.
+    pub fn store_volatile(&mut self, block: u64, offset: usize, bytes: &[u8]) -> Result<(), CheckFailure> {
+        let line = match self.volatile.entry(block) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => v.insert(self.front.load(&mut self.mc, block)?),
+        };
+        line[offset..offset + bytes.len()].copy_from_slice(bytes);
+        Ok(())
+    }
+
+    /// A volatile load: the volatile copy if the block has one, else memory.
+    pub fn read_volatile(&mut self, block: u64) -> Result<[u8; 64], CheckFailure> {
+        match self.volatile.get(&block) {
+            Some(b) => Ok(*b),
+            None => self.front.load(&mut self.mc, block),
+        }
     }
 
     fn snapshot(&self) -> (CryptoWork, ByKind, ByKind) {
@@ -109,6 +143,7 @@ impl System {
         // What the battery drains, and how, is the scheme's hook.
         let scheme = self.cfg.scheme;
         scheme.plugin().on_power_fail(self, &mut work);
+        self.volatile.clear();
         self.mc.drop_volatile();
         if battery.wpq {
             work.wpq_entries = self.mc.st.nvm.drain_wpq(&self.mc.st.layout);
@@ -130,6 +165,7 @@ impl System {
     pub fn shutdown_clean(&mut self) -> Result<(), CheckFailure> {
         self.front.flush_clean(&mut self.mc)?;
         self.mc.flush_metadata()?;
+        self.volatile.clear();
         self.mc.drop_volatile();
         self.mc.st.nvm.drain_wpq(&self.mc.st.layout);
         self.mc.st.chip.crashed = false;
@@ -206,6 +242,25 @@ mod tests {
             // Unbacked, the rebuilt tree disagrees with the root register.
             assert_eq!(s.recover().ok(), backed);
         }
+    }
+
+    #[test]
+    fn volatile_stores_are_readable_but_lost_on_power_failure() {
+        let mut s = machine("cobcm", "persist_buffer=true");
+        let volatile = |b: u64| Event { volatile: true, ..Event::store(b * 64, 8, b + 1, false) };
+        for b in 0..4 {
+            s.apply(&volatile(b)).unwrap();
+        }
+        store_blocks(&mut s, 4..6);
+        assert_eq!(s.read_volatile(2).unwrap()[..8], 3u64.to_le_bytes(), "a volatile load sees the volatile store");
+        let FrontEnd::PersistBuffer(pb) = &s.front else { panic!("cobcm has a persist buffer") };
+        assert_eq!(pb.occupancy(), 2, "only the persistent stores took buffer entries");
+        let d = s.power_fail();
+        assert_eq!(d.front_lines, 2);
+        assert!(s.recover().ok());
+        assert!(s.volatile.is_empty(), "volatile memory is gone after the power failure");
+        assert_eq!(s.read_volatile(2).unwrap(), [0; 64], "nothing of it reached NVM");
+        assert!(holds_its_store(&mut s, 5));
     }
 
     #[test]

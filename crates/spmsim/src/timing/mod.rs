@@ -76,6 +76,8 @@ pub struct TimingSim {
 /// it in the same block are folded in before it persists.
 struct OpenStore {
     block: u64,
+    /// To volatile memory: it goes to L1 only, not down the persist path.
+    volatile: bool,
     off: usize,
     len: usize,
     /// The stored bytes, at their offsets in the block.
@@ -165,6 +167,7 @@ impl TimingSim {
         self.stats.warmup = Some(WarmupStats { instructions: warm.instructions, cycles: now });
         self.stats.loads = 0;
         self.stats.stores = 0;
+        self.stats.volatile_stores = 0;
         Ok(())
     }
 
@@ -218,6 +221,15 @@ impl TimingSim {
     /// The open store, if any, goes down the persist path.
     fn close_store(&mut self) -> Result<(), CheckFailure> {
         let Some(o) = self.open_store.take() else { return Ok(()) };
+        if o.volatile {
+            // Volatile memory (issue 13): the store buffer writes the store
+            // into L1 once the line is owned (write-allocate), one store a
+            // cycle; no persist buffer entry, no tuple, no persist order.
+            self.sys.store_volatile(o.block, o.off, &o.bytes[o.off..o.off + o.len])?;
+            self.core.store_released(o.release, o.release.max(o.data_ready) + 1);
+            self.stats.volatile_stores += 1;
+            return Ok(());
+        }
         // The rest of the block comes from memory only when the persist
         // path takes a whole block (a new SecPB entry, an SP write).
         let mut fill = if self.path.needs_whole_block(&self.sys, o.block) { self.sys.mc.peek_plaintext(o.block) } else { [0; 64] };
@@ -234,7 +246,7 @@ impl TimingSim {
         let (block, off, size) = (ev.block(), (ev.addr % 64) as usize, ev.size as usize);
         if ev.op == Op::Store && ev.same_instruction {
             if let Some(o) = &mut self.open_store {
-                if o.block == block && o.off + o.len == off {
+                if o.block == block && o.off + o.len == off && o.volatile == ev.volatile {
                     // The next piece of the open store: its bytes only.
                     o.len += size;
                     o.bytes[off..off + size].copy_from_slice(&ev.value.to_le_bytes()[..size]);
@@ -259,7 +271,7 @@ impl TimingSim {
                 let release = self.core.release_time(retire);
                 let mut bytes = [0; 64];
                 bytes[off..off + size].copy_from_slice(&ev.value.to_le_bytes()[..size]);
-                self.open_store = Some(OpenStore { block, off, len: size, bytes, release, data_ready });
+                self.open_store = Some(OpenStore { block, volatile: ev.volatile, off, len: size, bytes, release, data_ready });
             }
             Op::Fence | Op::Epoch => {
                 let persisted = self.path.persist_barrier();

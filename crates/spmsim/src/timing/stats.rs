@@ -24,6 +24,9 @@ pub struct Roi {
     /// one block count once, one straddling two blocks counts twice. Not
     /// the trace's store records.
     pub stores: u64,
+    /// Block stores to volatile memory, counted as `stores` are: they took
+    /// the write-back path, not the persist path.
+    pub volatile_stores: u64,
     /// SecPB persists (stores entering the buffer) per 1000 instructions.
     pub ppti: f64,
     /// Stores per SecPB entry allocation.
@@ -84,6 +87,8 @@ pub struct RunStats {
     /// one block count once (they are one write into the SecPB entry).
     #[serde(skip)]
     pub stores: u64,
+    #[serde(skip)]
+    pub volatile_stores: u64,
 }
 
 fn rate(h: u64, m: u64) -> f64 {
@@ -107,6 +112,7 @@ impl RunStats {
             workload_notes: Vec::new(),
             loads: 0,
             stores: 0,
+            volatile_stores: 0,
         }
     }
 
@@ -119,6 +125,7 @@ impl RunStats {
         r.cycles = d.time.max(1);
         r.loads = self.loads;
         r.stores = self.stores;
+        r.volatile_stores = self.volatile_stores;
         r.ipc = r.instructions as f64 / r.cycles as f64;
         r.ppti = 1000.0 * r.stores as f64 / r.instructions.max(1) as f64;
         if let Some((stores, allocations, stale)) = d.persist_buffer {

@@ -37,8 +37,33 @@ fn derived_value(seed: u64, addr: u64, index: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// Which of a trace's memory is volatile, by the trace's own (virtual)
+/// addresses. Taken per access piece, so ranges are best block-aligned.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum VolatileMemory {
+    /// Every access is persistent.
+    #[default]
+    None,
+    /// Accesses inside these ranges are volatile (the stack).
+    Inside(Vec<(u64, u64)>),
+    /// Accesses outside these ranges are volatile (the persistent ranges).
+    Outside(Vec<(u64, u64)>),
+}
+
+impl VolatileMemory {
+    pub fn is_volatile(&self, addr: u64) -> bool {
+        let within = |rs: &[(u64, u64)]| rs.iter().any(|&(a, b)| (a..b).contains(&addr));
+        match self {
+            VolatileMemory::None => false,
+            VolatileMemory::Inside(rs) => within(rs),
+            VolatileMemory::Outside(rs) => !within(rs),
+        }
+    }
+}
+
 pub struct RecordEvents {
     path: std::path::PathBuf,
+    volatile: VolatileMemory,
     reader: Box<dyn RecordReader>,
     pages: Option<PageMap>,
     capacity_bytes: u64,
@@ -51,7 +76,22 @@ pub struct RecordEvents {
 impl RecordEvents {
     pub fn new(path: &std::path::Path, reader: Box<dyn RecordReader>, seed: u64, capacity_bytes: u64) -> Self {
         let pages = (reader.header().address_space == AddressSpace::Virtual).then(PageMap::default);
-        RecordEvents { path: path.to_path_buf(), reader, pages, capacity_bytes, seed, stores: 0, derived_values: 0 }
+        RecordEvents {
+            path: path.to_path_buf(),
+            volatile: VolatileMemory::None,
+            reader,
+            pages,
+            capacity_bytes,
+            seed,
+            stores: 0,
+            derived_values: 0,
+        }
+    }
+
+    /// The same events, with the accesses to `volatile` memory flagged.
+    pub fn with_volatile(mut self, volatile: VolatileMemory) -> Self {
+        self.volatile = volatile;
+        self
     }
 
     pub fn header(&self) -> &TraceHeader {
@@ -114,6 +154,7 @@ impl RecordEvents {
             } else {
                 Event::load(pa, len as u8)
             };
+            e.volatile = self.volatile.is_volatile(cur);
             if first {
                 e.gap = r.gap;
                 e.same_instruction = r.same_instruction;

@@ -119,6 +119,10 @@ pub struct TraceHeader {
     /// Instructions skipped before the first record (recorded traces).
     #[serde(default)]
     pub skipped_instructions: u64,
+    /// The recorded program's stack, inclusive-exclusive (what
+    /// `persistent=heap` leaves volatile); absent when not recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_range: Option<(u64, u64)>,
 }
 
 impl TraceHeader {
@@ -130,6 +134,7 @@ impl TraceHeader {
             values,
             persistent_ranges: Vec::new(),
             skipped_instructions: 0,
+            stack_range: None,
         }
     }
     pub fn is_persistent(&self, addr: u64) -> bool {

@@ -50,6 +50,7 @@ pub use ycsb::{Distribution, YcsbParams};
 
 pub use crate::event::{Event, Op};
 
+use crate::trace::events::VolatileMemory;
 use crate::trace::{Format, RecordEvents};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -81,7 +82,8 @@ pub enum WorkloadKind {
     /// Triad-NVM's synthetic DAXBENCH-S-RW.
     Daxbench(DaxParams),
     /// A trace file in any supported format (`trace:PATH`, or
-    /// `trace:PATH#format=NAME` to name the format).
+    /// `trace:PATH#format=NAME` to name the format; `#persistent=` chooses
+    /// which memory is persistent, [`Persistent`]).
     Trace(TraceSpec),
 }
 
@@ -91,32 +93,110 @@ pub struct TraceSpec {
     pub format: Option<Format>,
     /// The name to report instead of the path (`suite:gcc`).
     pub label: Option<String>,
+    /// Which of the trace's memory is persistent.
+    pub persistent: Persistent,
+}
+
+/// Which memory of a recorded program is persistent (issue 13): stores
+/// elsewhere are volatile and take the ordinary write-back path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Persistent {
+    /// What the trace header says (`persistent_ranges`; none listed: all).
+    #[default]
+    Trace,
+    /// Every store, the stack's included (the model before issue 13).
+    All,
+    /// Everything but the program's stack (heap and globals), from the
+    /// stack range the recorder wrote into the trace header.
+    Heap,
+}
+
+impl Persistent {
+    fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "trace" => Ok(Persistent::Trace),
+            "all" => Ok(Persistent::All),
+            "heap" => Ok(Persistent::Heap),
+            other => Err(format!("trace workload: unknown persistent=`{other}`; known: trace, all, heap")),
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Persistent::Trace => "trace",
+            Persistent::All => "all",
+            Persistent::Heap => "heap",
+        }
+    }
 }
 
 impl TraceSpec {
+    /// `PATH[#format=NAME][#persistent=trace|all|heap]`.
     pub fn parse(s: &str) -> Result<Self, String> {
-        let (path, format) = match s.rsplit_once("#format=") {
-            Some((p, f)) => (p, Some(Format::parse(f)?)),
-            None => (s, None),
-        };
+        let (path, options) = split_trace_options(s)?;
+        let mut spec = TraceSpec { path: PathBuf::from(path), format: None, label: None, persistent: Persistent::Trace };
+        for (k, v) in options {
+            match k {
+                "format" => spec.format = Some(Format::parse(v)?),
+                "persistent" => spec.persistent = Persistent::parse(v)?,
+                other => return Err(format!("trace workload: unknown option `#{other}=`; known: #format=, #persistent=")),
+            }
+        }
         if path.is_empty() {
             return Err("trace workload: no path given (trace:PATH)".into());
         }
-        Ok(TraceSpec { path: PathBuf::from(path), format, label: None })
+        Ok(spec)
     }
     pub fn name(&self) -> String {
-        if let Some(l) = &self.label {
-            return l.clone();
+        let mut n = match (&self.label, self.format) {
+            (Some(l), _) => l.clone(),
+            (None, Some(f)) => format!("trace:{}#format={}", self.path.display(), f.name()),
+            (None, None) => format!("trace:{}", self.path.display()),
+        };
+        if self.persistent != Persistent::Trace {
+            n.push_str(&format!("#persistent={}", self.persistent.name()));
         }
-        match self.format {
-            Some(f) => format!("trace:{}#format={}", self.path.display(), f.name()),
-            None => format!("trace:{}", self.path.display()),
-        }
+        n
     }
     fn open(&self, seed: u64, capacity_bytes: u64) -> Result<RecordEvents, String> {
         let r = crate::trace::open(&self.path, self.format).map_err(|e| e.to_string())?;
-        Ok(RecordEvents::new(&self.path, r, seed, capacity_bytes))
+        let volatile = match self.persistent {
+            Persistent::All => VolatileMemory::None,
+            Persistent::Trace if r.header().persistent_ranges.is_empty() => VolatileMemory::None,
+            Persistent::Trace => VolatileMemory::Outside(r.header().persistent_ranges.clone()),
+            Persistent::Heap => match r.header().stack_range {
+                Some(range) => VolatileMemory::Inside(vec![range]),
+                None => {
+                    return Err(format!(
+                        "trace {}: persistent=heap needs the program's stack range, which this trace's header does not give (record it \
+                         again with this spmsim: `spmsim suite record` or `spmsim trace record`)",
+                        self.path.display()
+                    ))
+                }
+            },
+        };
+        Ok(RecordEvents::new(&self.path, r, seed, capacity_bytes).with_volatile(volatile))
     }
+}
+
+/// Split `PATH#key=value#key=value` at the options (a `#` in a path
+/// before the first `key=` stays in the path).
+fn split_trace_options(s: &str) -> Result<(&str, Vec<(&str, &str)>), String> {
+    let mut parts: Vec<&str> = s.split('#').collect();
+    let mut options = Vec::new();
+    while parts.len() > 1 {
+        let last = *parts.last().unwrap();
+        match last.split_once('=') {
+            Some((k, v)) if !k.is_empty() && k.chars().all(|c| c.is_ascii_lowercase() || c == '_') => {
+                options.push((k, v));
+                parts.pop();
+            }
+            _ => break,
+        }
+    }
+    options.reverse();
+    let path_len = parts.iter().map(|p| p.len()).sum::<usize>() + parts.len() - 1;
+    Ok((&s[..path_len], options))
 }
 
 impl WorkloadKind {
@@ -134,8 +214,8 @@ impl WorkloadKind {
         "tpcc[:warehouses=16,orders_per_district=8192,ops_per_tx=1,gap=10,style=..,populate=..]",
         "daxbench[:stride=64,rw=1:1,size_mib=1024,access_bytes=8,gap=4,persist=true] or daxbench-STRIDE-RW",
         "FILE.toml (kind = \"btree\" plus the keys)",
-        "trace:PATH[#format=F]",
-        "suite:NAME",
+        "trace:PATH[#format=F][#persistent=trace|all|heap]",
+        "suite:NAME[#persistent=trace|all|heap]",
     ];
 
     pub fn name(&self) -> String {
@@ -164,9 +244,17 @@ impl WorkloadKind {
             "array-swap" => Ok(WorkloadKind::ArraySwap),
             s if s == "synthetic" || s.starts_with("synthetic:") => SyntheticParams::parse(s).map(WorkloadKind::Synthetic),
             s if s.starts_with("suite:") => {
-                let name = &s["suite:".len()..];
+                let (name, options) = split_trace_options(&s["suite:".len()..])?;
                 let path = crate::suite::trace_path(name)?;
-                Ok(WorkloadKind::Trace(TraceSpec { path, format: Some(Format::Native), label: Some(s.to_string()) }))
+                let mut spec =
+                    TraceSpec { path, format: Some(Format::Native), label: Some(format!("suite:{name}")), persistent: Persistent::Trace };
+                for (k, v) in options {
+                    match k {
+                        "persistent" => spec.persistent = Persistent::parse(v)?,
+                        other => return Err(format!("suite workload: unknown option `#{other}=`; known: #persistent=")),
+                    }
+                }
+                Ok(WorkloadKind::Trace(spec))
             }
             s if s.starts_with("trace:") => TraceSpec::parse(&s["trace:".len()..]).map(WorkloadKind::Trace),
             // A TOML file describes a generator; any other file is a trace.
@@ -634,6 +722,59 @@ mod tests {
         assert_eq!(ev.iter().map(|e| e.op).collect::<Vec<_>>(), [Op::Load, Op::Store, Op::Store]);
         let plain: Vec<Event> = w.stream(1, 9, 1 << 30).unwrap().collect();
         assert_eq!(ev, plain, "the same events as a run of both without a warm-up");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A program's trace with a stack: stores to the heap at 0x1000 and to
+    /// the stack at 0x8000, and a header naming the stack range and, when
+    /// `ranges`, the heap page as the only persistent range.
+    fn stack_trace(dir: &std::path::Path, ranges: bool) -> std::path::PathBuf {
+        use crate::trace::{AddressSpace, NativeWriter, TraceHeader, TraceRecord};
+        let p = dir.join(format!("stack-{ranges}.trace"));
+        let mut h = TraceHeader::new("test", AddressSpace::Physical, true);
+        h.stack_range = Some((0x8000, 0x9000));
+        if ranges {
+            h.persistent_ranges = vec![(0x1000, 0x2000)];
+        }
+        let mut w = NativeWriter::create(&p, &h).unwrap();
+        for r in [TraceRecord::mem(Op::Store, 0x1000, 8), TraceRecord::mem(Op::Store, 0x8040, 8), TraceRecord::mem(Op::Store, 0x4000, 8)] {
+            w.write(&r).unwrap();
+        }
+        w.finish().unwrap();
+        p
+    }
+
+    #[test]
+    fn the_persistence_policy_flags_volatile_accesses() {
+        let dir = std::env::temp_dir().join(format!("spmsim-volatile-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let flags = |spec: String| -> Vec<bool> {
+            WorkloadKind::parse(&spec).unwrap().stream(1, 100, 1 << 30).unwrap().filter(|e| e.op == Op::Store).map(|e| e.volatile).collect()
+        };
+        let plain = stack_trace(&dir, false).display().to_string();
+        let ranged = stack_trace(&dir, true).display().to_string();
+        // heap, stack, other: the header's ranges (none: all persistent),
+        // everything, everything but the stack.
+        assert_eq!(flags(format!("trace:{plain}")), [false, false, false]);
+        assert_eq!(flags(format!("trace:{ranged}")), [false, true, true]);
+        assert_eq!(flags(format!("trace:{ranged}#persistent=all")), [false, false, false]);
+        assert_eq!(flags(format!("trace:{plain}#persistent=heap")), [false, true, false]);
+        assert_eq!(flags(format!("trace:{plain}#format=native#persistent=heap")), [false, true, false]);
+        let w = WorkloadKind::parse(&format!("trace:{plain}#persistent=heap")).unwrap();
+        assert!(w.name().ends_with("#persistent=heap"), "{}", w.name());
+        let e = WorkloadKind::parse(&format!("trace:{plain}#persistent=stack")).unwrap_err();
+        assert!(e.contains("persistent=`stack`") && e.contains("heap"), "{e}");
+        let e = WorkloadKind::parse(&format!("trace:{plain}#colour=red")).unwrap_err();
+        assert!(e.contains("#colour="), "{e}");
+        // A trace without a recorded stack cannot say what `heap` leaves out.
+        let mut h = crate::trace::TraceHeader::new("test", crate::trace::AddressSpace::Physical, true);
+        h.stack_range = None;
+        let bare = dir.join("bare.trace");
+        let mut wr = crate::trace::NativeWriter::create(&bare, &h).unwrap();
+        wr.write(&crate::trace::TraceRecord::mem(Op::Store, 0x40, 8)).unwrap();
+        wr.finish().unwrap();
+        let e = WorkloadKind::parse(&format!("trace:{}#persistent=heap", bare.display())).unwrap().stream(1, 10, 1 << 30).err().unwrap();
+        assert!(e.contains("stack range"), "{e}");
         std::fs::remove_dir_all(&dir).ok();
     }
 
