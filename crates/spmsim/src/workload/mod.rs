@@ -133,7 +133,7 @@ impl Persistent {
 impl TraceSpec {
     /// `PATH[#format=NAME][#persistent=trace|all|heap]`.
     pub fn parse(s: &str) -> Result<Self, String> {
-        let (path, options) = split_trace_options(s)?;
+        let (path, options) = split_trace_options(s);
         let mut spec = TraceSpec { path: PathBuf::from(path), format: None, label: None, persistent: Persistent::Trace };
         for (k, v) in options {
             match k {
@@ -181,7 +181,7 @@ impl TraceSpec {
 
 /// Split `PATH#key=value#key=value` at the options (a `#` in a path
 /// before the first `key=` stays in the path).
-fn split_trace_options(s: &str) -> Result<(&str, Vec<(&str, &str)>), String> {
+fn split_trace_options(s: &str) -> (&str, Vec<(&str, &str)>) {
     let mut parts: Vec<&str> = s.split('#').collect();
     let mut options = Vec::new();
     while parts.len() > 1 {
@@ -196,7 +196,7 @@ fn split_trace_options(s: &str) -> Result<(&str, Vec<(&str, &str)>), String> {
     }
     options.reverse();
     let path_len = parts.iter().map(|p| p.len()).sum::<usize>() + parts.len() - 1;
-    Ok((&s[..path_len], options))
+    (&s[..path_len], options)
 }
 
 impl WorkloadKind {
@@ -244,7 +244,7 @@ impl WorkloadKind {
             "array-swap" => Ok(WorkloadKind::ArraySwap),
             s if s == "synthetic" || s.starts_with("synthetic:") => SyntheticParams::parse(s).map(WorkloadKind::Synthetic),
             s if s.starts_with("suite:") => {
-                let (name, options) = split_trace_options(&s["suite:".len()..])?;
+                let (name, options) = split_trace_options(&s["suite:".len()..]);
                 let path = crate::suite::trace_path(name)?;
                 let mut spec =
                     TraceSpec { path, format: Some(Format::Native), label: Some(format!("suite:{name}")), persistent: Persistent::Trace };
