@@ -70,6 +70,11 @@ fn a_recorded_program_shows_its_known_loads_and_stores() {
     let own = count(&small, "stores") as i64 - noise_stores as i64;
     assert!((own - 100_000).abs() < 1_000, "stores beyond start-up: {own}");
     assert_eq!(full["values"], "derived");
+    // The recorder knows the stack (issue 13): start-up stores to it, the
+    // loop's stores (to a global array, `i` in a register) not.
+    let stack = |v: &serde_json::Value| v["stack_stores"].as_u64().expect("the stack range is recorded");
+    assert!(stack(&base) > 100, "start-up writes its stack: {}", stack(&base));
+    assert!(stack(&full).abs_diff(stack(&small)) < 50, "the loop's stores are not stack stores: {} vs {}", stack(&full), stack(&small));
     assert!(count(&full, "footprint_bytes") >= 300_000 * 8);
 
     // --skip and --instructions bound the recording.

@@ -188,6 +188,13 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
             spmsim::trace::AddressSpace::Virtual => "virtual (pages get frames in first-touch order)",
         };
         println!("address space {space}; skipped before recording {} instructions", h.skipped_instructions);
+        match (h.stack_range, i.stack_stores) {
+            (Some((a, b)), Some(n)) => println!(
+                "stack {a:#x}-{b:#x}: {n} store records ({:.1} %), volatile under `#persistent=heap`",
+                100.0 * n as f64 / i.stores.max(1) as f64
+            ),
+            _ => println!("stack range not recorded (`#persistent=heap` needs a trace recorded by this spmsim)"),
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

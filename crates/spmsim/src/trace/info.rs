@@ -33,6 +33,9 @@ pub struct TraceInfo {
     /// Share of loads and stores inside the persistent ranges (1 when the
     /// trace declares none: all of memory is persistent).
     pub persistent_share: f64,
+    /// Stores inside the recorded stack range (what `persistent=heap`
+    /// leaves volatile); absent when the trace records no stack range.
+    pub stack_stores: Option<u64>,
     /// Memory operations per 1000 instructions.
     pub memory_ops_pti: f64,
     pub stores_pti: f64,
@@ -48,6 +51,7 @@ pub fn scan(format: &str, r: &mut dyn RecordReader) -> Result<TraceInfo, TraceEr
     let mut blocks = FxHashSet::default();
     let mut written = FxHashSet::default();
     let mut persistent = 0u64;
+    let mut stack_stores = 0u64;
     while let Some(rec) = r.next_record()? {
         i.records += 1;
         i.instructions += rec.instructions();
@@ -68,6 +72,9 @@ pub fn scan(format: &str, r: &mut dyn RecordReader) -> Result<TraceInfo, TraceEr
         }
         if rec.is_memory() {
             persistent += header.is_persistent(rec.addr) as u64;
+            if let Some((a, b)) = header.stack_range {
+                stack_stores += (rec.op == Op::Store && (a..b).contains(&rec.addr)) as u64;
+            }
             let last = rec.addr.saturating_add(rec.size.max(1) as u64 - 1);
             for b in rec.addr / 64..=last / 64 {
                 blocks.insert(b);
@@ -82,6 +89,7 @@ pub fn scan(format: &str, r: &mut dyn RecordReader) -> Result<TraceInfo, TraceEr
     i.written_footprint_bytes = written.len() as u64 * 64;
     i.write_fraction = if mem > 0 { i.stores as f64 / mem as f64 } else { 0.0 };
     i.persistent_share = if mem > 0 { persistent as f64 / mem as f64 } else { 0.0 };
+    i.stack_stores = header.stack_range.map(|_| stack_stores);
     let per_k = |n: u64| if i.instructions > 0 { n as f64 * 1000.0 / i.instructions as f64 } else { 0.0 };
     i.memory_ops_pti = per_k(mem);
     i.stores_pti = per_k(i.stores);

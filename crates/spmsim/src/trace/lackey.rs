@@ -244,7 +244,9 @@ pub fn record(opts: &RecordOptions) -> Result<RecordSummary, String> {
     }
     let (read_fd, write_fd) = (fds[0], fds[1]);
     let mut cmd = Command::new("valgrind");
-    cmd.args(["--tool=lackey", "--trace-mem=yes", "--log-fd=3"]).args(&opts.program);
+    // `-d -d` makes valgrind print where it put the program's stack (on
+    // stderr, at start-up), which the header records (valgrind_stack).
+    cmd.args(["-d", "-d", "--tool=lackey", "--trace-mem=yes", "--log-fd=3"]).args(&opts.program);
     if let Some(d) = &opts.cwd {
         cmd.current_dir(d);
     }
@@ -271,17 +273,44 @@ pub fn record(opts: &RecordOptions) -> Result<RecordSummary, String> {
     let mut child = spawned.map_err(|e| format!("trace record: cannot start valgrind (is it installed?): {e}"))?;
     // Drain the program's stderr on a thread so it can never block on a full pipe.
     let mut err_pipe = child.stderr.take().expect("stderr is piped");
+    let (stack_tx, stack_rx) = std::sync::mpsc::channel::<Option<(u64, u64)>>();
     let err_tail = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut err_pipe, &mut buf);
-        let tail = buf.len().saturating_sub(2000);
-        String::from_utf8_lossy(&buf[tail..]).into_owned()
+        let mut scan = super::valgrind_stack::StackScan::default();
+        let mut sent = false;
+        let mut tail: VecDeque<String> = VecDeque::new();
+        for l in BufReader::new(&mut err_pipe).lines() {
+            let Ok(l) = l else { break };
+            if !sent {
+                scan.feed(&l);
+                if let Some(r) = scan.range() {
+                    let _ = stack_tx.send(Some(r));
+                    sent = true;
+                }
+            }
+            // valgrind's own debug lines (`--PID:LEVEL: ...`) are not the
+            // program's output: keep them out of an error message.
+            let debug = l.strip_prefix("--").and_then(|r| r.split(':').nth(1)).is_some_and(|lvl| lvl.trim().parse::<u32>().is_ok());
+            if !debug {
+                tail.push_back(l);
+                if tail.len() > 40 {
+                    tail.pop_front();
+                }
+            }
+        }
+        if !sent {
+            let _ = stack_tx.send(None);
+        }
+        tail.into_iter().collect::<Vec<_>>().join("\n")
     });
+    // Valgrind says where the stack is before the program starts, so this
+    // wait is short; a valgrind that does not say leaves the range unknown.
+    let stack_range = stack_rx.recv_timeout(std::time::Duration::from_secs(30)).ok().flatten();
 
     let mut header = TraceHeader::new("lackey", AddressSpace::Virtual, false);
     header.source = if opts.source.is_empty() { format!("valgrind lackey: {}", opts.program.join(" ")) } else { opts.source.clone() };
     header.persistent_ranges = opts.persistent_ranges.clone();
     header.skipped_instructions = opts.skip;
+    header.stack_range = stack_range;
     let mut w = NativeWriter::create(&opts.out, &header).map_err(|e| format!("trace record: {}: {e}", opts.out.display()))?;
     let mut p = Parser { skip: opts.skip, ..Parser::default() };
     let mut pending = VecDeque::new();

@@ -17,6 +17,7 @@ pub mod info;
 pub mod lackey;
 pub mod native;
 pub mod text;
+pub mod valgrind_stack;
 
 pub use events::RecordEvents;
 pub use native::{NativeReader, NativeWriter};
