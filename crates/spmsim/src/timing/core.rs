@@ -47,11 +47,15 @@ impl Core {
         self.disp_slots / self.width
     }
 
-    /// Dispatch `gap` single-cycle instructions and then the next memory
-    /// operation; returns the latter's dispatch time.
-    pub fn dispatch_gap(&mut self, gap: u32) -> u64 {
-        self.instr += gap as u64 + 1;
-        self.disp_slots += gap as u64 + 1;
+    /// Dispatch an event's `instructions` (its gap of single-cycle
+    /// instructions, then the operation itself when it is an instruction
+    /// of its own: not a marker, not `compute`, not the second piece of a
+    /// split access; `event::instructions`); returns when the operation
+    /// dispatches.
+    pub fn dispatch(&mut self, gap: u32, instructions: u64) -> u64 {
+        debug_assert!(instructions <= gap as u64 + 1);
+        self.instr += instructions;
+        self.disp_slots += instructions;
         // The ROB must have room: retire everything at least `rob` older.
         while let Some(&(idx, r)) = self.window.front() {
             if idx + self.rob > self.instr {

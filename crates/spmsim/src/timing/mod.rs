@@ -256,7 +256,7 @@ impl TimingSim {
             }
         }
         self.close_store()?;
-        let t_disp = self.core.dispatch_gap(ev.gap);
+        let t_disp = self.core.dispatch(ev.gap, ev.instructions());
         match ev.op {
             Op::Load => {
                 let lat = self.fetch(t_disp, block)?;
