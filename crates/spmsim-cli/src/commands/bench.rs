@@ -1,7 +1,9 @@
 //! `spmsim bench`: simulation speed and memory, each case in its own
 //! process so its peak resident set is its own (SecPB issue: instructions
 //! per second for bbb and cobcm, crypto on and timing-only; RSS against the
-//! touched footprint, not the simulated capacity).
+//! touched footprint, not the simulated capacity), on the synthetic
+//! profile and on what users run: recorded programs and a generated
+//! persistent data structure (a program not recorded here is skipped).
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -17,7 +19,89 @@ pub const BENCH_WORKLOAD: &str = "synthetic:ppti=10,nwpe=2,footprint_mib=64";
 /// Targets of the SecPB issue, in simulated instructions per second.
 const TARGET_REAL: f64 = 20e6;
 const TARGET_TIMING_ONLY: f64 = 50e6;
+/// Targets on recorded programs and generated persistent data structures
+/// (issue 13: what users run must be fast too).
+const TARGET_PROGRAM_REAL: f64 = 20e6;
+const TARGET_PROGRAM_TIMING_ONLY: f64 = 40e6;
 const TARGET_RSS_MIB: f64 = 1024.0;
+
+/// The cases beside the synthetic profile: two recorded programs at their
+/// own write rates (gcc: many small stack and heap stores; xz: a streaming
+/// compressor with a large window) and a generated persistent B-tree with
+/// undo-logged transactions, each under COBCM, the default SecPB design.
+pub const PROGRAM_WORKLOADS: [&str; 3] = ["suite:gcc", "suite:xz", "btree:size_mib=64"];
+
+/// Which cases a bench runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Cases {
+    /// The synthetic profile and the programs.
+    All,
+    /// Only bbb and cobcm on the synthetic profile (comparable across commits).
+    Synthetic,
+    /// Only the recorded programs and the generated data structure.
+    Programs,
+}
+
+/// One case: a preset, a crypto mode and a workload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Case {
+    scheme: String,
+    crypto: String,
+    workload: String,
+}
+
+impl Case {
+    fn cases(which: Cases) -> Vec<Case> {
+        let case = |s: &str, c: &str, w: &str| Case { scheme: s.into(), crypto: c.into(), workload: w.into() };
+        let mut v = Vec::new();
+        if which != Cases::Programs {
+            for s in ["bbb", "cobcm"] {
+                for c in ["real", "timing-only"] {
+                    v.push(case(s, c, BENCH_WORKLOAD));
+                }
+            }
+        }
+        if which != Cases::Synthetic {
+            for w in PROGRAM_WORKLOADS {
+                for c in ["real", "timing-only"] {
+                    v.push(case("cobcm", c, w));
+                }
+            }
+        }
+        v
+    }
+
+    /// `SCHEME:CRYPTO:WORKLOAD` (the workload may hold colons itself).
+    fn spec(&self) -> String {
+        format!("{}:{}:{}", self.scheme, self.crypto, self.workload)
+    }
+
+    fn parse(s: &str) -> Result<Case> {
+        let mut it = s.splitn(3, ':');
+        match (it.next(), it.next(), it.next()) {
+            (Some(scheme), Some(crypto @ ("real" | "timing-only")), w) if !scheme.is_empty() => {
+                Ok(Case { scheme: scheme.into(), crypto: crypto.into(), workload: w.unwrap_or(BENCH_WORKLOAD).into() })
+            }
+            _ => bail!("--case takes SCHEME:real|timing-only[:WORKLOAD], got `{s}`"),
+        }
+    }
+
+    /// Why this case cannot run on this machine (a suite program whose
+    /// trace was never recorded), with the command that fixes it.
+    fn unavailable(&self) -> Option<String> {
+        let name = self.workload.strip_prefix("suite:")?;
+        spmsim::suite::trace_path(name).err().map(|_| format!("no recorded trace of `{name}`: run `spmsim suite record --only {name}`"))
+    }
+
+    fn target(&self) -> f64 {
+        match (self.workload == BENCH_WORKLOAD, self.crypto == "real") {
+            (true, true) => TARGET_REAL,
+            (true, false) => TARGET_TIMING_ONLY,
+            (false, true) => TARGET_PROGRAM_REAL,
+            (false, false) => TARGET_PROGRAM_TIMING_ONLY,
+        }
+    }
+}
 
 #[derive(clap::Args)]
 pub struct BenchArgs {
@@ -30,7 +114,10 @@ pub struct BenchArgs {
     pub repeat: u32,
     #[arg(long)]
     pub json: bool,
-    /// Run one case in this process (used by the parent): SCHEME:real|timing-only.
+    /// Which cases to run (programs whose trace is not recorded are skipped, saying how to record them).
+    #[arg(long, value_enum, default_value_t = Cases::All)]
+    pub cases: Cases,
+    /// Run one case in this process (used by the parent): SCHEME:real|timing-only[:WORKLOAD].
     #[arg(long, hide = true)]
     pub case: Option<String>,
 }
@@ -86,9 +173,9 @@ fn peak_rss_mib() -> f64 {
 }
 
 fn one_case(case: &str, instructions: u64) -> Result<CaseResult> {
-    let (scheme, crypto) = case.split_once(':').ok_or_else(|| anyhow!("--case takes SCHEME:real|timing-only, got `{case}`"))?;
-    let cfg = load_preset(scheme, &[format!("security.crypto=\"{crypto}\"")])?;
-    let w = WorkloadKind::parse(BENCH_WORKLOAD).map_err(|e| anyhow!(e))?;
+    let c = Case::parse(case)?;
+    let cfg = load_preset(&c.scheme, &[format!("security.crypto=\"{}\"", c.crypto)])?;
+    let w = WorkloadKind::parse(&c.workload).map_err(|e| anyhow!(e))?;
     let t = Instant::now();
     let mut sim = spmsim::timing::TimingSim::new(&cfg, 1).map_err(anyhow::Error::msg)?;
     let mut stream = w.stream(1, instructions, cfg.memory.capacity_bytes).map_err(|e| anyhow!(e))?;
@@ -98,9 +185,9 @@ fn one_case(case: &str, instructions: u64) -> Result<CaseResult> {
     let stats = sim.finish();
     let seconds = t.elapsed().as_secs_f64();
     Ok(CaseResult {
-        scheme: scheme.into(),
-        crypto: crypto.into(),
-        workload: BENCH_WORKLOAD.into(),
+        scheme: c.scheme,
+        crypto: c.crypto,
+        workload: c.workload,
         instructions: stats.roi.instructions,
         seconds,
         instructions_per_second: stats.roi.instructions as f64 / seconds,
@@ -124,58 +211,79 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     }
     let exe = std::env::current_exe().context("finding the spmsim binary")?;
     let mut results = Vec::new();
-    for scheme in ["bbb", "cobcm"] {
-        for crypto in ["real", "timing-only"] {
-            let case = format!("{scheme}:{crypto}");
-            let mut runs = Vec::new();
-            for k in 1..=a.repeat {
-                if !a.json {
-                    eprintln!("running {case} ({} instructions, run {k} of {})...", a.instructions, a.repeat);
-                }
-                let out = Command::new(&exe).args(["bench", "--case", &case, "--instructions", &a.instructions.to_string()]).output()?;
-                if !out.status.success() {
-                    bail!("bench case {case} failed: {}", String::from_utf8_lossy(&out.stderr));
-                }
-                let r: CaseResult =
-                    serde_json::from_slice(&out.stdout).with_context(|| format!("reading the result of bench case {case}"))?;
-                runs.push(r);
-            }
-            results.push(Repeated::of(runs));
+    let mut skipped = Vec::new();
+    for case in Case::cases(a.cases) {
+        let spec = case.spec();
+        if let Some(why) = case.unavailable() {
+            eprintln!("skipping {spec}: {why}");
+            skipped.push((spec, why));
+            continue;
         }
+        let mut runs = Vec::new();
+        for k in 1..=a.repeat {
+            if !a.json {
+                eprintln!("running {spec} ({} instructions, run {k} of {})...", a.instructions, a.repeat);
+            }
+            let out = Command::new(&exe).args(["bench", "--case", &spec, "--instructions", &a.instructions.to_string()]).output()?;
+            if !out.status.success() {
+                bail!("bench case {spec} failed: {}", String::from_utf8_lossy(&out.stderr));
+            }
+            let r: CaseResult = serde_json::from_slice(&out.stdout).with_context(|| format!("reading the result of bench case {spec}"))?;
+            runs.push(r);
+        }
+        results.push((case, Repeated::of(runs)));
     }
-    let target = |r: &CaseResult| if r.crypto == "real" { TARGET_REAL } else { TARGET_TIMING_ONLY };
-    let results: Vec<(CaseResult, &Repeated)> = results.iter().map(|rep| (rep.median(), rep)).collect();
+    let results: Vec<(CaseResult, f64, &Repeated)> = results.iter().map(|(c, rep)| (rep.median(), c.target(), rep)).collect();
     if a.json {
         let rows: Vec<serde_json::Value> = results
             .iter()
-            .map(|(r, rep)| {
+            .map(|(r, target, rep)| {
                 let mut v = serde_json::to_value(r).expect("plain data");
                 v["runs"] = rep.runs.len().into();
                 v["seconds_each_run"] = rep.runs.iter().map(|x| x.seconds).collect::<Vec<_>>().into();
-                v["target_instructions_per_second"] = target(r).into();
-                v["meets_speed_target"] = (r.instructions_per_second >= target(r)).into();
+                v["target_instructions_per_second"] = (*target).into();
+                v["meets_speed_target"] = (r.instructions_per_second >= *target).into();
                 v["meets_rss_target"] = (r.peak_rss_mib < TARGET_RSS_MIB).into();
                 v
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "cases": rows, "rss_target_mib": TARGET_RSS_MIB }))?);
+        let skipped: Vec<serde_json::Value> = skipped.iter().map(|(c, why)| serde_json::json!({ "case": c, "skipped": why })).collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "cases": rows, "skipped": skipped, "rss_target_mib": TARGET_RSS_MIB }))?
+        );
         return Ok(ExitCode::SUCCESS);
     }
-    println!("workload {BENCH_WORKLOAD}, one core, each case in its own process, {} run(s) each: the median run's figures, the range of all runs\n", a.repeat);
-    let header =
-        ["scheme", "crypto", "instructions", "seconds", "range s", "M instr/s", "target", "peak RSS MiB", "blocks touched", "memory GiB"];
+    println!(
+        "one core, each case in its own process, {} run(s) each: the median run's figures, the range of all runs (a trace shorter than --instructions runs whole)\n",
+        a.repeat
+    );
+    let header = [
+        "scheme",
+        "crypto",
+        "workload",
+        "instructions",
+        "seconds",
+        "range s",
+        "M instr/s",
+        "target",
+        "peak RSS MiB",
+        "blocks touched",
+        "memory GiB",
+    ];
     let body: Vec<Vec<String>> = results
         .iter()
-        .map(|(r, rep)| {
+        .map(|(r, target, rep)| {
             let (lo, hi) = rep.range();
             vec![
                 r.scheme.clone(),
                 r.crypto.clone(),
+                r.workload.clone(),
                 r.instructions.to_string(),
                 format!("{:.2}", r.seconds),
                 format!("{lo:.2}-{hi:.2}"),
                 format!("{:.1}", r.instructions_per_second / 1e6),
-                format!("{:.0} {}", target(r) / 1e6, if r.instructions_per_second >= target(r) { "met" } else { "MISSED" }),
+                format!("{:.0} {}", target / 1e6, if r.instructions_per_second >= *target { "met" } else { "MISSED" }),
                 format!("{:.0} {}", r.peak_rss_mib, if r.peak_rss_mib < TARGET_RSS_MIB { "(< 1 GiB)" } else { "(OVER 1 GiB)" }),
                 r.blocks_touched.to_string(),
                 format!("{}", r.memory_capacity_bytes >> 30),
@@ -183,6 +291,9 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         })
         .collect();
     print!("{}", crate::table::render(&header, &body));
+    for (c, why) in &skipped {
+        println!("skipped {c}: {why}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -203,6 +314,29 @@ mod tests {
             blocks_touched: 1,
             ipc: 1.0,
         }
+    }
+
+    #[test]
+    fn cases_parse_with_their_workload_and_bad_ones_are_named() {
+        let c = Case::parse("cobcm:real:suite:gcc").unwrap();
+        assert_eq!((c.scheme.as_str(), c.crypto.as_str(), c.workload.as_str()), ("cobcm", "real", "suite:gcc"));
+        assert_eq!(Case::parse(&c.spec()).unwrap(), c, "a spec round-trips");
+        assert_eq!(Case::parse("bbb:timing-only").unwrap().workload, BENCH_WORKLOAD, "no workload: the synthetic profile");
+        for bad in ["cobcm", "cobcm:fast:suite:gcc", ":real"] {
+            assert!(Case::parse(bad).unwrap_err().to_string().contains(bad), "{bad}");
+        }
+        assert_eq!(Case::cases(Cases::Synthetic).len(), 4);
+        assert!(Case::cases(Cases::Programs).iter().all(|c| c.workload != BENCH_WORKLOAD && c.scheme == "cobcm"));
+        assert_eq!(Case::cases(Cases::All).len(), 4 + 2 * PROGRAM_WORKLOADS.len());
+    }
+
+    #[test]
+    fn a_program_without_a_trace_is_skipped_with_the_command_that_records_it() {
+        let c = Case { scheme: "cobcm".into(), crypto: "real".into(), workload: "suite:no-such-program".into() };
+        let why = c.unavailable().expect("no trace of a program that does not exist");
+        assert!(why.contains("spmsim suite record --only no-such-program"), "{why}");
+        let generated = Case { workload: "btree:size_mib=64".into(), ..c };
+        assert_eq!(generated.unavailable(), None, "a generator needs no trace");
     }
 
     #[test]
