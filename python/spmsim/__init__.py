@@ -3,8 +3,8 @@
     import spmsim
     r = spmsim.run(scheme="cobcm", workload="btree", instructions=2_000_000,
                    overrides={"persistence.point.entries": 64}, baseline="bbb")
-    r.stats["roi"]["ipc"], r.stats["slowdown"]   # the tree `spmsim run --json` prints
-    r.to_pandas()                                 # one row: roi.ipc, roi.nvm_writes.data, ...
+    r.stats["roi"]["core"]["ipc"], r.stats["slowdown"]   # the tree `spmsim run --json` prints
+    r.to_pandas()                                 # one row: roi.core.ipc, roi.memory.writes.data, ...
     spmsim.schemes(); spmsim.config("cobcm", {"tree.arity": 8})
 
     spmsim.sweep(grid, out_dir, executor=None)    # many runs, one file per point

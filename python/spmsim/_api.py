@@ -158,8 +158,8 @@ class Result:
         return self.stats["roi"]
 
     def flat(self) -> dict[str, Any]:
-        """The stats with nested keys joined by dots (`roi.ipc`,
-        `roi.nvm_writes.data`); lists stay values."""
+        """The stats with nested keys joined by dots (`roi.core.ipc`,
+        `roi.memory.writes.data`); lists stay values."""
         return _flatten(self.stats)
 
     def to_pandas(self):

@@ -78,7 +78,7 @@ def _pivot(df, index: str, columns: str, value: str, index_order=None, column_or
     return p.reindex(index=rows, columns=cols)
 
 
-def normalized_bars(df, value: str = "roi.cycles", baseline: str | None = "bbb", x: str = "workload",
+def normalized_bars(df, value: str = "roi.core.cycles", baseline: str | None = "bbb", x: str = "workload",
                     series: str = "scheme", *, out: str, title: str | None = None, ylabel: str | None = None,
                     normalized: bool = False, show_baseline: bool = False, with_gmean: bool = True,
                     x_order: Sequence | None = None, series_order: Sequence | None = None,
@@ -234,7 +234,7 @@ def battery_bars(df, scheme: str = "scheme", volumes: Sequence[str] | Mapping[st
 
 
 def write_traffic_bars(df, x: str | None = "workload", series: str = "scheme",
-                       kinds: Sequence[str] = ("data", "counter", "mac", "tree"), prefix: str = "roi.nvm_writes.", *,
+                       kinds: Sequence[str] = ("data", "counter", "mac", "tree"), prefix: str = "roi.memory.writes.", *,
                        out: str, normalize_to: str | None = None, title: str | None = None,
                        x_order: Sequence | None = None, series_order: Sequence | None = None) -> list[str]:
     """NVM writes stacked by kind (STAR Fig. 11): per `x` group (workload)

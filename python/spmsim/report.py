@@ -137,7 +137,7 @@ def sweep_report(out_dir: str, baseline: str | None = None, title: str | None = 
     if baseline and baseline not in schemes:
         raise ReportError(f"baseline {baseline!r} is not a scheme of the sweep: {', '.join(schemes)}")
     figures: list[dict] = []
-    if len(ok) and "roi.cycles" in ok:
+    if len(ok) and "roi.core.cycles" in ok:
         sl = _slice(ok, fixed_others)
         where = f" at {_describe(fixed_others)}" if fixed_others else ""
         seeds = " Mean over seeds." if "seed" in vary else ""
@@ -145,15 +145,15 @@ def sweep_report(out_dir: str, baseline: str | None = None, title: str | None = 
             figures.append(R.figure(
                 f"Execution time (cycles) per workload normalised to {base}, with the geometric mean over "
                 f"workloads (SecPB Fig. 6 style){where}.{seeds}",
-                plots.normalized_bars(sl, value="roi.cycles", baseline=base, out=os.path.join(figdir, "exec_time"),
+                plots.normalized_bars(sl, value="roi.core.cycles", baseline=base, out=os.path.join(figdir, "exec_time"),
                                       title=f"Execution time normalised to {base}",
                                       ylabel=f"execution time / {base}"), "exec_time"))
         elif ok["workload"].nunique() > 1:
             figures.append(R.figure(f"IPC per workload{where}.{seeds}",
-                                    plots.normalized_bars(sl, value="roi.ipc", baseline=None,
+                                    plots.normalized_bars(sl, value="roi.core.ipc", baseline=None,
                                                           out=os.path.join(figdir, "ipc"), title="IPC",
                                                           ylabel="IPC"), "ipc"))
-        if all(f"roi.nvm_writes.{k}" in ok for k in KINDS):
+        if all(f"roi.memory.writes.{k}" in ok for k in KINDS):
             norm = base if len(schemes) > 1 else None
             figures.append(R.figure(
                 "NVM writes by kind (data, counter, MAC, tree)" + (f" normalised to {norm}'s total" if norm else "")
@@ -176,24 +176,24 @@ def sweep_report(out_dir: str, baseline: str | None = None, title: str | None = 
             else:
                 figures.append(R.figure(
                     f"IPC, geometric mean over workloads, against `{p}`{where_p}.",
-                    plots.lines(sp, x=p, y="roi.ipc", series="scheme" if "scheme" in sp else None, agg="gmean",
+                    plots.lines(sp, x=p, y="roi.core.ipc", series="scheme" if "scheme" in sp else None, agg="gmean",
                                 out=os.path.join(figdir, f"ipc_vs_{name}"), ylabel="IPC",
                                 title=f"IPC against {p}"), f"ipc_vs_{name}"))
-            if "roi.bmt_root_updates" in sp:
-                per = sp.groupby([c for c in ("scheme", p, "workload") if c in sp], sort=False)["roi.bmt_root_updates"].mean().reset_index()
+            if "roi.tree.root_updates" in sp:
+                per = sp.groupby([c for c in ("scheme", p, "workload") if c in sp], sort=False)["roi.tree.root_updates"].mean().reset_index()
                 figures.append(R.figure(
                     f"BMT root updates, summed over workloads (mean over seeds), against `{p}` "
                     f"(SecPB Fig. 8 style){where_p}.",
-                    plots.lines(per, x=p, y="roi.bmt_root_updates", series="scheme" if "scheme" in per else None,
+                    plots.lines(per, x=p, y="roi.tree.root_updates", series="scheme" if "scheme" in per else None,
                                 agg="sum", out=os.path.join(figdir, f"root_updates_vs_{name}"),
                                 ylabel="BMT root updates", title=f"BMT root updates against {p}"),
                     f"root_updates_vs_{name}"))
     if figures:
         blocks.append(R.heading("Plots", 2))
         blocks += figures
-    if len(ok) and "roi.ipc" in ok and len(schemes) > 1 and "workload" in ok:
+    if len(ok) and "roi.core.ipc" in ok and len(schemes) > 1 and "workload" in ok:
         sl = _slice(ok, fixed_others)
-        pv = sl.groupby(["workload", "scheme"], sort=False)["roi.ipc"].mean().unstack("scheme")
+        pv = sl.groupby(["workload", "scheme"], sort=False)["roi.core.ipc"].mean().unstack("scheme")
         pv = pv.reindex(index=plots._order(sl["workload"]), columns=[s for s in schemes if s in pv.columns])
         blocks.append(R.heading("IPC by workload and scheme", 2))
         rows = [[w, *pv.loc[w].tolist()] for w in pv.index]
@@ -202,15 +202,15 @@ def sweep_report(out_dir: str, baseline: str | None = None, title: str | None = 
                               note=(f"At {_describe(fixed_others)}. " if fixed_others else "")
                               + ("Mean over seeds." if "seed" in vary else "")))
     blocks.append(R.heading("All points", 2))
-    show = [c for c in ("roi.cycles", "roi.ipc", "roi.ppti", "roi.nwpe", "roi.bmt_root_updates") if c in df]
-    wcols = [f"roi.nvm_writes.{k}" for k in KINDS if f"roi.nvm_writes.{k}" in df]
+    show = [c for c in ("roi.core.cycles", "roi.core.ipc", "roi.core.ppti", "roi.persist_path.buffer.nwpe", "roi.tree.root_updates") if c in df]
+    wcols = [f"roi.memory.writes.{k}" for k in KINDS if f"roi.memory.writes.{k}" in df]
     rows = []
     for _, r in df.head(MAX_ROWS).iterrows():
         bad = _failed(r["error"])
         total = sum(r[c] for c in wcols) if wcols and not bad else None
         rows.append([r["id"], *[r[p] for p in params], *[r[c] for c in show], total,
                      _one_line(r["error"]) if bad else ""])
-    blocks.append(R.table(["id", *params, *show, "roi.nvm_writes (all kinds)", "error"], rows,
+    blocks.append(R.table(["id", *params, *show, "roi.memory.writes (all kinds)", "error"], rows,
                           note=f"First {MAX_ROWS} of {len(df)} points; `spmsim.load()` has them all."
                           if len(df) > MAX_ROWS else None))
     html_path = os.path.join(out_dir, "report.html")
@@ -233,10 +233,10 @@ def _normalise_to(df, base: str, keys: list[str]):
     """norm_cycles = cycles / the baseline scheme's cycles at the same
     workload and `keys` (mean over seeds on both sides)."""
     by = [c for c in ("workload", *keys) if c in df]
-    g = df.groupby(by + ["scheme"], sort=False)["roi.cycles"].mean().reset_index()
-    b = g[g["scheme"] == base].drop(columns="scheme").rename(columns={"roi.cycles": "base_cycles"})
+    g = df.groupby(by + ["scheme"], sort=False)["roi.core.cycles"].mean().reset_index()
+    b = g[g["scheme"] == base].drop(columns="scheme").rename(columns={"roi.core.cycles": "base_cycles"})
     g = g.merge(b, on=by, how="left")
-    g["norm_cycles"] = g["roi.cycles"] / g["base_cycles"]
+    g["norm_cycles"] = g["roi.core.cycles"] / g["base_cycles"]
     return g
 
 

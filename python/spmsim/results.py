@@ -1,7 +1,7 @@
 """Sweep results as one pandas DataFrame.
 
     OUT_DIR/points/<id>.json  ->  one row per point:
-        id | parameter columns | error | flattened stats (roi.ipc, roi.nvm_writes.data, ...)
+        id | parameter columns | error | flattened stats (roi.core.ipc, roi.memory.writes.data, ...)
 
 Stats are flattened into dotted column names. A top-level stats key that
 has the name of a parameter (the stats repeat `scheme`, `workload` and
@@ -22,8 +22,8 @@ from .sweep import POINTS_DIR, read_manifest, read_point
 
 
 def flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """{"roi": {"ipc": 1.2, "nvm_writes": {"data": 3}}} -> {"roi.ipc": 1.2,
-    "roi.nvm_writes.data": 3}. Lists are kept as values."""
+    """{"roi": {"core": {"ipc": 1.2}, "memory": {"writes": {"data": 3}}}} ->
+    {"roi.core.ipc": 1.2, "roi.memory.writes.data": 3}. Lists are kept as values."""
     out: dict[str, Any] = {}
     for k, v in tree.items():
         key = f"{prefix}{k}"

@@ -42,9 +42,9 @@ def test_run_returns_the_cli_stats_tree():
     s = r.stats
     assert (s["scheme"], s["workload"], s["seed"]) == ("cobcm", "random-writes", 3)
     roi = s["roi"]
-    assert roi["cycles"] > 0 and roi["instructions"] >= 30_000
-    assert roi["ipc"] == pytest.approx(roi["instructions"] / roi["cycles"])
-    assert {"nvm_writes", "nvm_reads", "cache_hit_rate", "crypto", "ppti", "nwpe"} <= roi.keys()
+    assert roi["core"]["cycles"] > 0 and roi["core"]["instructions"] >= 30_000
+    assert roi["core"]["ipc"] == pytest.approx(roi["core"]["instructions"] / roi["core"]["cycles"])
+    assert {"core", "caches", "persist_path", "metadata_caches", "tree", "crypto", "memory"} == roi.keys()
     assert "crash_at_end" in s and "baseline" not in s
     assert r.roi is s["roi"]
     assert json.loads(r.stats_json) == s
@@ -69,17 +69,17 @@ def test_baseline_adds_slowdown():
     r = spmsim.run(scheme="sp", workload="random-writes", instructions=30_000, baseline="bbb")
     b = r.stats["baseline"]
     assert b["scheme"] == "bbb"
-    assert r.stats["slowdown"] == pytest.approx(r.roi["cycles"] / b["cycles"] - 1.0)
+    assert r.stats["slowdown"] == pytest.approx(r.roi["core"]["cycles"] / b["cycles"] - 1.0)
 
 
 def test_to_pandas_is_one_row_with_dotted_columns():
     df = spmsim.run(**SMALL).to_pandas()
     assert len(df) == 1
-    for col in ("scheme", "roi.cycles", "roi.ipc", "roi.nvm_writes.data", "roi.cache_hit_rate.l1d",
+    for col in ("scheme", "roi.core.cycles", "roi.core.ipc", "roi.memory.writes.data", "roi.caches.l1d.hit_rate",
                 "crash_at_end.crypto.macs"):
         assert col in df.columns, col
     assert not any(isinstance(v, dict) for v in df.iloc[0])
-    assert df.loc[0, "roi.cycles"] == spmsim.run(**SMALL).roi["cycles"]
+    assert df.loc[0, "roi.core.cycles"] == spmsim.run(**SMALL).roi["core"]["cycles"]
 
 
 def test_save_writes_what_the_cli_writes(tmp_path):
@@ -271,7 +271,7 @@ def test_the_interrupt_can_be_caught_and_spmsim_goes_on():
             "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
             "print('started', flush=True)\n"
             f"try:\n    {LONG}\nexcept KeyboardInterrupt:\n    print('caught', flush=True)\n"
-            "print(spmsim.run(scheme='cobcm', workload='random-writes', instructions=20000).roi['cycles'])\n")
+            "print(spmsim.run(scheme='cobcm', workload='random-writes', instructions=20000).roi['core']['cycles'])\n")
     p = _start(code)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=30)
@@ -342,7 +342,7 @@ def test_a_missing_python_command_module_is_a_clear_error(monkeypatch, capsys):
 
 def test_a_warmup_runs_before_the_statistics_start():
     r = spmsim.run(**SMALL, warmup_instructions=10_000)
-    assert r.roi["instructions"] == SMALL["instructions"] and r.warmup_instructions == 10_000
+    assert r.roi["core"]["instructions"] == SMALL["instructions"] and r.warmup_instructions == 10_000
     assert 10_000 <= r.stats["warmup"]["instructions"] < 11_000 and r.stats["warmup"]["cycles"] > 0
     assert "warmup" not in spmsim.run(**SMALL).stats
     with pytest.raises(ValueError, match="warmup_instructions"):

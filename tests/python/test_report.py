@@ -38,7 +38,7 @@ def test_plot_helpers_write_png_and_svg(small_sweep_dir, tmp_path):
     df = results_mod.load(small_sweep_dir)
     _assert_png_svg(plots.normalized_bars(df, baseline="bbb", out=str(tmp_path / "bars")))
     _assert_png_svg(plots.write_traffic_bars(df, normalize_to="bbb", out=str(tmp_path / "traffic.png")))
-    _assert_png_svg(plots.lines(df, x="seed", y="roi.ipc", series="scheme", out=str(tmp_path / "lines")))
+    _assert_png_svg(plots.lines(df, x="seed", y="roi.core.ipc", series="scheme", out=str(tmp_path / "lines")))
     vol = pd.DataFrame({"scheme": ["bbb", "cobcm", "eadr"], "supercap_mm3": [0.07, 4.89, 149.3],
                         "li_thin_mm3": [0.0007, 0.049, 1.49], "paper_sc": [0.07, 4.89, 149.32]})
     _assert_png_svg(plots.battery_bars(vol, paper={"supercap_mm3": "paper_sc"}, out=str(tmp_path / "battery")))
@@ -47,12 +47,12 @@ def test_plot_helpers_write_png_and_svg(small_sweep_dir, tmp_path):
     with pytest.raises(KeyError, match="baseline 'nope'"):
         plots.normalized_bars(df, baseline="nope", out=str(tmp_path / "x"))
     with pytest.raises(KeyError, match="missing column"):
-        plots.lines(df, x="no.such", y="roi.ipc", out=str(tmp_path / "y"))
+        plots.lines(df, x="no.such", y="roi.core.ipc", out=str(tmp_path / "y"))
 
 
 def test_normalized_bars_adds_the_geometric_mean(tmp_path):
     df = pd.DataFrame({"workload": ["a", "a", "b", "b"], "scheme": ["bbb", "x", "bbb", "x"],
-                       "roi.cycles": [100, 200, 100, 800]})
+                       "roi.core.cycles": [100, 200, 100, 800]})
     plots.normalized_bars(df, out=str(tmp_path / "g"))
     assert plots.geomean([2.0, 8.0]) == pytest.approx(4.0)
     svg = (tmp_path / "g.svg").read_text()

@@ -103,7 +103,7 @@ def test_small_sweep_writes_one_complete_file_per_point(small_sweep_dir):
         rec = read_point(str(small_sweep_dir / "points" / f"{p['id']}.json"))
         assert rec["params"] == p["params"] and rec["status"] == "ok"
         roi = rec["stats"]["roi"]
-        assert TINY <= roi["instructions"] < TINY + 100 and roi["cycles"] > 0 and set(roi["nvm_writes"]) >= {"data", "counter", "mac", "tree"}
+        assert TINY <= roi["core"]["instructions"] < TINY + 100 and roi["core"]["cycles"] > 0 and set(roi["memory"]["writes"]) >= {"data", "counter", "mac", "tree"}
         assert rec["stats"]["scheme"] == p["params"]["scheme"] and rec["stats"]["seed"] == p["params"]["seed"]
         assert rec["meta"]["pid"] != os.getpid(), "points must be run (and written) by the workers"
 
@@ -160,7 +160,7 @@ def test_config_overrides_reach_the_simulator(tmp_path):
     sweep(grid, tmp_path, progress=False, workers=2)
     df = results_mod.load(tmp_path)
     by = df.set_index("persistence.point.entries")
-    assert by.loc[8, "roi.bmt_root_updates"] != by.loc[128, "roi.bmt_root_updates"]
+    assert by.loc[8, "roi.tree.root_updates"] != by.loc[128, "roi.tree.root_updates"]
 
 
 DRIVER = textwrap.dedent("""
@@ -355,12 +355,12 @@ def test_load_gives_one_row_per_point_with_params_error_and_flat_stats(small_swe
     assert list(df.columns[:6]) == ["id", "scheme", "workload", "instructions", "seed", "error"]
     assert df.attrs["params"] == ["scheme", "workload", "instructions", "seed"]
     assert df["error"].isna().all()
-    for c in ("roi.ipc", "roi.cycles", "roi.nvm_writes.data", "roi.nvm_writes.counter", "roi.nvm_writes.mac",
-              "roi.nvm_writes.tree", "roi.bmt_root_updates", "stats.scheme", "stats.seed"):
+    for c in ("roi.core.ipc", "roi.core.cycles", "roi.memory.writes.data", "roi.memory.writes.counter", "roi.memory.writes.mac",
+              "roi.memory.writes.tree", "roi.tree.root_updates", "stats.scheme", "stats.seed"):
         assert c in df.columns, c
     assert (df["stats.scheme"] == df["scheme"]).all() and (df["stats.seed"] == df["seed"]).all()
     rec = read_point(str(small_sweep_dir / "points" / f"{pts[3]['id']}.json"))
-    assert df.loc[3, "roi.ipc"] == rec["stats"]["roi"]["ipc"]
+    assert df.loc[3, "roi.core.ipc"] == rec["stats"]["roi"]["core"]["ipc"]
     assert results_mod.varied(df) == ["scheme", "workload", "seed"]
 
 
@@ -369,7 +369,7 @@ def test_load_marks_failed_points_in_the_error_column(param_sweep_dir):
     assert len(df) == 36
     bad = df[df["error"].notna()]
     assert len(bad) == 12 and set(bad["workload"]) == {"no-such-workload"}
-    assert bad["roi.ipc"].isna().all() and df[df["error"].isna()]["roi.ipc"].notna().all()
+    assert bad["roi.core.ipc"].isna().all() and df[df["error"].isna()]["roi.core.ipc"].notna().all()
 
 
 def test_load_of_a_non_sweep_directory_fails(tmp_path):

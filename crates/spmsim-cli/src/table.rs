@@ -30,32 +30,12 @@ pub fn render_aligned(header: &[&str], rows: &[Vec<String>], numbers_from: usize
     out
 }
 
-/// An integer with thousands separators: 1,234,567.
-pub fn count(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
-
-/// A share (0..=1) as a percentage with one decimal: 84.3 %.
-pub fn percent(share: f64) -> String {
-    format!("{:.1} %", share * 100.0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn counts_get_separators_and_numbers_align_right() {
-        assert_eq!([count(0), count(999), count(1000), count(1234567)], ["0", "999", "1,000", "1,234,567"]);
-        assert_eq!(percent(0.8429319), "84.3 %");
+    fn numbers_align_right() {
         let t = render_aligned(&["what", "n"], &[vec!["a".into(), "5".into()], vec!["bb".into(), "1,000".into()]], 1);
         assert_eq!(t, "| what |     n |\n|------|-------|\n| a    |     5 |\n| bb   | 1,000 |\n");
     }

@@ -232,20 +232,30 @@ fn run_prints_tables_of_the_numbers_it_saved() {
     assert!(!out.contains('{') && !out.contains("ByKind") && !out.contains("0000000"), "{out}");
     let stats: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("stats.json")).unwrap()).unwrap();
     let roi = &stats["roi"];
-    let cell = |label: &str| -> Vec<String> {
-        let line = out.lines().find(|l| l.starts_with(&format!("| {label} "))).unwrap_or_else(|| panic!("no row {label}: {out}"));
-        line.split('|').map(|c| c.trim().replace(',', "")).filter(|c| !c.is_empty()).skip(1).collect()
+    // The one text printer: every leaf of the stats tree on a line of its
+    // component's section, as the JSON holds it.
+    let value = |section: &str, path: &str| -> String {
+        let mut in_section = false;
+        for l in out.lines() {
+            let t = l.trim_start();
+            let depth = l.len() - t.len();
+            if depth == 2 {
+                in_section = t == section;
+            } else if in_section && t.split_whitespace().next() == Some(path) {
+                return t.split_whitespace().last().unwrap().replace(',', "");
+            }
+        }
+        panic!("no {section}.{path} in: {out}")
     };
-    assert_eq!(cell("cycles"), [roi["cycles"].to_string()]);
-    assert_eq!(cell("IPC"), [format!("{:.3}", roi["ipc"].as_f64().unwrap())]);
-    let kinds = |k: &serde_json::Value| ["data", "counter", "mac", "tree"].iter().map(|f| k[f].as_u64().unwrap()).collect::<Vec<u64>>();
-    let writes = kinds(&roi["nvm_writes"]);
-    let mut want: Vec<String> = writes.iter().map(u64::to_string).collect();
-    want.push(writes.iter().sum::<u64>().to_string());
-    assert_eq!(cell("writes"), want);
-    let counter_hits = roi["metadata_cache_hit_rate"]["counter"].as_f64().unwrap();
-    assert_eq!(cell("metadata: counter"), [format!("{:.1} %", counter_hits * 100.0)]);
-    assert!(out.contains("| slowdown vs bbb "), "{out}");
+    assert_eq!(value("core", "cycles"), roi["core"]["cycles"].to_string());
+    assert_eq!(value("core", "ipc"), format!("{:.4}", roi["core"]["ipc"].as_f64().unwrap()));
+    for k in ["data", "counter", "mac", "tree"] {
+        assert_eq!(value("memory", &format!("writes.{k}")), roi["memory"]["writes"][k].to_string(), "{k}");
+    }
+    let counter_hits = roi["metadata_caches"]["counter"]["hit_rate"].as_f64().unwrap();
+    assert_eq!(value("metadata_caches", "counter.hit_rate"), format!("{counter_hits:.4}"));
+    assert_eq!(value("persist_path", "buffer.allocations"), roi["persist_path"]["buffer"]["allocations"].to_string());
+    assert!(out.contains("slowdown vs bbb: "), "{out}");
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -257,7 +267,7 @@ fn run_warms_up_before_the_statistics_start() {
     let (code, out, err) = spmsim(&[&args[..], &["--out", d, "--json"]].concat());
     assert_eq!(code, 0, "{err}");
     let stats: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(stats["roi"]["instructions"], 20000, "{out}");
+    assert_eq!(stats["roi"]["core"]["instructions"], 20000, "{out}");
     let warm = stats["warmup"]["instructions"].as_u64().unwrap();
     assert!((10000..11000).contains(&warm), "{out}");
     assert!(stats["warmup"]["cycles"].as_u64().unwrap() > 0);

@@ -22,14 +22,30 @@ fn run_json_has_the_roi_keys_and_writes_the_resolved_config() {
         "--json",
     ]);
     let roi = &r["roi"];
-    for k in ["cycles", "instructions", "ipc", "bmt_root_updates", "ppti", "nwpe", "store_buffer_stall_cycles", "secpb_full_stall_cycles"] {
-        assert!(roi.get(k).is_some(), "roi.{k} missing");
+    // One object per component of the model.
+    for path in [
+        "core.cycles",
+        "core.instructions",
+        "core.ipc",
+        "core.ppti",
+        "core.store_buffer_stall_cycles",
+        "tree.root_updates",
+        "persist_path.cycles",
+        "persist_path.buffer.nwpe",
+        "persist_path.buffer.full_stall_cycles",
+        "caches.l1d.hit_rate",
+        "metadata_caches.counter.hits",
+        "crypto.macs",
+        "memory.write_utilisation",
+    ] {
+        let v = path.split('.').fold(roi, |v, k| &v[k]);
+        assert!(v.is_number(), "roi.{path} missing: {roi}");
     }
     for k in ["data", "counter", "mac", "tree"] {
-        assert!(roi["nvm_writes"].get(k).is_some() && roi["nvm_reads"].get(k).is_some(), "nvm_*.{k} missing");
+        assert!(roi["memory"]["writes"].get(k).is_some() && roi["memory"]["reads"].get(k).is_some(), "memory.*.{k} missing");
     }
-    assert!(roi["instructions"].as_u64().unwrap() >= 50_000);
-    assert!(roi["nvm_writes"]["data"].as_u64().unwrap() > 0);
+    assert!(roi["core"]["instructions"].as_u64().unwrap() >= 50_000);
+    assert!(roi["memory"]["writes"]["data"].as_u64().unwrap() > 0);
     assert!(r["slowdown"].as_f64().unwrap() >= 0.0, "slowdown against bbb: {}", r["slowdown"]);
     assert!(r["crash_at_end"].is_object(), "the drain work of a crash at the end");
     let cfg = std::fs::read_to_string(dir.join("config.toml")).unwrap();
@@ -110,10 +126,25 @@ fn reproduce_writes_a_report_with_paper_and_ours() {
 fn bench_reports_every_case_from_its_repeated_runs() {
     let r = json(&["bench", "--instructions", "200000", "--repeat", "2", "--json"]);
     let cases = r["cases"].as_array().unwrap();
-    let names: Vec<String> = cases.iter().map(|c| format!("{}:{}", c["scheme"].as_str().unwrap(), c["crypto"].as_str().unwrap())).collect();
-    assert_eq!(names, ["bbb:real", "bbb:timing-only", "cobcm:real", "cobcm:timing-only"]);
+    let names: Vec<String> = cases
+        .iter()
+        .map(|c| format!("{}:{}:{}", c["scheme"].as_str().unwrap(), c["crypto"].as_str().unwrap(), c["workload"].as_str().unwrap()))
+        .collect();
+    let syn = "synthetic:ppti=10,nwpe=2,footprint_mib=64";
+    let want_first = ["bbb:real", "bbb:timing-only", "cobcm:real", "cobcm:timing-only"].map(|c| format!("{c}:{syn}"));
+    assert_eq!(names[..4], want_first, "the synthetic cases first, as before");
+    // Every program case either ran or was skipped for want of a trace.
+    let skipped: Vec<&str> = r["skipped"].as_array().unwrap().iter().map(|s| s["case"].as_str().unwrap()).collect();
+    for w in ["suite:gcc", "suite:xz", "btree:size_mib=64"] {
+        for c in ["real", "timing-only"] {
+            let case = format!("cobcm:{c}:{w}");
+            assert!(names.contains(&case) ^ skipped.contains(&case.as_str()), "{case}: ran {names:?}, skipped {skipped:?}");
+        }
+    }
+    assert!(!skipped.iter().any(|s| s.contains("btree")), "a generator needs no trace");
     for c in cases {
-        assert_eq!(c["instructions"], 200000);
+        // A recorded trace shorter than asked for runs whole.
+        assert!(c["instructions"] == 200000 || c["workload"].as_str().unwrap().starts_with("suite:"), "{c}");
         assert_eq!(c["runs"], 2);
         let each: Vec<f64> = c["seconds_each_run"].as_array().unwrap().iter().map(|s| s.as_f64().unwrap()).collect();
         assert_eq!(each.len(), 2);

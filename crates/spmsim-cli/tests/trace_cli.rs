@@ -154,7 +154,7 @@ fn generator_traces_round_trip_to_identical_stats() {
             let via = roi(&["run", "--scheme", "cobcm", "--workload", &spec, "--instructions", n, "--json", "--out", o]);
             assert_eq!(direct, via, "{w}: stats differ through {}", t.display());
         }
-        assert!(direct["stores"].as_u64().unwrap() > 0);
+        assert!(direct["core"]["stores"].as_u64().unwrap() > 0);
     }
     std::fs::remove_dir_all(d).ok();
 }
@@ -213,7 +213,7 @@ fn instruction_counts_are_exact_across_info_and_run() {
         assert_eq!(info(t)["instructions"], 3000, "{}", t.display());
         let spec = format!("trace:{}", t.display());
         let ran = |n: &str| {
-            roi(&["run", "--scheme", "cobcm", "--workload", &spec, "--instructions", n, "--json", "--out", out.to_str().unwrap()])
+            roi(&["run", "--scheme", "cobcm", "--workload", &spec, "--instructions", n, "--json", "--out", out.to_str().unwrap()])["core"]
                 ["instructions"]
                 .as_u64()
                 .unwrap()

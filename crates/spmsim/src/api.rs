@@ -110,8 +110,8 @@ pub fn simulate_one(
 pub fn stats_document(stats: &RunStats, baseline: Option<(&str, &RunStats)>) -> serde_json::Value {
     let mut doc = serde_json::to_value(stats).expect("statistics serialize");
     if let Some((name, base)) = baseline {
-        let slowdown = stats.roi.cycles as f64 / base.roi.cycles as f64 - 1.0;
-        doc["baseline"] = serde_json::json!({"scheme": name, "cycles": base.roi.cycles, "ipc": base.roi.ipc});
+        let slowdown = stats.roi.core.cycles as f64 / base.roi.core.cycles as f64 - 1.0;
+        doc["baseline"] = serde_json::json!({"scheme": name, "cycles": base.roi.core.cycles, "ipc": base.roi.core.ipc});
         doc["slowdown"] = serde_json::json!(slowdown);
     }
     doc
@@ -173,9 +173,9 @@ mod tests {
         let out = run(&r, &AtomicBool::new(false)).unwrap();
         assert_eq!(out.doc["baseline"]["scheme"], "bbb");
         let base = out.doc["baseline"]["cycles"].as_u64().unwrap() as f64;
-        let slowdown = out.stats.roi.cycles as f64 / base - 1.0;
+        let slowdown = out.stats.roi.core.cycles as f64 / base - 1.0;
         assert_eq!(out.doc["slowdown"].as_f64().unwrap(), slowdown);
-        assert_eq!(out.doc["roi"]["cycles"].as_u64().unwrap(), out.stats.roi.cycles);
+        assert_eq!(out.doc["roi"]["core"]["cycles"].as_u64().unwrap(), out.stats.roi.core.cycles);
     }
 
     #[test]

@@ -31,6 +31,7 @@ pub mod rng;
 pub mod roots;
 pub mod scheme;
 pub mod set_assoc;
+pub mod stats_text;
 pub mod store;
 pub mod suite;
 pub mod system;

@@ -25,7 +25,28 @@ pub struct CacheStats {
     pub writebacks: u64,
 }
 
+/// A cache's counts as the stats tree shows them, with its hit rate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct CacheReport {
+    pub hits: u64,
+    pub misses: u64,
+    /// Dirty lines written back on eviction (caches that hold data).
+    pub writebacks: u64,
+    /// Hits over accesses (0 without accesses).
+    pub hit_rate: f64,
+}
+
 impl CacheStats {
+    pub fn report(&self) -> CacheReport {
+        let accesses = self.hits + self.misses;
+        CacheReport {
+            hits: self.hits,
+            misses: self.misses,
+            writebacks: self.writebacks,
+            hit_rate: if accesses == 0 { 0.0 } else { self.hits as f64 / accesses as f64 },
+        }
+    }
+
     /// What happened between `before` and `self`.
     pub fn since(&self, before: &CacheStats) -> CacheStats {
         CacheStats { hits: self.hits - before.hits, misses: self.misses - before.misses, writebacks: self.writebacks - before.writebacks }

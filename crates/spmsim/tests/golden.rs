@@ -211,7 +211,7 @@ fn stats_match_the_committed_goldens() {
     // are the real run's but for the mode's name.
     let without_mode = |doc: &str| doc.lines().filter(|l| !l.contains("\"crypto_mode\"")).collect::<Vec<_>>().join("\n");
     let (real, timing_only) = (without_mode(&docs["cobcm-hash"]), without_mode(&docs["cobcm-timing-only-hash"]));
-    assert!(docs["cobcm-timing-only-hash"].contains("\"crypto_mode\": \"timingonly\""), "the override took effect");
+    assert!(docs["cobcm-timing-only-hash"].contains("\"crypto_mode\": \"timing-only\""), "the override took effect");
     assert_eq!(real, timing_only, "timing-only must change nothing but crypto_mode");
 }
 

@@ -18,20 +18,29 @@ fn nogap_ipc_is_near_the_papers_formula() {
     // pays a non-pipelined 8-level root update and every store a MAC.
     let s = run("nogap", GAMESS_LIKE, 400_000, &[]);
     let r = &s.roi;
-    assert!((r.ppti - 47.4).abs() < 0.5 && (r.nwpe - 2.1).abs() < 0.1, "ppti {} nwpe {}", r.ppti, r.nwpe);
-    let formula = 1000.0 / (320.0 * r.ppti / r.nwpe + 40.0 * r.ppti);
-    assert!((r.ipc - formula).abs() / formula < 0.15, "ipc {} formula {}", r.ipc, formula);
+    assert!(
+        (r.core.ppti - 47.4).abs() < 0.5 && (r.persist_path.buffer.as_ref().unwrap().nwpe - 2.1).abs() < 0.1,
+        "ppti {} nwpe {}",
+        r.core.ppti,
+        r.persist_path.buffer.as_ref().unwrap().nwpe
+    );
+    let formula = 1000.0 / (320.0 * r.core.ppti / r.persist_path.buffer.as_ref().unwrap().nwpe + 40.0 * r.core.ppti);
+    assert!((r.core.ipc - formula).abs() / formula < 0.15, "ipc {} formula {}", r.core.ipc, formula);
 }
 
 #[test]
 fn root_updates_count_allocations_under_cm_and_stores_under_sp() {
     let cm = run("cm", "synthetic:ppti=20,nwpe=4,footprint_mib=1", 200_000, &[]);
-    assert_eq!(cm.roi.bmt_root_updates, cm.roi.secpb_allocations, "IV-A: one root update per dirty residency");
+    assert_eq!(
+        cm.roi.tree.root_updates,
+        cm.roi.persist_path.buffer.as_ref().unwrap().allocations,
+        "IV-A: one root update per dirty residency"
+    );
     let no_coalescing = run("cm", "synthetic:ppti=20,nwpe=4,footprint_mib=1", 200_000, &["persistence.point.coalesce_metadata=false"]);
-    assert_eq!(no_coalescing.roi.bmt_root_updates, no_coalescing.roi.stores);
+    assert_eq!(no_coalescing.roi.tree.root_updates, no_coalescing.roi.core.stores);
     let sp = run("sp", "synthetic:ppti=20,nwpe=4,footprint_mib=1", 200_000, &[]);
-    assert_eq!(sp.roi.bmt_root_updates, sp.roi.stores, "strict persistency updates the root on every store");
-    assert!(cm.roi.bmt_root_updates * 3 < sp.roi.bmt_root_updates);
+    assert_eq!(sp.roi.tree.root_updates, sp.roi.core.stores, "strict persistency updates the root on every store");
+    assert!(cm.roi.tree.root_updates * 3 < sp.roi.tree.root_updates);
 }
 
 #[test]
@@ -39,9 +48,9 @@ fn timing_only_crypto_gives_identical_timing() {
     for p in ["cobcm", "cm", "sp"] {
         let real = run(p, "random-writes", 100_000, &[]);
         let fast = run(p, "random-writes", 100_000, &["security.crypto=\"timing-only\""]);
-        assert_eq!(real.roi.cycles, fast.roi.cycles, "{p}");
-        assert_eq!(real.roi.nvm_writes, fast.roi.nvm_writes, "{p}");
-        assert_eq!(real.roi.bmt_root_updates, fast.roi.bmt_root_updates, "{p}");
+        assert_eq!(real.roi.core.cycles, fast.roi.core.cycles, "{p}");
+        assert_eq!(real.roi.memory.writes, fast.roi.memory.writes, "{p}");
+        assert_eq!(real.roi.tree.root_updates, fast.roi.tree.root_updates, "{p}");
     }
 }
 
@@ -54,14 +63,14 @@ fn a_run_is_deterministic_for_a_seed() {
 
 #[test]
 fn slowdown_order_follows_eagerness_on_a_persist_heavy_workload() {
-    let c = |p: &str| run(p, "array-swap", 300_000, &[]).roi.cycles;
+    let c = |p: &str| run(p, "array-swap", 300_000, &[]).roi.core.cycles;
     let (bbb, cobcm, obcm, bcm, cm, m, nogap) = (c("bbb"), c("cobcm"), c("obcm"), c("bcm"), c("cm"), c("m"), c("nogap"));
     assert!(bbb <= cobcm && cobcm <= obcm && obcm < bcm && bcm < cm && cm <= m && m < nogap, "{bbb} {cobcm} {obcm} {bcm} {cm} {m} {nogap}");
 }
 
 #[test]
 fn a_larger_secpb_coalesces_more_root_updates() {
-    let ru = |n: u32| run("cm", "random-writes", 200_000, &[&format!("persistence.point.entries={n}")]).roi.bmt_root_updates;
+    let ru = |n: u32| run("cm", "random-writes", 200_000, &[&format!("persistence.point.entries={n}")]).roi.tree.root_updates;
     let (small, large) = (ru(8), ru(256));
     assert!(large < small, "8 entries: {small}, 256 entries: {large}");
 }
@@ -70,8 +79,8 @@ fn a_larger_secpb_coalesces_more_root_updates() {
 fn posted_writes_give_more_write_bandwidth_than_bank_serial_ones() {
     let posted = run("cobcm", GAMESS_LIKE, 200_000, &[]);
     let serial = run("cobcm", GAMESS_LIKE, 200_000, &["nvm.write_model=\"bank-serial\""]);
-    assert!(posted.roi.cycles < serial.roi.cycles);
-    assert!(serial.roi.pcm_write_utilisation > 0.8, "bank-serial PCM is the bottleneck here: {}", serial.roi.pcm_write_utilisation);
+    assert!(posted.roi.core.cycles < serial.roi.core.cycles);
+    assert!(serial.roi.memory.write_utilisation > 0.8, "bank-serial PCM is the bottleneck here: {}", serial.roi.memory.write_utilisation);
 }
 
 /// A 32-byte store split into four 8-byte pieces of one instruction is
@@ -102,15 +111,20 @@ fn the_pieces_of_one_wide_store_persist_once() {
     };
     let one = stats(wide(true));
     let four = stats(wide(false));
-    assert_eq!(one.stores, 200, "one persist per wide store");
-    assert_eq!(four.stores, 800);
-    assert_eq!(one.roi.instructions, 200 * 4);
-    assert_eq!(four.roi.instructions, 200 * 7);
-    assert!(one.roi.cycles < four.roi.cycles, "CM's early MAC work is paid once per store: {} vs {}", one.roi.cycles, four.roi.cycles);
+    assert_eq!(one.roi.core.stores, 200, "one persist per wide store");
+    assert_eq!(four.roi.core.stores, 800);
+    assert_eq!(one.roi.core.instructions, 200 * 4);
+    assert_eq!(four.roi.core.instructions, 200 * 7);
+    assert!(
+        one.roi.core.cycles < four.roi.core.cycles,
+        "CM's early MAC work is paid once per store: {} vs {}",
+        one.roi.core.cycles,
+        four.roi.core.cycles
+    );
     // Pieces that cross into the next block are a second persist.
     let crossing: Vec<Event> =
         (0..2u64).map(|k| Event { same_instruction: k > 0, ..Event::store(0x20_0038 + 8 * k, 8, 9, false) }).collect();
-    assert_eq!(stats(crossing).stores, 2);
+    assert_eq!(stats(crossing).roi.core.stores, 2);
 }
 
 /// Stores of every shape the timing model folds or splits: 8-byte and
@@ -215,13 +229,13 @@ fn a_lazy_sit_is_priced_by_its_counted_write_backs() {
     let w = "synthetic:ppti=50,nwpe=1,footprint_mib=1024";
     let (lazy, strict) = (run("sit-wb-battery", w, 200_000, &small), run("sit-strict", w, 200_000, &small));
     let (l, s) = (&lazy.roi, &strict.roi);
-    assert!(l.nvm_writes.tree > 0, "evicted dirty SIT nodes were written back: {:?}", l.nvm_writes);
-    assert!(l.nvm_writes.tree < s.nvm_writes.tree, "lazy {:?} vs strict {:?}", l.nvm_writes, s.nvm_writes);
+    assert!(l.memory.writes.tree > 0, "evicted dirty SIT nodes were written back: {:?}", l.memory.writes);
+    assert!(l.memory.writes.tree < s.memory.writes.tree, "lazy {:?} vs strict {:?}", l.memory.writes, s.memory.writes);
     assert!(l.crypto.tree_hashes < s.crypto.tree_hashes, "lazy {:?} vs strict {:?}", l.crypto, s.crypto);
-    assert!(l.cycles < s.cycles, "the lazy SIT persists less per store: {} vs {} cycles", l.cycles, s.cycles);
+    assert!(l.core.cycles < s.core.cycles, "the lazy SIT persists less per store: {} vs {} cycles", l.core.cycles, s.core.cycles);
 }
 
-/// Every integer counter of a stats tree, by its path (`roi.nvm_writes.data`).
+/// Every integer counter of a stats tree, by its path (`roi.memory.writes.data`).
 fn integer_counters(prefix: &str, v: &serde_json::Value, out: &mut std::collections::BTreeMap<String, u64>) {
     match v {
         serde_json::Value::Object(m) => m.iter().for_each(|(k, v)| integer_counters(&format!("{prefix}.{k}"), v, out)),
@@ -247,12 +261,12 @@ fn a_warmup_leaves_its_work_out_of_the_region_of_interest() {
         let w = WorkloadKind::parse(workload).unwrap();
         let warm = simulate_after_warmup(&cfg, &w, warm_for, n, 7, &AtomicBool::new(false)).unwrap();
         let head = warm.warmup.expect("a warm-up is reported");
-        assert_eq!(warm.roi.instructions, n, "{preset}: the region of interest is the count asked for");
+        assert_eq!(warm.roi.core.instructions, n, "{preset}: the region of interest is the count asked for");
         assert!((warm_for..warm_for + 1000).contains(&head.instructions), "{preset}: {head:?}");
-        assert!(warm.roi.ipc == n as f64 / warm.roi.cycles as f64);
+        assert!(warm.roi.core.ipc == n as f64 / warm.roi.core.cycles as f64);
         let only_head = simulate(&cfg, &w, head.instructions, 7).unwrap();
         let all = simulate(&cfg, &w, head.instructions + n, 7).unwrap();
-        assert_eq!(head.cycles, only_head.roi.cycles, "{preset}: the region of interest starts where the warm-up alone ends");
+        assert_eq!(head.cycles, only_head.roi.core.cycles, "{preset}: the region of interest starts where the warm-up alone ends");
         let counters = |s: &RunStats| {
             let mut m = std::collections::BTreeMap::new();
             integer_counters("roi", &serde_json::to_value(&s.roi).unwrap(), &mut m);
@@ -263,7 +277,7 @@ fn a_warmup_leaves_its_work_out_of_the_region_of_interest() {
         for (k, v) in &roi {
             assert_eq!(*v, total[k] - before[k], "{preset}: {k}");
         }
-        assert!(roi["roi.nvm_writes.data"] > 0 && before["roi.nvm_writes.data"] > 0, "{preset}: both parts write");
+        assert!(roi["roi.memory.writes.data"] > 0 && before["roi.memory.writes.data"] > 0, "{preset}: both parts write");
         assert!(serde_json::to_string(&all).unwrap().find("warmup").is_none(), "no warm-up, no entry");
     }
 }

@@ -16,10 +16,14 @@ fn preset() -> String {
 fn the_toy_scheme_is_timed() {
     let cfg = load_preset(&preset(), &[]).unwrap();
     let s = spmsim::timing::simulate(&cfg, &WorkloadKind::RandomWrites, 50_000, 1).unwrap();
-    assert!(s.roi.cycles > 0 && s.roi.stores > 0);
+    assert!(s.roi.core.cycles > 0 && s.roi.core.stores > 0);
     // A persist buffer that does everything late: every drain completes
     // a whole tuple at the MC, so drains and allocations are counted.
-    assert!(s.roi.secpb_drains > 0 && s.roi.secpb_allocations > 0, "{:?}", s.roi);
+    assert!(
+        s.roi.persist_path.buffer.as_ref().unwrap().drains > 0 && s.roi.persist_path.buffer.as_ref().unwrap().allocations > 0,
+        "{:?}",
+        s.roi
+    );
 }
 
 #[test]

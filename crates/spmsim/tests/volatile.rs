@@ -41,11 +41,21 @@ fn stack_stores_leave_the_persist_path_under_the_heap_policy() {
             spmsim::timing::simulate(&cfg, &w, u64::MAX, 1).unwrap()
         };
         let (all, heap) = (run("all"), run("heap"));
-        assert_eq!((all.roi.stores, all.roi.volatile_stores), (3000, 0), "{preset}");
-        assert_eq!((heap.roi.stores, heap.roi.volatile_stores), (1000, 2000), "{preset}");
-        assert_eq!(heap.roi.instructions, all.roi.instructions, "{preset}: the same program");
-        assert!(heap.roi.nvm_writes.data < all.roi.nvm_writes.data, "{preset}: {:?} vs {:?}", heap.roi.nvm_writes, all.roi.nvm_writes);
-        assert!(heap.roi.cycles < all.roi.cycles, "{preset}: heap {} vs all {} cycles", heap.roi.cycles, all.roi.cycles);
+        assert_eq!((all.roi.core.stores, all.roi.core.volatile_stores), (3000, 0), "{preset}");
+        assert_eq!((heap.roi.core.stores, heap.roi.core.volatile_stores), (1000, 2000), "{preset}");
+        assert_eq!(heap.roi.core.instructions, all.roi.core.instructions, "{preset}: the same program");
+        assert!(
+            heap.roi.memory.writes.data < all.roi.memory.writes.data,
+            "{preset}: {:?} vs {:?}",
+            heap.roi.memory.writes,
+            all.roi.memory.writes
+        );
+        assert!(
+            heap.roi.core.cycles < all.roi.core.cycles,
+            "{preset}: heap {} vs all {} cycles",
+            heap.roi.core.cycles,
+            all.roi.core.cycles
+        );
     }
     std::fs::remove_dir_all(&d).ok();
 }

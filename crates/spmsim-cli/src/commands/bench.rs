@@ -188,13 +188,13 @@ fn one_case(case: &str, instructions: u64) -> Result<CaseResult> {
         scheme: c.scheme,
         crypto: c.crypto,
         workload: c.workload,
-        instructions: stats.roi.instructions,
+        instructions: stats.roi.core.instructions,
         seconds,
-        instructions_per_second: stats.roi.instructions as f64 / seconds,
+        instructions_per_second: stats.roi.core.instructions as f64 / seconds,
         peak_rss_mib: peak_rss_mib(),
         memory_capacity_bytes: cfg.memory.capacity_bytes,
         blocks_touched,
-        ipc: stats.roi.ipc,
+        ipc: stats.roi.core.ipc,
     })
 }
 

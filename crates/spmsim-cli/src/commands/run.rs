@@ -1,8 +1,7 @@
-use crate::table::{count, percent, render_aligned};
 use anyhow::{anyhow, Result};
 use spmsim::api::{ApiError, RunRequest};
-use spmsim::nvm::ByKind;
 use spmsim::output::ResultFiles;
+use spmsim::stats_text::count;
 use spmsim::timing::RunStats;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -82,15 +81,16 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     if a.json {
         println!("{}", run.stats_json());
     } else {
-        print!("{}", summary(&run.stats, run.doc.get("slowdown").and_then(|s| s.as_f64()).zip(a.baseline.as_deref())));
+        print!("{}", summary(&run.stats, &run.doc, run.doc.get("slowdown").and_then(|s| s.as_f64()).zip(a.baseline.as_deref())));
         println!("\nstats and resolved config written to {}", out.display());
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// The human summary of a run: a heading, the notes, then tables.
-fn summary(stats: &RunStats, slowdown: Option<(f64, &str)>) -> String {
-    let r = &stats.roi;
+/// The human summary of a run: a heading, the notes, then the stats tree
+/// (the region of interest and the battery work of a crash at the end)
+/// as the one text printer lays it out.
+fn summary(stats: &RunStats, doc: &serde_json::Value, slowdown: Option<(f64, &str)>) -> String {
     let mut s = format!("{} on {}, seed {}, crypto {}\n", stats.scheme, stats.workload, stats.seed, stats.crypto_mode);
     for n in &stats.workload_notes {
         s.push_str(&format!("note: {n}\n"));
@@ -98,46 +98,20 @@ fn summary(stats: &RunStats, slowdown: Option<(f64, &str)>) -> String {
     if let Some(w) = &stats.warmup {
         s.push_str(&format!("warm-up: {} instructions, {} cycles, before these statistics\n", count(w.instructions), count(w.cycles)));
     }
-    let row = |what: &str, v: String| vec![what.to_string(), v];
-    let mut rows = vec![row("cycles", count(r.cycles)), row("instructions", count(r.instructions)), row("IPC", format!("{:.3}", r.ipc))];
     if let Some((slow, base)) = slowdown {
-        rows.push(row(&format!("slowdown vs {base}"), format!("{:.2} %", slow * 100.0)));
+        s.push_str(&format!("slowdown vs {base}: {:.2} %\n", slow * 100.0));
     }
-    rows.extend([
-        row("persists per 1000 instructions (PPTI)", format!("{:.2}", r.ppti)),
-        row("stores per SecPB entry (NWPE)", format!("{:.2}", r.nwpe)),
-        row("BMT root updates", count(r.bmt_root_updates)),
-        row("store-buffer stall cycles", count(r.store_buffer_stall_cycles)),
-        row("SecPB-full stall cycles", count(r.secpb_full_stall_cycles)),
-        row("persist-path busy cycles", count(r.persist_path_cycles)),
-    ]);
-    s.push('\n');
-    s.push_str(&render_aligned(&["run", "value"], &rows, 1));
-    let kinds =
-        |what: &str, k: &ByKind| vec![what.to_string(), count(k.data), count(k.counter), count(k.mac), count(k.tree), count(k.total())];
-    s.push('\n');
-    s.push_str(&render_aligned(
-        &["NVM blocks", "data", "counter", "MAC", "tree", "total"],
-        &[kinds("reads", &r.nvm_reads), kinds("writes", &r.nvm_writes)],
-        1,
-    ));
-    let mut hits: Vec<Vec<String>> = r.cache_hit_rate.iter().map(|(c, h)| vec![c.to_string(), percent(*h)]).collect();
-    hits.extend(r.metadata_cache_hit_rate.iter().map(|(c, h)| vec![format!("metadata: {c}"), percent(*h)]));
-    s.push('\n');
-    s.push_str(&render_aligned(&["cache", "hit rate"], &hits, 1));
-    if let Some(d) = &stats.crash_at_end {
-        let work = [
-            ("data lines drained", d.front_lines),
-            ("AES blocks", d.crypto.aes_blocks),
-            ("MACs", d.crypto.macs),
-            ("tree hashes", d.crypto.tree_hashes),
-            ("NVM writes", d.nvm_writes.total()),
-        ];
-        let rows: Vec<Vec<String>> = work.iter().map(|(w, n)| row(w, count(*n))).collect();
-        s.push('\n');
-        s.push_str(&render_aligned(&["battery work if power failed at the end", "count"], &rows, 1));
+    s.push_str("\nregion of interest\n");
+    s.push_str(&indent(&spmsim::stats_text::render(&doc["roi"])));
+    if let Some(d) = doc.get("crash_at_end").filter(|d| !d.is_null()) {
+        s.push_str("\nbattery work if power failed at the end\n");
+        s.push_str(&indent(&spmsim::stats_text::render(d)));
     }
     s
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("  {l}\n")).collect()
 }
 
 #[cfg(test)]

@@ -227,23 +227,24 @@ pub fn run<F: Fn(usize, usize, &str) + Sync>(
             let r = &s.roi;
             let k = done.fetch_add(1, Ordering::SeqCst) + 1;
             progress(k, total, &format!("{} {} {}", sp.scheme, sp.entries, sp.label));
+            let buffer = r.persist_path.buffer.clone().unwrap_or_default();
             Ok(RunRecord {
                 scheme: sp.scheme.clone(),
                 workload: sp.label.clone(),
                 entries: sp.entries,
-                instructions: r.instructions,
-                cycles: r.cycles,
-                ipc: r.ipc,
-                ppti: r.ppti,
-                nwpe: r.nwpe,
-                bmt_root_updates: r.bmt_root_updates,
-                secpb_drains: r.secpb_drains,
-                wpq_full_waits: r.wpq_full_waits,
-                store_buffer_stall_cycles: r.store_buffer_stall_cycles,
-                secpb_full_stall_cycles: r.secpb_full_stall_cycles,
-                pcm_write_utilisation: r.pcm_write_utilisation,
-                nvm_writes: r.nvm_writes,
-                nvm_reads: r.nvm_reads,
+                instructions: r.core.instructions,
+                cycles: r.core.cycles,
+                ipc: r.core.ipc,
+                ppti: r.core.ppti,
+                nwpe: buffer.nwpe,
+                bmt_root_updates: r.tree.root_updates,
+                secpb_drains: buffer.drains,
+                wpq_full_waits: r.memory.wpq_full_waits,
+                store_buffer_stall_cycles: r.core.store_buffer_stall_cycles,
+                secpb_full_stall_cycles: buffer.full_stall_cycles,
+                pcm_write_utilisation: r.memory.write_utilisation,
+                nvm_writes: r.memory.writes,
+                nvm_reads: r.memory.reads,
                 notes: s.workload_notes.clone(),
             })
         })

@@ -8,7 +8,31 @@
 
 use super::stats::RunStats;
 use crate::config::CoreConfig;
+use serde::Serialize;
 use std::collections::VecDeque;
+
+/// The core's counts as the stats tree shows them (`roi.core`).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CoreStats {
+    pub cycles: u64,
+    pub instructions: u64,
+    pub ipc: f64,
+    /// Load accesses after splitting at 64 B blocks: a load that straddles
+    /// two blocks counts twice. Not instructions, and not the trace's load
+    /// records (`spmsim trace info` counts those).
+    pub loads: u64,
+    /// Block stores that persisted: the pieces of one store instruction in
+    /// one block count once, one straddling two blocks counts twice. Not
+    /// the trace's store records.
+    pub stores: u64,
+    /// Block stores to volatile memory, counted as `stores` are: they took
+    /// the write-back path, not the persist path.
+    pub volatile_stores: u64,
+    /// Persists (stores entering the persistence domain) per 1000 instructions.
+    pub ppti: f64,
+    /// Cycles stores waited to retire for a full store buffer.
+    pub store_buffer_stall_cycles: u64,
+}
 
 pub struct Core {
     width: u64,
@@ -91,7 +115,7 @@ impl Core {
         }
         if self.sb.len() >= self.sb_entries {
             let rel = self.sb.pop_front().unwrap();
-            stats.roi.store_buffer_stall_cycles += rel - r;
+            stats.roi.core.store_buffer_stall_cycles += rel - r;
             r = rel;
         }
         self.last_retire = r;

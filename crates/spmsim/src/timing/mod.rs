@@ -164,10 +164,7 @@ impl TimingSim {
         let now = self.now();
         self.roi_start = self.counters(now);
         let warm = std::mem::take(&mut self.stats.roi);
-        self.stats.warmup = Some(WarmupStats { instructions: warm.instructions, cycles: now });
-        self.stats.loads = 0;
-        self.stats.stores = 0;
-        self.stats.volatile_stores = 0;
+        self.stats.warmup = Some(WarmupStats { instructions: warm.core.instructions, cycles: now });
         Ok(())
     }
 
@@ -227,7 +224,7 @@ impl TimingSim {
             // cycle; no persist buffer entry, no tuple, no persist order.
             self.sys.store_volatile(o.block, o.off, &o.bytes[o.off..o.off + o.len])?;
             self.core.store_released(o.release, o.release.max(o.data_ready) + 1);
-            self.stats.volatile_stores += 1;
+            self.stats.roi.core.volatile_stores += 1;
             return Ok(());
         }
         // The rest of the block comes from memory only when the persist
@@ -238,7 +235,7 @@ impl TimingSim {
         let store = ReleasedStore { release: o.release, data_ready: o.data_ready, block: o.block, bytes: o.off..o.off + o.len, fill };
         let unblock = self.path.store(&mut self.sys, cx, store)?;
         self.core.store_released(o.release, unblock);
-        self.stats.stores += 1;
+        self.stats.roi.core.stores += 1;
         Ok(())
     }
 
@@ -250,7 +247,7 @@ impl TimingSim {
                     // The next piece of the open store: its bytes only.
                     o.len += size;
                     o.bytes[off..off + size].copy_from_slice(&ev.value.to_le_bytes()[..size]);
-                    self.stats.roi.instructions += ev.instructions();
+                    self.stats.roi.core.instructions += ev.instructions();
                     return Ok(());
                 }
             }
@@ -261,7 +258,7 @@ impl TimingSim {
             Op::Load => {
                 let lat = self.fetch(t_disp, block)?;
                 self.core.complete_memop(t_disp, lat);
-                self.stats.loads += 1;
+                self.stats.roi.core.loads += 1;
             }
             Op::Store => {
                 // The fetch for ownership starts at dispatch (address known).
@@ -279,7 +276,7 @@ impl TimingSim {
             }
             Op::TxBegin | Op::TxCommit | Op::Compute => {}
         }
-        self.stats.roi.instructions += ev.instructions();
+        self.stats.roi.core.instructions += ev.instructions();
         Ok(())
     }
 

@@ -16,7 +16,9 @@
 //! other reads of its bank and for the write in service there (writes of a
 //! bank are taken to run back to back), not for the whole write queue.
 
+use crate::nvm::ByKind;
 use rustc_hash::FxHashMap;
+use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -56,6 +58,22 @@ pub struct PcmStats {
     pub merged_writes: u64,
     /// Writes the device performed (after merging).
     pub device_writes: u64,
+}
+
+/// The memory's counts as the stats tree shows them (`roi.memory`).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct MemoryStats {
+    /// NVM blocks read, by region.
+    pub reads: ByKind,
+    /// NVM blocks written (queued to the WPQ), by region.
+    pub writes: ByKind,
+    pub wpq_full_waits: u64,
+    /// Writes merged into a queued write to the same block (counted in
+    /// `writes` but taking no device time).
+    pub wpq_merged_writes: u64,
+    /// Share of the PCM banks' time spent writing (near 1: the run is
+    /// bound by PCM write bandwidth).
+    pub write_utilisation: f64,
 }
 
 impl PcmStats {
@@ -126,6 +144,18 @@ impl Pcm {
     /// Share of the device's write capacity that `writes` device writes
     /// used over `cycles`: bank time (bank-serial) or write slots (posted),
     /// whichever binds.
+    /// The stats tree's view of the memory over `cycles`, from what the
+    /// PCM counted (`d`) and the blocks the functional NVM read and wrote.
+    pub fn report(&self, d: &PcmStats, reads: ByKind, writes: ByKind, cycles: u64) -> MemoryStats {
+        MemoryStats {
+            reads,
+            writes,
+            wpq_full_waits: d.wpq_full_waits,
+            wpq_merged_writes: d.merged_writes,
+            write_utilisation: self.write_utilisation(d.device_writes, cycles),
+        }
+    }
+
     pub fn write_utilisation(&self, writes: u64, cycles: u64) -> f64 {
         let capacity = (self.max_in_flight as f64 / self.write_cycles as f64).min(self.bank_free.len() as f64 / self.bank_busy as f64);
         writes as f64 / (capacity * cycles.max(1) as f64)

@@ -39,6 +39,7 @@ use crate::persist::FrontEnd;
 use crate::scheme::{Front, SchemeWork, Steps, TupleStep};
 use crate::store::CheckFailure;
 use crate::system::System;
+use serde::Serialize;
 use std::collections::VecDeque;
 
 #[derive(Default)]
@@ -57,6 +58,31 @@ impl TreeUnit {
         self.busy_until = self.busy_until.max(done);
         done
     }
+}
+
+/// The persist path's counts as the stats tree shows them (`roi.persist_path`).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PersistPathStats {
+    /// Cycles from a store's release to the unblocking of the next (access
+    /// and early metadata work; for SP the whole tuple).
+    pub cycles: u64,
+    /// The persist buffer's counts (absent for a persist point at the MC).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<BufferStats>,
+}
+
+/// A persist buffer's counts (BBB, SecPB).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct BufferStats {
+    /// Entries allocated (stores to a block not already buffered).
+    pub allocations: u64,
+    pub drains: u64,
+    /// Cycles stores waited for a free entry.
+    pub full_stall_cycles: u64,
+    /// Stores per entry allocation (SecPB IV-A's NWPE).
+    pub nwpe: f64,
+    /// Early counters found stale at drain (page re-encrypted meanwhile).
+    pub stale_early_counters: u64,
 }
 
 /// A store leaving the store buffer for the persist path.
@@ -235,7 +261,7 @@ impl PersistPath {
             while pb.occupancy() + self.draining.len() >= self.entries {
                 let f = self.draining.pop_front().expect("a full buffer has drains in flight");
                 if f > t {
-                    stats.roi.secpb_full_stall_cycles += f - t;
+                    stats.roi.persist_path.buffer.get_or_insert_with(Default::default).full_stall_cycles += f - t;
                     t = f;
                 }
             }
@@ -281,9 +307,9 @@ impl PersistPath {
             done += lat.pb_access * u64::from(self.scheme.allocate_extra_accesses);
         }
         Self::queue_writes(pcm, done.max(reencrypted), &rec.writes);
-        stats.roi.persist_path_cycles += done - t;
+        stats.roi.persist_path.cycles += done - t;
         if out.allocated {
-            stats.roi.secpb_allocations += 1;
+            stats.roi.persist_path.buffer.get_or_insert_with(Default::default).allocations += 1;
         }
         // Drain at the high watermark, down to the low watermark.
         for _ in 0..pb.watermark_drains() {
@@ -292,7 +318,7 @@ impl PersistPath {
             rec.fill(mc, mark, b);
             let freed = self.mc_late_work(pcm, lat, t, b, late, &rec, mc.secure);
             self.draining.push_back(freed);
-            stats.roi.secpb_drains += 1;
+            stats.roi.persist_path.buffer.get_or_insert_with(Default::default).drains += 1;
         }
         self.last_persist = self.last_persist.max(t);
         self.rec = rec;
@@ -358,7 +384,7 @@ impl PersistPath {
             done = mac.max(reencrypted).max(self.tree_update(lat, ctr, &rec, tree_extra, false).unwrap_or(0));
         }
         let persisted = Self::queue_writes(pcm, done, &rec.writes);
-        stats.roi.persist_path_cycles += persisted - s.release;
+        stats.roi.persist_path.cycles += persisted - s.release;
         self.last_persist = persisted;
         self.rec = rec;
         // The store buffer releases the next store once this one is in

@@ -1,58 +1,36 @@
-//! Run statistics, in a ChampSim-like shape: one `roi` object with the
-//! counters of the region of interest.
+//! Run statistics, in a ChampSim-like shape: one `roi` object with an
+//! object per component of the model, each the component's own stats type
+//! (core, caches, persist path, metadata caches, tree, crypto, memory).
 
-use super::pcm::{Pcm, PcmStats};
+use super::core::CoreStats;
+use super::pcm::{MemoryStats, Pcm, PcmStats};
+use super::persist::PersistPathStats;
 use super::tags::TagCache;
 use crate::crypto::CryptoWork;
 use crate::metacache::CacheStats;
 use crate::nvm::ByKind;
 use crate::persist::FrontEnd;
+use crate::set_assoc::CacheReport;
 use crate::system::{DrainWork, System};
+use crate::tree::TreeStats;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// The region of interest: one object per component, each the
+/// component's own stats type (`serde` gives the JSON tree; the text
+/// printer `output::stats_text` walks the same tree).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Roi {
-    pub cycles: u64,
-    pub instructions: u64,
-    pub ipc: f64,
-    /// Load accesses after splitting at 64 B blocks: a load that straddles
-    /// two blocks counts twice. Not instructions, and not the trace's load
-    /// records (`spmsim trace info` counts those).
-    pub loads: u64,
-    /// Block stores that persisted: the pieces of one store instruction in
-    /// one block count once, one straddling two blocks counts twice. Not
-    /// the trace's store records.
-    pub stores: u64,
-    /// Block stores to volatile memory, counted as `stores` are: they took
-    /// the write-back path, not the persist path.
-    pub volatile_stores: u64,
-    /// SecPB persists (stores entering the buffer) per 1000 instructions.
-    pub ppti: f64,
-    /// Stores per SecPB entry allocation.
-    pub nwpe: f64,
-    pub bmt_root_updates: u64,
-    pub store_buffer_stall_cycles: u64,
-    pub secpb_full_stall_cycles: u64,
-    /// Cycles from a store's release to the unblocking of the next (access
-    /// and early metadata work; for SP the whole tuple).
-    pub persist_path_cycles: u64,
-    pub secpb_allocations: u64,
-    pub secpb_drains: u64,
-    /// Early counters found stale at drain (page re-encrypted meanwhile).
-    pub stale_early_counters: u64,
-    pub wpq_full_waits: u64,
-    /// NVM writes merged into a queued write to the same block (they are
-    /// counted in `nvm_writes` but took no device time).
-    pub wpq_merged_writes: u64,
-    /// Share of the PCM banks' time spent writing (near 1: the run is
-    /// bound by PCM write bandwidth).
-    pub pcm_write_utilisation: f64,
-    pub nvm_reads: ByKind,
-    pub nvm_writes: ByKind,
-    pub cache_hit_rate: BTreeMap<String, f64>,
-    pub metadata_cache_hit_rate: BTreeMap<String, f64>,
+    pub core: CoreStats,
+    /// The data caches by level (`l1d`, `l2`, `l3`): tags only.
+    pub caches: BTreeMap<String, CacheReport>,
+    pub persist_path: PersistPathStats,
+    /// The metadata caches by name (`counter`, `mac`, `tree` or `unified`).
+    pub metadata_caches: BTreeMap<String, CacheReport>,
+    pub tree: TreeStats,
+    /// Pads, MACs and tree hashes the security engine computed.
     pub crypto: CryptoWork,
+    pub memory: MemoryStats,
 }
 
 /// The warm-up of a run, as ChampSim reports it when the warm-up completes.
@@ -81,22 +59,6 @@ pub struct RunStats {
     /// values, a trace shorter than asked for).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub workload_notes: Vec<String>,
-    #[serde(skip)]
-    pub loads: u64,
-    /// Stores that persisted: the pieces of one wide store instruction in
-    /// one block count once (they are one write into the SecPB entry).
-    #[serde(skip)]
-    pub stores: u64,
-    #[serde(skip)]
-    pub volatile_stores: u64,
-}
-
-fn rate(h: u64, m: u64) -> f64 {
-    if h + m == 0 {
-        0.0
-    } else {
-        h as f64 / (h + m) as f64
-    }
 }
 
 impl RunStats {
@@ -105,14 +67,12 @@ impl RunStats {
             scheme: cfg.name.clone(),
             workload: String::new(),
             seed: 0,
-            crypto_mode: format!("{:?}", cfg.security.crypto).to_lowercase(),
+            // The config's own spelling (`real`, `timing-only`).
+            crypto_mode: serde_json::to_value(cfg.security.crypto).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
             warmup: None,
             roi: Roi::default(),
             crash_at_end: None,
             workload_notes: Vec::new(),
-            loads: 0,
-            stores: 0,
-            volatile_stores: 0,
         }
     }
 
@@ -122,28 +82,23 @@ impl RunStats {
     pub(super) fn finalize(&mut self, end: &Counters, start: &Counters, pcm: &Pcm) {
         let d = end.since(start);
         let r = &mut self.roi;
-        r.cycles = d.time.max(1);
-        r.loads = self.loads;
-        r.stores = self.stores;
-        r.volatile_stores = self.volatile_stores;
-        r.ipc = r.instructions as f64 / r.cycles as f64;
-        r.ppti = 1000.0 * r.stores as f64 / r.instructions.max(1) as f64;
+        let c = &mut r.core;
+        c.cycles = d.time.max(1);
+        c.ipc = c.instructions as f64 / c.cycles as f64;
+        c.ppti = 1000.0 * c.stores as f64 / c.instructions.max(1) as f64;
         if let Some((stores, allocations, stale)) = d.persist_buffer {
-            r.nwpe = stores as f64 / allocations.max(1) as f64;
-            r.stale_early_counters = stale;
+            let b = r.persist_path.buffer.get_or_insert_with(Default::default);
+            b.nwpe = stores as f64 / allocations.max(1) as f64;
+            b.stale_early_counters = stale;
         }
-        r.bmt_root_updates = d.root_updates;
-        r.nvm_reads = d.nvm_reads;
-        r.nvm_writes = d.nvm_writes;
-        r.wpq_full_waits = d.pcm.wpq_full_waits;
-        r.wpq_merged_writes = d.pcm.merged_writes;
-        r.pcm_write_utilisation = pcm.write_utilisation(d.pcm.device_writes, r.cycles);
+        r.tree = TreeStats { root_updates: d.root_updates };
+        r.memory = pcm.report(&d.pcm, d.nvm_reads, d.nvm_writes, c.cycles);
         r.crypto = d.crypto;
         for (name, c) in ["l1d", "l2", "l3"].iter().zip(d.caches) {
-            r.cache_hit_rate.insert(name.to_string(), rate(c.0, c.1));
+            r.caches.insert(name.to_string(), c.report());
         }
         for (name, c) in &d.metadata_caches {
-            r.metadata_cache_hit_rate.insert(name.to_string(), rate(c.hits, c.misses));
+            r.metadata_caches.insert(name.to_string(), c.report());
         }
     }
 }
@@ -155,8 +110,8 @@ impl RunStats {
 pub(super) struct Counters {
     /// The cycle the moment is at.
     pub time: u64,
-    /// (hits, misses) of L1D, L2, L3.
-    caches: [(u64, u64); 3],
+    /// L1D, L2, L3.
+    caches: [CacheStats; 3],
     metadata_caches: Vec<(&'static str, CacheStats)>,
     pcm: PcmStats,
     /// (stores, allocations, stale early counters) of the persist buffer.
@@ -171,7 +126,7 @@ impl Counters {
     pub(super) fn of(time: u64, sys: &System, caches: [&TagCache; 3], pcm: &Pcm) -> Self {
         Counters {
             time,
-            caches: caches.map(|c| (c.stats().hits, c.stats().misses)),
+            caches: caches.map(|c| c.stats()),
             metadata_caches: sys.mc.st.caches.all().into_iter().map(|(n, c)| (n, c.stats)).collect(),
             pcm: pcm.stats,
             persist_buffer: match &sys.front {
@@ -188,10 +143,7 @@ impl Counters {
     /// What happened between `before` and `self` (`before` all zero: all
     /// of it).
     fn since(&self, before: &Counters) -> Counters {
-        let cache = |i: usize| match before.caches.get(i) {
-            Some(b) => (self.caches[i].0 - b.0, self.caches[i].1 - b.1),
-            None => self.caches[i],
-        };
+        let cache = |i: usize| self.caches[i].since(&before.caches[i]);
         let metadata_caches = self
             .metadata_caches
             .iter()

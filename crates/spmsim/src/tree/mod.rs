@@ -40,6 +40,14 @@ pub use sit::SgxIntegrityTree;
 use crate::store::{CheckFailure, MetaStore};
 use serde::Serialize;
 
+/// The tree's counts as the stats tree shows them (`roi.tree`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TreeStats {
+    /// Root register updates (SecPB Fig. 8 counts them): one per eager BMT
+    /// update, one per write-back of a SIT top node.
+    pub root_updates: u64,
+}
+
 /// Result of a recovery-time tree rebuild.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct RebuildOutcome {
