@@ -65,7 +65,7 @@ pub struct TimingSim {
     /// without a warm-up).
     roi_start: Counters,
     /// The record of the operation being priced (buffers reused).
-    rec: WorkRecord,
+    rec: Option<Box<WorkRecord>>,
 }
 
 /// A store to one block that has entered the store buffer but not yet the
@@ -134,7 +134,7 @@ impl TimingSim {
             sys,
             warmup: None,
             roi_start: Counters::default(),
-            rec: WorkRecord::default(),
+            rec: Some(Box::default()),
         })
     }
 
@@ -190,7 +190,7 @@ impl TimingSim {
         let mark = WorkRecord::start(&mut self.sys.mc);
         let value = self.sys.mc.read(block)?;
         debug_assert_eq!(value, self.sys.mc.peek_plaintext(block), "a read and a peek of memory disagree");
-        let mut rec = std::mem::take(&mut self.rec);
+        let mut rec = self.rec.take().unwrap_or_default();
         rec.fill(&mut self.sys.mc, mark, block);
         let t0 = t + self.lat.l3;
         // Dirty metadata the read evicted is written back in the background
@@ -211,7 +211,7 @@ impl TimingSim {
             }
             done = done.max(ctr + self.lat.aes) + 1;
         }
-        self.rec = rec;
+        self.rec = Some(rec);
         Ok(done - t)
     }
 

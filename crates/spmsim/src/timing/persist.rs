@@ -110,7 +110,7 @@ pub struct PersistPath {
     last_persist: u64,
     entries: usize,
     /// The record of the operation being priced (kept to reuse its buffers).
-    rec: WorkRecord,
+    rec: Option<Box<WorkRecord>>,
 }
 
 enum Kind {
@@ -158,7 +158,7 @@ impl PersistPath {
             mc_next: 0,
             last_persist: 0,
             entries,
-            rec: WorkRecord::default(),
+            rec: Some(Box::default()),
         })
     }
 
@@ -272,7 +272,7 @@ impl PersistPath {
         scheme.plugin().on_persist(mc, s.block)?;
         // Writes of the early work (a page re-encrypted on a minor-counter
         // overflow) go to the WPQ without holding the store back.
-        let mut rec = std::mem::take(&mut self.rec);
+        let mut rec = self.rec.take().unwrap_or_default();
         rec.fill(mc, mark, s.block);
         let w = out.early;
         let start = t + lat.pb_access;
@@ -321,7 +321,7 @@ impl PersistPath {
             stats.roi.persist_path.buffer.get_or_insert_with(Default::default).drains += 1;
         }
         self.last_persist = self.last_persist.max(t);
-        self.rec = rec;
+        self.rec = Some(rec);
         Ok(done)
     }
 
@@ -373,7 +373,7 @@ impl PersistPath {
         sys.mc.write(s.block, &s.fill)?;
         let scheme = sys.mc.st.scheme;
         scheme.plugin().on_persist(&mut sys.mc, s.block)?;
-        let mut rec = std::mem::take(&mut self.rec);
+        let mut rec = self.rec.take().unwrap_or_default();
         rec.fill(&mut sys.mc, mark, s.block);
         let arrive = t.max(s.data_ready) + lat.l1;
         let mut done = arrive;
@@ -386,7 +386,7 @@ impl PersistPath {
         let persisted = Self::queue_writes(pcm, done, &rec.writes);
         stats.roi.persist_path.cycles += persisted - s.release;
         self.last_persist = persisted;
-        self.rec = rec;
+        self.rec = Some(rec);
         // The store buffer releases the next store once this one is in
         // the persistence domain.
         Ok(persisted)
