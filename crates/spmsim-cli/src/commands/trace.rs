@@ -140,6 +140,13 @@ fn record(a: RecordArgs) -> Result<ExitCode> {
         s.stores,
         if s.program_finished { "ran to its end" } else { "was stopped at the instruction limit" }
     );
+    if s.folded_iterations > 0 {
+        println!(
+            "rep string instructions: {} lackey instruction lines folded into the instruction they iterate ({} lines in all)",
+            s.folded_iterations,
+            s.recorded_instructions + s.folded_iterations
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 
