@@ -42,7 +42,17 @@ pub struct SuiteEntry {
     pub package: Option<String>,
     /// Instructions skipped at the program's start before its trace begins.
     pub skipped: Option<u64>,
+    /// The persistence policy of a recorded program's runs (`heap`: its
+    /// stack is volatile); `None` for the built-in stand-ins, which model
+    /// persistent data alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub persistent: Option<String>,
 }
+
+/// The policy a recorded program's main grid runs under: heap and globals
+/// persistent, the stack volatile (issue 13); Table IV is also run with
+/// every store persistent (`all`) beside it.
+pub const MAIN_POLICY: &str = "heap";
 
 /// The synthetic profile of the VI-B worked example (gamess's PPTI and
 /// NWPE as the paper reports them).
@@ -51,8 +61,14 @@ const GAMESS_PROFILE: &str = "synthetic:ppti=47.4,nwpe=2.1,footprint_mib=1";
 /// The built-in stand-ins (`--builtin`): micro-benchmarks and synthetic
 /// profiles, run without valgrind or recorded traces.
 pub fn builtin_suite() -> Vec<SuiteEntry> {
-    let e =
-        |l: &str, w: &str, what: &str| SuiteEntry { label: l.into(), workload: w.into(), what: what.into(), package: None, skipped: None };
+    let e = |l: &str, w: &str, what: &str| SuiteEntry {
+        label: l.into(),
+        workload: w.into(),
+        what: what.into(),
+        package: None,
+        skipped: None,
+        persistent: None,
+    };
     vec![
         e("array-swap", "array-swap", "persistent micro-benchmark: undo-logged swaps of a 1024-element array"),
         e("random-writes", "random-writes", "random 8-byte persists over 256 KiB, ~10 per 1000 instructions"),
@@ -84,10 +100,11 @@ pub fn recorded_suite(suite: &crate::suite::Suite, cache: &Path) -> (Vec<SuiteEn
         match manifests.get(&p.name) {
             Some(m) => entries.push(SuiteEntry {
                 label: p.name.clone(),
-                workload: format!("suite:{}", p.name),
+                workload: format!("suite:{}#persistent={MAIN_POLICY}", p.name),
                 what: p.description.clone(),
                 package: Some(m.package_label()),
                 skipped: Some(m.recording.skipped_instructions),
+                persistent: Some(MAIN_POLICY.into()),
             }),
             None => missing.push(p.name.clone()),
         }
@@ -121,6 +138,10 @@ pub struct RunRecord {
     /// How the workload's events were obtained (trace source, derived values).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// A run of Table IV with every store persistent, beside the main
+    /// grid's policy (recorded programs only).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub all_persistent: bool,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -166,6 +187,9 @@ pub struct Results {
     pub runs: Vec<RunRecord>,
     pub table4: Vec<Cell>,
     pub table4_arith: BTreeMap<String, f64>,
+    /// Table IV with every store persistent (empty for the built-in suite).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub table4_all: BTreeMap<String, f64>,
     pub fig6: Vec<Cell>,
     pub fig7: Vec<Cell>,
     pub fig8: Vec<Cell>,
@@ -184,6 +208,7 @@ struct Spec {
     label: String,
     workload: String,
     entries: u32,
+    all_persistent: bool,
 }
 
 /// Run the whole grid; `progress(done, total, what)` is called as runs end.
@@ -197,8 +222,9 @@ pub fn run<F: Fn(usize, usize, &str) + Sync>(
     let reference = Reference::load()?;
     let mut specs = Vec::new();
     for w in suite {
-        let mut add =
-            |s: &str, entries: u32| specs.push(Spec { scheme: s.into(), label: w.label.clone(), workload: w.workload.clone(), entries });
+        let mut add = |s: &str, entries: u32| {
+            specs.push(Spec { scheme: s.into(), label: w.label.clone(), workload: w.workload.clone(), entries, all_persistent: false })
+        };
         for s in ["bbb", "sp"].iter().chain(secpb_presets().iter()).chain(BMF.iter()) {
             add(s, 32);
         }
@@ -206,11 +232,29 @@ pub fn run<F: Fn(usize, usize, &str) + Sync>(
             add("bbb", n);
             add("cm", n);
         }
+        if w.persistent.is_some() {
+            let all = w.workload.replace(&format!("#persistent={MAIN_POLICY}"), "#persistent=all");
+            for s in ["bbb", "sp"].iter().chain(secpb_presets().iter()) {
+                specs.push(Spec {
+                    scheme: s.to_string(),
+                    label: w.label.clone(),
+                    workload: all.clone(),
+                    entries: 32,
+                    all_persistent: true,
+                });
+            }
+        }
     }
     // The VI-B worked example needs the gamess-like profile; a suite
     // without it gets one NoGap run of it beside the grid, outside the averages.
     if !suite.iter().any(|w| w.label == GAMESS_LIKE) {
-        specs.push(Spec { scheme: "nogap".into(), label: GAMESS_LIKE.into(), workload: GAMESS_PROFILE.into(), entries: 32 });
+        specs.push(Spec {
+            scheme: "nogap".into(),
+            label: GAMESS_LIKE.into(),
+            workload: GAMESS_PROFILE.into(),
+            entries: 32,
+            all_persistent: false,
+        });
     }
     let total = specs.len();
     let done = AtomicUsize::new(0);
@@ -246,6 +290,7 @@ pub fn run<F: Fn(usize, usize, &str) + Sync>(
                 nvm_writes: r.memory.writes,
                 nvm_reads: r.memory.reads,
                 notes: s.workload_notes.clone(),
+                all_persistent: sp.all_persistent,
             })
         })
         .collect();
@@ -254,7 +299,7 @@ pub fn run<F: Fn(usize, usize, &str) + Sync>(
 }
 
 fn find<'a>(runs: &'a [RunRecord], scheme: &str, w: &str, entries: u32) -> &'a RunRecord {
-    runs.iter().find(|r| r.scheme == scheme && r.workload == w && r.entries == entries).expect("every grid point ran")
+    runs.iter().find(|r| r.scheme == scheme && r.workload == w && r.entries == entries && !r.all_persistent).expect("every grid point ran")
 }
 
 fn analyse(suite: &[SuiteEntry], instructions: u64, seed: u64, quick: bool, runs: Vec<RunRecord>, rf: &Reference) -> Results {
@@ -278,6 +323,18 @@ fn analyse(suite: &[SuiteEntry], instructions: u64, seed: u64, quick: bool, runs
             ours: (geomean(&v) - 1.0) * 100.0,
         });
         table4_arith.insert(s.to_string(), mean(&v.iter().map(|x| (x - 1.0) * 100.0).collect::<Vec<_>>()));
+    }
+    // Table IV again with every store persistent (recorded programs).
+    let mut table4_all = BTreeMap::new();
+    if runs.iter().any(|r| r.all_persistent) {
+        let find_all = |scheme: &str, w: &str| {
+            runs.iter().find(|r| r.all_persistent && r.scheme == scheme && r.workload == w).expect("every all-persistent run ran").cycles
+                as f64
+        };
+        for s in secpb_presets().iter().chain(["sp"].iter()) {
+            let v: Vec<f64> = labels.iter().map(|w| find_all(s, w) / find_all("bbb", w)).collect();
+            table4_all.insert(s.to_string(), (geomean(&v) - 1.0) * 100.0);
+        }
     }
     let mut fig7 = Vec::new();
     let mut fig8 = Vec::new();
@@ -344,6 +401,7 @@ fn analyse(suite: &[SuiteEntry], instructions: u64, seed: u64, quick: bool, runs
         runs,
         table4,
         table4_arith,
+        table4_all,
         fig6,
         fig7,
         fig8,
@@ -485,6 +543,13 @@ pub fn report(r: &Results) -> String {
         "\nArithmetic mean of per-workload slowdowns (%): {}\n",
         r.table4_arith.iter().map(|(k, v)| format!("{k} {v:.1}")).collect::<Vec<_>>().join(", ")
     );
+    if !r.table4_all.is_empty() {
+        let _ = writeln!(
+            o,
+            "The programs ran with `#persistent={MAIN_POLICY}`: their stack stores are volatile. With every store persistent (`#persistent=all`, the model before issue 13), geometric mean (%): {}\n",
+            r.table4_all.iter().map(|(k, v)| format!("{k} {v:.1}")).collect::<Vec<_>>().join(", ")
+        );
+    }
     let _ = writeln!(o, "Order COBCM <= OBCM < BCM < CM <= M < NoGap: **{}**.\n", if r.order_holds { "holds" } else { "does not hold" });
     let _ = writeln!(o, "## Fig. 6: execution time normalised to bbb, per workload (32 entries)\n");
     let cols: Vec<String> = secpb_presets().iter().chain(["sp"].iter()).map(|s| s.to_string()).collect();
