@@ -135,7 +135,12 @@ fn record_writes_trace_and_manifest_and_reproduce_runs_on_them() {
     assert!(md.contains("Trace notes"), "trace notes in the report");
     assert!(md.contains("not part of any average"), "the NoGap example runs beside the suite");
     let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(res.join("results.json")).unwrap()).unwrap();
-    assert_eq!(r["suite"][0]["workload"], "suite:bzip2");
+    // Recorded programs run with their stack volatile, and Table IV again
+    // with every store persistent (issue 13).
+    assert_eq!(r["suite"][0]["workload"], "suite:bzip2#persistent=heap");
+    assert_eq!(r["suite"][0]["persistent"], "heap");
+    assert!(r["table4_all"]["cm"].as_f64().is_some(), "Table IV with every store persistent");
+    assert!(md.contains("#persistent=all"), "the report gives both policies");
     assert!(r["nogap"]["ipc"].as_f64().unwrap() > 0.0);
     let _ = std::fs::remove_dir_all(&dir);
 }
