@@ -71,6 +71,13 @@ pub struct PersistPathStats {
     pub buffer: Option<BufferStats>,
 }
 
+impl PersistPathStats {
+    /// The persist buffer's counts, started at zero on first use.
+    pub fn buffer_mut(&mut self) -> &mut BufferStats {
+        self.buffer.get_or_insert_with(Default::default)
+    }
+}
+
 /// A persist buffer's counts (BBB, SecPB).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct BufferStats {
@@ -261,7 +268,7 @@ impl PersistPath {
             while pb.occupancy() + self.draining.len() >= self.entries {
                 let f = self.draining.pop_front().expect("a full buffer has drains in flight");
                 if f > t {
-                    stats.roi.persist_path.buffer.get_or_insert_with(Default::default).full_stall_cycles += f - t;
+                    stats.roi.persist_path.buffer_mut().full_stall_cycles += f - t;
                     t = f;
                 }
             }
@@ -309,7 +316,7 @@ impl PersistPath {
         Self::queue_writes(pcm, done.max(reencrypted), &rec.writes);
         stats.roi.persist_path.cycles += done - t;
         if out.allocated {
-            stats.roi.persist_path.buffer.get_or_insert_with(Default::default).allocations += 1;
+            stats.roi.persist_path.buffer_mut().allocations += 1;
         }
         // Drain at the high watermark, down to the low watermark.
         for _ in 0..pb.watermark_drains() {
@@ -318,7 +325,7 @@ impl PersistPath {
             rec.fill(mc, mark, b);
             let freed = self.mc_late_work(pcm, lat, t, b, late, &rec, mc.secure);
             self.draining.push_back(freed);
-            stats.roi.persist_path.buffer.get_or_insert_with(Default::default).drains += 1;
+            stats.roi.persist_path.buffer_mut().drains += 1;
         }
         self.last_persist = self.last_persist.max(t);
         self.rec = Some(rec);

@@ -87,7 +87,7 @@ impl RunStats {
         c.ipc = c.instructions as f64 / c.cycles as f64;
         c.ppti = 1000.0 * c.stores as f64 / c.instructions.max(1) as f64;
         if let Some((stores, allocations, stale)) = d.persist_buffer {
-            let b = r.persist_path.buffer.get_or_insert_with(Default::default);
+            let b = r.persist_path.buffer_mut();
             b.nwpe = stores as f64 / allocations.max(1) as f64;
             b.stale_early_counters = stale;
         }
