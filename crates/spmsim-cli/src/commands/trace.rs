@@ -161,7 +161,11 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
         None => trace::detect(&a.file).map_err(|e| anyhow!(e))?,
     };
     let mut r = trace::open(&a.file, Some(f)).map_err(|e| anyhow!(e))?;
-    let i = trace::info::scan(f.name(), r.as_mut()).map_err(|e| anyhow!(e))?;
+    let mut i = trace::info::scan(f.name(), r.as_mut()).map_err(|e| anyhow!(e))?;
+    let stream = trace::insn::path_for(&a.file);
+    if stream.exists() {
+        i.instruction_stream = Some(trace::insn::summarize(&stream).map_err(|e| anyhow!(e))?);
+    }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&i)?);
         return Ok(ExitCode::SUCCESS);
@@ -202,6 +206,30 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
             ),
             _ => println!("stack range not recorded (`#persistent=heap` needs a trace recorded by this spmsim)"),
         }
+    }
+    match &i.instruction_stream {
+        Some(s) => {
+            println!(
+                "instruction stream {}: {} instructions{}",
+                stream.display(),
+                s.instructions,
+                if s.folded_iterations > 0 {
+                    format!(
+                        "; lackey counted {} (its {} rep iterations folded into their instructions)",
+                        s.instructions + s.folded_iterations,
+                        s.folded_iterations
+                    )
+                } else {
+                    String::new()
+                }
+            );
+            let list =
+                |m: &std::collections::BTreeMap<String, u64>| m.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ");
+            println!("  units: {}", list(&s.classes));
+            println!("  branches: {} (conditional taken {})", list(&s.branches), s.conditional_taken);
+            println!("  producers per instruction {:.2}, nearest {:.1} instructions back", s.mean_sources, s.mean_nearest_distance);
+        }
+        None => println!("no instruction stream (core.model = \"ooo\" needs one: `spmsim trace record` writes it)"),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -128,6 +128,12 @@ pub enum CryptoMode {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CoreConfig {
+    /// `interval`: non-memory instructions issue at the full width with no
+    /// dependences (fast; needs nothing but the trace). `ooo`: every
+    /// instruction is scheduled by its register dependences, unit and
+    /// branch prediction (needs the instruction stream a recorded trace
+    /// has beside it, `TRACE.insn`).
+    pub model: CoreModel,
     pub frequency_ghz: f64,
     /// Instructions dispatched and retired per cycle.
     pub issue_width: u32,
@@ -135,11 +141,100 @@ pub struct CoreConfig {
     pub rob_entries: u32,
     /// Retired stores waiting to be released to L1D and the persist buffer.
     pub store_buffer_entries: u32,
+    /// The `ooo` model's structures.
+    pub ooo: OooConfig,
 }
 
 impl Default for CoreConfig {
     fn default() -> Self {
-        CoreConfig { frequency_ghz: 4.0, issue_width: 4, rob_entries: 192, store_buffer_entries: 56 }
+        CoreConfig {
+            model: CoreModel::default(),
+            frequency_ghz: 4.0,
+            issue_width: 4,
+            rob_entries: 192,
+            store_buffer_entries: 56,
+            ooo: OooConfig::default(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum CoreModel {
+    #[default]
+    Interval,
+    Ooo,
+}
+
+/// A pool of identical functional units.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FuPool {
+    pub count: u32,
+    /// Cycles from issue to result.
+    pub latency: u32,
+    /// Cycles before the unit takes another operation (1: pipelined).
+    pub issue_interval: u32,
+}
+
+/// The out-of-order core's structures. The defaults are gem5's O3 CPU
+/// (the core SecPB Table I names: "OOO, x86-64"): `src/cpu/o3/O3CPU.py`
+/// (queue sizes, pipeline delays, `TournamentBP`) and
+/// `src/cpu/o3/FuncUnitConfig.py` (unit counts and latencies).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OooConfig {
+    /// Loads in flight (gem5 `LQEntries` 32).
+    pub load_queue_entries: u32,
+    /// Cycles from a mispredicted branch's execution to the first correct
+    /// instruction's dispatch: gem5's squash signal to fetch (1), a fetch
+    /// cycle (1), fetch to decode (1), decode to rename (1), rename to IEW
+    /// (2), plus the L1I hit of the refetch (1).
+    pub mispredict_refill_cycles: u32,
+    /// gem5 `IntALU`: 6 units, 1 cycle.
+    pub int_alu: FuPool,
+    /// gem5 `IntMultDiv`: 2 units; `IntMult` 3 cycles pipelined.
+    pub int_mult: FuPool,
+    /// gem5 `IntDiv` on the same 2 units: 20 cycles, issue every 19.
+    pub int_div: FuPool,
+    /// gem5 `FP_ALU`: 4 units; add, compare, convert 2 cycles.
+    pub fp_add: FuPool,
+    /// gem5 `FP_MultDiv`: 2 units; `FloatMult` 4 cycles.
+    pub fp_mult: FuPool,
+    /// `FloatDiv` 12 cycles, not pipelined.
+    pub fp_div: FuPool,
+    /// `FloatSqrt` 24 cycles, not pipelined.
+    pub fp_sqrt: FuPool,
+    /// gem5 `TournamentBP`: local history table and local counters (2048
+    /// each), global and choice counters (8192 each, 13 bits of history).
+    pub local_history_entries: u32,
+    pub local_counter_entries: u32,
+    pub global_counter_entries: u32,
+    /// Indirect targets (gem5 `BTBEntries` 4096) and the return address
+    /// stack (`RASSize` 16).
+    pub btb_entries: u32,
+    pub ras_entries: u32,
+}
+
+impl Default for OooConfig {
+    fn default() -> Self {
+        let pool = |count, latency, issue_interval| FuPool { count, latency, issue_interval };
+        OooConfig {
+            load_queue_entries: 32,
+            mispredict_refill_cycles: 7,
+            int_alu: pool(6, 1, 1),
+            int_mult: pool(2, 3, 1),
+            int_div: pool(2, 20, 19),
+            fp_add: pool(4, 2, 1),
+            fp_mult: pool(2, 4, 1),
+            fp_div: pool(2, 12, 12),
+            fp_sqrt: pool(2, 24, 24),
+            local_history_entries: 2048,
+            local_counter_entries: 2048,
+            global_counter_entries: 8192,
+            btb_entries: 4096,
+            ras_entries: 16,
+        }
     }
 }
 

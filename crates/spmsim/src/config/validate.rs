@@ -133,6 +133,37 @@ impl SimConfig {
         in_range("core.issue_width", c.issue_width as u64, 1, MAX_ISSUE_WIDTH as u64)?;
         in_range("core.rob_entries", c.rob_entries as u64, 1, MAX_ENTRIES as u64)?;
         in_range("core.store_buffer_entries", c.store_buffer_entries as u64, 1, MAX_ENTRIES as u64)?;
+        if c.model == super::CoreModel::Ooo {
+            // Producers further back than the stream records must have left the ROB.
+            in_range("core.rob_entries", c.rob_entries as u64, 1, crate::trace::insn::MAX_DISTANCE as u64)?;
+        }
+        let o = &c.ooo;
+        in_range("core.ooo.load_queue_entries", o.load_queue_entries as u64, 1, MAX_ENTRIES as u64)?;
+        in_range("core.ooo.mispredict_refill_cycles", o.mispredict_refill_cycles as u64, 0, MAX_LATENCY_CYCLES as u64)?;
+        for (k, p) in [
+            ("int_alu", o.int_alu),
+            ("int_mult", o.int_mult),
+            ("int_div", o.int_div),
+            ("fp_add", o.fp_add),
+            ("fp_mult", o.fp_mult),
+            ("fp_div", o.fp_div),
+            ("fp_sqrt", o.fp_sqrt),
+        ] {
+            in_range(&format!("core.ooo.{k}.count"), p.count as u64, 1, 64)?;
+            in_range(&format!("core.ooo.{k}.latency"), p.latency as u64, 1, MAX_LATENCY_CYCLES as u64)?;
+            in_range(&format!("core.ooo.{k}.issue_interval"), p.issue_interval as u64, 1, MAX_LATENCY_CYCLES as u64)?;
+        }
+        for (k, n) in [
+            ("local_history_entries", o.local_history_entries),
+            ("local_counter_entries", o.local_counter_entries),
+            ("global_counter_entries", o.global_counter_entries),
+            ("btb_entries", o.btb_entries),
+        ] {
+            if !n.is_power_of_two() || n > 1 << 24 {
+                return bad(&format!("core.ooo.{k}"), format!("must be a power of two up to {}, got {n}", 1 << 24));
+            }
+        }
+        in_range("core.ooo.ras_entries", o.ras_entries as u64, 1, 1024)?;
         for (k, l) in [("caches.l1d", &self.caches.l1d), ("caches.l2", &self.caches.l2), ("caches.l3", &self.caches.l3)] {
             check_geometry(k, l.capacity_bytes, l.ways, MAX_TAG_CACHE_BYTES)?;
             in_range(&format!("{k}.latency_cycles"), l.latency_cycles as u64, 0, MAX_LATENCY_CYCLES as u64)?;

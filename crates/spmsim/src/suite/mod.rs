@@ -711,6 +711,7 @@ mod tests {
             records: n,
             program_finished: false,
             folded_iterations: 0,
+            ..RecordSummary::default()
         })
     }
 

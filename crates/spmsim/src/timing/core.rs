@@ -6,6 +6,7 @@
 //! and are released in program order, each after the persist path has
 //! unblocked the previous one (SecPB IV-B, the unblocking signal).
 
+use super::ooo::{Ooo, OooStats};
 use super::stats::RunStats;
 use crate::config::CoreConfig;
 use serde::Serialize;
@@ -32,6 +33,9 @@ pub struct CoreStats {
     pub ppti: f64,
     /// Cycles stores waited to retire for a full store buffer.
     pub store_buffer_stall_cycles: u64,
+    /// The `ooo` model's counts (absent under `interval`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ooo: Option<OooStats>,
 }
 
 pub struct Core {
@@ -49,6 +53,10 @@ pub struct Core {
     /// When the persist path accepts the next store.
     unblock: u64,
     last_release: u64,
+    /// The `ooo` model's scheduler, when the run has an instruction stream.
+    ooo: Option<Box<Ooo>>,
+    /// Next retirement slot under `ooo`, in cycles times `width`.
+    ret_slots: u64,
 }
 
 impl Core {
@@ -64,7 +72,25 @@ impl Core {
             sb: VecDeque::new(),
             unblock: 0,
             last_release: 0,
+            ooo: None,
+            ret_slots: 0,
         }
+    }
+
+    /// Schedule every instruction by the `ooo` model, from `stream`.
+    pub fn with_ooo(mut self, ooo: Ooo) -> Self {
+        self.ooo = Some(Box::new(ooo));
+        self
+    }
+
+    /// The `ooo` model's counts so far, if it runs.
+    pub fn ooo_stats(&self) -> Option<OooStats> {
+        self.ooo.as_ref().map(|o| o.stats)
+    }
+
+    /// The instruction stream's first fault, if any (the run fails with it).
+    pub fn ooo_error(&self) -> Option<&str> {
+        self.ooo.as_ref().and_then(|o| o.error.as_deref())
     }
 
     fn dispatch_time(&self) -> u64 {
@@ -78,6 +104,16 @@ impl Core {
     /// dispatches.
     pub fn dispatch(&mut self, gap: u32, instructions: u64) -> u64 {
         debug_assert!(instructions <= gap as u64 + 1);
+        if let Some(o) = &mut self.ooo {
+            self.instr += instructions;
+            let own = instructions > gap as u64;
+            let mut t = o.open.map_or(self.last_retire, |m| m.issue);
+            for _ in 0..instructions - own as u64 {
+                o.open = None;
+                t = o.run_plain(&mut self.last_retire, &mut self.ret_slots);
+            }
+            return if own { o.start_memop() } else { t };
+        }
         self.instr += instructions;
         self.disp_slots += instructions;
         // The ROB must have room: retire everything at least `rob` older.
@@ -98,6 +134,11 @@ impl Core {
     }
 
     pub fn complete_memop(&mut self, t: u64, latency: u64) {
+        if let Some(o) = &mut self.ooo {
+            let m = o.open.unwrap_or_default();
+            o.finish_memop((t + latency).max(m.data_ready) + m.extra, &mut self.last_retire, &mut self.ret_slots, true);
+            return;
+        }
         let r = self.last_retire.max(t + latency);
         self.last_retire = r;
         self.window.push_back((self.instr, r));
@@ -105,7 +146,13 @@ impl Core {
 
     /// Retire a store: it needs a store-buffer entry.
     pub fn retire_store(&mut self, t: u64, stats: &mut RunStats) -> u64 {
-        let mut r = self.last_retire.max(t + 1);
+        let mut r = match &mut self.ooo {
+            Some(o) => {
+                let m = o.open.unwrap_or_default();
+                o.finish_memop((t + 1).max(m.data_ready), &mut self.last_retire, &mut self.ret_slots, false)
+            }
+            None => self.last_retire.max(t + 1),
+        };
         while let Some(&rel) = self.sb.front() {
             if rel <= r {
                 self.sb.pop_front();
@@ -119,7 +166,9 @@ impl Core {
             r = rel;
         }
         self.last_retire = r;
-        self.window.push_back((self.instr, r));
+        if self.ooo.is_none() {
+            self.window.push_back((self.instr, r));
+        }
         r
     }
 
@@ -140,6 +189,10 @@ impl Core {
     /// A fence retires once earlier stores are persistent (`persisted`;
     /// with a persist buffer that is as soon as they are released).
     pub fn fence(&mut self, t: u64, persisted: u64) {
+        if let Some(o) = &mut self.ooo {
+            o.finish_memop((t + 1).max(persisted), &mut self.last_retire, &mut self.ret_slots, false);
+            return;
+        }
         let r = self.last_retire.max(t + 1).max(persisted);
         self.last_retire = r;
         self.window.push_back((self.instr, r));

@@ -13,13 +13,16 @@
 //! Each parameter stands for a structure of SecPB Table I (see the config
 //! docs); nothing is fitted to the paper's results.
 
+mod branch;
 mod core;
+mod ooo;
 mod pcm;
 mod persist;
 mod stats;
 mod tags;
 mod work;
 
+pub use ooo::OooStats;
 pub use stats::{Roi, RunStats, WarmupStats};
 
 use crate::config::{PersistPoint, SimConfig};
@@ -66,6 +69,8 @@ pub struct TimingSim {
     roi_start: Counters,
     /// The record of the operation being priced (buffers reused).
     rec: Option<Box<WorkRecord>>,
+    /// The `ooo` model's counts when the region of interest began.
+    ooo_start: Option<OooStats>,
 }
 
 /// A store to one block that has entered the store buffer but not yet the
@@ -135,7 +140,17 @@ impl TimingSim {
             warmup: None,
             roi_start: Counters::default(),
             rec: Some(Box::default()),
+            ooo_start: None,
         })
+    }
+
+    /// Schedule instructions by the `ooo` core model from the instruction
+    /// stream at `path` (`core.model = "ooo"`).
+    pub fn with_instruction_stream(mut self, path: &std::path::Path) -> Result<Self, String> {
+        let reader = crate::trace::insn::InsnReader::open(path).map_err(|e| e.to_string())?;
+        let core = std::mem::replace(&mut self.core, Core::new(&self.sys.cfg.core));
+        self.core = core.with_ooo(ooo::Ooo::new(&self.sys.cfg.core, reader));
+        Ok(self)
     }
 
     /// Run the first `instructions` (at least; up to the end of the
@@ -163,6 +178,7 @@ impl TimingSim {
         self.close_store()?;
         let now = self.now();
         self.roi_start = self.counters(now);
+        self.ooo_start = self.core.ooo_stats();
         let warm = std::mem::take(&mut self.stats.roi);
         self.stats.warmup = Some(WarmupStats { instructions: warm.core.instructions, cycles: now });
         Ok(())
@@ -309,6 +325,7 @@ impl TimingSim {
         let end = self.counters(self.now());
         let mut s = std::mem::replace(&mut self.stats, RunStats::new(&self.sys.cfg));
         s.finalize(&end, &self.roi_start, &self.pcm);
+        s.roi.core.ooo = self.core.ooo_stats().map(|o| o.minus(&self.ooo_start.unwrap_or_default()));
         // The run is over, so the crash happens to the system itself rather
         // than to a copy (a copy of a large image costs more than the run's
         // tail).
@@ -375,7 +392,14 @@ pub fn simulate_after_warmup(
 ) -> Result<RunStats, SimError> {
     let mut stream = workload.stream_after_warmup(seed, warmup, instructions, cfg.memory.capacity_bytes).map_err(SimError::Invalid)?;
     let mut sim = TimingSim::new(cfg, seed).map_err(SimError::Invalid)?.with_warmup(warmup);
+    if cfg.core.model == crate::config::CoreModel::Ooo {
+        let path = workload.instruction_stream().map_err(SimError::Invalid)?;
+        sim = sim.with_instruction_stream(&path).map_err(SimError::Invalid)?;
+    }
     sim.run_until(&mut stream, stop)?;
+    if let Some(e) = sim.core.ooo_error() {
+        return Err(SimError::Invalid(format!("core.model = \"ooo\": {e}")));
+    }
     stream.finish().map_err(SimError::Invalid)?;
     if let Some(ran) = sim.unfinished_warmup() {
         return Err(SimError::Invalid(format!(

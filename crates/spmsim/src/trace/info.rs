@@ -42,6 +42,9 @@ pub struct TraceInfo {
     /// `recorded` if stores carry their values, else `derived`: the
     /// simulator makes up a deterministic value from the seed.
     pub values: String,
+    /// The instruction stream beside the trace, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instruction_stream: Option<super::insn::StreamSummary>,
 }
 
 pub fn scan(format: &str, r: &mut dyn RecordReader) -> Result<TraceInfo, TraceError> {

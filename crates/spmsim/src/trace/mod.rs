@@ -14,10 +14,12 @@ pub mod convert;
 pub mod events;
 pub mod gem5;
 pub mod info;
+pub mod insn;
 pub mod lackey;
 pub mod native;
 pub mod text;
 pub mod valgrind_stack;
+pub mod vex;
 
 pub use events::RecordEvents;
 pub use native::{NativeReader, NativeWriter};

@@ -420,6 +420,26 @@ impl WorkloadKind {
 
     /// [`Self::stream`] after a warm-up of at least `warmup` instructions
     /// ([`Warmup`]): the warm-up's events, then exactly `instructions` more.
+    /// The instruction stream the `ooo` core model schedules, which only
+    /// a trace recorded by `spmsim trace record` has beside it.
+    pub fn instruction_stream(&self) -> Result<std::path::PathBuf, String> {
+        let WorkloadKind::Trace(t) = self else {
+            return Err(format!(
+                "core.model = \"ooo\" needs the instruction stream of a recorded program; the generated workload `{}` has none (use core.model = \"interval\")",
+                self.name()
+            ));
+        };
+        let p = crate::trace::insn::path_for(&t.path);
+        if !p.exists() {
+            return Err(format!(
+                "core.model = \"ooo\" needs the instruction stream {} beside the trace {}; it is written by `spmsim trace record` (record the trace again, or use core.model = \"interval\")",
+                p.display(),
+                t.path.display()
+            ));
+        }
+        Ok(p)
+    }
+
     pub fn stream_after_warmup(&self, seed: u64, warmup: u64, instructions: u64, capacity_bytes: u64) -> Result<EventStream, String> {
         let mut s = self.stream(seed, instructions, capacity_bytes)?;
         s.warmup = (warmup > 0).then(|| Warmup::new(warmup));

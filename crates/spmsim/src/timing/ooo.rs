@@ -1,0 +1,296 @@
+//! The `ooo` core model's scheduler (issue 13): every instruction of the
+//! recorded instruction stream (`trace/insn.rs`) dispatches in order at
+//! the issue width once the reorder buffer (and, for a load, the load
+//! queue) has room, issues when its source registers' producers have
+//! completed and a unit of its class is free, completes after the unit's
+//! latency, and retires in order at the issue width. A mispredicted
+//! branch holds dispatch until it has executed and the front end has
+//! refilled. Memory instructions take their latency from the cache and
+//! memory model ([`super::core::Core`] passes it in).
+
+use super::branch::Tournament;
+use crate::config::{CoreConfig, FuPool};
+use crate::trace::insn::{Insn, InsnReader};
+use crate::trace::vex::{BranchKind, FuClass};
+use serde::Serialize;
+use std::collections::VecDeque;
+
+/// Ring size for per-instruction times: above any distance the stream
+/// records and any reorder buffer the configuration allows.
+const RING: usize = 1024;
+
+/// What the `ooo` model counted (`roi.core.ooo`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct OooStats {
+    pub branches: u64,
+    pub conditional_branches: u64,
+    pub mispredicts: u64,
+    pub conditional_mispredicts: u64,
+    pub indirect_mispredicts: u64,
+    pub return_mispredicts: u64,
+    /// Cycles dispatch waited for a full reorder buffer.
+    pub rob_full_cycles: u64,
+    /// Cycles dispatch waited for the front end after a misprediction.
+    pub refill_cycles: u64,
+}
+
+impl OooStats {
+    pub fn minus(&self, o: &OooStats) -> OooStats {
+        OooStats {
+            branches: self.branches - o.branches,
+            conditional_branches: self.conditional_branches - o.conditional_branches,
+            mispredicts: self.mispredicts - o.mispredicts,
+            conditional_mispredicts: self.conditional_mispredicts - o.conditional_mispredicts,
+            indirect_mispredicts: self.indirect_mispredicts - o.indirect_mispredicts,
+            return_mispredicts: self.return_mispredicts - o.return_mispredicts,
+            rob_full_cycles: self.rob_full_cycles - o.rob_full_cycles,
+            refill_cycles: self.refill_cycles - o.refill_cycles,
+        }
+    }
+}
+
+/// The memory (or fence) instruction dispatched last, whose completion the
+/// cache model decides.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OpenMemop {
+    pub index: u64,
+    /// When its address is known and the access may start.
+    pub issue: u64,
+    /// When its other sources are ready (a store's data).
+    pub data_ready: u64,
+    /// Cycles of computation on a loaded value (a load-op instruction).
+    pub extra: u64,
+    /// A branch that reads or writes memory (`ret`, `call`, `jmp *mem`),
+    /// resolved when the access completes; `None` once resolved.
+    pub branch: Option<Insn>,
+}
+
+pub struct Ooo {
+    reader: InsnReader,
+    /// The first fault of the stream (a damaged or short file): the run
+    /// fails with it.
+    pub error: Option<String>,
+    width: u64,
+    rob: u64,
+    refill: u64,
+    lq: usize,
+    index: u64,
+    done: Vec<u64>,
+    retired: Vec<u64>,
+    disp_slots: u64,
+    fetch_ready: u64,
+    /// Retire times of the loads in the load queue.
+    loads: VecDeque<u64>,
+    /// Next free cycle of each unit, per class.
+    units: Vec<Vec<u64>>,
+    pools: Vec<FuPool>,
+    bp: Tournament,
+    pub stats: OooStats,
+    pub open: Option<OpenMemop>,
+}
+
+fn class_index(c: FuClass) -> usize {
+    c as usize
+}
+
+impl Ooo {
+    pub fn new(c: &CoreConfig, reader: InsnReader) -> Self {
+        let o = &c.ooo;
+        let no_unit = FuPool { count: 1, latency: 1, issue_interval: 0 };
+        let pools: Vec<FuPool> = FuClass::ALL
+            .iter()
+            .map(|k| match k {
+                FuClass::IntAlu => o.int_alu,
+                FuClass::IntMult => o.int_mult,
+                FuClass::IntDiv => o.int_div,
+                FuClass::FpAdd => o.fp_add,
+                FuClass::FpMult => o.fp_mult,
+                FuClass::FpDiv => o.fp_div,
+                FuClass::FpSqrt => o.fp_sqrt,
+                FuClass::Load | FuClass::Store => no_unit,
+            })
+            .collect();
+        Ooo {
+            reader,
+            error: None,
+            width: c.issue_width as u64,
+            rob: c.rob_entries as u64,
+            refill: o.mispredict_refill_cycles as u64,
+            lq: o.load_queue_entries as usize,
+            index: 0,
+            done: vec![0; RING],
+            retired: vec![0; RING],
+            disp_slots: 0,
+            fetch_ready: 0,
+            loads: VecDeque::new(),
+            units: pools.iter().map(|p| vec![0; p.count as usize]).collect(),
+            pools,
+            bp: Tournament::new(o),
+            stats: OooStats::default(),
+            open: None,
+        }
+    }
+
+    fn next(&mut self) -> Insn {
+        if self.error.is_none() {
+            match self.reader.next_insn() {
+                Ok(Some(i)) => return i,
+                Ok(None) => {
+                    self.error = Some(format!(
+                        "the instruction stream ends after {} instructions, before the trace does (record the trace again)",
+                        self.reader.count
+                    ))
+                }
+                Err(e) => self.error = Some(e.to_string()),
+            }
+        }
+        Insn::default()
+    }
+
+    /// Latency of a class's unit (0 for a plain load or store).
+    fn latency(&self, c: FuClass) -> u64 {
+        match c {
+            FuClass::Load | FuClass::Store => 0,
+            _ => self.pools[class_index(c)].latency as u64,
+        }
+    }
+
+    /// When `ready` can issue on a unit of class `c`, taking the unit.
+    fn take_unit(&mut self, c: FuClass, ready: u64) -> u64 {
+        let interval = self.pools[class_index(c)].issue_interval as u64;
+        if interval == 0 {
+            return ready;
+        }
+        let units = &mut self.units[class_index(c)];
+        let (k, free) = units.iter().copied().enumerate().min_by_key(|&(_, f)| f).expect("a unit");
+        let issue = ready.max(free);
+        units[k] = issue + interval;
+        issue
+    }
+
+    /// Dispatch the next instruction of the stream; `last_retire` is the
+    /// previous instruction's retirement. Returns (index, dispatch time,
+    /// address-ready time, data-ready time, the instruction).
+    fn dispatch_one(&mut self, memop: bool) -> (u64, u64, u64, u64, Insn) {
+        let ins = self.next();
+        let i = self.index;
+        let slot = self.disp_slots / self.width;
+        let mut d = slot.max(self.fetch_ready);
+        self.stats.refill_cycles += self.fetch_ready.saturating_sub(slot);
+        if i >= self.rob {
+            let r = self.retired[((i - self.rob) as usize) % RING];
+            if r > d {
+                self.stats.rob_full_cycles += r - d;
+                d = r;
+            }
+        }
+        if memop && ins.class == FuClass::Load && self.loads.len() >= self.lq {
+            d = d.max(self.loads[self.loads.len() - self.lq]);
+        }
+        self.disp_slots = self.disp_slots.max(d * self.width) + 1;
+        let (mut addr, mut data) = (d, d);
+        for k in 0..ins.nsrc as usize {
+            let dist = ins.srcs[k] as u64;
+            if dist > i {
+                continue;
+            }
+            let t = self.done[((i - dist) as usize) % RING];
+            if ins.addr_mask >> k & 1 == 1 {
+                addr = addr.max(t);
+            } else {
+                data = data.max(t);
+            }
+        }
+        self.index += 1;
+        (i, d, addr, data, ins)
+    }
+
+    /// A non-memory instruction, through to retirement at or after
+    /// `last_retire`; returns its retire time.
+    pub fn run_plain(&mut self, last_retire: &mut u64, ret_slots: &mut u64) -> u64 {
+        let (i, d, addr, data, ins) = self.dispatch_one(false);
+        let ready = addr.max(data);
+        let issue = self.take_unit(ins.class, ready);
+        let done = issue + self.latency(ins.class).max(1);
+        self.resolve_branch(&ins, done);
+        self.finish(i, done, last_retire, ret_slots);
+        d
+    }
+
+    /// A memory or fence instruction: dispatched, its access to be priced.
+    pub fn start_memop(&mut self) -> u64 {
+        let (i, _d, addr, data, ins) = self.dispatch_one(true);
+        let extra = self.latency(ins.class);
+        let branch = (ins.branch != BranchKind::None).then_some(ins);
+        self.open = Some(OpenMemop { index: i, issue: addr, data_ready: data, extra, branch });
+        // Its result is not known yet: consumers wait at least this long.
+        self.done[(i as usize) % RING] = u64::MAX / 4;
+        addr
+    }
+
+    /// The open memory instruction completes its result at `done` and
+    /// retires in order.
+    pub fn finish_memop(&mut self, done: u64, last_retire: &mut u64, ret_slots: &mut u64, load: bool) -> u64 {
+        let Some(m) = &mut self.open else { return done.max(*last_retire) };
+        let i = m.index;
+        if let Some(b) = m.branch.take() {
+            self.resolve_branch(&b, done);
+        }
+        let r = self.finish(i, done, last_retire, ret_slots);
+        if load {
+            self.loads.push_back(r);
+            if self.loads.len() > self.lq {
+                self.loads.pop_front();
+            }
+        }
+        r
+    }
+
+    fn finish(&mut self, i: u64, done: u64, last_retire: &mut u64, ret_slots: &mut u64) -> u64 {
+        let slot = *ret_slots / self.width;
+        let r = done.max(*last_retire).max(slot);
+        *ret_slots = (*ret_slots).max(r * self.width) + 1;
+        *last_retire = r;
+        self.done[(i as usize) % RING] = done;
+        self.retired[(i as usize) % RING] = r;
+        r
+    }
+
+    fn resolve_branch(&mut self, ins: &Insn, done: u64) {
+        if ins.branch == BranchKind::None {
+            return;
+        }
+        self.stats.branches += 1;
+        let correct = match ins.branch {
+            BranchKind::Conditional => {
+                self.stats.conditional_branches += 1;
+                let ok = self.bp.conditional(ins.pc, ins.taken);
+                self.stats.conditional_mispredicts += !ok as u64;
+                ok
+            }
+            BranchKind::DirectJump => true,
+            BranchKind::DirectCall => {
+                self.bp.call(ins.pc + ins.len as u64);
+                true
+            }
+            BranchKind::IndirectJump | BranchKind::IndirectCall => {
+                if ins.branch == BranchKind::IndirectCall {
+                    self.bp.call(ins.pc + ins.len as u64);
+                }
+                let ok = self.bp.indirect(ins.pc, ins.target);
+                self.stats.indirect_mispredicts += !ok as u64;
+                ok
+            }
+            BranchKind::Return => {
+                let ok = self.bp.ret(ins.target);
+                self.stats.return_mispredicts += !ok as u64;
+                ok
+            }
+            BranchKind::None => true,
+        };
+        if !correct {
+            self.stats.mispredicts += 1;
+            self.fetch_ready = self.fetch_ready.max(done + self.refill);
+        }
+    }
+}

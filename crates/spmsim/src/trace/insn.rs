@@ -1,0 +1,451 @@
+//! The instruction stream beside a recorded trace (`TRACE.insn`): one
+//! entry per architectural instruction of the trace, in order, with what
+//! the out-of-order core model needs (issue 13): its functional-unit
+//! class, how far back the instructions that produce its source registers
+//! are, and, for a branch, its kind, address, outcome and target.
+//!
+//! ```text
+//!  file:  zstd( "SPMSIMIS" version:u8  entry* )
+//!  entry: b0 = class:4 | sources:2 << 4 | taken << 6 | branch << 7
+//!         [kind:u8]                              when branch
+//!         varint(distance << 1 | address)        per source (1..=1023 back)
+//!         varint(zigzag(pc - previous branch pc)) when branch
+//!         [len:u8]                               calls (the return address)
+//!         varint(zigzag(target - pc))            indirect branches and returns
+//!  end:   0x0F varint(folded)                    lackey lines folded into rep instructions
+//! ```
+//! Distances count architectural instructions (a folded `rep` is one), so
+//! entry k belongs to the k-th instruction the trace's gaps and records
+//! count. A source written before the recording began has no producer.
+
+use super::compress;
+use super::vex::{BranchKind, FuClass, RegSet, StaticInsn};
+use super::{Position, TraceError};
+use rustc_hash::FxHashMap;
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+
+const MAGIC: &[u8; 8] = b"SPMSIMIS";
+/// The first byte of the trailer (a class no entry has).
+const END: u8 = 0x0F;
+const VERSION: u8 = 1;
+/// Producers further back than this are outside any reorder buffer the
+/// model allows and so complete before their consumer dispatches.
+pub const MAX_DISTANCE: u32 = 1023;
+pub const MAX_SOURCES: usize = 3;
+
+/// The instruction stream of the trace at `trace`.
+pub fn path_for(trace: &Path) -> PathBuf {
+    let mut p = trace.as_os_str().to_owned();
+    p.push(".insn");
+    PathBuf::from(p)
+}
+
+/// One dynamic instruction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Insn {
+    pub class: FuClass,
+    pub nsrc: u8,
+    /// Distances back to the producers of its sources.
+    pub srcs: [u16; MAX_SOURCES],
+    /// Bit k: source k feeds a memory address.
+    pub addr_mask: u8,
+    pub branch: BranchKind,
+    pub taken: bool,
+    pub pc: u64,
+    pub len: u8,
+    /// Where it went (indirect branches and returns).
+    pub target: u64,
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(v: u64) -> i64 {
+    (v >> 1) as i64 ^ -((v & 1) as i64)
+}
+
+/// Writes an instruction stream atomically (it appears complete or not at all).
+pub struct InsnWriter {
+    enc: zstd::stream::write::Encoder<'static, std::io::BufWriter<std::fs::File>>,
+    pending: crate::output::PendingFile,
+    buf: Vec<u8>,
+    prev_pc: u64,
+    pub count: u64,
+}
+
+impl InsnWriter {
+    pub fn create(path: &Path) -> std::io::Result<InsnWriter> {
+        let (pending, f) = crate::output::PendingFile::create(path).map_err(|e| std::io::Error::other(e.message))?;
+        let mut enc = zstd::stream::write::Encoder::new(std::io::BufWriter::new(f), 3)?;
+        enc.write_all(MAGIC)?;
+        enc.write_all(&[VERSION])?;
+        Ok(InsnWriter { enc, pending, buf: Vec::with_capacity(1 << 16), prev_pc: 0, count: 0 })
+    }
+
+    pub fn write(&mut self, i: &Insn) -> std::io::Result<()> {
+        let b = &mut self.buf;
+        let is_branch = i.branch != BranchKind::None;
+        b.push(i.class as u8 | i.nsrc << 4 | (i.taken as u8) << 6 | (is_branch as u8) << 7);
+        if is_branch {
+            b.push(i.branch as u8);
+        }
+        for k in 0..i.nsrc as usize {
+            put_varint(b, (i.srcs[k] as u64) << 1 | (i.addr_mask >> k & 1) as u64);
+        }
+        if is_branch {
+            put_varint(b, zigzag(i.pc.wrapping_sub(self.prev_pc) as i64));
+            self.prev_pc = i.pc;
+            if i.branch.is_call() {
+                b.push(i.len);
+            }
+            if i.branch.is_indirect() {
+                put_varint(b, zigzag(i.target.wrapping_sub(i.pc) as i64));
+            }
+        }
+        self.count += 1;
+        if b.len() >= 1 << 15 {
+            self.enc.write_all(b)?;
+            b.clear();
+        }
+        Ok(())
+    }
+
+    /// Close the stream with its trailer: `folded` lackey instruction
+    /// lines were folded into the `rep` instructions they iterate.
+    pub fn finish(mut self, folded: u64) -> std::io::Result<u64> {
+        self.buf.push(END);
+        put_varint(&mut self.buf, folded);
+        self.enc.write_all(&self.buf)?;
+        let w = self.enc.finish()?;
+        w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        self.pending.publish().map_err(|e| std::io::Error::other(e.message))?;
+        Ok(self.count)
+    }
+}
+
+/// Reads an instruction stream, one entry at a time.
+pub struct InsnReader {
+    path: PathBuf,
+    s: compress::Stream,
+    prev_pc: u64,
+    pub count: u64,
+    /// From the trailer, once read.
+    pub folded: Option<u64>,
+}
+
+impl InsnReader {
+    pub fn open(path: &Path) -> Result<InsnReader, TraceError> {
+        let mut s = compress::open(path)?;
+        let mut head = [0u8; 9];
+        let ok = compress::read_record(path, &mut s, &mut head)?;
+        if !ok || &head[..8] != MAGIC {
+            return Err(TraceError::new(path, Position::Offset(0), "not an spmsim instruction stream (no SPMSIMIS magic)"));
+        }
+        if head[8] != VERSION {
+            return Err(TraceError::new(
+                path,
+                Position::Offset(8),
+                format!("instruction stream version {} (this spmsim reads {VERSION}): record the trace again", head[8]),
+            ));
+        }
+        Ok(InsnReader { path: path.to_path_buf(), s, prev_pc: 0, count: 0, folded: None })
+    }
+
+    fn err(&self, m: &str) -> TraceError {
+        TraceError::new(&self.path, Position::Offset(self.s.offset), format!("instruction {}: {m}", self.count))
+    }
+
+    fn byte(&mut self) -> Result<Option<u8>, TraceError> {
+        let first = match self.s.fill_buf() {
+            Ok(buf) => buf.first().copied(),
+            Err(e) => return Err(self.err(&format!("read error (damaged compressed data?): {e}"))),
+        };
+        let Some(b) = first else { return Ok(None) };
+        self.s.consume(1);
+        Ok(Some(b))
+    }
+
+    fn need(&mut self) -> Result<u8, TraceError> {
+        self.byte()?.ok_or_else(|| self.err("the stream ends inside an entry"))
+    }
+
+    fn varint(&mut self) -> Result<u64, TraceError> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = self.need()?;
+            v |= ((b & 0x7F) as u64) << shift;
+            if b < 0x80 {
+                return Ok(v);
+            }
+        }
+        Err(self.err("a varint longer than 64 bits"))
+    }
+
+    /// The next instruction; `None` at the end of the stream.
+    pub fn next_insn(&mut self) -> Result<Option<Insn>, TraceError> {
+        if self.folded.is_some() {
+            return Ok(None);
+        }
+        let Some(b0) = self.byte()? else {
+            return Err(self.err("the stream ends without its trailer (cut short?)"));
+        };
+        if b0 == END {
+            self.folded = Some(self.varint()?);
+            return Ok(None);
+        }
+        let class = FuClass::from_u8(b0 & 0xF).ok_or_else(|| self.err(&format!("unknown unit class {}", b0 & 0xF)))?;
+        let mut i = Insn { class, nsrc: (b0 >> 4) & 3, taken: b0 & 0x40 != 0, ..Insn::default() };
+        if b0 & 0x80 != 0 {
+            let k = self.need()?;
+            i.branch =
+                BranchKind::from_u8(k).filter(|&k| k != BranchKind::None).ok_or_else(|| self.err(&format!("unknown branch kind {k}")))?;
+        }
+        for k in 0..i.nsrc as usize {
+            let v = self.varint()?;
+            let d = v >> 1;
+            if d == 0 || d > MAX_DISTANCE as u64 {
+                return Err(self.err(&format!("source distance {d} outside 1..={MAX_DISTANCE}")));
+            }
+            i.srcs[k] = d as u16;
+            i.addr_mask |= ((v & 1) as u8) << k;
+        }
+        if i.branch != BranchKind::None {
+            i.pc = self.prev_pc.wrapping_add(unzigzag(self.varint()?) as u64);
+            self.prev_pc = i.pc;
+            if i.branch.is_call() {
+                i.len = self.need()?;
+            }
+            if i.branch.is_indirect() {
+                i.target = i.pc.wrapping_add(unzigzag(self.varint()?) as u64);
+            }
+        }
+        self.count += 1;
+        Ok(Some(i))
+    }
+}
+
+/// What an instruction stream holds (`spmsim trace info`).
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct StreamSummary {
+    pub instructions: u64,
+    /// Lackey instruction lines folded into `rep` instructions: lackey
+    /// counted `instructions + folded_iterations`.
+    pub folded_iterations: u64,
+    /// Instructions per unit class.
+    pub classes: std::collections::BTreeMap<String, u64>,
+    /// Branches per kind.
+    pub branches: std::collections::BTreeMap<String, u64>,
+    pub conditional_taken: u64,
+    /// Mean number of recorded producers per instruction.
+    pub mean_sources: f64,
+    /// Mean distance to the nearest producer, in instructions.
+    pub mean_nearest_distance: f64,
+}
+
+/// Read a whole stream into its summary.
+pub fn summarize(path: &Path) -> Result<StreamSummary, TraceError> {
+    let mut r = InsnReader::open(path)?;
+    let mut s = StreamSummary::default();
+    let (mut sources, mut nearest, mut with) = (0u64, 0u64, 0u64);
+    while let Some(i) = r.next_insn()? {
+        s.instructions += 1;
+        *s.classes.entry(format!("{:?}", i.class)).or_default() += 1;
+        if i.branch != BranchKind::None {
+            *s.branches.entry(format!("{:?}", i.branch)).or_default() += 1;
+            s.conditional_taken += (i.branch == BranchKind::Conditional && i.taken) as u64;
+        }
+        sources += i.nsrc as u64;
+        if i.nsrc > 0 {
+            nearest += i.srcs[0] as u64;
+            with += 1;
+        }
+    }
+    s.folded_iterations = r.folded.unwrap_or(0);
+    s.mean_sources = sources as f64 / s.instructions.max(1) as f64;
+    s.mean_nearest_distance = nearest as f64 / with.max(1) as f64;
+    Ok(s)
+}
+
+/// Turns the recorded instruction addresses into stream entries: looks
+/// each up in the front-end table, finds its producers through the last
+/// writer of every register, and learns a branch's outcome from the next
+/// instruction's address.
+#[derive(Default)]
+pub struct InsnTracker {
+    /// Index + 1 of the last instruction that wrote each register.
+    last_writer: Vec<u64>,
+    /// The instruction whose successor is not known yet.
+    held: Option<Insn>,
+    index: u64,
+    /// Instructions whose address the front end never translated (none,
+    /// unless valgrind's output was cut).
+    pub unknown: u64,
+}
+
+impl InsnTracker {
+    pub fn new() -> Self {
+        InsnTracker { last_writer: vec![0; 128], ..Default::default() }
+    }
+
+    /// The next instruction, at `pc`; writes the one before it.
+    pub fn push(&mut self, pc: u64, len: u32, table: &FxHashMap<u64, StaticInsn>, w: &mut InsnWriter) -> std::io::Result<()> {
+        self.resolve_held(Some(pc), w)?;
+        let s = match table.get(&pc) {
+            Some(s) => *s,
+            None => {
+                self.unknown += 1;
+                StaticInsn { len: len as u8, ..StaticInsn::default() }
+            }
+        };
+        let mut i = Insn { class: s.class, branch: s.branch, pc, len: s.len, ..Insn::default() };
+        // The producers, nearest first, one entry each.
+        let mut found: Vec<(u64, bool)> = Vec::with_capacity(8);
+        let regs: RegSet = s.addr_regs | s.data_regs;
+        let mut bits = regs;
+        while bits != 0 {
+            let r = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let w = self.last_writer[r];
+            if w == 0 {
+                continue;
+            }
+            let d = self.index + 1 - w;
+            let addr = s.addr_regs >> r & 1 == 1;
+            if d <= MAX_DISTANCE as u64 {
+                match found.iter_mut().find(|(x, _)| *x == d) {
+                    Some(f) => f.1 |= addr,
+                    None => found.push((d, addr)),
+                }
+            }
+        }
+        found.sort_unstable();
+        for (k, &(d, addr)) in found.iter().take(MAX_SOURCES).enumerate() {
+            i.srcs[k] = d as u16;
+            i.addr_mask |= (addr as u8) << k;
+            i.nsrc += 1;
+        }
+        let mut bits = s.writes;
+        while bits != 0 {
+            let r = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            self.last_writer[r] = self.index + 1;
+        }
+        self.index += 1;
+        self.held = Some(i);
+        Ok(())
+    }
+
+    fn resolve_held(&mut self, next: Option<u64>, w: &mut InsnWriter) -> std::io::Result<()> {
+        if let Some(mut h) = self.held.take() {
+            if let Some(n) = next {
+                h.taken = n != h.pc + h.len as u64;
+                h.target = n;
+            }
+            w.write(&h)?;
+        }
+        Ok(())
+    }
+
+    /// The end of the recording: the last instruction (its outcome unknown:
+    /// not taken).
+    pub fn finish(&mut self, w: &mut InsnWriter) -> std::io::Result<()> {
+        self.resolve_held(None, w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("spmsim-insn-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn entries_round_trip_through_the_file() {
+        let dir = scratch("round");
+        let p = dir.join("t.insn");
+        let entries = [
+            Insn { class: FuClass::Load, nsrc: 1, srcs: [3, 0, 0], addr_mask: 1, ..Insn::default() },
+            Insn { class: FuClass::FpMult, nsrc: 3, srcs: [1, 2, 1023], addr_mask: 0b100, ..Insn::default() },
+            Insn { branch: BranchKind::Conditional, taken: true, pc: 0x401000, ..Insn::default() },
+            Insn { branch: BranchKind::DirectCall, pc: 0x400ff0, len: 5, ..Insn::default() },
+            Insn { branch: BranchKind::Return, pc: 0x7000, target: 0x400ff5, ..Insn::default() },
+        ];
+        let mut w = InsnWriter::create(&p).unwrap();
+        for e in &entries {
+            w.write(e).unwrap();
+        }
+        assert_eq!(w.finish(7).unwrap(), 5);
+        let mut r = InsnReader::open(&p).unwrap();
+        for e in &entries {
+            assert_eq!(r.next_insn().unwrap().as_ref(), Some(e));
+        }
+        assert_eq!(r.next_insn().unwrap(), None);
+        assert_eq!(r.folded, Some(7));
+        let sum = summarize(&p).unwrap();
+        assert_eq!((sum.instructions, sum.folded_iterations, sum.conditional_taken), (5, 7, 1));
+        assert_eq!(sum.branches.values().sum::<u64>(), 3);
+    }
+
+    #[test]
+    fn a_stream_cut_inside_an_entry_is_an_error_naming_the_file() {
+        let dir = scratch("cut");
+        let p = dir.join("cut.insn");
+        let mut raw = Vec::from(&MAGIC[..]);
+        raw.push(VERSION);
+        raw.push(0x80 | 0x10); // a branch with one source, then nothing
+        std::fs::write(&p, zstd::encode_all(&raw[..], 1).unwrap()).unwrap();
+        let e = InsnReader::open(&p).unwrap().next_insn().unwrap_err().to_string();
+        assert!(e.contains("cut.insn") && e.contains("ends inside an entry"), "{e}");
+        raw.truncate(9);
+        std::fs::write(&p, zstd::encode_all(&raw[..], 1).unwrap()).unwrap();
+        let e = InsnReader::open(&p).unwrap().next_insn().unwrap_err().to_string();
+        assert!(e.contains("without its trailer"), "{e}");
+        std::fs::write(&p, b"not a stream at all").unwrap();
+        let e = InsnReader::open(&p).err().unwrap().to_string();
+        assert!(e.contains("SPMSIMIS"), "{e}");
+    }
+
+    #[test]
+    fn producers_outcomes_and_targets_from_addresses() {
+        let rax = 1u128 << super::super::vex::reg_id(16);
+        let rbx = 1u128 << super::super::vex::reg_id(40);
+        let mut table = FxHashMap::default();
+        // 0x10: rax = ...; 0x13: rbx = load [rax]; 0x16: jcc on rbx; 0x30: ret
+        table.insert(0x10, StaticInsn { len: 3, writes: rax, ..Default::default() });
+        table.insert(0x13, StaticInsn { len: 3, class: FuClass::Load, addr_regs: rax, writes: rbx, ..Default::default() });
+        table.insert(0x16, StaticInsn { len: 2, data_regs: rbx | rax, branch: BranchKind::Conditional, ..Default::default() });
+        table.insert(0x30, StaticInsn { len: 1, branch: BranchKind::Return, ..Default::default() });
+        let dir = scratch("track");
+        let p = dir.join("t.insn");
+        let mut w = InsnWriter::create(&p).unwrap();
+        let mut t = InsnTracker::new();
+        for pc in [0x10, 0x13, 0x16, 0x30, 0x18] {
+            t.push(pc, 1, &table, &mut w).unwrap();
+        }
+        t.finish(&mut w).unwrap();
+        w.finish(0).unwrap();
+        assert_eq!(t.unknown, 1, "0x18 was never translated");
+        let mut r = InsnReader::open(&p).unwrap();
+        let all: Vec<Insn> = std::iter::from_fn(|| r.next_insn().unwrap()).collect();
+        assert_eq!(all.len(), 5);
+        assert_eq!((all[0].nsrc, all[1].nsrc), (0, 1));
+        assert_eq!((all[1].srcs[0], all[1].addr_mask), (1, 1));
+        assert_eq!((all[2].nsrc, &all[2].srcs[..2]), (2, &[1u16, 2][..]));
+        assert!(all[2].taken, "0x16 went on to 0x30, not 0x18");
+        assert_eq!(all[3].target, 0x18);
+    }
+}

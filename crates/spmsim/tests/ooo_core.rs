@@ -1,0 +1,110 @@
+//! The `ooo` core model against schedules worked out by hand: a trace of
+//! non-memory instructions with a hand-made instruction stream beside it.
+
+use spmsim::config::load_preset;
+use spmsim::timing::{simulate, RunStats};
+use spmsim::trace::insn::{path_for, Insn, InsnWriter};
+use spmsim::trace::vex::{BranchKind, FuClass};
+use spmsim::trace::{AddressSpace, NativeWriter, TraceHeader, TraceRecord};
+use spmsim::workload::WorkloadKind;
+use std::path::PathBuf;
+
+const N: u64 = 20_000;
+
+/// A trace of `N` instructions without memory accesses, and its stream.
+fn trace(name: &str, insn: impl Fn(u64) -> Insn) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("spmsim-ooo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(format!("{name}.trace"));
+    let mut w = NativeWriter::create(&p, &TraceHeader::new("test", AddressSpace::Virtual, false)).unwrap();
+    w.write(&TraceRecord::compute(N as u32)).unwrap();
+    w.finish().unwrap();
+    let mut s = InsnWriter::create(&path_for(&p)).unwrap();
+    for k in 0..N {
+        s.write(&insn(k)).unwrap();
+    }
+    s.finish(0).unwrap();
+    p
+}
+
+fn run(p: &std::path::Path, extra: &[&str]) -> RunStats {
+    let mut o = vec!["core.model=ooo".to_string()];
+    o.extend(extra.iter().map(|s| s.to_string()));
+    let cfg = load_preset("bbb", &o).unwrap();
+    simulate(&cfg, &WorkloadKind::parse(&format!("trace:{}", p.display())).unwrap(), N, 1).unwrap()
+}
+
+fn chain(class: FuClass) -> impl Fn(u64) -> Insn {
+    move |k| Insn { class, nsrc: (k > 0) as u8, srcs: [1, 0, 0], ..Insn::default() }
+}
+
+#[test]
+fn independent_instructions_run_at_the_issue_width() {
+    let s = run(&trace("indep", |_| Insn::default()), &[]);
+    assert!((s.roi.core.ipc - 4.0).abs() < 0.05, "ipc {}", s.roi.core.ipc);
+    let s = run(&trace("indep2", |_| Insn::default()), &["core.issue_width=2"]);
+    assert!((s.roi.core.ipc - 2.0).abs() < 0.05, "ipc {}", s.roi.core.ipc);
+}
+
+#[test]
+fn a_dependence_chain_runs_at_one_over_its_latency() {
+    let s = run(&trace("alu-chain", chain(FuClass::IntAlu)), &[]);
+    assert!((s.roi.core.ipc - 1.0).abs() < 0.02, "ALU chain ipc {}", s.roi.core.ipc);
+    let s = run(&trace("mul-chain", chain(FuClass::IntMult)), &[]);
+    assert!((s.roi.core.ipc - 1.0 / 3.0).abs() < 0.01, "multiply chain ipc {}", s.roi.core.ipc);
+    let s = run(&trace("fpmul-chain", chain(FuClass::FpMult)), &["core.ooo.fp_mult.latency=6"]);
+    assert!((s.roi.core.ipc - 1.0 / 6.0).abs() < 0.01, "a configured latency: ipc {}", s.roi.core.ipc);
+}
+
+#[test]
+fn an_unpipelined_unit_limits_independent_work() {
+    // Independent divides on two units that take one every 19 cycles.
+    let s = run(&trace("div", |_| Insn { class: FuClass::IntDiv, ..Insn::default() }), &[]);
+    assert!((s.roi.core.ipc - 2.0 / 19.0).abs() < 0.005, "ipc {}", s.roi.core.ipc);
+}
+
+#[test]
+fn mispredicted_branches_cost_the_refill() {
+    // A conditional branch every 10th instruction, with outcomes from a
+    // hash the predictor cannot learn: about half mispredict.
+    let random = |k: u64| {
+        let mut z = k.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) & 1 == 1
+    };
+    let br = |k: u64, taken: bool| {
+        if k % 10 == 9 {
+            Insn { branch: BranchKind::Conditional, taken, pc: 0x4000 + (k % 100), ..Insn::default() }
+        } else {
+            Insn::default()
+        }
+    };
+    let s = run(&trace("random-branches", move |k| br(k, random(k))), &[]);
+    let o = s.roi.core.ooo.unwrap();
+    assert_eq!(o.conditional_branches, N / 10);
+    let rate = o.conditional_mispredicts as f64 / o.conditional_branches as f64;
+    assert!((0.35..0.65).contains(&rate), "misprediction rate {rate}");
+    // Each misprediction: the branch executes a cycle after dispatch, then
+    // 7 cycles of refill before the next dispatch.
+    let expected = N as f64 / 4.0 + o.mispredicts as f64 * 7.0;
+    let cycles = s.roi.core.cycles as f64;
+    assert!((cycles - expected).abs() / expected < 0.15, "cycles {cycles}, about {expected} expected");
+    // Always taken: learnt, nearly free.
+    let s = run(&trace("taken-branches", move |k| br(k, true)), &[]);
+    assert!(s.roi.core.ooo.unwrap().mispredicts < 50);
+    assert!(s.roi.core.ipc > 3.8, "ipc {}", s.roi.core.ipc);
+}
+
+#[test]
+fn a_missing_stream_or_a_generated_workload_is_a_clear_error() {
+    let cfg = load_preset("bbb", &["core.model=ooo".to_string()]).unwrap();
+    let e = simulate(&cfg, &WorkloadKind::parse("array-swap").unwrap(), 1000, 1).unwrap_err();
+    assert!(e.contains("core.model") && e.contains("array-swap"), "{e}");
+    let p = trace("no-stream", |_| Insn::default());
+    std::fs::remove_file(path_for(&p)).unwrap();
+    let e = simulate(&cfg, &WorkloadKind::parse(&format!("trace:{}", p.display())).unwrap(), 1000, 1).unwrap_err();
+    assert!(e.contains(".insn") && e.contains("trace record"), "{e}");
+    let e = load_preset("bbb", &["core.model=ooo".to_string(), "core.rob_entries=4096".to_string()]).unwrap_err().to_string();
+    assert!(e.contains("core.rob_entries"), "{e}");
+}
