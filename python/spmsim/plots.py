@@ -300,10 +300,19 @@ def compare_bars(df, label: str, ours: str = "ours", paper: str | None = "paper"
     if paper:
         cols["paper"] = [v if v is not None and math.isfinite(v) else 0.0 for v in d[paper].tolist()]
     fig, ax = _figure(max(5.0, 0.9 * len(labels) + 2.0), 4.0)
-    _grouped(ax, labels, cols, [PALETTE[0], "#9A9A9A"], log=False)
-    ax.axhline(0, color="black", linewidth=0.6)
-    _headroom(ax, [v for vals in cols.values() for v in vals])
-    ax.set_ylabel(ylabel or ours)
+    # A log axis when the bars span more than a factor of 30 (Table IV's
+    # paper values run from 1.3 % to 118 %: on a linear axis beside ours
+    # the small ones vanish); only positive values can be drawn on it.
+    vals = [v for vs in cols.values() for v in vs if v is not None and math.isfinite(v) and v != 0.0]
+    logy = bool(vals) and min(vals) > 0 and max(vals) / min(vals) > 30
+    _grouped(ax, labels, cols, [PALETTE[0], "#9A9A9A"], log=logy)
+    if logy:
+        ax.set_ylabel((ylabel or ours) + " (log scale)")
+    else:
+        ax.axhline(0, color="black", linewidth=0.6)
+    if not logy:
+        _headroom(ax, [v for vals in cols.values() for v in vals])
+        ax.set_ylabel(ylabel or ours)
     ax.set_title(title or "")
     ax.legend(fontsize="small", frameon=False)
     return save(fig, out)

@@ -342,7 +342,7 @@ def reproduce_report(out_dir: str, title: str | None = None) -> list[str]:
                               ylabel="execution time / bbb"), "fig6")]))
     for key, pat, ylabel, what in (
             ("fig7", r"^Fig\. 7\b", "CM overhead against bbb (%)", "Fig. 7: CM overhead against bbb by SecPB entries"),
-            ("fig8", r"^Fig\. 8\b", "CM root updates (% of sec_wt)", "Fig. 8: CM BMT root updates as a share of sec_wt's")):
+            ("fig8", r"^Fig\. 8\b", "CM root updates (% of sp)", "Fig. 8: CM BMT root updates as a share of sp's")):
         d = pd.DataFrame(r[key])
         d["entries"] = [_entries(x) for x in d["row"]]
         d["paper"] = pd.to_numeric(d["paper"], errors="coerce")

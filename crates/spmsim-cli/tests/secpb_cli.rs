@@ -135,7 +135,7 @@ fn bench_reports_every_case_from_its_repeated_runs() {
     assert_eq!(names[..4], want_first, "the synthetic cases first, as before");
     // Every program case either ran or was skipped for want of a trace.
     let skipped: Vec<&str> = r["skipped"].as_array().unwrap().iter().map(|s| s["case"].as_str().unwrap()).collect();
-    for w in ["suite:gcc", "suite:xz", "btree:size_mib=64"] {
+    for w in ["suite:gcc#persistent=heap", "suite:xz#persistent=heap", "btree:size_mib=64"] {
         for c in ["real", "timing-only"] {
             let case = format!("cobcm:{c}:{w}");
             assert!(names.contains(&case) ^ skipped.contains(&case.as_str()), "{case}: ran {names:?}, skipped {skipped:?}");
@@ -146,6 +146,8 @@ fn bench_reports_every_case_from_its_repeated_runs() {
         // A recorded trace shorter than asked for runs whole.
         assert!(c["instructions"] == 200000 || c["workload"].as_str().unwrap().starts_with("suite:"), "{c}");
         assert_eq!(c["runs"], 2);
+        let generated = !c["workload"].as_str().unwrap().starts_with("suite:");
+        assert!(c["core"] == "ooo" || generated && c["core"] == "interval", "the programs run the ooo core: {c}");
         let each: Vec<f64> = c["seconds_each_run"].as_array().unwrap().iter().map(|s| s.as_f64().unwrap()).collect();
         assert_eq!(each.len(), 2);
         assert!(each.contains(&c["seconds"].as_f64().unwrap()), "the figures are one run's");

@@ -29,7 +29,9 @@ const TARGET_RSS_MIB: f64 = 1024.0;
 /// own write rates (gcc: many small stack and heap stores; xz: a streaming
 /// compressor with a large window) and a generated persistent B-tree with
 /// undo-logged transactions, each under COBCM, the default SecPB design.
-pub const PROGRAM_WORKLOADS: [&str; 3] = ["suite:gcc", "suite:xz", "btree:size_mib=64"];
+/// The programs as `reproduce secpb` runs them: stack volatile, and the
+/// `ooo` core wherever the trace has its instruction stream.
+pub const PROGRAM_WORKLOADS: [&str; 3] = ["suite:gcc#persistent=heap", "suite:xz#persistent=heap", "btree:size_mib=64"];
 
 /// Which cases a bench runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -89,7 +91,7 @@ impl Case {
     /// Why this case cannot run on this machine (a suite program whose
     /// trace was never recorded), with the command that fixes it.
     fn unavailable(&self) -> Option<String> {
-        let name = self.workload.strip_prefix("suite:")?;
+        let name = self.workload.strip_prefix("suite:")?.split('#').next()?;
         spmsim::suite::trace_path(name).err().map(|_| format!("no recorded trace of `{name}`: run `spmsim suite record --only {name}`"))
     }
 
@@ -127,6 +129,9 @@ struct CaseResult {
     scheme: String,
     crypto: String,
     workload: String,
+    /// `core.model`: `ooo` where the workload has an instruction stream.
+    #[serde(default)]
+    core: String,
     instructions: u64,
     seconds: f64,
     instructions_per_second: f64,
@@ -174,10 +179,15 @@ fn peak_rss_mib() -> f64 {
 
 fn one_case(case: &str, instructions: u64) -> Result<CaseResult> {
     let c = Case::parse(case)?;
-    let cfg = load_preset(&c.scheme, &[format!("security.crypto=\"{}\"", c.crypto)])?;
     let w = WorkloadKind::parse(&c.workload).map_err(|e| anyhow!(e))?;
+    let stream_path = w.instruction_stream().ok();
+    let core = if stream_path.is_some() { "ooo" } else { "interval" };
+    let cfg = load_preset(&c.scheme, &[format!("security.crypto=\"{}\"", c.crypto), format!("core.model=\"{core}\"")])?;
     let t = Instant::now();
     let mut sim = spmsim::timing::TimingSim::new(&cfg, 1).map_err(anyhow::Error::msg)?;
+    if let Some(p) = &stream_path {
+        sim = sim.with_instruction_stream(p).map_err(anyhow::Error::msg)?;
+    }
     let mut stream = w.stream(1, instructions, cfg.memory.capacity_bytes).map_err(|e| anyhow!(e))?;
     sim.run(&mut stream).map_err(|e| anyhow!(e))?;
     stream.finish().map_err(|e| anyhow!(e))?;
@@ -188,6 +198,7 @@ fn one_case(case: &str, instructions: u64) -> Result<CaseResult> {
         scheme: c.scheme,
         crypto: c.crypto,
         workload: c.workload,
+        core: core.into(),
         instructions: stats.roi.core.instructions,
         seconds,
         instructions_per_second: stats.roi.core.instructions as f64 / seconds,
@@ -262,6 +273,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         "scheme",
         "crypto",
         "workload",
+        "core",
         "instructions",
         "seconds",
         "range s",
@@ -279,6 +291,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
                 r.scheme.clone(),
                 r.crypto.clone(),
                 r.workload.clone(),
+                r.core.clone(),
                 r.instructions.to_string(),
                 format!("{:.2}", r.seconds),
                 format!("{lo:.2}-{hi:.2}"),
@@ -306,6 +319,7 @@ mod tests {
             scheme: "cobcm".into(),
             crypto: "timing-only".into(),
             workload: BENCH_WORKLOAD.into(),
+            core: "interval".into(),
             instructions: 100,
             seconds,
             instructions_per_second: 100.0 / seconds,
