@@ -76,6 +76,23 @@ fn a_recorded_program_shows_its_known_loads_and_stores() {
     assert!(stack(&base) > 100, "start-up writes its stack: {}", stack(&base));
     assert!(stack(&full).abs_diff(stack(&small)) < 50, "the loop's stores are not stack stores: {} vs {}", stack(&full), stack(&small));
     assert!(count(&full, "footprint_bytes") >= 300_000 * 8);
+    // The instruction stream beside each trace (issue 13): one entry per
+    // instruction; each of the two loops ends every iteration with a
+    // conditional branch, taken back to its start but for the last.
+    let st = |v: &serde_json::Value, k: &str| v["instruction_stream"][k].clone();
+    assert_eq!(st(&full, "instructions"), full["instructions"]);
+    let cond = |v: &serde_json::Value| st(v, "branches")["Conditional"].as_u64().unwrap() as i64;
+    let taken = |v: &serde_json::Value| st(v, "conditional_taken").as_u64().unwrap() as i64;
+    assert!((cond(&full) - cond(&small) - 2 * n as i64).abs() < 100, "conditional branches: {} vs {}", cond(&full), cond(&small));
+    assert!((taken(&full) - taken(&small) - 2 * n as i64).abs() < 100, "taken: {} vs {}", taken(&full), taken(&small));
+    let full_trace = d.join("k300000.trace");
+    let r =
+        json(&["run", "--scheme", "bbb", "--workload", &format!("trace:{}", full_trace.display()), "--set", "core.model=ooo", "--json"]);
+    let ipc = r["roi"]["core"]["ipc"].as_f64().unwrap();
+    assert!(ipc > 0.3 && ipc < 4.0, "ipc {ipc}");
+    // The loops' branches are learnt: few mispredictions per iteration.
+    let mis = r["roi"]["core"]["ooo"]["conditional_mispredicts"].as_u64().unwrap();
+    assert!(mis < cond(&full) as u64 / 10, "{mis} of {} mispredicted", cond(&full));
 
     // --skip and --instructions bound the recording.
     let out = d.join("bounded.trace");
@@ -108,6 +125,7 @@ fn a_program_that_fails_is_a_clear_error() {
     assert_eq!(code, 2);
     assert!(err.contains("exited with"), "{err}");
     assert!(!out.exists(), "a failed recording must not leave a trace");
+    assert!(!spmsim::trace::insn::path_for(&out).exists(), "nor an instruction stream");
     let (code, _, err) = spmsim(&["trace", "record", "--persistent-range", "0x10", "-o", out.to_str().unwrap(), "--", "/bin/true"]);
     assert_eq!(code, 2);
     assert!(err.contains("--persistent-range"), "{err}");
