@@ -15,12 +15,22 @@ const PAGE_BITS: u32 = 12;
 #[derive(Default)]
 pub struct PageMap {
     frames: FxHashMap<u64, u64>,
+    /// The last page translated and its frame (most accesses stay on it).
+    last: Option<(u64, u64)>,
 }
 
 impl PageMap {
     pub fn translate(&mut self, va: u64) -> u64 {
-        let next = self.frames.len() as u64;
-        let frame = *self.frames.entry(va >> PAGE_BITS).or_insert(next);
+        let page = va >> PAGE_BITS;
+        let frame = match self.last {
+            Some((p, f)) if p == page => f,
+            _ => {
+                let next = self.frames.len() as u64;
+                let f = *self.frames.entry(page).or_insert(next);
+                self.last = Some((page, f));
+                f
+            }
+        };
         frame << PAGE_BITS | (va & ((1 << PAGE_BITS) - 1))
     }
     pub fn pages(&self) -> u64 {

@@ -22,7 +22,7 @@ use super::compress;
 use super::vex::{BranchKind, FuClass, RegSet, StaticInsn};
 use super::{Position, TraceError};
 use rustc_hash::FxHashMap;
-use std::io::{BufRead, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 8] = b"SPMSIMIS";
@@ -133,15 +133,26 @@ impl InsnWriter {
     }
 }
 
-/// Reads an instruction stream, one entry at a time.
+/// Reads an instruction stream, one entry at a time, decoding from its
+/// own buffer of the decompressed bytes (an entry is at most
+/// [`MAX_ENTRY`] bytes, so one refill before an entry suffices).
 pub struct InsnReader {
     path: PathBuf,
     s: compress::Stream,
+    buf: Vec<u8>,
+    pos: usize,
+    /// Decompressed bytes before `buf[0]`.
+    consumed: u64,
+    eof: bool,
     prev_pc: u64,
     pub count: u64,
     /// From the trailer, once read.
     pub folded: Option<u64>,
 }
+
+/// The longest entry: flags, kind, three 2-byte sources, a 10-byte pc
+/// delta, the length and a 10-byte target delta.
+const MAX_ENTRY: usize = 32;
 
 impl InsnReader {
     pub fn open(path: &Path) -> Result<InsnReader, TraceError> {
@@ -158,25 +169,59 @@ impl InsnReader {
                 format!("instruction stream version {} (this spmsim reads {VERSION}): record the trace again", head[8]),
             ));
         }
-        Ok(InsnReader { path: path.to_path_buf(), s, prev_pc: 0, count: 0, folded: None })
+        Ok(InsnReader {
+            path: path.to_path_buf(),
+            s,
+            buf: Vec::with_capacity(1 << 16),
+            pos: 0,
+            consumed: 9,
+            eof: false,
+            prev_pc: 0,
+            count: 0,
+            folded: None,
+        })
     }
 
     fn err(&self, m: &str) -> TraceError {
-        TraceError::new(&self.path, Position::Offset(self.s.offset), format!("instruction {}: {m}", self.count))
+        TraceError::new(&self.path, Position::Offset(self.consumed + self.pos as u64), format!("instruction {}: {m}", self.count))
     }
 
-    fn byte(&mut self) -> Result<Option<u8>, TraceError> {
-        let first = match self.s.fill_buf() {
-            Ok(buf) => buf.first().copied(),
-            Err(e) => return Err(self.err(&format!("read error (damaged compressed data?): {e}"))),
-        };
-        let Some(b) = first else { return Ok(None) };
-        self.s.consume(1);
-        Ok(Some(b))
+    /// Make at least [`MAX_ENTRY`] bytes available, unless the stream ends first.
+    fn fill(&mut self) -> Result<(), TraceError> {
+        if self.eof || self.buf.len() - self.pos >= MAX_ENTRY {
+            return Ok(());
+        }
+        self.consumed += self.pos as u64;
+        self.buf.drain(..self.pos);
+        self.pos = 0;
+        while self.buf.len() < MAX_ENTRY && !self.eof {
+            let have = self.buf.len();
+            self.buf.resize(have + (1 << 16), 0);
+            let n = loop {
+                match self.s.read(&mut self.buf[have..]) {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        self.buf.truncate(have);
+                        return Err(self.err(&format!("read error (damaged compressed data?): {e}")));
+                    }
+                }
+            };
+            self.buf.truncate(have + n);
+            self.eof = n == 0;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn byte(&mut self) -> Option<u8> {
+        let b = self.buf.get(self.pos).copied();
+        self.pos += b.is_some() as usize;
+        b
     }
 
     fn need(&mut self) -> Result<u8, TraceError> {
-        self.byte()?.ok_or_else(|| self.err("the stream ends inside an entry"))
+        self.byte().ok_or_else(|| self.err("the stream ends inside an entry"))
     }
 
     fn varint(&mut self) -> Result<u64, TraceError> {
@@ -196,7 +241,8 @@ impl InsnReader {
         if self.folded.is_some() {
             return Ok(None);
         }
-        let Some(b0) = self.byte()? else {
+        self.fill()?;
+        let Some(b0) = self.byte() else {
             return Err(self.err("the stream ends without its trailer (cut short?)"));
         };
         if b0 == END {

@@ -371,7 +371,19 @@ impl NativeReader {
         Ok(b)
     }
 
+    #[inline]
     fn varint(&mut self, rec: usize, what: &str) -> Result<u64, TraceError> {
+        // Most varints (gaps, sizes, near addresses) are one byte.
+        if let Some(&b) = self.chunk.get(self.pos) {
+            if b < 0x80 {
+                self.pos += 1;
+                return Ok(b as u64);
+            }
+        }
+        self.varint_long(rec, what)
+    }
+
+    fn varint_long(&mut self, rec: usize, what: &str) -> Result<u64, TraceError> {
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {
             let b = self.byte(rec, what)?;
