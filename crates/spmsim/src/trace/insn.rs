@@ -19,6 +19,7 @@
 //! count. A source written before the recording began has no producer.
 
 use super::compress;
+use super::native::{put_varint, unzigzag, zigzag};
 use super::vex::{BranchKind, FuClass, RegSet, StaticInsn};
 use super::{Position, TraceError};
 use rustc_hash::FxHashMap;
@@ -56,22 +57,6 @@ pub struct Insn {
     pub len: u8,
     /// Where it went (indirect branches and returns).
     pub target: u64,
-}
-
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn zigzag(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
-}
-
-fn unzigzag(v: u64) -> i64 {
-    (v >> 1) as i64 ^ -((v & 1) as i64)
 }
 
 /// Writes an instruction stream atomically (it appears complete or not at all).
