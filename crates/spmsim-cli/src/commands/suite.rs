@@ -25,6 +25,27 @@ pub enum SuiteCmd {
         #[command(flatten)]
         place: Place,
     },
+    /// SimPoint-style phases of each recorded program's whole run
+    /// (valgrind exp-bbv, k-means with BIC), and the share of the run in
+    /// the phase of the window the suite recorded. Minutes per program.
+    Phases(PhasesArgs),
+}
+
+#[derive(clap::Args, Clone)]
+pub struct PhasesArgs {
+    /// Instructions per interval.
+    #[arg(long, default_value_t = 10_000_000)]
+    pub interval: u64,
+    /// The largest number of phases tried.
+    #[arg(long, default_value_t = 10)]
+    pub max_k: usize,
+    /// Only these programs (comma-separated names).
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub place: Place,
 }
 
 #[derive(clap::Args, Clone)]
@@ -85,6 +106,7 @@ pub fn run(cmd: SuiteCmd) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        SuiteCmd::Phases(a) => phases(&a),
         SuiteCmd::Inputs { place } => {
             let (s, cache) = place.load()?;
             let wanted: Vec<&suite::InputSpec> = s.inputs.iter().collect();
@@ -103,6 +125,70 @@ pub fn run(cmd: SuiteCmd) -> Result<ExitCode> {
             Ok(if bad > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }
     }
+}
+
+fn phases(a: &PhasesArgs) -> Result<ExitCode> {
+    if a.interval == 0 || a.max_k == 0 {
+        return Err(anyhow!("--interval and --max-k must be at least 1"));
+    }
+    let (s, cache) = a.place.load()?;
+    let wanted = suite::select(&s, &a.only).map_err(|e| anyhow!(e))?;
+    let manifests = suite::cached(&s, &cache);
+    let mut rows = Vec::new();
+    let mut json = serde_json::Map::new();
+    let t0 = std::time::Instant::now();
+    for (i, p) in wanted.iter().enumerate() {
+        let Some(m) = manifests.get(&p.name) else {
+            eprintln!("phases: {}: no recorded trace (run `spmsim suite record --only {}` first)", p.name, p.name);
+            continue;
+        };
+        eprintln!(
+            "phases: [{}/{}] {}: exp-bbv over the whole run ({:.0} s so far)",
+            i + 1,
+            wanted.len(),
+            p.name,
+            t0.elapsed().as_secs_f64()
+        );
+        let scratch = cache.join("suite").join("work").join(format!("phases-{}", p.name));
+        let ph = match suite::program_phases(m, a.interval, a.max_k, &scratch) {
+            Ok(ph) => ph,
+            Err(e) => {
+                eprintln!("phases: {}: {e}", p.name);
+                continue;
+            }
+        };
+        let window = (m.skip / a.interval) as usize;
+        let wweight = ph.weight_of_interval(window);
+        let points: Vec<String> = ph.points.iter().map(|x| format!("{}:{:.2}", x.interval, x.weight)).collect();
+        rows.push(vec![
+            p.name.clone(),
+            format!("{:.2}", ph.intervals as f64 * a.interval as f64 / 1e9),
+            ph.intervals.to_string(),
+            ph.k.to_string(),
+            points.join(" "),
+            format!("{window}"),
+            wweight.map(|w| format!("{:.2}", w)).unwrap_or_else(|| "-".into()),
+        ]);
+        json.insert(
+            p.name.clone(),
+            serde_json::json!({"phases": ph, "recorded_window_interval": window, "recorded_window_phase_weight": wweight}),
+        );
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&json)?);
+    } else {
+        let header = [
+            "program",
+            "G instructions",
+            "intervals",
+            "phases",
+            "points (interval:weight)",
+            "recorded window's interval",
+            "its phase's weight",
+        ];
+        print!("{}", crate::table::render(&header, &rows));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Record with progress lines on stderr; shared with `reproduce secpb`.

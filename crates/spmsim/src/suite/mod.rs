@@ -15,6 +15,7 @@
 
 pub mod inputs;
 pub mod packages;
+pub mod phases;
 pub mod programs;
 
 pub use programs::{InputSpec, ProgramSpec, Suite};
@@ -664,6 +665,49 @@ pub fn record_suite(suite: &Suite, plan: &RecordPlan, progress: &(dyn Fn(Progres
 }
 
 /// The manifests of the suite's programs that have a trace in `cache`.
+/// Run a cached program's recorded command under valgrind `exp-bbv` over
+/// its whole run (the inputs must be in the cache, as after `suite
+/// record`), and find its phases ([`phases::analyse`]).
+pub fn program_phases(m: &Manifest, interval: u64, max_k: usize, scratch: &Path) -> Result<phases::Phases, String> {
+    let _ = std::fs::remove_dir_all(scratch);
+    std::fs::create_dir_all(scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+    let bbv = scratch.join("bb.out");
+    let stdin = match &m.stdin {
+        Some(p) => std::process::Stdio::from(std::fs::File::open(p).map_err(|e| format!("stdin file {p}: {e}"))?),
+        None => std::process::Stdio::null(),
+    };
+    // The recorded command writes into its working folder: give it a fresh one.
+    let cwd = scratch.join("work");
+    std::fs::create_dir_all(&cwd).map_err(|e| format!("{}: {e}", cwd.display()))?;
+    let args: Vec<String> = m.command.iter().map(|a| a.replace(&m.cwd, &cwd.display().to_string())).collect();
+    let out = std::process::Command::new("valgrind")
+        .arg("--tool=exp-bbv")
+        .arg(format!("--interval-size={interval}"))
+        .arg(format!("--bb-out-file={}", bbv.display()))
+        .args(&args)
+        .current_dir(&cwd)
+        .envs(&m.env)
+        .stdin(stdin)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .map_err(|e| format!("cannot start valgrind (is it installed?): {e}"))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let tail: Vec<&str> = err.lines().rev().take(10).collect();
+        return Err(format!(
+            "`{}` under exp-bbv exited with {}: {}",
+            args.join(" "),
+            out.status,
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        ));
+    }
+    let text = std::fs::read_to_string(&bbv).map_err(|e| format!("{}: {e}", bbv.display()))?;
+    let r = phases::analyse(&phases::parse_bbv(&text)?, interval, max_k);
+    let _ = std::fs::remove_dir_all(scratch);
+    r
+}
+
 pub fn cached(suite: &Suite, cache: &Path) -> BTreeMap<String, Manifest> {
     suite
         .programs
