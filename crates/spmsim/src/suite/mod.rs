@@ -702,6 +702,15 @@ pub fn program_phases(m: &Manifest, interval: u64, max_k: usize, scratch: &Path)
             tail.into_iter().rev().collect::<Vec<_>>().join("\n")
         ));
     }
+    // A multi-threaded program gets one file per thread (`bb.out.TID`):
+    // the phases are those of the thread that ran the most intervals.
+    let mut files: Vec<PathBuf> = std::fs::read_dir(scratch)
+        .map_err(|e| format!("{}: {e}", scratch.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("bb.out")))
+        .collect();
+    files.sort_by_key(|p| std::cmp::Reverse(std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)));
+    let bbv = files.first().cloned().unwrap_or(bbv);
     let text = std::fs::read_to_string(&bbv).map_err(|e| format!("{}: {e}", bbv.display()))?;
     let r = phases::analyse(&phases::parse_bbv(&text)?, interval, max_k);
     let _ = std::fs::remove_dir_all(scratch);
