@@ -180,14 +180,10 @@ fn peak_rss_mib() -> f64 {
 fn one_case(case: &str, instructions: u64) -> Result<CaseResult> {
     let c = Case::parse(case)?;
     let w = WorkloadKind::parse(&c.workload).map_err(|e| anyhow!(e))?;
-    let stream_path = w.instruction_stream().ok();
-    let core = if stream_path.is_some() { "ooo" } else { "interval" };
+    let core = if w.instruction_stream().is_ok() { "ooo" } else { "interval" };
     let cfg = load_preset(&c.scheme, &[format!("security.crypto=\"{}\"", c.crypto), format!("core.model=\"{core}\"")])?;
     let t = Instant::now();
-    let mut sim = spmsim::timing::TimingSim::new(&cfg, 1).map_err(anyhow::Error::msg)?;
-    if let Some(p) = &stream_path {
-        sim = sim.with_instruction_stream(p).map_err(anyhow::Error::msg)?;
-    }
+    let mut sim = spmsim::timing::TimingSim::for_workload(&cfg, 1, &w).map_err(anyhow::Error::msg)?;
     let mut stream = w.stream(1, instructions, cfg.memory.capacity_bytes).map_err(|e| anyhow!(e))?;
     sim.run(&mut stream).map_err(|e| anyhow!(e))?;
     stream.finish().map_err(|e| anyhow!(e))?;

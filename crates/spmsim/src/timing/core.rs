@@ -55,8 +55,6 @@ pub struct Core {
     last_release: u64,
     /// The `ooo` model's scheduler, when the run has an instruction stream.
     ooo: Option<Box<Ooo>>,
-    /// Next retirement slot under `ooo`, in cycles times `width`.
-    ret_slots: u64,
 }
 
 impl Core {
@@ -73,14 +71,12 @@ impl Core {
             unblock: 0,
             last_release: 0,
             ooo: None,
-            ret_slots: 0,
         }
     }
 
-    /// Schedule every instruction by the `ooo` model, from `stream`.
-    pub fn with_ooo(mut self, ooo: Ooo) -> Self {
+    /// Schedule every instruction by the `ooo` model from now on.
+    pub fn set_ooo(&mut self, ooo: Ooo) {
         self.ooo = Some(Box::new(ooo));
-        self
     }
 
     /// The `ooo` model's counts so far, if it runs.
@@ -110,7 +106,7 @@ impl Core {
             let mut t = o.open.map_or(self.last_retire, |m| m.issue);
             for _ in 0..instructions - own as u64 {
                 o.open = None;
-                t = o.run_plain(&mut self.last_retire, &mut self.ret_slots);
+                t = o.run_plain(&mut self.last_retire);
             }
             return if own { o.start_memop() } else { t };
         }
@@ -136,7 +132,7 @@ impl Core {
     pub fn complete_memop(&mut self, t: u64, latency: u64) {
         if let Some(o) = &mut self.ooo {
             let m = o.open.unwrap_or_default();
-            o.finish_memop((t + latency).max(m.data_ready) + m.extra, &mut self.last_retire, &mut self.ret_slots, true);
+            o.finish_memop((t + latency).max(m.data_ready) + m.extra, &mut self.last_retire, true);
             return;
         }
         let r = self.last_retire.max(t + latency);
@@ -149,7 +145,7 @@ impl Core {
         let mut r = match &mut self.ooo {
             Some(o) => {
                 let m = o.open.unwrap_or_default();
-                o.finish_memop((t + 1).max(m.data_ready), &mut self.last_retire, &mut self.ret_slots, false)
+                o.finish_memop((t + 1).max(m.data_ready), &mut self.last_retire, false)
             }
             None => self.last_retire.max(t + 1),
         };
@@ -190,7 +186,7 @@ impl Core {
     /// with a persist buffer that is as soon as they are released).
     pub fn fence(&mut self, t: u64, persisted: u64) {
         if let Some(o) = &mut self.ooo {
-            o.finish_memop((t + 1).max(persisted), &mut self.last_retire, &mut self.ret_slots, false);
+            o.finish_memop((t + 1).max(persisted), &mut self.last_retire, false);
             return;
         }
         let r = self.last_retire.max(t + 1).max(persisted);

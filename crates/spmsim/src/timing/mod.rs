@@ -144,13 +144,17 @@ impl TimingSim {
         })
     }
 
-    /// Schedule instructions by the `ooo` core model from the instruction
-    /// stream at `path` (`core.model = "ooo"`).
-    pub fn with_instruction_stream(mut self, path: &std::path::Path) -> Result<Self, String> {
-        let reader = crate::trace::insn::InsnReader::open(path).map_err(|e| e.to_string())?;
-        let core = std::mem::replace(&mut self.core, Core::new(&self.sys.cfg.core));
-        self.core = core.with_ooo(ooo::Ooo::new(&self.sys.cfg.core, reader));
-        Ok(self)
+    /// A timed machine for `workload`: under `core.model = "ooo"` its core
+    /// schedules the instruction stream beside the workload's trace (an
+    /// error if it has none).
+    pub fn for_workload(cfg: &SimConfig, seed: u64, workload: &crate::workload::WorkloadKind) -> Result<Self, String> {
+        let mut sim = TimingSim::new(cfg, seed)?;
+        if cfg.core.model == crate::config::CoreModel::Ooo {
+            let path = workload.instruction_stream()?;
+            let reader = crate::trace::insn::InsnReader::open(&path).map_err(|e| e.to_string())?;
+            sim.core.set_ooo(ooo::Ooo::new(&cfg.core, reader));
+        }
+        Ok(sim)
     }
 
     /// Run the first `instructions` (at least; up to the end of the
@@ -316,6 +320,9 @@ impl TimingSim {
             }
             self.apply(&ev).map_err(|e| SimError::Failed(format!("event {} ({}): integrity check failed: {e}", i + 1, ev.describe())))?;
         }
+        if let Some(e) = self.core.ooo_error() {
+            return Err(SimError::Invalid(format!("core.model = \"ooo\": {e}")));
+        }
         self.close_store().map_err(|e| SimError::Failed(format!("the last store: integrity check failed: {e}")))
     }
 
@@ -391,15 +398,8 @@ pub fn simulate_after_warmup(
     stop: &AtomicBool,
 ) -> Result<RunStats, SimError> {
     let mut stream = workload.stream_after_warmup(seed, warmup, instructions, cfg.memory.capacity_bytes).map_err(SimError::Invalid)?;
-    let mut sim = TimingSim::new(cfg, seed).map_err(SimError::Invalid)?.with_warmup(warmup);
-    if cfg.core.model == crate::config::CoreModel::Ooo {
-        let path = workload.instruction_stream().map_err(SimError::Invalid)?;
-        sim = sim.with_instruction_stream(&path).map_err(SimError::Invalid)?;
-    }
+    let mut sim = TimingSim::for_workload(cfg, seed, workload).map_err(SimError::Invalid)?.with_warmup(warmup);
     sim.run_until(&mut stream, stop)?;
-    if let Some(e) = sim.core.ooo_error() {
-        return Err(SimError::Invalid(format!("core.model = \"ooo\": {e}")));
-    }
     stream.finish().map_err(SimError::Invalid)?;
     if let Some(ran) = sim.unfinished_warmup() {
         return Err(SimError::Invalid(format!(

@@ -78,6 +78,8 @@ pub struct Ooo {
     done: Vec<u64>,
     retired: Vec<u64>,
     disp_slots: u64,
+    /// Next retirement slot, in cycles times `width`.
+    ret_slots: u64,
     fetch_ready: u64,
     /// Retire times of the loads in the load queue.
     loads: VecDeque<u64>,
@@ -121,6 +123,7 @@ impl Ooo {
             done: vec![0; RING],
             retired: vec![0; RING],
             disp_slots: 0,
+            ret_slots: 0,
             fetch_ready: 0,
             loads: VecDeque::new(),
             units: pools.iter().map(|p| vec![0; p.count as usize]).collect(),
@@ -207,13 +210,13 @@ impl Ooo {
 
     /// A non-memory instruction, through to retirement at or after
     /// `last_retire`; returns its retire time.
-    pub fn run_plain(&mut self, last_retire: &mut u64, ret_slots: &mut u64) -> u64 {
+    pub fn run_plain(&mut self, last_retire: &mut u64) -> u64 {
         let (i, d, addr, data, ins) = self.dispatch_one(false);
         let ready = addr.max(data);
         let issue = self.take_unit(ins.class, ready);
         let done = issue + self.latency(ins.class).max(1);
         self.resolve_branch(&ins, done);
-        self.finish(i, done, last_retire, ret_slots);
+        self.finish(i, done, last_retire);
         d
     }
 
@@ -230,13 +233,13 @@ impl Ooo {
 
     /// The open memory instruction completes its result at `done` and
     /// retires in order.
-    pub fn finish_memop(&mut self, done: u64, last_retire: &mut u64, ret_slots: &mut u64, load: bool) -> u64 {
+    pub fn finish_memop(&mut self, done: u64, last_retire: &mut u64, load: bool) -> u64 {
         let Some(m) = &mut self.open else { return done.max(*last_retire) };
         let i = m.index;
         if let Some(b) = m.branch.take() {
             self.resolve_branch(&b, done);
         }
-        let r = self.finish(i, done, last_retire, ret_slots);
+        let r = self.finish(i, done, last_retire);
         if load {
             self.loads.push_back(r);
             if self.loads.len() > self.lq {
@@ -246,10 +249,10 @@ impl Ooo {
         r
     }
 
-    fn finish(&mut self, i: u64, done: u64, last_retire: &mut u64, ret_slots: &mut u64) -> u64 {
-        let slot = *ret_slots / self.width;
+    fn finish(&mut self, i: u64, done: u64, last_retire: &mut u64) -> u64 {
+        let slot = self.ret_slots / self.width;
         let r = done.max(*last_retire).max(slot);
-        *ret_slots = (*ret_slots).max(r * self.width) + 1;
+        self.ret_slots = self.ret_slots.max(r * self.width) + 1;
         *last_retire = r;
         self.done[(i as usize) % RING] = done;
         self.retired[(i as usize) % RING] = r;
