@@ -33,6 +33,14 @@ pub struct RecordArgs {
     /// Stop after recording this many instructions.
     #[arg(long)]
     pub instructions: Option<u64>,
+    /// Record only these windows of the run, START+LENGTH in instructions
+    /// as valgrind counts them (each `rep` iteration is one), comma
+    /// separated, ascending; the program runs at valgrind's own speed in
+    /// between (spmsim's `spmtrace` tool, built on first use). Window i
+    /// goes to OUTPUT with `.w<i>` before its extension. Not with --skip
+    /// or --instructions.
+    #[arg(long, value_name = "S+L,...", conflicts_with_all = ["skip", "instructions"])]
+    pub windows: Option<String>,
     #[arg(short = 'o', long = "output")]
     pub out: PathBuf,
     /// The program and its arguments (after `--`).
@@ -122,6 +130,9 @@ fn record(a: RecordArgs) -> Result<ExitCode> {
     if a.instructions == Some(0) {
         bail!("--instructions must be at least 1");
     }
+    if let Some(w) = &a.windows {
+        return record_windows(&a, w, ranges);
+    }
     let opts = trace::lackey::RecordOptions {
         program: a.program.clone(),
         skip: a.skip,
@@ -146,6 +157,64 @@ fn record(a: RecordArgs) -> Result<ExitCode> {
             s.folded_iterations,
             s.recorded_instructions + s.folded_iterations
         );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `START+LENGTH,...`, ascending and disjoint.
+pub fn parse_windows(s: &str) -> Result<Vec<(u64, u64)>> {
+    let mut v: Vec<(u64, u64)> = Vec::new();
+    for part in s.split(',') {
+        let (a, b) = part.split_once('+').ok_or_else(|| anyhow!("--windows: `{part}` is not START+LENGTH"))?;
+        let start: u64 = a.trim().parse().map_err(|_| anyhow!("--windows: `{a}` in `{part}` is not a number"))?;
+        let len: u64 = b.trim().parse().map_err(|_| anyhow!("--windows: `{b}` in `{part}` is not a number"))?;
+        if len == 0 {
+            bail!("--windows: `{part}` has no instructions");
+        }
+        if let Some(&(ps, pl)) = v.last() {
+            if start < ps + pl {
+                bail!("--windows: `{part}` starts before the window ahead of it ends");
+            }
+        }
+        v.push((start, len));
+    }
+    Ok(v)
+}
+
+/// OUT with `.w<i>` before its extension.
+pub fn window_path(out: &std::path::Path, i: usize) -> PathBuf {
+    let stem = out.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = match out.extension() {
+        Some(e) => format!("{stem}.w{i}.{}", e.to_string_lossy()),
+        None => format!("{stem}.w{i}"),
+    };
+    out.with_file_name(name)
+}
+
+#[cfg(unix)]
+fn record_windows(a: &RecordArgs, w: &str, ranges: Vec<(u64, u64)>) -> Result<ExitCode> {
+    let windows = parse_windows(w)?;
+    let outs: Vec<PathBuf> = (0..windows.len()).map(|i| window_path(&a.out, i)).collect();
+    let opts = trace::lackey::WindowOptions {
+        run: trace::lackey::RecordOptions { program: a.program.clone(), persistent_ranges: ranges, ..Default::default() },
+        windows: windows.clone(),
+        outs: outs.clone(),
+        cache: spmsim::suite::cache_dir(),
+    };
+    let sums = trace::lackey::record_windows(&opts).map_err(|e| anyhow!(e))?;
+    for (i, s) in sums.iter().enumerate() {
+        println!(
+            "wrote {}: {} instructions recorded after {}, {} load records, {} store records, {} rep iterations folded",
+            outs[i].display(),
+            s.recorded_instructions,
+            s.skipped_instructions,
+            s.loads,
+            s.stores,
+            s.folded_iterations
+        );
+    }
+    if sums.len() < windows.len() {
+        println!("the program ended before window {}: {} of {} windows recorded", sums.len(), sums.len(), windows.len());
     }
     Ok(ExitCode::SUCCESS)
 }

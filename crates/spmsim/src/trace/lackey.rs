@@ -333,117 +333,31 @@ pub struct RecordSummary {
 /// apart and no text trace touches the disk.
 #[cfg(unix)]
 pub fn record(opts: &RecordOptions) -> Result<RecordSummary, String> {
-    use std::io::BufReader;
-    use std::os::fd::FromRawFd;
-    use std::os::unix::process::CommandExt;
-    use std::process::{Command, Stdio};
-
-    if opts.program.is_empty() {
-        return Err("trace record: no program given".into());
-    }
-    let mut fds = [0i32; 2];
-    // SAFETY: `fds` is a valid array of two descriptors for pipe2 to fill.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(format!("trace record: cannot create a pipe: {}", std::io::Error::last_os_error()));
-    }
-    let (read_fd, write_fd) = (fds[0], fds[1]);
-    let mut cmd = Command::new("valgrind");
-    // `-d -d` makes valgrind print where it put the program's stack (on
-    // stderr, at start-up), which the header records (valgrind_stack).
-    // `--trace-flags=10000000` prints each translated block's front-end
-    // IR into the same log, ahead of the block's first execution: the
-    // registers, units and branches of the instruction stream (vex.rs).
-    cmd.args(["-d", "-d", "--tool=lackey", "--trace-mem=yes", "--trace-flags=10000000", "--trace-notbelow=0", "--log-fd=3"])
-        .args(&opts.program);
-    if let Some(d) = &opts.cwd {
-        cmd.current_dir(d);
-    }
-    let stdin = match &opts.stdin {
-        Some(p) => Stdio::from(std::fs::File::open(p).map_err(|e| format!("trace record: stdin file {}: {e}", p.display()))?),
-        None => Stdio::null(),
-    };
-    cmd.stdin(stdin).stdout(Stdio::null()).stderr(Stdio::piped());
-    // SAFETY: only async-signal-safe calls (dup2) run between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::dup2(write_fd, 3) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let spawned = cmd.spawn();
-    // SAFETY: the parent owns both ends; the write end is closed here so the
-    // read end sees end-of-file when valgrind exits.
-    unsafe { libc::close(write_fd) };
-    // SAFETY: read_fd is an open descriptor that nothing else owns.
-    let log = unsafe { std::fs::File::from_raw_fd(read_fd) };
-    let mut child = spawned.map_err(|e| format!("trace record: cannot start valgrind (is it installed?): {e}"))?;
-    // Drain the program's stderr on a thread so it can never block on a full pipe.
-    let mut err_pipe = child.stderr.take().expect("stderr is piped");
-    let (stack_tx, stack_rx) = std::sync::mpsc::channel::<Option<(u64, u64)>>();
-    let err_tail = std::thread::spawn(move || {
-        let mut scan = super::valgrind_stack::StackScan::default();
-        let mut sent = false;
-        let mut tail: VecDeque<String> = VecDeque::new();
-        for l in BufReader::new(&mut err_pipe).lines() {
-            let Ok(l) = l else { break };
-            if !sent {
-                scan.feed(&l);
-                if let Some(r) = scan.range() {
-                    let _ = stack_tx.send(Some(r));
-                    sent = true;
-                }
-            }
-            // valgrind's own debug lines (`--PID:LEVEL: ...`) are not the
-            // program's output: keep them out of an error message.
-            let debug = l.strip_prefix("--").and_then(|r| r.split(':').nth(1)).is_some_and(|lvl| lvl.trim().parse::<u32>().is_ok());
-            if !debug {
-                tail.push_back(l);
-                if tail.len() > 40 {
-                    tail.pop_front();
-                }
-            }
-        }
-        if !sent {
-            let _ = stack_tx.send(None);
-        }
-        tail.into_iter().collect::<Vec<_>>().join("\n")
-    });
-    // Valgrind says where the stack is before the program starts, so this
-    // wait is short; a valgrind that does not say leaves the range unknown.
-    let stack_range = stack_rx.recv_timeout(std::time::Duration::from_secs(30)).ok().flatten();
-
+    let mut cmd = std::process::Command::new("valgrind");
+    cmd.args(["--tool=lackey", "--trace-mem=yes"]);
+    let mut run = Valgrind::start(cmd, opts)?;
     let mut header = TraceHeader::new("lackey", AddressSpace::Virtual, false);
     header.source = if opts.source.is_empty() { format!("valgrind lackey: {}", opts.program.join(" ")) } else { opts.source.clone() };
     header.persistent_ranges = opts.persistent_ranges.clone();
     header.skipped_instructions = opts.skip;
-    header.stack_range = stack_range;
-    let mut w = NativeWriter::create(&opts.out, &header).map_err(|e| format!("trace record: {}: {e}", opts.out.display()))?;
-    let mut p = Parser { skip: opts.skip, pcs: Some(Vec::new()), ..Parser::default() };
-    let insn_path = super::insn::path_for(&opts.out);
-    let mut iw = InsnWriter::create(&insn_path).map_err(|e| format!("trace record: {}: {e}", insn_path.display()))?;
+    header.stack_range = run.stack_range;
+    let mut cap = Capture::create(&header, &opts.out, opts.skip)?;
     let mut front = FrontEnd::default();
-    let mut tracker = InsnTracker::new();
-    let mut pending = VecDeque::new();
-    let mut sum = RecordSummary::default();
-    let mut r = BufReader::with_capacity(1 << 20, PatientPipe::new(log));
-    let mut line = Vec::with_capacity(64);
-    let mut lineno = 0u64;
     let limit = opts.instructions.map(|n| opts.skip + n);
     let mut stopped = false;
+    let mut lineno;
     let outcome: Result<(), String> = loop {
-        line.clear();
-        match r.read_until(b'\n', &mut line) {
-            Ok(0) => break Ok(()),
-            Ok(_) => {}
-            Err(e) => break Err(format!("trace record: reading valgrind's output: {e}")),
-        }
-        lineno += 1;
-        let l = line.strip_suffix(b"\n").unwrap_or(&line);
+        let l = match run.next_line() {
+            Ok(Some((n, l))) => {
+                lineno = n;
+                l
+            }
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(e),
+        };
         if let Some(lim) = limit {
             // The instruction that would pass the limit is not recorded.
-            if p.instructions >= lim && l.first() == Some(&b'I') && !p.repeats(l) {
+            if cap.p.instructions >= lim && l.first() == Some(&b'I') && !cap.p.repeats(l) {
                 stopped = true;
                 break Ok(());
             }
@@ -452,52 +366,321 @@ pub fn record(opts: &RecordOptions) -> Result<RecordSummary, String> {
             front.feed(&String::from_utf8_lossy(l));
             continue;
         }
-        if let Err(m) = p.feed(l, &mut pending) {
-            break Err(format!("trace record: valgrind output line {lineno}: {m} in `{}`", String::from_utf8_lossy(l)));
-        }
-        if let Err(e) = push_pcs(&mut p, &mut tracker, &front, &mut iw) {
-            break Err(format!("trace record: writing {}: {e}", insn_path.display()));
-        }
-        if let Err(e) = write_all(&mut w, &mut pending, &mut sum) {
-            break Err(format!("trace record: writing {}: {e}", opts.out.display()));
+        if let Err(e) = cap.feed(l, lineno, &front) {
+            break Err(e);
         }
     };
-    if stopped || outcome.is_err() {
-        let _ = child.kill();
-    }
-    drop(r);
-    let status = child.wait().map_err(|e| format!("trace record: waiting for valgrind: {e}"))?;
-    let tail = err_tail.join().unwrap_or_default();
+    run.end(stopped || outcome.is_err(), opts)?;
     outcome?;
-    if !stopped && !status.success() {
-        return Err(format!("trace record: `{}` under valgrind exited with {status}; its last output:\n{tail}", opts.program.join(" ")));
+    if cap.p.instructions <= opts.skip {
+        return Err(format!("trace record: the program ran only {} instructions, not more than the {} to skip", cap.p.instructions, opts.skip));
     }
-    if p.instructions <= opts.skip {
-        return Err(format!("trace record: the program ran only {} instructions, not more than the {} to skip", p.instructions, opts.skip));
-    }
-    // The instructions after the last access are part of the trace too, so
-    // `trace info` counts what was recorded.
-    p.finish(&mut pending);
-    write_all(&mut w, &mut pending, &mut sum).map_err(|e| format!("trace record: writing {}: {e}", opts.out.display()))?;
-    sum.skipped_instructions = opts.skip;
-    sum.recorded_instructions = p.instructions - opts.skip;
-    sum.folded_iterations = p.folded;
-    sum.program_finished = !stopped;
     front.finish();
-    let insn_err = |e: std::io::Error| format!("trace record: writing {}: {e}", insn_path.display());
-    push_pcs(&mut p, &mut tracker, &front, &mut iw).map_err(insn_err)?;
-    tracker.finish(&mut iw).map_err(insn_err)?;
-    sum.untranslated_instructions = tracker.unknown;
-    sum.stream_instructions = iw.finish(p.folded).map_err(insn_err)?;
-    if sum.stream_instructions != sum.recorded_instructions {
-        return Err(format!(
-            "trace record: the instruction stream has {} entries for {} recorded instructions (a recorder fault)",
-            sum.stream_instructions, sum.recorded_instructions
-        ));
+    cap.finish(&front, opts.skip, stopped)
+}
+
+/// How to record windows of a program's run with spmsim's own tool.
+#[derive(Clone, Debug, Default)]
+pub struct WindowOptions {
+    /// The program, its folder and input, and the trace header's fields;
+    /// `skip`, `instructions` and `out` are not used.
+    pub run: RecordOptions,
+    /// (instructions before the window, instructions in it), ascending
+    /// and disjoint, counted as valgrind counts them (each iteration of a
+    /// `rep` instruction is one).
+    pub windows: Vec<(u64, u64)>,
+    /// The trace of each window.
+    pub outs: Vec<PathBuf>,
+    /// The cache folder the tool is built in.
+    pub cache: PathBuf,
+}
+
+/// Record several windows of one run of a program under `spmtrace`
+/// (vgtool.rs), which runs the program at valgrind's own speed between
+/// them: one trace (and instruction stream) per window, each with the
+/// instructions before it as its `skipped_instructions`. A window the
+/// program does not reach has no trace and is missing from the result.
+#[cfg(unix)]
+pub fn record_windows(opts: &WindowOptions) -> Result<Vec<RecordSummary>, String> {
+    if opts.windows.is_empty() || opts.windows.len() != opts.outs.len() {
+        return Err(format!("trace record: {} windows for {} output files", opts.windows.len(), opts.outs.len()));
     }
-    // The stream is published first, so a trace never stands without it.
-    w.finish().map_err(|e| format!("trace record: finishing {}: {e}", opts.out.display()))?;
-    Ok(sum)
+    let tool = super::vgtool::ensure(&opts.cache)?;
+    let mut cmd = tool.command();
+    let list: Vec<String> = opts.windows.iter().map(|(s, n)| format!("{s}+{n}")).collect();
+    cmd.arg(format!("--windows={}", list.join(",")));
+    let mut run = Valgrind::start(cmd, &opts.run)?;
+    let mut front = FrontEnd::default();
+    // The window being written, and the instructions run before it.
+    let mut cap: Option<(usize, u64, Capture)> = None;
+    let mut sums = Vec::new();
+    let mut done = false;
+    let mut lineno;
+    let stack_range = run.stack_range;
+    let outcome: Result<(), String> = loop {
+        let l = match run.next_line() {
+            Ok(Some((n, l))) => {
+                lineno = n;
+                l
+            }
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(e),
+        };
+        if let Some(m) = l.strip_prefix(b"SPMTRACE ") {
+            let words: Vec<&str> = std::str::from_utf8(m).unwrap_or("").split(' ').collect();
+            let num = |i: usize| words.get(i).and_then(|w| w.parse::<u64>().ok());
+            match (words.first().copied(), num(1), num(2)) {
+                (Some("begin"), Some(w), Some(before)) if (w as usize) < opts.outs.len() => {
+                    let w = w as usize;
+                    let mut header = TraceHeader::new("spmtrace", AddressSpace::Virtual, false);
+                    header.source = format!("{} (window {w} of {}, valgrind spmtrace)", if opts.run.source.is_empty() { opts.run.program.join(" ") } else { opts.run.source.clone() }, opts.windows.len());
+                    header.persistent_ranges = opts.run.persistent_ranges.clone();
+                    header.skipped_instructions = before;
+                    header.stack_range = stack_range;
+                    match Capture::create(&header, &opts.outs[w], 0) {
+                        Ok(c) => cap = Some((w, before, c)),
+                        Err(e) => break Err(e),
+                    }
+                }
+                (Some("end"), Some(w), Some(_)) => {
+                    if let Some((cw, before, c)) = cap.take() {
+                        if cw as u64 != w {
+                            break Err(format!("trace record: spmtrace ended window {w} while window {cw} was open"));
+                        }
+                        front.finish();
+                        match c.finish(&front, 0, true) {
+                            Ok(mut s) => {
+                                s.skipped_instructions = before;
+                                sums.push(s)
+                            }
+                            Err(e) => break Err(e),
+                        }
+                    }
+                }
+                (Some("done"), _, _) => {
+                    done = true;
+                    break Ok(());
+                }
+                (Some("exit"), _, _) => {}
+                _ => break Err(format!("trace record: spmtrace printed `{}`, which this spmsim does not know", String::from_utf8_lossy(l))),
+            }
+            continue;
+        }
+        if super::vex::is_front_end(l) {
+            front.feed(&String::from_utf8_lossy(l));
+            continue;
+        }
+        if let Some((_, _, c)) = cap.as_mut() {
+            if let Err(e) = c.feed(l, lineno, &front) {
+                break Err(e);
+            }
+        }
+    };
+    run.end(done || outcome.is_err(), &opts.run)?;
+    outcome?;
+    Ok(sums)
+}
+
+/// One trace being written from valgrind's log: the parser's state, the
+/// trace and its instruction stream.
+#[cfg(unix)]
+struct Capture {
+    w: NativeWriter,
+    out: PathBuf,
+    p: Parser,
+    iw: InsnWriter,
+    insn_path: PathBuf,
+    tracker: InsnTracker,
+    pending: VecDeque<TraceRecord>,
+    sum: RecordSummary,
+}
+
+#[cfg(unix)]
+impl Capture {
+    fn create(header: &TraceHeader, out: &Path, skip: u64) -> Result<Self, String> {
+        let w = NativeWriter::create(out, header).map_err(|e| format!("trace record: {}: {e}", out.display()))?;
+        let insn_path = super::insn::path_for(out);
+        let iw = InsnWriter::create(&insn_path).map_err(|e| format!("trace record: {}: {e}", insn_path.display()))?;
+        Ok(Capture {
+            w,
+            out: out.to_path_buf(),
+            p: Parser { skip, pcs: Some(Vec::new()), ..Parser::default() },
+            iw,
+            insn_path,
+            tracker: InsnTracker::new(),
+            pending: VecDeque::new(),
+            sum: RecordSummary::default(),
+        })
+    }
+
+    /// One line of lackey's format.
+    fn feed(&mut self, l: &[u8], lineno: u64, front: &FrontEnd) -> Result<(), String> {
+        self.p.feed(l, &mut self.pending).map_err(|m| format!("trace record: valgrind output line {lineno}: {m} in `{}`", String::from_utf8_lossy(l)))?;
+        push_pcs(&mut self.p, &mut self.tracker, front, &mut self.iw).map_err(|e| format!("trace record: writing {}: {e}", self.insn_path.display()))?;
+        write_all(&mut self.w, &mut self.pending, &mut self.sum).map_err(|e| format!("trace record: writing {}: {e}", self.out.display()))
+    }
+
+    /// Write what is held and publish the trace and its stream.
+    fn finish(mut self, front: &FrontEnd, skip: u64, stopped: bool) -> Result<RecordSummary, String> {
+        // The instructions after the last access are part of the trace too, so
+        // `trace info` counts what was recorded.
+        self.p.finish(&mut self.pending);
+        write_all(&mut self.w, &mut self.pending, &mut self.sum).map_err(|e| format!("trace record: writing {}: {e}", self.out.display()))?;
+        let mut sum = self.sum;
+        sum.skipped_instructions = skip;
+        sum.recorded_instructions = self.p.instructions - skip.min(self.p.instructions);
+        sum.folded_iterations = self.p.folded;
+        sum.program_finished = !stopped;
+        let insn_path = self.insn_path;
+        let insn_err = |e: std::io::Error| format!("trace record: writing {}: {e}", insn_path.display());
+        push_pcs(&mut self.p, &mut self.tracker, front, &mut self.iw).map_err(insn_err)?;
+        self.tracker.finish(&mut self.iw).map_err(insn_err)?;
+        sum.untranslated_instructions = self.tracker.unknown;
+        sum.stream_instructions = self.iw.finish(self.p.folded).map_err(insn_err)?;
+        if sum.stream_instructions != sum.recorded_instructions {
+            return Err(format!(
+                "trace record: the instruction stream has {} entries for {} recorded instructions (a recorder fault)",
+                sum.stream_instructions, sum.recorded_instructions
+            ));
+        }
+        // The stream is published first, so a trace never stands without it.
+        self.w.finish().map_err(|e| format!("trace record: finishing {}: {e}", self.out.display()))?;
+        Ok(sum)
+    }
+}
+
+/// A program running under valgrind with its log on a pipe.
+#[cfg(unix)]
+struct Valgrind {
+    child: std::process::Child,
+    log: std::io::BufReader<PatientPipe>,
+    line: Vec<u8>,
+    lineno: u64,
+    err_tail: std::thread::JoinHandle<String>,
+    /// Where valgrind put the main thread's stack, if it said.
+    stack_range: Option<(u64, u64)>,
+}
+
+#[cfg(unix)]
+impl Valgrind {
+    /// Start `cmd` (valgrind with its tool's arguments) on `opts.program`.
+    fn start(mut cmd: std::process::Command, opts: &RecordOptions) -> Result<Self, String> {
+        use std::io::BufReader;
+        use std::os::fd::FromRawFd;
+        use std::os::unix::process::CommandExt;
+        use std::process::Stdio;
+
+        if opts.program.is_empty() {
+            return Err("trace record: no program given".into());
+        }
+        let mut fds = [0i32; 2];
+        // SAFETY: `fds` is a valid array of two descriptors for pipe2 to fill.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(format!("trace record: cannot create a pipe: {}", std::io::Error::last_os_error()));
+        }
+        let (read_fd, write_fd) = (fds[0], fds[1]);
+        // `-d -d` makes valgrind print where it put the program's stack (on
+        // stderr, at start-up), which the header records (valgrind_stack).
+        // `--trace-flags=10000000` prints each translated block's front-end
+        // IR into the same log, ahead of the block's first execution: the
+        // registers, units and branches of the instruction stream (vex.rs).
+        cmd.args(["-d", "-d", "--trace-flags=10000000", "--trace-notbelow=0", "--log-fd=3"]).args(&opts.program);
+        if let Some(d) = &opts.cwd {
+            cmd.current_dir(d);
+        }
+        let stdin = match &opts.stdin {
+            Some(p) => Stdio::from(std::fs::File::open(p).map_err(|e| format!("trace record: stdin file {}: {e}", p.display()))?),
+            None => Stdio::null(),
+        };
+        cmd.stdin(stdin).stdout(Stdio::null()).stderr(Stdio::piped());
+        // SAFETY: only async-signal-safe calls (dup2) run between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::dup2(write_fd, 3) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let spawned = cmd.spawn();
+        // SAFETY: the parent owns both ends; the write end is closed here so the
+        // read end sees end-of-file when valgrind exits.
+        unsafe { libc::close(write_fd) };
+        // SAFETY: read_fd is an open descriptor that nothing else owns.
+        let log = unsafe { std::fs::File::from_raw_fd(read_fd) };
+        let mut child = spawned.map_err(|e| format!("trace record: cannot start valgrind (is it installed?): {e}"))?;
+        // Drain the program's stderr on a thread so it can never block on a full pipe.
+        let mut err_pipe = child.stderr.take().expect("stderr is piped");
+        let (stack_tx, stack_rx) = std::sync::mpsc::channel::<Option<(u64, u64)>>();
+        let err_tail = std::thread::spawn(move || {
+            let mut scan = super::valgrind_stack::StackScan::default();
+            let mut sent = false;
+            let mut tail: VecDeque<String> = VecDeque::new();
+            for l in BufReader::new(&mut err_pipe).lines() {
+                let Ok(l) = l else { break };
+                if !sent {
+                    scan.feed(&l);
+                    if let Some(r) = scan.range() {
+                        let _ = stack_tx.send(Some(r));
+                        sent = true;
+                    }
+                }
+                // valgrind's own debug lines (`--PID:LEVEL: ...`) are not the
+                // program's output: keep them out of an error message.
+                let debug = l.strip_prefix("--").and_then(|r| r.split(':').nth(1)).is_some_and(|lvl| lvl.trim().parse::<u32>().is_ok());
+                if !debug {
+                    tail.push_back(l);
+                    if tail.len() > 40 {
+                        tail.pop_front();
+                    }
+                }
+            }
+            if !sent {
+                let _ = stack_tx.send(None);
+            }
+            tail.into_iter().collect::<Vec<_>>().join("\n")
+        });
+        // Valgrind says where the stack is before the program starts, so this
+        // wait is short; a valgrind that does not say leaves the range unknown.
+        let stack_range = stack_rx.recv_timeout(std::time::Duration::from_secs(30)).ok().flatten();
+        Ok(Valgrind {
+            child,
+            log: BufReader::with_capacity(1 << 20, PatientPipe::new(log)),
+            line: Vec::with_capacity(64),
+            lineno: 0,
+            err_tail,
+            stack_range,
+        })
+    }
+
+    /// The log's next line (its number, its text without the newline);
+    /// `None` at its end.
+    fn next_line(&mut self) -> Result<Option<(u64, &[u8])>, String> {
+        self.line.clear();
+        match self.log.read_until(b'\n', &mut self.line) {
+            Ok(0) => Ok(None),
+            Ok(_) => {
+                self.lineno += 1;
+                Ok(Some((self.lineno, self.line.strip_suffix(b"\n").unwrap_or(&self.line))))
+            }
+            Err(e) => Err(format!("trace record: reading valgrind's output: {e}")),
+        }
+    }
+
+    /// Wait for valgrind (killing it first when `kill`); an exit that was
+    /// neither asked for nor clean is an error carrying its last output.
+    fn end(mut self, kill: bool, opts: &RecordOptions) -> Result<(), String> {
+        if kill {
+            let _ = self.child.kill();
+        }
+        drop(self.log);
+        let status = self.child.wait().map_err(|e| format!("trace record: waiting for valgrind: {e}"))?;
+        let tail = self.err_tail.join().unwrap_or_default();
+        if !kill && !status.success() {
+            return Err(format!("trace record: `{}` under valgrind exited with {status}; its last output:\n{tail}", opts.program.join(" ")));
+        }
+        Ok(())
+    }
 }
 
 /// The read end of valgrind's log pipe. Valgrind writes its log in many

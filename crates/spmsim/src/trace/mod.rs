@@ -19,6 +19,8 @@ pub mod lackey;
 pub mod native;
 pub mod text;
 pub mod valgrind_stack;
+#[cfg(unix)]
+pub mod vgtool;
 pub mod vex;
 
 pub use events::RecordEvents;

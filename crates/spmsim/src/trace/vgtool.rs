@@ -1,0 +1,147 @@
+//! spmsim's own valgrind tool, `spmtrace` (`valgrind/spmtrace.c`),
+//! compiled on first use against the valgrind installed on the machine.
+//!
+//! Lackey prints every access from a program's first instruction, at
+//! about a million instructions a second, so a simulation point billions
+//! of instructions into a run cannot be reached with it (issue 13).
+//! `spmtrace` counts instructions in inline code at valgrind's own speed
+//! (measured: xz's 3.48 G instructions in 4.4 s) and prints lackey's
+//! format only inside the windows it is given; it also writes SimPoint's
+//! basic-block vectors in the same pass style.
+//!
+//! Valgrind tools are static executables linked against the core's
+//! archives (`libcoregrind`, `libvex`) that valgrind's package ships
+//! beside its headers. The compiled tool goes into a folder of the cache
+//! together with links to everything in valgrind's own library folder,
+//! and valgrind is started with `VALGRIND_LIB` pointing there.
+
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The tool's C source, compiled as it is.
+pub const SOURCE: &str = include_str!("../../valgrind/spmtrace.c");
+
+/// Where valgrind keeps its tools and the core's preload library.
+const LIB_DIRS: [&str; 5] = ["/usr/libexec/valgrind", "/usr/lib/x86_64-linux-gnu/valgrind", "/usr/lib/valgrind", "/usr/local/libexec/valgrind", "/usr/local/lib/valgrind"];
+/// Where the core's static archives may be.
+const ARCHIVE_DIRS: [&str; 4] = ["/usr/lib/x86_64-linux-gnu/valgrind", "/usr/lib/valgrind", "/usr/local/lib/valgrind", "/usr/libexec/valgrind"];
+const INCLUDE_DIRS: [&str; 2] = ["/usr/include/valgrind", "/usr/local/include/valgrind"];
+
+/// A built tool, ready to run.
+#[derive(Clone, Debug)]
+pub struct Tool {
+    /// The folder to give valgrind as `VALGRIND_LIB`.
+    pub lib_dir: PathBuf,
+}
+
+impl Tool {
+    /// `valgrind --tool=spmtrace` with the tool's folder set.
+    pub fn command(&self) -> Command {
+        let mut c = Command::new("valgrind");
+        c.env("VALGRIND_LIB", &self.lib_dir).arg("--tool=spmtrace");
+        c
+    }
+}
+
+fn first_with(dirs: &[&str], file: &str) -> Option<PathBuf> {
+    dirs.iter().map(PathBuf::from).find(|d| d.join(file).is_file())
+}
+
+fn run(cmd: &mut Command, what: &str) -> Result<(), String> {
+    let out = cmd.stdin(Stdio::null()).output().map_err(|e| format!("building spmtrace: cannot run {what}: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!("building spmtrace: {what} failed ({}):\n{}", out.status, String::from_utf8_lossy(&out.stderr).trim()))
+    }
+}
+
+/// Build the tool if the cache does not hold it for this source and this
+/// valgrind yet; `Err` says what is missing (a C compiler, valgrind's
+/// headers or archives, a platform other than amd64 Linux).
+pub fn ensure(cache: &Path) -> Result<Tool, String> {
+    if !cfg!(all(target_arch = "x86_64", target_os = "linux")) {
+        return Err("spmtrace (recording at simulation points) is built for amd64 Linux only".into());
+    }
+    let version = crate::suite::packages::valgrind_version()?;
+    let lib = std::env::var_os("SPMSIM_VALGRIND_LIB")
+        .map(PathBuf::from)
+        .or_else(|| first_with(&LIB_DIRS, "vgpreload_core-amd64-linux.so"))
+        .ok_or_else(|| format!("building spmtrace: no valgrind library folder (with vgpreload_core-amd64-linux.so) in {}", LIB_DIRS.join(", ")))?;
+    let archives = first_with(&ARCHIVE_DIRS, "libcoregrind-amd64-linux.a")
+        .ok_or_else(|| format!("building spmtrace: valgrind's libcoregrind-amd64-linux.a is in none of {}", ARCHIVE_DIRS.join(", ")))?;
+    let include = first_with(&INCLUDE_DIRS, "pub_tool_basics.h")
+        .ok_or_else(|| format!("building spmtrace: valgrind's tool headers (pub_tool_basics.h) are in none of {}", INCLUDE_DIRS.join(", ")))?;
+    let mut h = Sha256::new();
+    for part in [SOURCE, &version, &lib.display().to_string(), &archives.display().to_string()] {
+        h.update(part.as_bytes());
+        h.update([0u8]);
+    }
+    let key: String = h.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect();
+    let dir = cache.join("valgrind-tool").join(&key);
+    let tool = Tool { lib_dir: dir.clone() };
+    if dir.join("spmtrace-amd64-linux").is_file() {
+        return Ok(tool);
+    }
+    // Built in a folder of its own and renamed into place, so a tool
+    // folder is complete or absent, whoever else builds at the same time.
+    let tmp = cache.join("valgrind-tool").join(format!(".{key}.{}.{:?}", std::process::id(), std::thread::current().id()).replace(['(', ')'], ""));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).map_err(|e| format!("building spmtrace: {}: {e}", tmp.display()))?;
+    let built = build_into(&tmp, &lib, &archives, &include);
+    if let Err(e) = built {
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Err(e);
+    }
+    if std::fs::rename(&tmp, &dir).is_err() {
+        // Another build finished first; its folder is as good as this one.
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    if dir.join("spmtrace-amd64-linux").is_file() {
+        Ok(tool)
+    } else {
+        Err(format!("building spmtrace: {} has no tool after the build", dir.display()))
+    }
+}
+
+fn build_into(tmp: &Path, lib: &Path, archives: &Path, include: &Path) -> Result<(), String> {
+    let src = tmp.join("spmtrace.c");
+    std::fs::write(&src, SOURCE).map_err(|e| format!("building spmtrace: {}: {e}", src.display()))?;
+    let obj = tmp.join("spmtrace.o");
+    // The flags valgrind's own build gives an amd64 Linux tool.
+    run(
+        Command::new("cc")
+            .args(["-c", "-O2", "-m64", "-Wall", "-fno-strict-aliasing", "-fno-builtin", "-fno-stack-protector", "-fno-pie", "-fomit-frame-pointer"])
+            .args(["-DVGA_amd64=1", "-DVGO_linux=1", "-DVGP_amd64_linux=1", "-DVGPV_amd64_linux_vanilla=1"])
+            .arg(format!("-I{}", include.display()))
+            .arg("-o")
+            .arg(&obj)
+            .arg(&src),
+        "cc (compiling spmtrace.c)",
+    )?;
+    // A static executable at the load address valgrind expects of a tool.
+    run(
+        Command::new("cc")
+            .args(["-m64", "-static", "-nodefaultlibs", "-nostartfiles", "-u", "_start", "-Wl,--build-id=none", "-Wl,-Ttext-segment=0x58000000"])
+            .arg("-o")
+            .arg(tmp.join("spmtrace-amd64-linux"))
+            .arg(&obj)
+            .arg(archives.join("libcoregrind-amd64-linux.a"))
+            .arg(archives.join("libvex-amd64-linux.a"))
+            .arg("-lgcc")
+            .arg(archives.join("libgcc-sup-amd64-linux.a")),
+        "cc (linking spmtrace)",
+    )?;
+    std::fs::remove_file(&obj).ok();
+    std::fs::remove_file(&src).ok();
+    for e in std::fs::read_dir(lib).map_err(|e| format!("building spmtrace: {}: {e}", lib.display()))? {
+        let e = e.map_err(|e| format!("building spmtrace: {}: {e}", lib.display()))?;
+        let name = e.file_name();
+        if name.to_string_lossy().starts_with("spmtrace-") {
+            continue;
+        }
+        std::os::unix::fs::symlink(e.path(), tmp.join(&name)).map_err(|err| format!("building spmtrace: linking {}: {err}", e.path().display()))?;
+    }
+    Ok(())
+}
