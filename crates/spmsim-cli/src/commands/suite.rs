@@ -2,7 +2,7 @@
 
 use anyhow::{anyhow, Result};
 use clap::Subcommand;
-use spmsim::suite::{self, Outcome, Progress, RecordPlan, Status, Suite};
+use spmsim::suite::{self, points, Outcome, Progress, RecordPlan, Status, Suite};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -26,9 +26,35 @@ pub enum SuiteCmd {
         place: Place,
     },
     /// SimPoint-style phases of each recorded program's whole run
-    /// (valgrind exp-bbv, k-means with BIC), and the share of the run in
-    /// the phase of the window the suite recorded. Minutes per program.
+    /// (basic-block vectors from spmsim's valgrind tool, k-means with BIC),
+    /// and the share of the run in the phase of the window the suite
+    /// recorded.
     Phases(PhasesArgs),
+    /// Record each recorded program at its simulation points: the single
+    /// point nearest the run's mean (what `reproduce --quick` runs), or
+    /// one point per phase with its weight (`--all`, the full run).
+    Points(PointsArgs),
+}
+
+#[derive(clap::Args, Clone)]
+pub struct PointsArgs {
+    /// One point per phase, weighted, instead of the single point.
+    #[arg(long)]
+    pub all: bool,
+    /// Instructions per interval.
+    #[arg(long, default_value_t = 10_000_000)]
+    pub interval: u64,
+    /// Instructions recorded at each point.
+    #[arg(long, default_value_t = 5_000_000)]
+    pub instructions: u64,
+    /// Record even when the points are up to date.
+    #[arg(long)]
+    pub force: bool,
+    /// Only these programs (comma-separated names).
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
+    #[command(flatten)]
+    pub place: Place,
 }
 
 #[derive(clap::Args, Clone)]
@@ -107,6 +133,32 @@ pub fn run(cmd: SuiteCmd) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         SuiteCmd::Phases(a) => phases(&a),
+        SuiteCmd::Points(a) => {
+            if a.interval == 0 || a.instructions == 0 || a.instructions > a.interval {
+                return Err(anyhow!("--interval and --instructions must be at least 1, and --instructions at most --interval"));
+            }
+            let (s, cache) = a.place.load()?;
+            let wanted = suite::select(&s, &a.only).map_err(|e| anyhow!(e))?;
+            let manifests = suite::cached(&s, &cache);
+            let ms: Vec<suite::Manifest> = wanted.iter().filter_map(|p| manifests.get(&p.name).cloned()).collect();
+            let choice = if a.all { points::Choice::All } else { points::Choice::Single };
+            let got = record_points(&cache, &ms, choice, a.interval, a.instructions, a.force);
+            let rows: Vec<Vec<String>> = got
+                .iter()
+                .map(|(name, r)| match r {
+                    Ok(pm) => vec![
+                        name.clone(),
+                        format!("{:.2}", pm.intervals as f64 * pm.interval_size as f64 / 1e9),
+                        pm.phases.to_string(),
+                        pm.points.iter().map(|p| format!("{}:{:.2}", p.interval, p.weight)).collect::<Vec<_>>().join(" "),
+                        format!("{:.0}", pm.record_seconds),
+                    ],
+                    Err(e) => vec![name.clone(), "FAILED".into(), "-".into(), e.clone(), "-".into()],
+                })
+                .collect();
+            print!("{}", crate::table::render(&["program", "G instructions", "phases", "points (interval:weight)", "record s"], &rows));
+            Ok(if got.iter().any(|(_, r)| r.is_err()) { ExitCode::from(1) } else { ExitCode::SUCCESS })
+        }
         SuiteCmd::Inputs { place } => {
             let (s, cache) = place.load()?;
             let wanted: Vec<&suite::InputSpec> = s.inputs.iter().collect();
@@ -143,7 +195,7 @@ fn phases(a: &PhasesArgs) -> Result<ExitCode> {
             continue;
         };
         eprintln!(
-            "phases: [{}/{}] {}: exp-bbv over the whole run ({:.0} s so far)",
+            "phases: [{}/{}] {}: basic-block vectors over the whole run ({:.0} s so far)",
             i + 1,
             wanted.len(),
             p.name,
@@ -189,6 +241,52 @@ fn phases(a: &PhasesArgs) -> Result<ExitCode> {
         print!("{}", crate::table::render(&header, &rows));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Record the points of each program whose trace is cached (two at a
+/// time), with a progress bar and ETA on a terminal and plain lines in a
+/// log; shared with `reproduce secpb`. Up-to-date points are kept.
+pub fn record_points(
+    cache: &std::path::Path,
+    ms: &[suite::Manifest],
+    choice: points::Choice,
+    interval: u64,
+    instructions: u64,
+    force: bool,
+) -> Vec<(String, Result<points::PointsManifest, String>)> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let total = ms.len() as u64;
+    let bar = crate::progress::Progress::new("suite points", "programs", total);
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let out: Mutex<Vec<(String, Result<points::PointsManifest, String>)>> = Mutex::new(Vec::new());
+    let jobs = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(ms.len().max(1));
+    std::thread::scope(|sc| {
+        for _ in 0..jobs {
+            sc.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(m) = ms.get(i) else { break };
+                let r = match (force, points::up_to_date(cache, m, choice, interval, instructions)) {
+                    (false, Some(pm)) => Ok(pm),
+                    _ => {
+                        bar.update(done.load(Ordering::SeqCst) as u64, total, &format!("{}: phases and points", m.program));
+                        points::record(cache, m, choice, interval, instructions)
+                    }
+                };
+                if let Err(e) = &r {
+                    eprintln!("suite points: {}: {e}", m.program);
+                }
+                let d = done.fetch_add(1, Ordering::SeqCst) + 1;
+                bar.update(d as u64, total, &m.program);
+                out.lock().unwrap_or_else(|e| e.into_inner()).push((m.program.clone(), r));
+            });
+        }
+    });
+    bar.finish(done.load(Ordering::SeqCst) as u64);
+    let mut v = out.into_inner().unwrap_or_else(|e| e.into_inner());
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
 }
 
 /// Record with progress lines on stderr; shared with `reproduce secpb`.

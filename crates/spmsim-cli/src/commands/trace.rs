@@ -199,6 +199,7 @@ fn record_windows(a: &RecordArgs, w: &str, ranges: Vec<(u64, u64)>) -> Result<Ex
         run: trace::lackey::RecordOptions { program: a.program.clone(), persistent_ranges: ranges, ..Default::default() },
         windows: windows.clone(),
         outs: outs.clone(),
+        instructions: None,
         cache: spmsim::suite::cache_dir(),
     };
     let sums = trace::lackey::record_windows(&opts).map_err(|e| anyhow!(e))?;

@@ -16,6 +16,8 @@
 pub mod inputs;
 pub mod packages;
 pub mod phases;
+#[cfg(unix)]
+pub mod points;
 pub mod programs;
 
 pub use programs::{InputSpec, ProgramSpec, Suite};
@@ -475,6 +477,7 @@ fn record_job(job: &Job, plan: &RecordPlan, valgrind: &str, env: &BTreeMap<Strin
         persistent_ranges: Vec::new(),
         out: trace.clone(),
         source,
+        env: Vec::new(),
     };
     let t0 = Instant::now();
     let sum = (plan.recorder.record)(&opts);
@@ -665,28 +668,45 @@ pub fn record_suite(suite: &Suite, plan: &RecordPlan, progress: &(dyn Fn(Progres
 }
 
 /// The manifests of the suite's programs that have a trace in `cache`.
-/// Run a cached program's recorded command under valgrind `exp-bbv` over
-/// its whole run (the inputs must be in the cache, as after `suite
-/// record`), and find its phases ([`phases::analyse`]).
+/// A cached program's recorded command, ready to run again in `work` (a
+/// fresh folder) rather than where it was recorded.
+pub fn rerun_options(m: &Manifest, work: &Path) -> crate::trace::lackey::RecordOptions {
+    let w = work.display().to_string();
+    crate::trace::lackey::RecordOptions {
+        program: m.command.iter().map(|a| a.replace(&m.cwd, &w)).collect(),
+        cwd: Some(work.to_path_buf()),
+        stdin: m.stdin.as_ref().map(PathBuf::from),
+        env: m.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        ..Default::default()
+    }
+}
+
+/// Run a cached program's recorded command over its whole run under
+/// spmtrace, writing a basic-block vector every `interval` instructions
+/// (the inputs must be in the cache, as after `suite record`), and find
+/// its phases ([`phases::analyse`]). A multi-threaded program's threads
+/// count into one vector.
+#[cfg(unix)]
 pub fn program_phases(m: &Manifest, interval: u64, max_k: usize, scratch: &Path) -> Result<phases::Phases, String> {
     let _ = std::fs::remove_dir_all(scratch);
     std::fs::create_dir_all(scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
     let bbv = scratch.join("bb.out");
-    let stdin = match &m.stdin {
-        Some(p) => std::process::Stdio::from(std::fs::File::open(p).map_err(|e| format!("stdin file {p}: {e}"))?),
-        None => std::process::Stdio::null(),
-    };
-    // The recorded command writes into its working folder: give it a fresh one.
     let cwd = scratch.join("work");
     std::fs::create_dir_all(&cwd).map_err(|e| format!("{}: {e}", cwd.display()))?;
-    let args: Vec<String> = m.command.iter().map(|a| a.replace(&m.cwd, &cwd.display().to_string())).collect();
-    let out = std::process::Command::new("valgrind")
-        .arg("--tool=exp-bbv")
-        .arg(format!("--interval-size={interval}"))
-        .arg(format!("--bb-out-file={}", bbv.display()))
-        .args(&args)
+    let opts = rerun_options(m, &cwd);
+    let tool = crate::trace::vgtool::ensure(&cache_dir())?;
+    let stdin = match &opts.stdin {
+        Some(p) => std::process::Stdio::from(std::fs::File::open(p).map_err(|e| format!("stdin file {}: {e}", p.display()))?),
+        None => std::process::Stdio::null(),
+    };
+    let out = tool
+        .command()
+        .arg(format!("--bbv-interval={interval}"))
+        .arg(format!("--bbv-out={}", bbv.display()))
+        .arg("--log-fd=2")
+        .args(&opts.program)
         .current_dir(&cwd)
-        .envs(&m.env)
+        .envs(opts.env.iter().map(|(k, v)| (k, v)))
         .stdin(stdin)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -696,21 +716,12 @@ pub fn program_phases(m: &Manifest, interval: u64, max_k: usize, scratch: &Path)
         let err = String::from_utf8_lossy(&out.stderr);
         let tail: Vec<&str> = err.lines().rev().take(10).collect();
         return Err(format!(
-            "`{}` under exp-bbv exited with {}: {}",
-            args.join(" "),
+            "`{}` under spmtrace exited with {}: {}",
+            opts.program.join(" "),
             out.status,
             tail.into_iter().rev().collect::<Vec<_>>().join("\n")
         ));
     }
-    // A multi-threaded program gets one file per thread (`bb.out.TID`):
-    // the phases are those of the thread that ran the most intervals.
-    let mut files: Vec<PathBuf> = std::fs::read_dir(scratch)
-        .map_err(|e| format!("{}: {e}", scratch.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("bb.out")))
-        .collect();
-    files.sort_by_key(|p| std::cmp::Reverse(std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)));
-    let bbv = files.first().cloned().unwrap_or(bbv);
     let text = std::fs::read_to_string(&bbv).map_err(|e| format!("{}: {e}", bbv.display()))?;
     let r = phases::analyse(&phases::parse_bbv(&text)?, interval, max_k);
     let _ = std::fs::remove_dir_all(scratch);

@@ -1,6 +1,6 @@
 //! SimPoint-style phase analysis of a recorded program (issue 13): the
-//! basic-block vectors of its whole run (valgrind `exp-bbv`, one vector per
-//! interval of instructions), projected to 15 dimensions, clustered by
+//! basic-block vectors of its whole run (spmsim's valgrind tool `spmtrace`,
+//! in `exp-bbv`'s format, one vector per interval of instructions), projected to 15 dimensions, clustered by
 //! k-means for k = 1..max with the Bayesian information criterion choosing
 //! k (the smallest whose BIC reaches 90 % of the range, as SimPoint 3.0
 //! does, after Pelleg and Moore's X-means), and one simulation point per
@@ -144,6 +144,10 @@ pub struct Phases {
     pub points: Vec<SimPoint>,
     /// The phase of each interval.
     pub phase_of: Vec<usize>,
+    /// The single interval nearest the whole run's mean vector (the one
+    /// cluster of k = 1): SimPoint's one-point choice (Sherwood et al.,
+    /// ASPLOS 2002), used where one point per program must do.
+    pub single: usize,
 }
 
 impl Phases {
@@ -166,6 +170,8 @@ pub fn analyse(bbvs: &[Bbv], interval_size: u64, max_k: usize) -> Result<Phases,
     let (lo, hi) = (finite.iter().copied().fold(f64::INFINITY, f64::min), finite.iter().copied().fold(f64::NEG_INFINITY, f64::max));
     let pick = bics.iter().position(|&b| b.is_finite() && b >= lo + 0.9 * (hi - lo)).unwrap_or(0);
     let (assign, centres) = &runs[pick];
+    let mean = &runs[0].1[0];
+    let single = (0..pts.len()).min_by(|&a, &b| dist2(&pts[a], mean).total_cmp(&dist2(&pts[b], mean))).unwrap_or(0);
     let points = centres
         .iter()
         .enumerate()
@@ -175,7 +181,7 @@ pub fn analyse(bbvs: &[Bbv], interval_size: u64, max_k: usize) -> Result<Phases,
             Some(SimPoint { interval: best, weight: members.len() as f64 / pts.len() as f64 })
         })
         .collect();
-    Ok(Phases { intervals: pts.len(), interval_size, k: centres.len(), bic: bics, points, phase_of: assign.clone() })
+    Ok(Phases { intervals: pts.len(), interval_size, k: centres.len(), bic: bics, points, phase_of: assign.clone(), single })
 }
 
 #[cfg(test)]

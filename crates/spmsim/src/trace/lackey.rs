@@ -302,6 +302,8 @@ pub struct RecordOptions {
     pub out: PathBuf,
     /// Free text stored in the trace header.
     pub source: String,
+    /// Environment variables set for the program (beside the inherited ones).
+    pub env: Vec<(String, String)>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -391,6 +393,10 @@ pub struct WindowOptions {
     pub windows: Vec<(u64, u64)>,
     /// The trace of each window.
     pub outs: Vec<PathBuf>,
+    /// Stop a window's trace once it holds this many (architectural)
+    /// instructions; windows are counted with each `rep` iteration as one,
+    /// so a window longer than this leaves room for folded iterations.
+    pub instructions: Option<u64>,
     /// The cache folder the tool is built in.
     pub cache: PathBuf,
 }
@@ -471,6 +477,21 @@ pub fn record_windows(opts: &WindowOptions) -> Result<Vec<RecordSummary>, String
             continue;
         }
         if let Some((_, _, c)) = cap.as_mut() {
+            if let Some(lim) = opts.instructions {
+                if c.p.instructions >= lim && l.first() == Some(&b'I') && !c.p.repeats(l) {
+                    // Full: the rest of the window is not recorded.
+                    let (_, before, c) = cap.take().expect("a window is open");
+                    front.finish();
+                    match c.finish(&front, 0, true) {
+                        Ok(mut s) => {
+                            s.skipped_instructions = before;
+                            sums.push(s)
+                        }
+                        Err(e) => break Err(e),
+                    }
+                    continue;
+                }
+            }
             if let Err(e) = c.feed(l, lineno, &front) {
                 break Err(e);
             }
@@ -588,6 +609,7 @@ impl Valgrind {
         if let Some(d) = &opts.cwd {
             cmd.current_dir(d);
         }
+        cmd.envs(opts.env.iter().map(|(k, v)| (k, v)));
         let stdin = match &opts.stdin {
             Some(p) => Stdio::from(std::fs::File::open(p).map_err(|e| format!("trace record: stdin file {}: {e}", p.display()))?),
             None => Stdio::null(),
