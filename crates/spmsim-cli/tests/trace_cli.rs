@@ -117,6 +117,58 @@ fn a_recorded_program_shows_its_known_loads_and_stores() {
     std::fs::remove_dir_all(d).ok();
 }
 
+/// spmtrace (issue 13): windows deep in a run, reached at valgrind's own
+/// speed, hold what lackey would have printed there.
+#[test]
+fn windows_record_the_program_where_asked() {
+    let d = tmp("windows");
+    std::fs::write(d.join("known.c"), KNOWN).unwrap();
+    let bin = d.join("known");
+    let st = Command::new("gcc").args(["-O1", "-o"]).arg(&bin).arg(d.join("known.c")).status().expect("gcc is needed for this test");
+    assert!(st.success());
+    // 400 000 stores then 400 000 loads, three instructions per iteration
+    // or so: both windows fall inside the loops, the first in the stores.
+    let out = d.join("w.trace");
+    let (code, stdout, err) = spmsim(&[
+        "trace",
+        "record",
+        "--windows",
+        "500000+30000,2000000+30000",
+        "-o",
+        out.to_str().unwrap(),
+        "--",
+        bin.to_str().unwrap(),
+        "400000",
+    ]);
+    assert_eq!(code, 0, "trace record --windows failed: {err}");
+    let count = |v: &serde_json::Value, k: &str| v[k].as_u64().unwrap();
+    let w0 = info(&d.join("w.w0.trace"));
+    let w1 = info(&d.join("w.w1.trace"));
+    assert!(stdout.contains("w.w0.trace") && stdout.contains("w.w1.trace"), "{stdout}");
+    // Each window starts where asked, to a superblock's precision.
+    for (w, start) in [(&w0, 500_000u64), (&w1, 2_000_000)] {
+        let skipped = w["header"]["skipped_instructions"].as_u64().unwrap();
+        assert!(skipped >= start && skipped < start + 100, "window at {start} began after {skipped}");
+        assert!((29_900..=30_100).contains(&count(w, "instructions")), "{w}");
+    }
+    // The first loop stores once per iteration and loads nothing; the
+    // second loads once per iteration and stores nothing.
+    assert!(count(&w0, "stores") > 5_000 && count(&w0, "loads") < 100, "{w0}");
+    assert!(count(&w1, "loads") > 5_000 && count(&w1, "stores") < 100, "{w1}");
+    // Same figures as lackey's recording of the same stretch.
+    let lk = d.join("lk.trace");
+    let (code, _, err) = spmsim(&["trace", "record", "--skip", "500000", "--instructions", "30000", "-o", lk.to_str().unwrap(), "--", bin.to_str().unwrap(), "400000"]);
+    assert_eq!(code, 0, "{err}");
+    let l = info(&lk);
+    let per_k = |v: &serde_json::Value, k: &str| count(v, k) as f64 * 1000.0 / count(v, "instructions") as f64;
+    assert!((per_k(&l, "stores") - per_k(&w0, "stores")).abs() < 2.0, "lackey {l} vs spmtrace {w0}");
+    // Windows must ascend.
+    let (code, _, err) = spmsim(&["trace", "record", "--windows", "5000+10,100+10", "-o", out.to_str().unwrap(), "--", "/bin/true"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("--windows"), "{err}");
+    std::fs::remove_dir_all(d).ok();
+}
+
 #[test]
 fn a_program_that_fails_is_a_clear_error() {
     let d = tmp("fail");

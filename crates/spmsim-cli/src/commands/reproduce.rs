@@ -29,13 +29,21 @@ pub enum ReproduceCmd {
         /// ($SPMSIM_CACHE, else ~/.cache/spmsim).
         #[arg(long = "programs", value_name = "FILE")]
         programs: Option<PathBuf>,
+        /// Which regions of each recorded program run: `single` (the one
+        /// simulation point nearest the run's mean, intervals of 10 M
+        /// instructions; the default with --quick), `simpoints` (one
+        /// weighted point per phase, intervals of at least 100 M; the
+        /// default otherwise) or `startup` (the window after the suite's
+        /// fixed skip, as before simulation points).
+        #[arg(long, value_parser = ["single", "simpoints", "startup"])]
+        regions: Option<String>,
     },
 }
 
 /// The recorded suite, recording what the cache lacks first (the same
 /// code path as `spmsim suite record`, at least
 /// `suite::DEFAULT_INSTRUCTIONS` per program).
-fn recorded_suite(instructions: u64, programs: Option<PathBuf>) -> Result<Vec<secpb::SuiteEntry>> {
+fn recorded_suite(instructions: u64, programs: Option<PathBuf>, regions: &str) -> Result<Vec<secpb::SuiteEntry>> {
     use spmsim::suite;
     let path = programs.unwrap_or_else(suite::programs::default_path);
     let s = suite::Suite::load(&path).map_err(|e| anyhow!(e))?;
@@ -47,7 +55,24 @@ fn recorded_suite(instructions: u64, programs: Option<PathBuf>) -> Result<Vec<se
     if outcomes.iter().any(|o| matches!(o.status, suite::Status::Recorded)) || !failed.is_empty() {
         eprint!("{}", super::suite::outcome_table(&outcomes));
     }
-    let (entries, missing) = secpb::recorded_suite(&s, &cache);
+    // The simulation points (issue 13): phases from the whole run, then
+    // traces at the points, kept in the cache like the traces.
+    let choice = match regions {
+        "single" => Some(suite::points::Choice::Single),
+        "simpoints" => Some(suite::points::Choice::All),
+        _ => None,
+    };
+    if let Some(c) = choice {
+        let interval = if c == suite::points::Choice::Single { 10_000_000u64.max(instructions) } else { 100_000_000u64.max(instructions) };
+        let ms: Vec<suite::Manifest> = suite::cached(&s, &cache).into_values().collect();
+        for (name, r) in super::suite::record_points(&cache, &ms, c, interval, instructions, false) {
+            if let Err(e) = r {
+                eprintln!("warning: {name} runs at its start-up window: its points could not be recorded: {e}");
+                let _ = std::fs::remove_file(suite::points::PointsManifest::path(&cache, &name, c));
+            }
+        }
+    }
+    let (entries, missing) = secpb::recorded_suite(&s, &cache, choice);
     if entries.is_empty() {
         return Err(anyhow!(
             "no program of the suite could be recorded ({} failed; see above). The suite installs Debian packages and records under valgrind; `spmsim reproduce secpb --builtin` runs on the built-in stand-ins instead",
@@ -62,9 +87,10 @@ fn recorded_suite(instructions: u64, programs: Option<PathBuf>) -> Result<Vec<se
 
 pub fn run(cmd: ReproduceCmd) -> Result<ExitCode> {
     match cmd {
-        ReproduceCmd::Secpb { quick, instructions, seed, out, builtin, programs } => {
+        ReproduceCmd::Secpb { quick, instructions, seed, out, builtin, programs, regions } => {
             let n = instructions.unwrap_or(if quick { 5_000_000 } else { 100_000_000 });
-            let suite = if builtin { secpb::builtin_suite() } else { recorded_suite(n, programs)? };
+            let regions = regions.unwrap_or_else(|| if quick { "single" } else { "simpoints" }.into());
+            let suite = if builtin { secpb::builtin_suite() } else { recorded_suite(n, programs, &regions)? };
             let tty = std::io::stderr().is_terminal();
             let progress = |done: usize, total: usize, what: &str| {
                 let width = 30;

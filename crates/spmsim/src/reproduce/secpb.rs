@@ -47,6 +47,14 @@ pub struct SuiteEntry {
     /// persistent data alone.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub persistent: Option<String>,
+    /// Simulation points (workload, weight; weights sum to 1) that stand
+    /// for the program; empty: `workload` alone. A program's figures are
+    /// the points' per-instruction figures weighted (SimPoint's weighted CPI).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub points: Vec<(String, f64)>,
+    /// Which points: `single` or `simpoints`, with the interval size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regions: Option<String>,
 }
 
 /// The policy a recorded program's main grid runs under: heap and globals
@@ -62,6 +70,8 @@ const GAMESS_PROFILE: &str = "synthetic:ppti=47.4,nwpe=2.1,footprint_mib=1";
 /// profiles, run without valgrind or recorded traces.
 pub fn builtin_suite() -> Vec<SuiteEntry> {
     let e = |l: &str, w: &str, what: &str| SuiteEntry {
+        points: Vec::new(),
+        regions: None,
         label: l.into(),
         workload: w.into(),
         what: what.into(),
@@ -92,24 +102,116 @@ pub fn builtin_suite() -> Vec<SuiteEntry> {
 /// The recorded real-program suite as workloads: `suite:NAME` for every
 /// program of `suite` with a trace and manifest in `cache`, and the names
 /// of the programs that have none.
-pub fn recorded_suite(suite: &crate::suite::Suite, cache: &Path) -> (Vec<SuiteEntry>, Vec<String>) {
+///
+/// With `regions`, a program whose points of that choice are recorded
+/// (`spmsim suite points`) runs at them instead of at its start-up window.
+pub fn recorded_suite(suite: &crate::suite::Suite, cache: &Path, regions: Option<crate::suite::points::Choice>) -> (Vec<SuiteEntry>, Vec<String>) {
     let manifests = crate::suite::cached(suite, cache);
     let mut entries = Vec::new();
     let mut missing = Vec::new();
     for p in &suite.programs {
         match manifests.get(&p.name) {
-            Some(m) => entries.push(SuiteEntry {
-                label: p.name.clone(),
-                workload: format!("suite:{}#persistent={MAIN_POLICY}", p.name),
-                what: p.description.clone(),
-                package: Some(m.package_label()),
-                skipped: Some(m.recording.skipped_instructions),
-                persistent: Some(MAIN_POLICY.into()),
-            }),
+            Some(m) => {
+                let mut e = SuiteEntry {
+                    label: p.name.clone(),
+                    workload: format!("suite:{}#persistent={MAIN_POLICY}", p.name),
+                    what: p.description.clone(),
+                    package: Some(m.package_label()),
+                    skipped: Some(m.recording.skipped_instructions),
+                    persistent: Some(MAIN_POLICY.into()),
+                    points: Vec::new(),
+                    regions: None,
+                };
+                let pm = regions.and_then(|c| crate::suite::points::PointsManifest::load(&crate::suite::points::PointsManifest::path(cache, &p.name, c)).ok());
+                if let Some(pm) = pm {
+                    e.points = pm.workloads(MAIN_POLICY);
+                    e.workload = e.points[0].0.clone();
+                    e.skipped = pm.points.first().map(|x| x.recording.skipped_instructions);
+                    e.regions = Some(format!(
+                        "{} ({} of {} phases, intervals of {} M instructions, {} M recorded at each)",
+                        pm.choice.name(),
+                        pm.points.len(),
+                        pm.phases,
+                        pm.interval_size / 1_000_000,
+                        pm.point_instructions / 1_000_000
+                    ));
+                }
+                entries.push(e)
+            }
             None => missing.push(p.name.clone()),
         }
     }
     (entries, missing)
+}
+
+/// How the report describes where the programs' traces come from.
+fn regions_text(suite: &[SuiteEntry]) -> String {
+    let with = suite.iter().filter(|s| s.regions.is_some()).count();
+    let startup = "traced with valgrind lackey after skipping its start-up (`spmsim suite record`)";
+    if with == 0 {
+        return format!("Each program is {startup}.");
+    }
+    let single = suite.iter().any(|s| s.regions.as_deref().is_some_and(|r| r.starts_with("single")));
+    let how = if single {
+        "at its single simulation point: the interval of its whole run whose basic-block vector is nearest the run's mean (SimPoint's one-point method; quick runs, one point per program). Its regions column gives the intervals"
+    } else {
+        "at its SimPoint simulation points, one per phase, and its figures are the points' per-instruction figures weighted by the phases' shares of the run (SimPoint's weighted CPI)"
+    };
+    let mut t = format!(
+        "{with} of the {} programs run {how}: `spmsim suite points` finds the phases from basic-block vectors of the whole run (k-means, BIC) and records the points in one pass of spmsim's valgrind tool, which runs at valgrind's own speed up to each point.",
+        suite.len()
+    );
+    if with < suite.len() {
+        let _ = write!(t, " The others are {startup}.");
+    }
+    t
+}
+
+/// One program's runs at its points merged into one record: per-instruction
+/// figures (CPI, PPTI, NWPE, counts per instruction, utilisation) weighted
+/// by the points' weights, over the points' instructions together.
+fn merge_points(parts: &[(RunRecord, f64)]) -> RunRecord {
+    if parts.len() == 1 {
+        return parts[0].0.clone();
+    }
+    let mut r = parts[0].0.clone();
+    let n: u64 = parts.iter().map(|(p, _)| p.instructions).sum();
+    let wavg = |f: &dyn Fn(&RunRecord) -> f64| parts.iter().map(|(p, w)| w * f(p)).sum::<f64>();
+    let per = |f: &dyn Fn(&RunRecord) -> u64| (wavg(&|p: &RunRecord| f(p) as f64 / p.instructions.max(1) as f64) * n as f64).round() as u64;
+    r.instructions = n;
+    r.cycles = per(&|p| p.cycles);
+    r.ipc = n as f64 / r.cycles.max(1) as f64;
+    r.ppti = wavg(&|p| p.ppti);
+    r.nwpe = wavg(&|p| p.nwpe);
+    r.bmt_root_updates = per(&|p| p.bmt_root_updates);
+    r.secpb_drains = per(&|p| p.secpb_drains);
+    r.wpq_full_waits = per(&|p| p.wpq_full_waits);
+    r.store_buffer_stall_cycles = per(&|p| p.store_buffer_stall_cycles);
+    r.secpb_full_stall_cycles = per(&|p| p.secpb_full_stall_cycles);
+    r.pcm_write_utilisation = wavg(&|p| p.pcm_write_utilisation);
+    for (get, set) in [
+        (&(|b: &crate::nvm::ByKind| b.data) as &dyn Fn(&crate::nvm::ByKind) -> u64, 0usize),
+        (&|b: &crate::nvm::ByKind| b.counter, 1),
+        (&|b: &crate::nvm::ByKind| b.mac, 2),
+        (&|b: &crate::nvm::ByKind| b.tree, 3),
+    ] {
+        let w = per(&|p| get(&p.nvm_writes));
+        let rd = per(&|p| get(&p.nvm_reads));
+        match set {
+            0 => (r.nvm_writes.data, r.nvm_reads.data) = (w, rd),
+            1 => (r.nvm_writes.counter, r.nvm_reads.counter) = (w, rd),
+            2 => (r.nvm_writes.mac, r.nvm_reads.mac) = (w, rd),
+            _ => (r.nvm_writes.tree, r.nvm_reads.tree) = (w, rd),
+        }
+    }
+    r.mispredicts_pki = r.mispredicts_pki.map(|_| wavg(&|p| p.mispredicts_pki.unwrap_or(0.0)));
+    r.notes = parts.iter().flat_map(|(p, _)| p.notes.iter().cloned()).fold(Vec::new(), |mut v, x| {
+        if !v.contains(&x) {
+            v.push(x);
+        }
+        v
+    });
+    r
 }
 
 /// The suite is made of recorded programs (not the built-in stand-ins).
@@ -228,6 +330,8 @@ struct Spec {
     /// Real AES and HMAC; the sweep runs timing-only crypto, whose cycles
     /// are the same (the parity sample checks it).
     real_crypto: bool,
+    /// The point's weight in its program (1: the program's only run).
+    weight: f64,
 }
 
 /// A run repeated with real cryptography: its cycles against the
@@ -254,16 +358,19 @@ pub fn run<F: Fn(usize, usize, &str) + Sync>(
     let reference = Reference::load()?;
     let mut specs = Vec::new();
     for w in suite {
+      let points = if w.points.is_empty() { vec![(w.workload.clone(), 1.0)] } else { w.points.clone() };
+      for (workload, weight) in points {
         let ooo = w.persistent.is_some();
         let mut add = |s: &str, entries: u32| {
             specs.push(Spec {
                 scheme: s.into(),
                 label: w.label.clone(),
-                workload: w.workload.clone(),
+                workload: workload.clone(),
                 entries,
                 all_persistent: false,
                 ooo,
                 real_crypto: false,
+                weight,
             })
         };
         for s in ["bbb", "sp"].iter().chain(secpb_presets().iter()).chain(BMF.iter()) {
@@ -274,7 +381,7 @@ pub fn run<F: Fn(usize, usize, &str) + Sync>(
             add("cm", n);
         }
         if w.persistent.is_some() {
-            let all = w.workload.replace(&format!("#persistent={MAIN_POLICY}"), "#persistent=all");
+            let all = workload.replace(&format!("#persistent={MAIN_POLICY}"), "#persistent=all");
             for s in ["bbb", "sp"].iter().chain(secpb_presets().iter()) {
                 specs.push(Spec {
                     scheme: s.to_string(),
@@ -284,9 +391,11 @@ pub fn run<F: Fn(usize, usize, &str) + Sync>(
                     all_persistent: true,
                     ooo,
                     real_crypto: false,
+                    weight,
                 });
             }
         }
+      }
     }
     // The VI-B worked example needs the gamess-like profile; a suite
     // without it gets one NoGap run of it beside the grid, outside the averages.
@@ -299,8 +408,10 @@ pub fn run<F: Fn(usize, usize, &str) + Sync>(
             all_persistent: false,
             ooo: false,
             real_crypto: false,
+            weight: 1.0,
         });
     }
+    // The parity sample runs the first program's first point alone.
     if let Some(w) = suite.first() {
         for s in PARITY_SCHEMES {
             specs.push(Spec {
@@ -311,6 +422,7 @@ pub fn run<F: Fn(usize, usize, &str) + Sync>(
                 all_persistent: false,
                 ooo: w.persistent.is_some(),
                 real_crypto: true,
+                weight: 1.0,
             });
         }
     }
@@ -361,13 +473,37 @@ pub fn run<F: Fn(usize, usize, &str) + Sync>(
             })
         })
         .collect();
-    let mut runs: Vec<RunRecord> = runs.into_iter().collect::<Result<_, _>>()?;
+    let runs: Vec<RunRecord> = runs.into_iter().collect::<Result<_, _>>()?;
     let real: Vec<RunRecord> = runs.iter().filter(|r| r.real_crypto).cloned().collect();
+    // The parity sample compares like with like: the first point's own
+    // timing-only run beside its real-crypto run.
+    let first = suite.first().map(|w| w.workload.clone()).unwrap_or_default();
+    let timing_only: BTreeMap<String, u64> = runs
+        .iter()
+        .zip(&specs)
+        .filter(|(r, sp)| !r.real_crypto && sp.entries == 32 && !sp.all_persistent && sp.workload == first)
+        .map(|(r, sp)| (sp.scheme.clone(), r.cycles))
+        .collect();
+    // Each program's points become one record per grid cell, in spec order.
+    let mut groups: Vec<Vec<(RunRecord, f64)>> = Vec::new();
+    let mut index: BTreeMap<(String, String, u32, bool), usize> = BTreeMap::new();
+    for (r, sp) in runs.into_iter().zip(&specs) {
+        if r.real_crypto {
+            continue;
+        }
+        let key = (r.scheme.clone(), r.workload.clone(), r.entries, r.all_persistent);
+        let g = *index.entry(key).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[g].push((r, sp.weight));
+    }
+    let mut runs: Vec<RunRecord> = groups.iter().map(|g| merge_points(g)).collect();
     runs.retain(|r| !r.real_crypto);
     let parity = real
         .into_iter()
         .map(|r| CryptoParity {
-            timing_only_cycles: find(&runs, &r.scheme, &r.workload, 32).cycles,
+            timing_only_cycles: timing_only.get(&r.scheme).copied().unwrap_or_else(|| find(&runs, &r.scheme, &r.workload, 32).cycles),
             scheme: r.scheme,
             workload: r.workload,
             real_cycles: r.cycles,
@@ -580,22 +716,24 @@ pub fn report(r: &Results) -> String {
     if is_recorded(&r.suite) {
         let _ = writeln!(
             o,
-            "**Workloads.** The paper runs 18 SPEC CPU2006 benchmarks for 250 M instructions. spmsim cannot ship SPEC; this report runs its suite of {} real programs instead: Debian's packages, each run on a fixed input that spmsim generates (`configs/suite/programs.toml`) and traced with valgrind lackey after skipping its start-up (`spmsim suite record`). Each simulation replays the first {} instructions of a trace. Lackey records the address and size of every access but not the stored values, so the simulator derives each store's value from the seed (values derived; see the trace notes below). Heap and globals are persistent and the stack volatile (`#persistent={MAIN_POLICY}`); Table IV is also given with every store persistent. The programs are not SPEC's, so numbers are comparable in trend, not cell by cell.\n",
+            "**Workloads.** The paper runs 18 SPEC CPU2006 benchmarks for 250 M instructions. spmsim cannot ship SPEC; this report runs its suite of {} real programs instead: Debian's packages, each run on a fixed input that spmsim generates (`configs/suite/programs.toml`) and traced under valgrind. {} Each simulation replays the first {} instructions of a trace. The traces record the address and size of every access but not the stored values, so the simulator derives each store's value from the seed (values derived; see the trace notes below). Heap and globals are persistent and the stack volatile (`#persistent={MAIN_POLICY}`); Table IV is also given with every store persistent. The programs are not SPEC's, so numbers are comparable in trend, not cell by cell.\n",
             r.suite.len(),
+            regions_text(&r.suite),
             r.instructions
         );
         let _ = writeln!(
             o,
             "**Core.** The programs run on the `ooo` core model (`core.model = \"ooo\"`): each instruction is scheduled by its register dependences, functional unit and branch prediction, from the instruction stream recorded with the trace (valgrind's own decoding of each instruction); its parameters are gem5's O3 defaults (`configs/` and `CoreConfig`). Generated workloads (the gamess-like profile) have no instruction stream and run the `interval` core, which issues non-memory instructions at the full width.\n"
         );
-        let _ = writeln!(o, "| program | package | skipped at start | what it runs |\n|---|---|---|---|");
+        let _ = writeln!(o, "| program | package | instructions before its (first) region | regions | what it runs |\n|---|---|---|---|---|");
         for s in &r.suite {
             let _ = writeln!(
                 o,
-                "| {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} |",
                 s.label,
                 s.package.as_deref().unwrap_or("-"),
                 s.skipped.map(|n| n.to_string()).unwrap_or_default(),
+                s.regions.as_deref().unwrap_or("start-up window"),
                 s.what
             );
         }
@@ -789,4 +927,52 @@ pub fn write(r: &Results, dir: &Path) -> Result<(), String> {
     }
     put("report.md", &report(r))?;
     files.commit().map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(instructions: u64, cycles: u64, ppti: f64, writes: u64) -> RunRecord {
+        RunRecord {
+            scheme: "cm".into(),
+            workload: "w".into(),
+            entries: 32,
+            instructions,
+            cycles,
+            ipc: instructions as f64 / cycles as f64,
+            ppti,
+            nwpe: 2.0,
+            bmt_root_updates: 0,
+            secpb_drains: 0,
+            wpq_full_waits: 0,
+            store_buffer_stall_cycles: 0,
+            secpb_full_stall_cycles: 0,
+            pcm_write_utilisation: 0.5,
+            nvm_writes: crate::nvm::ByKind { data: writes, ..Default::default() },
+            nvm_reads: Default::default(),
+            notes: vec!["n".into()],
+            all_persistent: false,
+            core_model: "ooo".into(),
+            mispredicts_pki: Some(1.0),
+            real_crypto: false,
+        }
+    }
+
+    #[test]
+    fn points_merge_by_weighted_cpi() {
+        // One point is the run itself.
+        let a = rec(1000, 2000, 10.0, 50);
+        assert_eq!(merge_points(&[(a.clone(), 1.0)]).cycles, 2000);
+        // CPI 2 at weight 0.75 and CPI 6 at weight 0.25: CPI 3, over the
+        // points' 2000 instructions; PPTI and writes per instruction alike.
+        let b = rec(1000, 6000, 30.0, 250);
+        let m = merge_points(&[(a, 0.75), (b, 0.25)]);
+        assert_eq!(m.instructions, 2000);
+        assert_eq!(m.cycles, 6000);
+        assert!((m.ipc - 1.0 / 3.0).abs() < 1e-12);
+        assert!((m.ppti - 15.0).abs() < 1e-12);
+        assert_eq!(m.nvm_writes.data, 200);
+        assert_eq!(m.notes, vec!["n".to_string()]);
+    }
 }

@@ -220,6 +220,15 @@ mod tests {
         assert!((in_first - 0.75).abs() < 1e-9, "the first phase's points weigh {in_first}");
         let total: f64 = p.points.iter().map(|s| s.weight).sum();
         assert!((total - 1.0).abs() < 1e-9);
+        // The single point is in the phase that holds most of the run (the
+        // mean lies nearer it) and is that phase's least noisy interval.
+        assert!(p.single < 30, "single point {}", p.single);
+        // A run split evenly between the phases plus one interval that mixes
+        // them half and half: that interval is nearest the mean.
+        let mut even: Vec<Bbv> = (0..10).map(|i| if i < 5 { a.clone() } else { b.clone() }).collect();
+        let mixed: Bbv = a.iter().chain(b.iter()).map(|&(id, c)| (id, c / 2)).collect();
+        even.push(mixed);
+        assert_eq!(analyse(&even, 1000, 3).unwrap().single, 10);
         // One phase only: k = 1.
         let one = analyse(&vec![a.clone(); 20], 1000, 5).unwrap();
         assert_eq!(one.k, 1);

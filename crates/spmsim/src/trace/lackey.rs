@@ -453,13 +453,8 @@ pub fn record_windows(opts: &WindowOptions) -> Result<Vec<RecordSummary>, String
                         if cw as u64 != w {
                             break Err(format!("trace record: spmtrace ended window {w} while window {cw} was open"));
                         }
-                        front.finish();
-                        match c.finish(&front, 0, true) {
-                            Ok(mut s) => {
-                                s.skipped_instructions = before;
-                                sums.push(s)
-                            }
-                            Err(e) => break Err(e),
+                        if let Err(e) = close_window(&mut front, before, c, &mut sums) {
+                            break Err(e);
                         }
                     }
                 }
@@ -481,13 +476,8 @@ pub fn record_windows(opts: &WindowOptions) -> Result<Vec<RecordSummary>, String
                 if c.p.instructions >= lim && l.first() == Some(&b'I') && !c.p.repeats(l) {
                     // Full: the rest of the window is not recorded.
                     let (_, before, c) = cap.take().expect("a window is open");
-                    front.finish();
-                    match c.finish(&front, 0, true) {
-                        Ok(mut s) => {
-                            s.skipped_instructions = before;
-                            sums.push(s)
-                        }
-                        Err(e) => break Err(e),
+                    if let Err(e) = close_window(&mut front, before, c, &mut sums) {
+                        break Err(e);
                     }
                     continue;
                 }
@@ -500,6 +490,16 @@ pub fn record_windows(opts: &WindowOptions) -> Result<Vec<RecordSummary>, String
     run.end(done || outcome.is_err(), &opts.run)?;
     outcome?;
     Ok(sums)
+}
+
+/// Publish a window's trace, `before` instructions into the run.
+#[cfg(unix)]
+fn close_window(front: &mut FrontEnd, before: u64, c: Capture, sums: &mut Vec<RecordSummary>) -> Result<(), String> {
+    front.finish();
+    let mut s = c.finish(front, 0, true)?;
+    s.skipped_instructions = before;
+    sums.push(s);
+    Ok(())
 }
 
 /// One trace being written from valgrind's log: the parser's state, the
