@@ -153,12 +153,12 @@ fn regions_text(suite: &[SuiteEntry]) -> String {
     }
     let single = suite.iter().any(|s| s.regions.as_deref().is_some_and(|r| r.starts_with("single")));
     let how = if single {
-        "at its single simulation point: the interval of its whole run whose basic-block vector is nearest the run's mean (SimPoint's one-point method; quick runs, one point per program). Its regions column gives the intervals"
+        "at their single simulation points: for each, the interval of its whole run whose basic-block vector is nearest the run's mean (SimPoint's one-point method, used by quick runs; the table below gives each program's phases)"
     } else {
-        "at its SimPoint simulation points, one per phase, and its figures are the points' per-instruction figures weighted by the phases' shares of the run (SimPoint's weighted CPI)"
+        "at their SimPoint simulation points, one per phase, and each program's figures are its points' per-instruction figures weighted by the phases' shares of the run (SimPoint's weighted CPI)"
     };
     let mut t = format!(
-        "{with} of the {} programs run {how}: `spmsim suite points` finds the phases from basic-block vectors of the whole run (k-means, BIC) and records the points in one pass of spmsim's valgrind tool, which runs at valgrind's own speed up to each point.",
+        "{with} of the {} programs run {how}. `spmsim suite points` finds the phases from basic-block vectors of the whole run (k-means, BIC) and records the points in one pass of spmsim's valgrind tool, which runs at valgrind's own speed up to each point.",
         suite.len()
     );
     if with < suite.len() {
