@@ -158,7 +158,19 @@ fn windows_record_the_program_where_asked() {
     assert!(count(&w1, "loads") > 5_000 && count(&w1, "stores") < 100, "{w1}");
     // Same figures as lackey's recording of the same stretch.
     let lk = d.join("lk.trace");
-    let (code, _, err) = spmsim(&["trace", "record", "--skip", "500000", "--instructions", "30000", "-o", lk.to_str().unwrap(), "--", bin.to_str().unwrap(), "400000"]);
+    let (code, _, err) = spmsim(&[
+        "trace",
+        "record",
+        "--skip",
+        "500000",
+        "--instructions",
+        "30000",
+        "-o",
+        lk.to_str().unwrap(),
+        "--",
+        bin.to_str().unwrap(),
+        "400000",
+    ]);
     assert_eq!(code, 0, "{err}");
     let l = info(&lk);
     let per_k = |v: &serde_json::Value, k: &str| count(v, k) as f64 * 1000.0 / count(v, "instructions") as f64;

@@ -105,7 +105,11 @@ pub fn builtin_suite() -> Vec<SuiteEntry> {
 ///
 /// With `regions`, a program whose points of that choice are recorded
 /// (`spmsim suite points`) runs at them instead of at its start-up window.
-pub fn recorded_suite(suite: &crate::suite::Suite, cache: &Path, regions: Option<crate::suite::points::Choice>) -> (Vec<SuiteEntry>, Vec<String>) {
+pub fn recorded_suite(
+    suite: &crate::suite::Suite,
+    cache: &Path,
+    regions: Option<crate::suite::points::Choice>,
+) -> (Vec<SuiteEntry>, Vec<String>) {
     let manifests = crate::suite::cached(suite, cache);
     let mut entries = Vec::new();
     let mut missing = Vec::new();
@@ -122,7 +126,9 @@ pub fn recorded_suite(suite: &crate::suite::Suite, cache: &Path, regions: Option
                     points: Vec::new(),
                     regions: None,
                 };
-                let pm = regions.and_then(|c| crate::suite::points::PointsManifest::load(&crate::suite::points::PointsManifest::path(cache, &p.name, c)).ok());
+                let pm = regions.and_then(|c| {
+                    crate::suite::points::PointsManifest::load(&crate::suite::points::PointsManifest::path(cache, &p.name, c)).ok()
+                });
                 if let Some(pm) = pm {
                     e.points = pm.workloads(MAIN_POLICY);
                     e.workload = e.points[0].0.clone();
@@ -358,44 +364,44 @@ pub fn run<F: Fn(usize, usize, &str) + Sync>(
     let reference = Reference::load()?;
     let mut specs = Vec::new();
     for w in suite {
-      let points = if w.points.is_empty() { vec![(w.workload.clone(), 1.0)] } else { w.points.clone() };
-      for (workload, weight) in points {
-        let ooo = w.persistent.is_some();
-        let mut add = |s: &str, entries: u32| {
-            specs.push(Spec {
-                scheme: s.into(),
-                label: w.label.clone(),
-                workload: workload.clone(),
-                entries,
-                all_persistent: false,
-                ooo,
-                real_crypto: false,
-                weight,
-            })
-        };
-        for s in ["bbb", "sp"].iter().chain(secpb_presets().iter()).chain(BMF.iter()) {
-            add(s, 32);
-        }
-        for &n in SIZES.iter().filter(|&&n| n != 32) {
-            add("bbb", n);
-            add("cm", n);
-        }
-        if w.persistent.is_some() {
-            let all = workload.replace(&format!("#persistent={MAIN_POLICY}"), "#persistent=all");
-            for s in ["bbb", "sp"].iter().chain(secpb_presets().iter()) {
+        let points = if w.points.is_empty() { vec![(w.workload.clone(), 1.0)] } else { w.points.clone() };
+        for (workload, weight) in points {
+            let ooo = w.persistent.is_some();
+            let mut add = |s: &str, entries: u32| {
                 specs.push(Spec {
-                    scheme: s.to_string(),
+                    scheme: s.into(),
                     label: w.label.clone(),
-                    workload: all.clone(),
-                    entries: 32,
-                    all_persistent: true,
+                    workload: workload.clone(),
+                    entries,
+                    all_persistent: false,
                     ooo,
                     real_crypto: false,
                     weight,
-                });
+                })
+            };
+            for s in ["bbb", "sp"].iter().chain(secpb_presets().iter()).chain(BMF.iter()) {
+                add(s, 32);
+            }
+            for &n in SIZES.iter().filter(|&&n| n != 32) {
+                add("bbb", n);
+                add("cm", n);
+            }
+            if w.persistent.is_some() {
+                let all = workload.replace(&format!("#persistent={MAIN_POLICY}"), "#persistent=all");
+                for s in ["bbb", "sp"].iter().chain(secpb_presets().iter()) {
+                    specs.push(Spec {
+                        scheme: s.to_string(),
+                        label: w.label.clone(),
+                        workload: all.clone(),
+                        entries: 32,
+                        all_persistent: true,
+                        ooo,
+                        real_crypto: false,
+                        weight,
+                    });
+                }
             }
         }
-      }
     }
     // The VI-B worked example needs the gamess-like profile; a suite
     // without it gets one NoGap run of it beside the grid, outside the averages.
@@ -725,7 +731,8 @@ pub fn report(r: &Results) -> String {
             o,
             "**Core.** The programs run on the `ooo` core model (`core.model = \"ooo\"`): each instruction is scheduled by its register dependences, functional unit and branch prediction, from the instruction stream recorded with the trace (valgrind's own decoding of each instruction); its parameters are gem5's O3 defaults (`configs/` and `CoreConfig`). Generated workloads (the gamess-like profile) have no instruction stream and run the `interval` core, which issues non-memory instructions at the full width.\n"
         );
-        let _ = writeln!(o, "| program | package | instructions before its (first) region | regions | what it runs |\n|---|---|---|---|---|");
+        let _ =
+            writeln!(o, "| program | package | instructions before its (first) region | regions | what it runs |\n|---|---|---|---|---|");
         for s in &r.suite {
             let _ = writeln!(
                 o,

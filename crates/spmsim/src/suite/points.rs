@@ -96,14 +96,25 @@ impl PointsManifest {
     /// The workloads of the points, with their weights normalised to sum 1.
     pub fn workloads(&self, policy: &str) -> Vec<(String, f64)> {
         let total: f64 = self.points.iter().map(|p| p.weight).sum();
-        self.points.iter().map(|p| (format!("suite:{}@{}#persistent={policy}", self.program, p.label), p.weight / total.max(f64::MIN_POSITIVE))).collect()
+        self.points
+            .iter()
+            .map(|p| (format!("suite:{}@{}#persistent={policy}", self.program, p.label), p.weight / total.max(f64::MIN_POSITIVE)))
+            .collect()
     }
 }
 
 /// What the program's recording was made from, hashed with the tool's source.
 fn key_of(m: &Manifest) -> String {
     let mut h = Sha256::new();
-    let parts = serde_json::json!([m.packages, m.binary, m.valgrind, m.command, m.stdin, m.env, m.inputs.iter().map(|i| &i.sha256).collect::<Vec<_>>()]);
+    let parts = serde_json::json!([
+        m.packages,
+        m.binary,
+        m.valgrind,
+        m.command,
+        m.stdin,
+        m.env,
+        m.inputs.iter().map(|i| &i.sha256).collect::<Vec<_>>()
+    ]);
     h.update(parts.to_string().as_bytes());
     h.update(crate::trace::vgtool::SOURCE.as_bytes());
     h.finalize().iter().take(12).map(|b| format!("{b:02x}")).collect()
@@ -159,7 +170,13 @@ pub fn record(cache: &Path, m: &Manifest, choice: Choice, interval_size: u64, po
     let _ = std::fs::remove_dir_all(&work);
     let sums = sums?;
     if sums.len() < chosen.len() {
-        return Err(format!("{}: the program ended before point {} of {} (interval {})", m.program, sums.len() + 1, chosen.len(), chosen[sums.len()].0));
+        return Err(format!(
+            "{}: the program ended before point {} of {} (interval {})",
+            m.program,
+            sums.len() + 1,
+            chosen.len(),
+            chosen[sums.len()].0
+        ));
     }
     let points = chosen
         .into_iter()

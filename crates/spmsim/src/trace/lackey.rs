@@ -375,7 +375,10 @@ pub fn record(opts: &RecordOptions) -> Result<RecordSummary, String> {
     run.end(stopped || outcome.is_err(), opts)?;
     outcome?;
     if cap.p.instructions <= opts.skip {
-        return Err(format!("trace record: the program ran only {} instructions, not more than the {} to skip", cap.p.instructions, opts.skip));
+        return Err(format!(
+            "trace record: the program ran only {} instructions, not more than the {} to skip",
+            cap.p.instructions, opts.skip
+        ));
     }
     front.finish();
     cap.finish(&front, opts.skip, stopped)
@@ -439,7 +442,11 @@ pub fn record_windows(opts: &WindowOptions) -> Result<Vec<RecordSummary>, String
                 (Some("begin"), Some(w), Some(before)) if (w as usize) < opts.outs.len() => {
                     let w = w as usize;
                     let mut header = TraceHeader::new("spmtrace", AddressSpace::Virtual, false);
-                    header.source = format!("{} (window {w} of {}, valgrind spmtrace)", if opts.run.source.is_empty() { opts.run.program.join(" ") } else { opts.run.source.clone() }, opts.windows.len());
+                    header.source = format!(
+                        "{} (window {w} of {}, valgrind spmtrace)",
+                        if opts.run.source.is_empty() { opts.run.program.join(" ") } else { opts.run.source.clone() },
+                        opts.windows.len()
+                    );
                     header.persistent_ranges = opts.run.persistent_ranges.clone();
                     header.skipped_instructions = before;
                     header.stack_range = stack_range;
@@ -463,7 +470,9 @@ pub fn record_windows(opts: &WindowOptions) -> Result<Vec<RecordSummary>, String
                     break Ok(());
                 }
                 (Some("exit"), _, _) => {}
-                _ => break Err(format!("trace record: spmtrace printed `{}`, which this spmsim does not know", String::from_utf8_lossy(l))),
+                _ => {
+                    break Err(format!("trace record: spmtrace printed `{}`, which this spmsim does not know", String::from_utf8_lossy(l)))
+                }
             }
             continue;
         }
@@ -536,8 +545,11 @@ impl Capture {
 
     /// One line of lackey's format.
     fn feed(&mut self, l: &[u8], lineno: u64, front: &FrontEnd) -> Result<(), String> {
-        self.p.feed(l, &mut self.pending).map_err(|m| format!("trace record: valgrind output line {lineno}: {m} in `{}`", String::from_utf8_lossy(l)))?;
-        push_pcs(&mut self.p, &mut self.tracker, front, &mut self.iw).map_err(|e| format!("trace record: writing {}: {e}", self.insn_path.display()))?;
+        self.p
+            .feed(l, &mut self.pending)
+            .map_err(|m| format!("trace record: valgrind output line {lineno}: {m} in `{}`", String::from_utf8_lossy(l)))?;
+        push_pcs(&mut self.p, &mut self.tracker, front, &mut self.iw)
+            .map_err(|e| format!("trace record: writing {}: {e}", self.insn_path.display()))?;
         write_all(&mut self.w, &mut self.pending, &mut self.sum).map_err(|e| format!("trace record: writing {}: {e}", self.out.display()))
     }
 
@@ -546,7 +558,8 @@ impl Capture {
         // The instructions after the last access are part of the trace too, so
         // `trace info` counts what was recorded.
         self.p.finish(&mut self.pending);
-        write_all(&mut self.w, &mut self.pending, &mut self.sum).map_err(|e| format!("trace record: writing {}: {e}", self.out.display()))?;
+        write_all(&mut self.w, &mut self.pending, &mut self.sum)
+            .map_err(|e| format!("trace record: writing {}: {e}", self.out.display()))?;
         let mut sum = self.sum;
         sum.skipped_instructions = skip;
         sum.recorded_instructions = self.p.instructions - skip.min(self.p.instructions);
@@ -699,7 +712,10 @@ impl Valgrind {
         let status = self.child.wait().map_err(|e| format!("trace record: waiting for valgrind: {e}"))?;
         let tail = self.err_tail.join().unwrap_or_default();
         if !kill && !status.success() {
-            return Err(format!("trace record: `{}` under valgrind exited with {status}; its last output:\n{tail}", opts.program.join(" ")));
+            return Err(format!(
+                "trace record: `{}` under valgrind exited with {status}; its last output:\n{tail}",
+                opts.program.join(" ")
+            ));
         }
         Ok(())
     }

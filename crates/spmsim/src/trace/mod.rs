@@ -19,9 +19,9 @@ pub mod lackey;
 pub mod native;
 pub mod text;
 pub mod valgrind_stack;
+pub mod vex;
 #[cfg(unix)]
 pub mod vgtool;
-pub mod vex;
 
 pub use events::RecordEvents;
 pub use native::{NativeReader, NativeWriter};

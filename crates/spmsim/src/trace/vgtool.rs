@@ -23,9 +23,16 @@ use std::process::{Command, Stdio};
 pub const SOURCE: &str = include_str!("../../valgrind/spmtrace.c");
 
 /// Where valgrind keeps its tools and the core's preload library.
-const LIB_DIRS: [&str; 5] = ["/usr/libexec/valgrind", "/usr/lib/x86_64-linux-gnu/valgrind", "/usr/lib/valgrind", "/usr/local/libexec/valgrind", "/usr/local/lib/valgrind"];
+const LIB_DIRS: [&str; 5] = [
+    "/usr/libexec/valgrind",
+    "/usr/lib/x86_64-linux-gnu/valgrind",
+    "/usr/lib/valgrind",
+    "/usr/local/libexec/valgrind",
+    "/usr/local/lib/valgrind",
+];
 /// Where the core's static archives may be.
-const ARCHIVE_DIRS: [&str; 4] = ["/usr/lib/x86_64-linux-gnu/valgrind", "/usr/lib/valgrind", "/usr/local/lib/valgrind", "/usr/libexec/valgrind"];
+const ARCHIVE_DIRS: [&str; 4] =
+    ["/usr/lib/x86_64-linux-gnu/valgrind", "/usr/lib/valgrind", "/usr/local/lib/valgrind", "/usr/libexec/valgrind"];
 const INCLUDE_DIRS: [&str; 2] = ["/usr/include/valgrind", "/usr/local/include/valgrind"];
 
 /// A built tool, ready to run.
@@ -68,11 +75,14 @@ pub fn ensure(cache: &Path) -> Result<Tool, String> {
     let lib = std::env::var_os("SPMSIM_VALGRIND_LIB")
         .map(PathBuf::from)
         .or_else(|| first_with(&LIB_DIRS, "vgpreload_core-amd64-linux.so"))
-        .ok_or_else(|| format!("building spmtrace: no valgrind library folder (with vgpreload_core-amd64-linux.so) in {}", LIB_DIRS.join(", ")))?;
+        .ok_or_else(|| {
+            format!("building spmtrace: no valgrind library folder (with vgpreload_core-amd64-linux.so) in {}", LIB_DIRS.join(", "))
+        })?;
     let archives = first_with(&ARCHIVE_DIRS, "libcoregrind-amd64-linux.a")
         .ok_or_else(|| format!("building spmtrace: valgrind's libcoregrind-amd64-linux.a is in none of {}", ARCHIVE_DIRS.join(", ")))?;
-    let include = first_with(&INCLUDE_DIRS, "pub_tool_basics.h")
-        .ok_or_else(|| format!("building spmtrace: valgrind's tool headers (pub_tool_basics.h) are in none of {}", INCLUDE_DIRS.join(", ")))?;
+    let include = first_with(&INCLUDE_DIRS, "pub_tool_basics.h").ok_or_else(|| {
+        format!("building spmtrace: valgrind's tool headers (pub_tool_basics.h) are in none of {}", INCLUDE_DIRS.join(", "))
+    })?;
     let mut h = Sha256::new();
     for part in [SOURCE, &version, &lib.display().to_string(), &archives.display().to_string()] {
         h.update(part.as_bytes());
@@ -86,7 +96,9 @@ pub fn ensure(cache: &Path) -> Result<Tool, String> {
     }
     // Built in a folder of its own and renamed into place, so a tool
     // folder is complete or absent, whoever else builds at the same time.
-    let tmp = cache.join("valgrind-tool").join(format!(".{key}.{}.{:?}", std::process::id(), std::thread::current().id()).replace(['(', ')'], ""));
+    let tmp = cache
+        .join("valgrind-tool")
+        .join(format!(".{key}.{}.{:?}", std::process::id(), std::thread::current().id()).replace(['(', ')'], ""));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).map_err(|e| format!("building spmtrace: {}: {e}", tmp.display()))?;
     let built = build_into(&tmp, &lib, &archives, &include);
@@ -112,7 +124,17 @@ fn build_into(tmp: &Path, lib: &Path, archives: &Path, include: &Path) -> Result
     // The flags valgrind's own build gives an amd64 Linux tool.
     run(
         Command::new("cc")
-            .args(["-c", "-O2", "-m64", "-Wall", "-fno-strict-aliasing", "-fno-builtin", "-fno-stack-protector", "-fno-pie", "-fomit-frame-pointer"])
+            .args([
+                "-c",
+                "-O2",
+                "-m64",
+                "-Wall",
+                "-fno-strict-aliasing",
+                "-fno-builtin",
+                "-fno-stack-protector",
+                "-fno-pie",
+                "-fomit-frame-pointer",
+            ])
             .args(["-DVGA_amd64=1", "-DVGO_linux=1", "-DVGP_amd64_linux=1", "-DVGPV_amd64_linux_vanilla=1"])
             .arg(format!("-I{}", include.display()))
             .arg("-o")
@@ -123,7 +145,16 @@ fn build_into(tmp: &Path, lib: &Path, archives: &Path, include: &Path) -> Result
     // A static executable at the load address valgrind expects of a tool.
     run(
         Command::new("cc")
-            .args(["-m64", "-static", "-nodefaultlibs", "-nostartfiles", "-u", "_start", "-Wl,--build-id=none", "-Wl,-Ttext-segment=0x58000000"])
+            .args([
+                "-m64",
+                "-static",
+                "-nodefaultlibs",
+                "-nostartfiles",
+                "-u",
+                "_start",
+                "-Wl,--build-id=none",
+                "-Wl,-Ttext-segment=0x58000000",
+            ])
             .arg("-o")
             .arg(tmp.join("spmtrace-amd64-linux"))
             .arg(&obj)
@@ -141,7 +172,8 @@ fn build_into(tmp: &Path, lib: &Path, archives: &Path, include: &Path) -> Result
         if name.to_string_lossy().starts_with("spmtrace-") {
             continue;
         }
-        std::os::unix::fs::symlink(e.path(), tmp.join(&name)).map_err(|err| format!("building spmtrace: linking {}: {err}", e.path().display()))?;
+        std::os::unix::fs::symlink(e.path(), tmp.join(&name))
+            .map_err(|err| format!("building spmtrace: linking {}: {err}", e.path().display()))?;
     }
     Ok(())
 }
