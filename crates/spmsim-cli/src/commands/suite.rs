@@ -202,7 +202,7 @@ fn phases(a: &PhasesArgs) -> Result<ExitCode> {
             t0.elapsed().as_secs_f64()
         );
         let scratch = cache.join("suite").join("work").join(format!("phases-{}", p.name));
-        let ph = match suite::program_phases(m, a.interval, a.max_k, &scratch) {
+        let ph = match suite::program_phases(m, &cache, a.interval, a.max_k, &scratch) {
             Ok(ph) => ph,
             Err(e) => {
                 eprintln!("phases: {}: {e}", p.name);

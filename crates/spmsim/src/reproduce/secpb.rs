@@ -195,21 +195,14 @@ fn merge_points(parts: &[(RunRecord, f64)]) -> RunRecord {
     r.store_buffer_stall_cycles = per(&|p| p.store_buffer_stall_cycles);
     r.secpb_full_stall_cycles = per(&|p| p.secpb_full_stall_cycles);
     r.pcm_write_utilisation = wavg(&|p| p.pcm_write_utilisation);
-    for (get, set) in [
-        (&(|b: &crate::nvm::ByKind| b.data) as &dyn Fn(&crate::nvm::ByKind) -> u64, 0usize),
-        (&|b: &crate::nvm::ByKind| b.counter, 1),
-        (&|b: &crate::nvm::ByKind| b.mac, 2),
-        (&|b: &crate::nvm::ByKind| b.tree, 3),
-    ] {
-        let w = per(&|p| get(&p.nvm_writes));
-        let rd = per(&|p| get(&p.nvm_reads));
-        match set {
-            0 => (r.nvm_writes.data, r.nvm_reads.data) = (w, rd),
-            1 => (r.nvm_writes.counter, r.nvm_reads.counter) = (w, rd),
-            2 => (r.nvm_writes.mac, r.nvm_reads.mac) = (w, rd),
-            _ => (r.nvm_writes.tree, r.nvm_reads.tree) = (w, rd),
-        }
-    }
+    let by_kind = |of: &dyn Fn(&RunRecord) -> &crate::nvm::ByKind| crate::nvm::ByKind {
+        data: per(&|p| of(p).data),
+        counter: per(&|p| of(p).counter),
+        mac: per(&|p| of(p).mac),
+        tree: per(&|p| of(p).tree),
+    };
+    r.nvm_writes = by_kind(&|p| &p.nvm_writes);
+    r.nvm_reads = by_kind(&|p| &p.nvm_reads);
     r.mispredicts_pki = r.mispredicts_pki.map(|_| wavg(&|p| p.mispredicts_pki.unwrap_or(0.0)));
     r.notes = parts.iter().flat_map(|(p, _)| p.notes.iter().cloned()).fold(Vec::new(), |mut v, x| {
         if !v.contains(&x) {

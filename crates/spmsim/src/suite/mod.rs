@@ -667,7 +667,6 @@ pub fn record_suite(suite: &Suite, plan: &RecordPlan, progress: &(dyn Fn(Progres
     Ok(outcomes.into_iter().flatten().collect())
 }
 
-/// The manifests of the suite's programs that have a trace in `cache`.
 /// A cached program's recorded command, ready to run again in `work` (a
 /// fresh folder) rather than where it was recorded.
 pub fn rerun_options(m: &Manifest, work: &Path) -> crate::trace::lackey::RecordOptions {
@@ -683,18 +682,18 @@ pub fn rerun_options(m: &Manifest, work: &Path) -> crate::trace::lackey::RecordO
 
 /// Run a cached program's recorded command over its whole run under
 /// spmtrace, writing a basic-block vector every `interval` instructions
-/// (the inputs must be in the cache, as after `suite record`), and find
-/// its phases ([`phases::analyse`]). A multi-threaded program's threads
-/// count into one vector.
+/// (the inputs must be in `cache`, as after `suite record`; the tool is
+/// built there too), and find its phases ([`phases::analyse`]). A
+/// multi-threaded program's threads count into one vector.
 #[cfg(unix)]
-pub fn program_phases(m: &Manifest, interval: u64, max_k: usize, scratch: &Path) -> Result<phases::Phases, String> {
+pub fn program_phases(m: &Manifest, cache: &Path, interval: u64, max_k: usize, scratch: &Path) -> Result<phases::Phases, String> {
     let _ = std::fs::remove_dir_all(scratch);
     std::fs::create_dir_all(scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
     let bbv = scratch.join("bb.out");
     let cwd = scratch.join("work");
     std::fs::create_dir_all(&cwd).map_err(|e| format!("{}: {e}", cwd.display()))?;
     let opts = rerun_options(m, &cwd);
-    let tool = crate::trace::vgtool::ensure(&cache_dir())?;
+    let tool = crate::trace::vgtool::ensure(cache)?;
     let stdin = match &opts.stdin {
         Some(p) => std::process::Stdio::from(std::fs::File::open(p).map_err(|e| format!("stdin file {}: {e}", p.display()))?),
         None => std::process::Stdio::null(),
@@ -728,6 +727,7 @@ pub fn program_phases(m: &Manifest, interval: u64, max_k: usize, scratch: &Path)
     r
 }
 
+/// The manifests of the suite's programs that have a trace in `cache`.
 pub fn cached(suite: &Suite, cache: &Path) -> BTreeMap<String, Manifest> {
     suite
         .programs

@@ -14,7 +14,7 @@
 //! as workload `suite:<program>@<label>`; the choice and the recordings
 //! are in `<cache>/suite/<program>.<choice>.json`.
 
-use super::{cache_dir, Manifest};
+use super::Manifest;
 use crate::trace::lackey::RecordSummary;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -135,7 +135,7 @@ pub fn up_to_date(cache: &Path, m: &Manifest, choice: Choice, interval_size: u64
 pub fn record(cache: &Path, m: &Manifest, choice: Choice, interval_size: u64, point_instructions: u64) -> Result<PointsManifest, String> {
     let t0 = Instant::now();
     let work = cache.join("suite").join("work").join(format!("points-{}", m.program));
-    let ph = super::program_phases(m, interval_size, MAX_K, &work.join("phases"))?;
+    let ph = super::program_phases(m, cache, interval_size, MAX_K, &work.join("phases"))?;
     let mut chosen: Vec<(usize, f64, String)> = match choice {
         Choice::Single => vec![(ph.single, 1.0, "single".into())],
         Choice::All => ph.points.iter().map(|p| (p.interval, p.weight, format!("sp{}", p.interval))).collect(),
@@ -164,7 +164,7 @@ pub fn record(cache: &Path, m: &Manifest, choice: Choice, interval_size: u64, po
             .collect(),
         outs: outs.clone(),
         instructions: Some(point_instructions),
-        cache: cache_dir(),
+        cache: cache.to_path_buf(),
     };
     let sums = crate::trace::lackey::record_windows(&opts);
     let _ = std::fs::remove_dir_all(&work);

@@ -347,13 +347,9 @@ pub fn record(opts: &RecordOptions) -> Result<RecordSummary, String> {
     let mut front = FrontEnd::default();
     let limit = opts.instructions.map(|n| opts.skip + n);
     let mut stopped = false;
-    let mut lineno;
     let outcome: Result<(), String> = loop {
-        let l = match run.next_line() {
-            Ok(Some((n, l))) => {
-                lineno = n;
-                l
-            }
+        let (lineno, l) = match run.next_line() {
+            Ok(Some(x)) => x,
             Ok(None) => break Ok(()),
             Err(e) => break Err(e),
         };
@@ -424,14 +420,10 @@ pub fn record_windows(opts: &WindowOptions) -> Result<Vec<RecordSummary>, String
     let mut cap: Option<(usize, u64, Capture)> = None;
     let mut sums = Vec::new();
     let mut done = false;
-    let mut lineno;
     let stack_range = run.stack_range;
     let outcome: Result<(), String> = loop {
-        let l = match run.next_line() {
-            Ok(Some((n, l))) => {
-                lineno = n;
-                l
-            }
+        let (lineno, l) = match run.next_line() {
+            Ok(Some(x)) => x,
             Ok(None) => break Ok(()),
             Err(e) => break Err(e),
         };
