@@ -347,3 +347,19 @@ def test_a_warmup_runs_before_the_statistics_start():
     assert "warmup" not in spmsim.run(**SMALL).stats
     with pytest.raises(ValueError, match="warmup_instructions"):
         spmsim.run(**SMALL, warmup_instructions=-1)
+
+
+def test_bench_runs_its_cases_from_the_python_entry():
+    # bench starts each case in a process of its own; under the package the
+    # running executable is the interpreter, so the case must be started as
+    # `python -m spmsim`, not as the interpreter with spmsim's arguments.
+    out = subprocess.run(
+        [sys.executable, "-m", "spmsim", "bench", "--cases", "synthetic", "--instructions", "20000", "--repeat", "1", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    text = json.dumps(rows)
+    assert "bbb" in text and "cobcm" in text, text

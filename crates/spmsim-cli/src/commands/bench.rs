@@ -217,6 +217,20 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let exe = std::env::current_exe().context("finding the spmsim binary")?;
+    // Each case runs in a process of its own (its peak memory is its own).
+    // Under the Python package the running executable is the interpreter,
+    // not spmsim: start the package again with the same interpreter.
+    let self_command = || {
+        let named_spmsim = exe.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("spmsim"));
+        match std::env::var_os("SPMSIM_PYTHON") {
+            Some(py) if !named_spmsim => {
+                let mut c = Command::new(py);
+                c.args(["-m", "spmsim"]);
+                c
+            }
+            _ => Command::new(&exe),
+        }
+    };
     let mut results = Vec::new();
     let mut skipped = Vec::new();
     for case in Case::cases(a.cases) {
@@ -231,7 +245,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
             if !a.json {
                 eprintln!("running {spec} ({} instructions, run {k} of {})...", a.instructions, a.repeat);
             }
-            let out = Command::new(&exe).args(["bench", "--case", &spec, "--instructions", &a.instructions.to_string()]).output()?;
+            let out = self_command().args(["bench", "--case", &spec, "--instructions", &a.instructions.to_string()]).output()?;
             if !out.status.success() {
                 bail!("bench case {spec} failed: {}", String::from_utf8_lossy(&out.stderr));
             }
