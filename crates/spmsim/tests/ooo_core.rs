@@ -108,3 +108,38 @@ fn a_missing_stream_or_a_generated_workload_is_a_clear_error() {
     let e = load_preset("bbb", &["core.model=ooo".to_string(), "core.rob_entries=4096".to_string()]).unwrap_err().to_string();
     assert!(e.contains("core.rob_entries"), "{e}");
 }
+
+/// A trace of `N` independent 8-byte loads at `addr` (always the same
+/// line, so every one after the first hits in L1), and its stream.
+fn loads(name: &str, addr: u64) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("spmsim-ooo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(format!("{name}.trace"));
+    let mut w = NativeWriter::create(&p, &TraceHeader::new("test", AddressSpace::Virtual, false)).unwrap();
+    for _ in 0..N {
+        w.write(&TraceRecord::mem(spmsim::workload::Op::Load, addr, 8)).unwrap();
+    }
+    w.finish().unwrap();
+    let mut s = InsnWriter::create(&path_for(&p)).unwrap();
+    for _ in 0..N {
+        s.write(&Insn { class: FuClass::Load, ..Insn::default() }).unwrap();
+    }
+    s.finish(0).unwrap();
+    p
+}
+
+#[test]
+fn a_load_split_at_a_block_boundary_retires_once() {
+    // The same loads, whole (at 0) and straddling two blocks (at 60, two
+    // pieces): both run at nearly the issue width, at the same rate, since
+    // one instruction takes one retire slot and one load-queue entry
+    // however many blocks it touches (two slots each would halve it).
+    let whole = run(&loads("whole-loads", 0), &[]);
+    let split = run(&loads("split-loads", 60), &[]);
+    assert_eq!(whole.roi.core.instructions, N);
+    assert_eq!(split.roi.core.instructions, N);
+    assert_eq!(split.roi.core.loads, 2 * N, "the split loads are two block accesses each");
+    assert!(whole.roi.core.ipc > 3.5, "whole loads: ipc {}", whole.roi.core.ipc);
+    let (w, s) = (whole.roi.core.ipc, split.roi.core.ipc);
+    assert!((s - w).abs() / w < 0.02, "split loads: ipc {s}, whole loads {w}");
+}

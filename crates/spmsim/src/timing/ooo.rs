@@ -63,6 +63,14 @@ pub struct OpenMemop {
     /// A branch that reads or writes memory (`ret`, `call`, `jmp *mem`),
     /// resolved when the access completes; `None` once resolved.
     pub branch: Option<Insn>,
+    /// Once its first block piece has finished: (its completion, its
+    /// retirement, the retire slots before it), so that later pieces of
+    /// the same instruction (an access split at a block boundary, a `rep`
+    /// instruction's iterations) move its one retirement rather than take
+    /// another.
+    pub finished: Option<(u64, u64, u64)>,
+    /// It holds a load-queue entry.
+    pub in_lq: bool,
 }
 
 pub struct Ooo {
@@ -225,27 +233,57 @@ impl Ooo {
         let (i, _d, addr, data, ins) = self.dispatch_one(true);
         let extra = self.latency(ins.class);
         let branch = (ins.branch != BranchKind::None).then_some(ins);
-        self.open = Some(OpenMemop { index: i, issue: addr, data_ready: data, extra, branch });
+        self.open = Some(OpenMemop { index: i, issue: addr, data_ready: data, extra, branch, finished: None, in_lq: false });
         // Its result is not known yet: consumers wait at least this long.
         self.done[(i as usize) % RING] = u64::MAX / 4;
         addr
     }
 
-    /// The open memory instruction completes its result at `done` and
-    /// retires in order.
+    /// A block piece of the open memory instruction completes at `done`;
+    /// the instruction completes with its last piece and retires once, in
+    /// order. Returns its retirement so far.
     pub fn finish_memop(&mut self, done: u64, last_retire: &mut u64, load: bool) -> u64 {
-        let Some(m) = &mut self.open else { return done.max(*last_retire) };
+        let Some(mut m) = self.open else { return done.max(*last_retire) };
         let i = m.index;
         if let Some(b) = m.branch.take() {
             self.resolve_branch(&b, done);
         }
-        let r = self.finish(i, done, last_retire);
+        let r = match m.finished {
+            None => {
+                let before = self.ret_slots;
+                let r = self.finish(i, done, last_retire);
+                m.finished = Some((done, r, before));
+                r
+            }
+            Some((d0, r0, before)) => {
+                // A later piece: the retirement moves to its completion,
+                // with the one slot the first piece took.
+                let done = done.max(d0);
+                let r = r0.max(done);
+                if r > r0 {
+                    self.ret_slots = before.max(r * self.width) + 1;
+                }
+                m.finished = Some((done, r, before));
+                self.done[(i as usize) % RING] = done;
+                self.retired[(i as usize) % RING] = r;
+                let r = r.max(*last_retire);
+                *last_retire = r;
+                r
+            }
+        };
         if load {
-            self.loads.push_back(r);
-            if self.loads.len() > self.lq {
-                self.loads.pop_front();
+            if m.in_lq {
+                let back = self.loads.back_mut().expect("the instruction's load-queue entry");
+                *back = (*back).max(r);
+            } else {
+                m.in_lq = true;
+                self.loads.push_back(r);
+                if self.loads.len() > self.lq {
+                    self.loads.pop_front();
+                }
             }
         }
+        self.open = Some(m);
         r
     }
 
