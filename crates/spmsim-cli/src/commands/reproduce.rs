@@ -1,7 +1,6 @@
 use anyhow::{anyhow, Result};
 use clap::Subcommand;
 use spmsim::reproduce::secpb;
-use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -42,14 +41,19 @@ pub enum ReproduceCmd {
 
 /// The recorded suite, recording what the cache lacks first (the same
 /// code path as `spmsim suite record`, at least
-/// `suite::DEFAULT_INSTRUCTIONS` per program).
+/// `suite::DEFAULT_INSTRUCTIONS` per program), then the programs'
+/// simulation points unless `regions` is `startup`.
 fn recorded_suite(instructions: u64, programs: Option<PathBuf>, regions: &str) -> Result<Vec<secpb::SuiteEntry>> {
     use spmsim::suite;
     let path = programs.unwrap_or_else(suite::programs::default_path);
     let s = suite::Suite::load(&path).map_err(|e| anyhow!(e))?;
     let cache = suite::cache_dir();
-    let mut plan = suite::RecordPlan::new(cache.clone(), instructions.max(suite::DEFAULT_INSTRUCTIONS));
-    plan.accept_at_least = Some(instructions);
+    // At simulation points the start-up window is only the fallback for a
+    // program whose points cannot be recorded, so it keeps the suite's
+    // default length rather than being recorded again at a full run's.
+    let startup = if regions == "startup" { instructions } else { instructions.min(suite::DEFAULT_INSTRUCTIONS) };
+    let mut plan = suite::RecordPlan::new(cache.clone(), startup.max(suite::DEFAULT_INSTRUCTIONS));
+    plan.accept_at_least = Some(startup);
     let outcomes = super::suite::record(&s, &plan)?;
     let failed: Vec<&suite::Outcome> = outcomes.iter().filter(|o| matches!(o.status, suite::Status::Failed(_))).collect();
     if outcomes.iter().any(|o| matches!(o.status, suite::Status::Recorded)) || !failed.is_empty() {
@@ -67,7 +71,10 @@ fn recorded_suite(instructions: u64, programs: Option<PathBuf>, regions: &str) -
         let ms: Vec<suite::Manifest> = suite::cached(&s, &cache).into_values().collect();
         for (name, r) in super::suite::record_points(&cache, &ms, c, interval, instructions, false) {
             if let Err(e) = r {
-                eprintln!("warning: {name} runs at its start-up window: its points could not be recorded: {e}");
+                eprintln!(
+                    "warning: {name} runs at its start-up window ({} M instructions at most): its points could not be recorded: {e}",
+                    startup / 1_000_000
+                );
                 let _ = std::fs::remove_file(suite::points::PointsManifest::path(&cache, &name, c));
             }
         }
@@ -91,22 +98,14 @@ pub fn run(cmd: ReproduceCmd) -> Result<ExitCode> {
             let n = instructions.unwrap_or(if quick { 5_000_000 } else { 100_000_000 });
             let regions = regions.unwrap_or_else(|| if quick { "single" } else { "simpoints" }.into());
             let suite = if builtin { secpb::builtin_suite() } else { recorded_suite(n, programs, &regions)? };
-            let tty = std::io::stderr().is_terminal();
+            let bar = crate::progress::Progress::new("reproduce secpb", "runs", 0);
+            let runs = std::sync::atomic::AtomicU64::new(0);
             let progress = |done: usize, total: usize, what: &str| {
-                let width = 30;
-                let filled = done * width / total;
-                if tty {
-                    eprint!("\r[{}{}] {done}/{total} {what:<40}", "#".repeat(filled), ".".repeat(width - filled));
-                    let _ = std::io::stderr().flush();
-                } else if done * 10 / total != (done - 1) * 10 / total {
-                    // Logs get one line per tenth of the runs.
-                    eprintln!("[{}{}] {done}/{total}", "#".repeat(filled), ".".repeat(width - filled));
-                }
+                runs.store(total as u64, std::sync::atomic::Ordering::Relaxed);
+                bar.update(done as u64, total as u64, what)
             };
             let mut r = secpb::run(&suite, n, seed, quick, progress).map_err(|e| anyhow!(e))?;
-            if tty {
-                eprintln!();
-            }
+            bar.finish(runs.into_inner());
             (r.battery_markdown, r.battery_rows) = super::battery_report();
             secpb::write(&r, &out).map_err(|e| anyhow!(e))?;
             for c in &r.table4 {
