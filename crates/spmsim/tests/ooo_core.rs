@@ -143,3 +143,22 @@ fn a_load_split_at_a_block_boundary_retires_once() {
     let (w, s) = (whole.roi.core.ipc, split.roi.core.ipc);
     assert!((s - w).abs() / w < 0.02, "split loads: ipc {s}, whole loads {w}");
 }
+
+#[test]
+fn a_synthetic_profile_runs_on_a_borrowed_instruction_stream() {
+    // The profile's stores on a dependence chain: the chain, not the issue
+    // width, sets bbb's IPC; on independent instructions it is near the width.
+    let cfg = load_preset("bbb", &["core.model=ooo".to_string()]).unwrap();
+    let on = |p: &std::path::Path| {
+        let w = WorkloadKind::parse(&format!("synthetic:ppti=20,nwpe=2,footprint_mib=1,insns={}", p.display())).unwrap();
+        simulate(&cfg, &w, N, 1).unwrap()
+    };
+    let chained = on(&trace("borrowed-chain", chain(FuClass::IntAlu)));
+    assert!(chained.roi.core.ooo.is_some(), "the ooo model scheduled it");
+    assert!(chained.roi.core.ipc < 1.2, "a chain: ipc {}", chained.roi.core.ipc);
+    let free = on(&trace("borrowed-indep", |_| Insn::default()));
+    assert!(free.roi.core.ipc > 3.0, "independent: ipc {}", free.roi.core.ipc);
+    // Without a stream the profile cannot run on the ooo core, and says how.
+    let e = simulate(&cfg, &WorkloadKind::parse("synthetic:ppti=20").unwrap(), 1000, 1).unwrap_err();
+    assert!(e.contains("core.model") && e.contains("insns="), "{e}");
+}

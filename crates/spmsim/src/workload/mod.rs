@@ -423,9 +423,19 @@ impl WorkloadKind {
     /// The instruction stream the `ooo` core model schedules, which only
     /// a trace recorded by `spmsim trace record` has beside it.
     pub fn instruction_stream(&self) -> Result<std::path::PathBuf, String> {
+        if let WorkloadKind::Synthetic(SyntheticParams { insns: Some(trace), .. }) = self {
+            let p = crate::trace::insn::path_for(std::path::Path::new(trace));
+            if !p.exists() {
+                return Err(format!(
+                    "synthetic workload: insns={trace}: no instruction stream {} beside it (a trace recorded by `spmsim trace record` has one)",
+                    p.display()
+                ));
+            }
+            return Ok(p);
+        }
         let WorkloadKind::Trace(t) = self else {
             return Err(format!(
-                "core.model = \"ooo\" needs the instruction stream of a recorded program; the generated workload `{}` has none (use core.model = \"interval\")",
+                "core.model = \"ooo\" needs the instruction stream of a recorded program; the generated workload `{}` has none (use core.model = \"interval\", or give a synthetic profile the stream of a recorded trace with insns=TRACE)",
                 self.name()
             ));
         };

@@ -26,6 +26,11 @@
 //!   each store brings (1 - w) / w loads that read the stream's next blocks
 //!   (visits of their own, so stride and reuse apply to them too), taken
 //!   out of the instructions between stores so that `ppti` still holds.
+//! - `insns`: a recorded trace whose instruction stream (`TRACE.insn`) the
+//!   `ooo` core schedules beside the profile's events: the profile's
+//!   stores and loads, on a real program's register dependences,
+//!   functional units and branches (issue 13). Without it the profile has
+//!   no instructions to schedule and runs only on the `interval` core.
 //!
 //! Stores per block (`nwpe`) and stores per 1000 instructions (`ppti`) set
 //! the two quantities SecPB's overheads follow (VI-B); everything here is a
@@ -51,6 +56,8 @@ pub struct SyntheticParams {
     pub reuse_fraction: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub write_fraction: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub insns: Option<String>,
 }
 
 impl Default for SyntheticParams {
@@ -65,12 +72,14 @@ impl Default for SyntheticParams {
             reuse_distance: None,
             reuse_fraction: None,
             write_fraction: None,
+            insns: None,
         }
     }
 }
 
 /// The keys [`SyntheticParams::parse`] accepts.
-pub const SYNTHETIC_KEYS: &str = "ppti, nwpe, footprint_mib, loads_pti, miss_pti, stride, reuse_distance, reuse_fraction, write_fraction";
+pub const SYNTHETIC_KEYS: &str =
+    "ppti, nwpe, footprint_mib, loads_pti, miss_pti, stride, reuse_distance, reuse_fraction, write_fraction, insns";
 
 impl SyntheticParams {
     pub fn name(&self) -> String {
@@ -90,6 +99,9 @@ impl SyntheticParams {
         if let Some(x) = self.write_fraction {
             s += &format!(",write_fraction={x}");
         }
+        if let Some(x) = &self.insns {
+            s += &format!(",insns={x}");
+        }
         s
     }
 
@@ -99,6 +111,13 @@ impl SyntheticParams {
         let body = s.strip_prefix("synthetic").unwrap_or(s).trim_start_matches(':');
         for kv in body.split(',').filter(|x| !x.is_empty()) {
             let (k, v) = kv.split_once('=').ok_or_else(|| format!("synthetic workload: `{kv}` is not key=value"))?;
+            if k == "insns" {
+                if v.is_empty() {
+                    return Err("synthetic workload: `insns` wants the path of a recorded trace".into());
+                }
+                p.insns = Some(v.to_string());
+                continue;
+            }
             let num: f64 = v.parse().map_err(|_| format!("synthetic workload: `{k}` wants a number, got `{v}`"))?;
             let whole = |what: &str| -> Result<u64, String> {
                 if num.fract() == 0.0 && (1.0..1e15).contains(&num) {
