@@ -175,6 +175,26 @@ fn windows_record_the_program_where_asked() {
     let l = info(&lk);
     let per_k = |v: &serde_json::Value, k: &str| count(v, k) as f64 * 1000.0 / count(v, "instructions") as f64;
     assert!((per_k(&l, "stores") - per_k(&w0, "stores")).abs() < 2.0, "lackey {l} vs spmtrace {w0}");
+    // A cap on the instructions per window: the trace stops there, and
+    // the run ends with the last window rather than the program.
+    let capped = d.join("c.trace");
+    let (code, _, err) = spmsim(&[
+        "trace",
+        "record",
+        "--windows",
+        "500000+90000",
+        "--instructions",
+        "30000",
+        "-o",
+        capped.to_str().unwrap(),
+        "--",
+        bin.to_str().unwrap(),
+        "400000",
+    ]);
+    assert_eq!(code, 0, "trace record --windows --instructions failed: {err}");
+    let c = info(&d.join("c.w0.trace"));
+    assert_eq!(count(&c, "instructions"), 30_000, "{c}");
+    assert!((per_k(&c, "stores") - per_k(&w0, "stores")).abs() < 2.0, "capped {c} vs uncapped {w0}");
     // Windows must ascend.
     let (code, _, err) = spmsim(&["trace", "record", "--windows", "5000+10,100+10", "-o", out.to_str().unwrap(), "--", "/bin/true"]);
     assert_ne!(code, 0);

@@ -37,9 +37,11 @@ pub struct RecordArgs {
     /// as valgrind counts them (each `rep` iteration is one), comma
     /// separated, ascending; the program runs at valgrind's own speed in
     /// between (spmsim's `spmtrace` tool, built on first use). Window i
-    /// goes to OUTPUT with `.w<i>` before its extension. Not with --skip
-    /// or --instructions.
-    #[arg(long, value_name = "S+L,...", conflicts_with_all = ["skip", "instructions"])]
+    /// goes to OUTPUT with `.w<i>` before its extension. Not with --skip;
+    /// with --instructions, each window's trace stops at that many
+    /// architectural instructions (a `rep` counted once), and the program
+    /// is stopped once the last window's is full.
+    #[arg(long, value_name = "S+L,...", conflicts_with_all = ["skip"])]
     pub windows: Option<String>,
     #[arg(short = 'o', long = "output")]
     pub out: PathBuf,
@@ -199,7 +201,7 @@ fn record_windows(a: &RecordArgs, w: &str, ranges: Vec<(u64, u64)>) -> Result<Ex
         run: trace::lackey::RecordOptions { program: a.program.clone(), persistent_ranges: ranges, ..Default::default() },
         windows: windows.clone(),
         outs: outs.clone(),
-        instructions: None,
+        instructions: a.instructions,
         cache: spmsim::suite::cache_dir(),
     };
     let sums = trace::lackey::record_windows(&opts).map_err(|e| anyhow!(e))?;

@@ -122,7 +122,7 @@ pub struct Manifest {
     pub record_seconds: f64,
 }
 
-pub const MANIFEST_FORMAT: &str = "spmsim-suite-manifest-1";
+pub const MANIFEST_FORMAT: &str = "spmsim-suite-manifest-2";
 
 impl Manifest {
     pub fn load(path: &Path) -> Result<Manifest, String> {
@@ -477,7 +477,10 @@ fn record_job(job: &Job, plan: &RecordPlan, valgrind: &str, env: &BTreeMap<Strin
         persistent_ranges: Vec::new(),
         out: trace.clone(),
         source,
-        env: Vec::new(),
+        // The suite's fixed environment alone: a recording must not
+        // depend on the shell or on where spmsim was started from.
+        env: env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        isolated: true,
     };
     let t0 = Instant::now();
     let sum = (plan.recorder.record)(&opts);
@@ -676,6 +679,7 @@ pub fn rerun_options(m: &Manifest, work: &Path) -> crate::trace::lackey::RecordO
         cwd: Some(work.to_path_buf()),
         stdin: m.stdin.as_ref().map(PathBuf::from),
         env: m.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        isolated: true,
         ..Default::default()
     }
 }
@@ -698,14 +702,14 @@ pub fn program_phases(m: &Manifest, cache: &Path, interval: u64, max_k: usize, s
         Some(p) => std::process::Stdio::from(std::fs::File::open(p).map_err(|e| format!("stdin file {}: {e}", p.display()))?),
         None => std::process::Stdio::null(),
     };
-    let out = tool
-        .command()
-        .arg(format!("--bbv-interval={interval}"))
+    let mut cmd = tool.command();
+    cmd.arg(format!("--bbv-interval={interval}"))
         .arg(format!("--bbv-out={}", bbv.display()))
         .arg("--log-fd=2")
         .args(&opts.program)
-        .current_dir(&cwd)
-        .envs(opts.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&cwd);
+    crate::trace::lackey::program_env(&mut cmd, &opts.env, opts.isolated, Some(&cwd));
+    let out = cmd
         .stdin(stdin)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())

@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-pub const POINTS_FORMAT: &str = "spmsim-suite-points-1";
+pub const POINTS_FORMAT: &str = "spmsim-suite-points-2";
 
 /// Largest number of phases tried (SimPoint's usual maximum is 10).
 pub const MAX_K: usize = 10;

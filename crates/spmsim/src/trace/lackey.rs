@@ -302,8 +302,32 @@ pub struct RecordOptions {
     pub out: PathBuf,
     /// Free text stored in the trace header.
     pub source: String,
-    /// Environment variables set for the program (beside the inherited ones).
+    /// Environment variables set for the program (beside the inherited
+    /// ones, unless `isolated`).
     pub env: Vec<(String, String)>,
+    /// Run the program in `env` alone (with a fixed PATH and HOME, the
+    /// working folder), not in spmsim's own environment: the bytes of the
+    /// environment sit on the program's stack, so an inherited one (the
+    /// shell's, the path spmsim was started from) would move the stack's
+    /// addresses from one recording to the next.
+    pub isolated: bool,
+}
+
+/// Give `cmd` the program's environment: `env` over spmsim's own, or, when
+/// `isolated`, `env` with a fixed PATH and HOME (the working folder) alone;
+/// variables `cmd` already sets for valgrind itself are kept.
+pub fn program_env(cmd: &mut std::process::Command, env: &[(String, String)], isolated: bool, cwd: Option<&Path>) {
+    if isolated {
+        let own: Vec<(std::ffi::OsString, std::ffi::OsString)> =
+            cmd.get_envs().filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))).collect();
+        cmd.env_clear();
+        cmd.env("PATH", "/usr/local/bin:/usr/bin:/bin");
+        if let Some(d) = cwd {
+            cmd.env("HOME", d);
+        }
+        cmd.envs(own);
+    }
+    cmd.envs(env.iter().map(|(k, v)| (k, v)));
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -480,6 +504,12 @@ pub fn record_windows(opts: &WindowOptions) -> Result<Vec<RecordSummary>, String
                     if let Err(e) = close_window(&mut front, before, c, &mut sums) {
                         break Err(e);
                     }
+                    if sums.len() == opts.windows.len() {
+                        // The last window is full: nothing after it is
+                        // recorded, so the program need not run on.
+                        done = true;
+                        break Ok(());
+                    }
                     continue;
                 }
             }
@@ -614,7 +644,7 @@ impl Valgrind {
         if let Some(d) = &opts.cwd {
             cmd.current_dir(d);
         }
-        cmd.envs(opts.env.iter().map(|(k, v)| (k, v)));
+        program_env(&mut cmd, &opts.env, opts.isolated, opts.cwd.as_deref());
         let stdin = match &opts.stdin {
             Some(p) => Stdio::from(std::fs::File::open(p).map_err(|e| format!("trace record: stdin file {}: {e}", p.display()))?),
             None => Stdio::null(),
@@ -764,6 +794,25 @@ fn push_pcs(p: &mut Parser, t: &mut InsnTracker, front: &FrontEnd, w: &mut InsnW
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn an_isolated_program_sees_only_its_own_environment() {
+        let run = |isolated: bool| {
+            let mut cmd = std::process::Command::new("/usr/bin/env");
+            cmd.env("VALGRIND_LIB", "/lib/tool");
+            program_env(&mut cmd, &[("LC_ALL".into(), "C".into())], isolated, Some(Path::new("/work/x")));
+            let out = cmd.output().expect("/usr/bin/env runs");
+            let mut v: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(String::from).collect();
+            v.sort();
+            v
+        };
+        assert_eq!(run(true), ["HOME=/work/x", "LC_ALL=C", "PATH=/usr/local/bin:/usr/bin:/bin", "VALGRIND_LIB=/lib/tool"]);
+        // Not isolated: spmsim's own environment comes along (cargo sets
+        // CARGO_PKG_NAME for a test run).
+        let inherited = run(false);
+        assert!(inherited.iter().any(|l| l.starts_with("CARGO_PKG_NAME=")) && inherited.contains(&"LC_ALL=C".to_string()), "{inherited:?}");
+    }
 
     fn records(text: &str, skip: u64) -> Vec<TraceRecord> {
         let mut p = Parser { skip, ..Parser::default() };
