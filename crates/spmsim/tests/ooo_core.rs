@@ -158,6 +158,14 @@ fn a_synthetic_profile_runs_on_a_borrowed_instruction_stream() {
     assert!(chained.roi.core.ipc < 1.2, "a chain: ipc {}", chained.roi.core.ipc);
     let free = on(&trace("borrowed-indep", |_| Insn::default()));
     assert!(free.roi.core.ipc > 3.0, "independent: ipc {}", free.roi.core.ipc);
+    // A borrowed stream shorter than the run ends the run, with a note.
+    let p = trace("borrowed-short", |_| Insn::default());
+    let w = WorkloadKind::parse(&format!("synthetic:ppti=20,nwpe=2,footprint_mib=1,insns={}", p.display())).unwrap();
+    let s = simulate(&cfg, &w, 2 * N, 1).unwrap();
+    // It stops with the event in which the stream ran out (a store and
+    // its gap of about 50 instructions at this PPTI).
+    assert!((N..N + 100).contains(&s.roi.core.instructions), "{} instructions", s.roi.core.instructions);
+    assert!(s.workload_notes.iter().any(|n| n.contains("insns=") && n.contains("stopped")), "{:?}", s.workload_notes);
     // Without a stream the profile cannot run on the ooo core, and says how.
     let e = simulate(&cfg, &WorkloadKind::parse("synthetic:ppti=20").unwrap(), 1000, 1).unwrap_err();
     assert!(e.contains("core.model") && e.contains("insns="), "{e}");

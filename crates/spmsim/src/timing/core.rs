@@ -84,6 +84,12 @@ impl Core {
         self.ooo.as_ref().map(|o| o.stats)
     }
 
+    /// A borrowed instruction stream has ended (the run ends with it).
+    #[inline]
+    pub fn ooo_exhausted(&self) -> bool {
+        self.ooo.as_ref().is_some_and(|o| o.exhausted)
+    }
+
     /// The instruction stream's first fault, if any (the run fails with it).
     pub fn ooo_error(&self) -> Option<&str> {
         self.ooo.as_ref().and_then(|o| o.error.as_deref())

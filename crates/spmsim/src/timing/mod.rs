@@ -152,7 +152,8 @@ impl TimingSim {
         if cfg.core.model == crate::config::CoreModel::Ooo {
             let path = workload.instruction_stream()?;
             let reader = crate::trace::insn::InsnReader::open(&path).map_err(|e| e.to_string())?;
-            sim.core.set_ooo(ooo::Ooo::new(&cfg.core, reader));
+            let borrowed = matches!(workload, crate::workload::WorkloadKind::Synthetic(_));
+            sim.core.set_ooo(ooo::Ooo::new(&cfg.core, reader, borrowed));
         }
         Ok(sim)
     }
@@ -319,6 +320,11 @@ impl TimingSim {
                 self.end_warmup().map_err(|e| SimError::Failed(format!("the last store of the warm-up: integrity check failed: {e}")))?;
             }
             self.apply(&ev).map_err(|e| SimError::Failed(format!("event {} ({}): integrity check failed: {e}", i + 1, ev.describe())))?;
+            if self.core.ooo_exhausted() {
+                // A synthetic profile's borrowed stream ran out: the run
+                // ends here (simulate_after_warmup notes it).
+                break;
+            }
         }
         if let Some(e) = self.core.ooo_error() {
             return Err(SimError::Invalid(format!("core.model = \"ooo\": {e}")));
@@ -406,8 +412,15 @@ pub fn simulate_after_warmup(
             "the workload ended after {ran} instructions, within the warm-up of {warmup} (--warmup-instructions); no region of interest is left"
         )));
     }
+    let exhausted = sim.core.ooo_exhausted();
     let mut s = sim.finish();
     s.workload_notes = stream.notes();
+    if exhausted {
+        s.workload_notes.push(format!(
+            "the borrowed instruction stream (insns=) ended after {} instructions, so the run stopped there, short of the {instructions} asked for",
+            s.roi.core.instructions
+        ));
+    }
     s.workload = workload.name();
     s.seed = seed;
     Ok(s)

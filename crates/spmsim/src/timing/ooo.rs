@@ -75,6 +75,11 @@ pub struct OpenMemop {
 
 pub struct Ooo {
     reader: InsnReader,
+    /// The stream is another workload's (a synthetic profile's `insns=`):
+    /// its end ends the run rather than failing it.
+    borrowed: bool,
+    /// A borrowed stream has ended.
+    pub exhausted: bool,
     /// The first fault of the stream (a damaged or short file): the run
     /// fails with it.
     pub error: Option<String>,
@@ -104,7 +109,7 @@ fn class_index(c: FuClass) -> usize {
 }
 
 impl Ooo {
-    pub fn new(c: &CoreConfig, reader: InsnReader) -> Self {
+    pub fn new(c: &CoreConfig, reader: InsnReader, borrowed: bool) -> Self {
         let o = &c.ooo;
         let no_unit = FuPool { count: 1, latency: 1, issue_interval: 0 };
         let pools: Vec<FuPool> = FuClass::ALL
@@ -122,6 +127,8 @@ impl Ooo {
             .collect();
         Ooo {
             reader,
+            borrowed,
+            exhausted: false,
             error: None,
             width: c.issue_width as u64,
             rob: c.rob_entries as u64,
@@ -143,9 +150,10 @@ impl Ooo {
     }
 
     fn next(&mut self) -> Insn {
-        if self.error.is_none() {
+        if self.error.is_none() && !self.exhausted {
             match self.reader.next_insn() {
                 Ok(Some(i)) => return i,
+                Ok(None) if self.borrowed => self.exhausted = true,
                 Ok(None) => {
                     self.error = Some(format!(
                         "the instruction stream ends after {} instructions, before the trace does (record the trace again)",
