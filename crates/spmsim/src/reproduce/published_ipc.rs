@@ -80,7 +80,7 @@ impl PublishedIpc {
         }
         if !ratios.is_empty() {
             let g = super::geomean(&ratios);
-            let (lo, hi) = ratios.iter().fold((f64::INFINITY, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+            let (lo, hi) = super::range(&ratios);
             let _ = writeln!(
                 o,
                 "\nOver these {} programs our baseline runs at {g:.2} times the {} IPC (geometric mean; {lo:.2} to {hi:.2}).",

@@ -885,9 +885,8 @@ pub fn report(r: &Results) -> String {
         for (p, b, n) in &on_streams {
             let _ = writeln!(o, "| {p} | {b:.2} | {n:.3} |");
         }
-        let range = |v: Vec<f64>| v.iter().cloned().fold((f64::INFINITY, 0.0f64), |(a, b), x| (a.min(x), b.max(x)));
-        let (bl, bh) = range(on_streams.iter().map(|x| x.1).collect());
-        let (nl, nh) = range(on_streams.iter().map(|x| x.2).collect());
+        let (bl, bh) = crate::reproduce::range(&on_streams.iter().map(|x| x.1).collect::<Vec<_>>());
+        let (nl, nh) = crate::reproduce::range(&on_streams.iter().map(|x| x.2).collect::<Vec<_>>());
         let _ = writeln!(
             o,
             "\nbbb runs at IPC {bl:.2}-{bh:.2} and NoGap at {nl:.3}-{nh:.3}: NoGap's IPC is set by its persist path, whatever the core.\n"
