@@ -104,7 +104,20 @@ pub fn run(cmd: ReproduceCmd) -> Result<ExitCode> {
                 runs.store(total as u64, std::sync::atomic::Ordering::Relaxed);
                 bar.update(done as u64, total as u64, what)
             };
-            let mut r = secpb::run(&suite, n, seed, quick, progress).map_err(|e| anyhow!(e))?;
+            let mut r = match secpb::run(&suite, n, seed, quick, progress) {
+                Ok(r) => r,
+                Err(f) => {
+                    bar.finish(runs.into_inner());
+                    // Keep the finished runs before reporting the failure.
+                    if !f.completed.is_empty() {
+                        match secpb::write_partial(&f, &out) {
+                            Ok(()) => eprintln!("the {} finished runs are in {}", f.completed.len(), out.join("runs.csv").display()),
+                            Err(e) => eprintln!("warning: the finished runs could not be written: {e}"),
+                        }
+                    }
+                    return Err(anyhow!("reproduce secpb: {f}"));
+                }
+            };
             bar.finish(runs.into_inner());
             (r.battery_markdown, r.battery_rows) = super::battery_report();
             secpb::write(&r, &out).map_err(|e| anyhow!(e))?;

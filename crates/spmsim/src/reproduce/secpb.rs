@@ -288,6 +288,38 @@ pub struct NogapCheck {
     pub paper_nwpe: Option<f64>,
 }
 
+/// A reproduction that could not finish: the runs that failed, and the
+/// runs that had already finished, so that no computed result is lost
+/// ([`write_partial`] keeps them).
+#[derive(Debug)]
+pub struct Failure {
+    pub failed: Vec<String>,
+    pub completed: Vec<RunRecord>,
+}
+
+impl Failure {
+    fn before_any_run(message: String) -> Failure {
+        Failure { failed: vec![message], completed: Vec::new() }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.failed.len();
+        write!(f, "{n} run{} failed", if n == 1 { "" } else { "s" })?;
+        if !self.completed.is_empty() {
+            write!(f, " ({} finished)", self.completed.len())?;
+        }
+        for e in self.failed.iter().take(5) {
+            write!(f, "\n  {e}")?;
+        }
+        if n > 5 {
+            write!(f, "\n  ... and {} more", n - 5)?;
+        }
+        Ok(())
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Results {
     /// Runs outside every table that failed, and why (left out).
@@ -359,9 +391,10 @@ pub fn run<F: Fn(usize, usize, &str) + Sync>(
     seed: u64,
     quick: bool,
     progress: F,
-) -> Result<Results, String> {
-    let reference = Reference::load()?;
-    let published_ipc = if is_recorded(suite) { Some(super::published_ipc::PublishedIpc::load()?) } else { None };
+) -> Result<Results, Failure> {
+    let reference = Reference::load().map_err(Failure::before_any_run)?;
+    let published_ipc =
+        if is_recorded(suite) { Some(super::published_ipc::PublishedIpc::load().map_err(Failure::before_any_run)?) } else { None };
     let mut specs = Vec::new();
     for w in suite {
         let points = if w.points.is_empty() { vec![(w.workload.clone(), 1.0)] } else { w.points.clone() };
@@ -504,17 +537,19 @@ pub fn run<F: Fn(usize, usize, &str) + Sync>(
     // failure ends the reproduction.
     let optional = format!("{GAMESS_LIKE}@");
     let mut left_out = Vec::new();
-    let runs: Vec<RunRecord> = specs
-        .iter()
-        .zip(runs)
-        .filter_map(|(sp, r)| match r {
-            Err(e) if sp.label.starts_with(&optional) => {
-                left_out.push(e);
-                None
-            }
-            r => Some(r),
-        })
-        .collect::<Result<_, _>>()?;
+    let mut failed = Vec::new();
+    let mut completed = Vec::new();
+    for (sp, r) in specs.iter().zip(runs) {
+        match r {
+            Ok(r) => completed.push(r),
+            Err(e) if sp.label.starts_with(&optional) => left_out.push(e),
+            Err(e) => failed.push(e),
+        }
+    }
+    if !failed.is_empty() {
+        return Err(Failure { failed, completed });
+    }
+    let runs = completed;
     let real: Vec<RunRecord> = runs.iter().filter(|r| r.real_crypto).cloned().collect();
     // The parity sample compares like with like: the first point's own
     // timing-only run beside its real-crypto run.
@@ -987,6 +1022,19 @@ fn causes(r: &Results) -> Vec<String> {
     v
 }
 
+/// Keep what a failed reproduction computed: `runs.csv` with the runs that
+/// finished (one line per point, timing-only and real-crypto alike) and
+/// `failed.txt` with each failure. No table is written, since a table
+/// needs every one of its runs.
+pub fn write_partial(f: &Failure, dir: &Path) -> Result<(), String> {
+    let mut files = crate::output::ResultFiles::new(dir).map_err(|e| e.to_string())?;
+    files.add("runs.csv", runs_csv(&f.completed).as_bytes()).map_err(|e| e.to_string())?;
+    let mut failed = f.failed.join("\n");
+    failed.push('\n');
+    files.add("failed.txt", failed.as_bytes()).map_err(|e| e.to_string())?;
+    files.commit().map_err(|e| e.to_string())
+}
+
 /// Write runs.json, runs.csv, one CSV per table or figure, and report.md:
 /// all of them or none (see [`crate::output`]).
 pub fn write(r: &Results, dir: &Path) -> Result<(), String> {
@@ -1034,6 +1082,32 @@ mod tests {
             mispredicts_pki: Some(1.0),
             real_crypto: false,
         }
+    }
+
+    #[test]
+    fn a_failed_run_keeps_the_finished_runs() {
+        // Two workloads of the grid; the second cannot run (its trace does
+        // not exist), so the reproduction fails, but the first one's runs
+        // are handed back and written.
+        let mut suite: Vec<SuiteEntry> = builtin_suite().into_iter().take(2).collect();
+        suite[1].workload = "trace:/nonexistent/spmsim-missing.trace".into();
+        let missing = suite[1].label.clone();
+        let f = run(&suite, 5_000, 1, true, |_, _, _| {}).expect_err("a run on a missing trace fails");
+        assert!(!f.failed.is_empty());
+        assert!(f.failed.iter().all(|e| e.contains(&missing)), "{:?}", f.failed);
+        assert!(!f.completed.is_empty());
+        assert!(f.completed.iter().any(|r| r.workload == suite[0].label));
+        assert!(f.completed.iter().all(|r| r.workload != missing));
+        assert!(f.to_string().contains("failed"));
+        let dir = std::env::temp_dir().join(format!("spmsim-partial-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        write_partial(&f, &dir).unwrap();
+        let csv = std::fs::read_to_string(dir.join("runs.csv")).unwrap();
+        assert_eq!(csv.lines().count(), 1 + f.completed.len());
+        assert!(csv.contains(&format!(",{},", suite[0].label)));
+        let failed = std::fs::read_to_string(dir.join("failed.txt")).unwrap();
+        assert_eq!(failed.lines().count(), f.failed.len());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
