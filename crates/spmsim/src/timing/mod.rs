@@ -243,6 +243,10 @@ impl TimingSim {
             // Volatile memory (issue 13): the store buffer writes the store
             // into L1 once the line is owned (write-allocate), one store a
             // cycle; no persist buffer entry, no tuple, no persist order.
+            // The line's later write-back from L3 is not priced: counted
+            // on the 14 suite programs' quick points (cm, heap policy), no
+            // dirty volatile line left L3 in any of them (the stack stays
+            // far below L3's capacity), so it would move no result.
             self.sys.store_volatile(o.block, o.off, &o.bytes[o.off..o.off + o.len])?;
             self.core.store_released(o.release, o.release.max(o.data_ready) + 1);
             self.stats.roi.core.volatile_stores += 1;
