@@ -63,21 +63,34 @@ pub struct Event {
     /// crash must keep.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub volatile: bool,
+    /// The thread (and core) that issues the event: 0 in a single-threaded
+    /// workload; `t` for the `t`-th thread or program of a multi-threaded
+    /// or multi-programmed one (issue 14).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub thread: u8,
+}
+
+fn is_zero(t: &u8) -> bool {
+    *t == 0
 }
 
 impl Event {
     pub fn store(addr: u64, size: u8, value: u64, log: bool) -> Event {
         debug_assert!((1..=8).contains(&size) && addr % 64 + size as u64 <= 64);
-        Event { op: Op::Store, addr, size, value, log, gap: 0, same_instruction: false, volatile: false }
+        Event { op: Op::Store, addr, size, value, log, gap: 0, same_instruction: false, volatile: false, thread: 0 }
     }
     pub fn load(addr: u64, size: u8) -> Event {
-        Event { op: Op::Load, addr, size, value: 0, log: false, gap: 0, same_instruction: false, volatile: false }
+        Event { op: Op::Load, addr, size, value: 0, log: false, gap: 0, same_instruction: false, volatile: false, thread: 0 }
     }
     pub fn marker(op: Op) -> Event {
-        Event { op, addr: 0, size: 0, value: 0, log: false, gap: 0, same_instruction: false, volatile: false }
+        Event { op, addr: 0, size: 0, value: 0, log: false, gap: 0, same_instruction: false, volatile: false, thread: 0 }
     }
     pub fn after(mut self, gap: u32) -> Event {
         self.gap = gap;
+        self
+    }
+    pub fn on_thread(mut self, thread: u8) -> Event {
+        self.thread = thread;
         self
     }
     pub fn block(&self) -> u64 {

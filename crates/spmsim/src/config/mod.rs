@@ -128,6 +128,13 @@ pub enum CryptoMode {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CoreConfig {
+    /// Cores (1-64): each has its own core, L1D, L2, store buffer and front
+    /// end (a persist buffer per core); L3 and the memory controller, with
+    /// its metadata caches, WPQ and security engine, are shared. A
+    /// multi-threaded or multi-programmed workload runs one thread per core.
+    /// Left out of the stats when 1, so single-core stats keep their bytes.
+    #[serde(skip_serializing_if = "is_one")]
+    pub count: u32,
     /// `interval`: non-memory instructions issue at the full width with no
     /// dependences (fast; needs nothing but the trace). `ooo`: every
     /// instruction is scheduled by its register dependences, unit and
@@ -148,6 +155,7 @@ pub struct CoreConfig {
 impl Default for CoreConfig {
     fn default() -> Self {
         CoreConfig {
+            count: 1,
             model: CoreModel::default(),
             frequency_ghz: 4.0,
             issue_width: 4,
@@ -156,6 +164,10 @@ impl Default for CoreConfig {
             ooo: OooConfig::default(),
         }
     }
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]

@@ -15,6 +15,8 @@ type Invalid = (String, String);
 pub const MAX_ENTRIES: u32 = 1 << 16;
 /// Instructions per cycle.
 pub const MAX_ISSUE_WIDTH: u32 = 64;
+/// Cores of a multi-core run (`core.count`; issue 14).
+pub const MAX_CORES: u32 = 64;
 pub const MAX_BANKS: u32 = 1024;
 /// Associativity: a lookup scans the ways of a set.
 pub const MAX_WAYS: u32 = 1024;
@@ -130,6 +132,7 @@ impl SimConfig {
         if !(c.frequency_ghz.is_finite() && c.frequency_ghz > 0.0 && c.frequency_ghz < 100.0) {
             return bad("core.frequency_ghz", format!("must be a finite number in (0, 100), got {}", short_float(c.frequency_ghz)));
         }
+        in_range("core.count", c.count as u64, 1, MAX_CORES as u64)?;
         in_range("core.issue_width", c.issue_width as u64, 1, MAX_ISSUE_WIDTH as u64)?;
         in_range("core.rob_entries", c.rob_entries as u64, 1, MAX_ENTRIES as u64)?;
         in_range("core.store_buffer_entries", c.store_buffer_entries as u64, 1, MAX_ENTRIES as u64)?;

@@ -455,6 +455,33 @@ impl WorkloadKind {
         s.warmup = (warmup > 0).then(|| Warmup::new(warmup));
         Ok(s)
     }
+
+    /// Threads the workload runs, one per core (issue 14): 1 for every
+    /// single-threaded generator and trace.
+    pub fn threads(&self) -> usize {
+        1
+    }
+
+    /// Whether the threads' transactions take one lock in turn (shared
+    /// data, `threads=N,data=shared`): thread `t`'s `k`-th transaction
+    /// holds ticket `k * threads + t`, so a transaction begins only after
+    /// the one before it in that order committed.
+    pub fn shared_lock(&self) -> bool {
+        false
+    }
+
+    /// One stream per thread, its events tagged with the thread
+    /// ([`Event::thread`]), each after a warm-up of `warmup` of that
+    /// thread's instructions and ending after `instructions` more of them
+    /// (instruction limits are per core, as in ChampSim).
+    pub fn thread_streams(&self, seed: u64, warmup: u64, instructions: u64, capacity_bytes: u64) -> Result<Vec<EventStream>, String> {
+        Ok(vec![self.stream_after_warmup(seed, warmup, instructions, capacity_bytes)?])
+    }
+
+    /// The instruction stream of each thread, for `core.model = "ooo"`.
+    pub fn instruction_streams(&self) -> Result<Vec<PathBuf>, String> {
+        Ok(vec![self.instruction_stream()?])
+    }
 }
 
 /// Where events come from: an endless seeded generator or a trace file.
