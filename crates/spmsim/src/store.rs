@@ -37,6 +37,9 @@ pub enum CheckFailure {
     Unwritten { block: u64 },
     /// A counter would overflow its field (a 56-bit SIT counter).
     CounterOverflow { level: u32, index: u64 },
+    /// An event of a thread the machine has no core for (not an integrity
+    /// failure: a workload run with fewer cores than threads).
+    NoCore { thread: u8, cores: usize },
 }
 
 impl CheckFailure {
@@ -47,6 +50,7 @@ impl CheckFailure {
             CheckFailure::Root { .. } => "root",
             CheckFailure::Unwritten { .. } => "unwritten",
             CheckFailure::CounterOverflow { .. } => "counter-overflow",
+            CheckFailure::NoCore { .. } => "no-core",
         }
     }
 }
@@ -59,6 +63,9 @@ impl std::fmt::Display for CheckFailure {
             CheckFailure::Root { index } => write!(f, "root register mismatch for top node {index:#x}"),
             CheckFailure::Unwritten { block } => write!(f, "never-written block {block:#x} holds data or a MAC"),
             CheckFailure::CounterOverflow { level, index } => write!(f, "counter overflow at level {level} node {index:#x}"),
+            CheckFailure::NoCore { thread, cores } => {
+                write!(f, "an event of thread {thread}, but the machine has {cores} core(s): a workload of N threads needs core.count = N")
+            }
         }
     }
 }

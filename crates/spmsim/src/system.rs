@@ -12,7 +12,7 @@ use crate::config::{BatteryDomain, SimConfig};
 use crate::controller::MemoryController;
 use crate::crypto::CryptoWork;
 use crate::nvm::ByKind;
-use crate::persist::FrontEnd;
+use crate::persist::{Coherence, FrontEnd, Handover};
 use crate::store::CheckFailure;
 use crate::tree::RebuildOutcome;
 use crate::workload::{Event, Op};
@@ -21,7 +21,11 @@ use serde::Serialize;
 #[derive(Clone, Debug)]
 pub struct System {
     pub cfg: SimConfig,
-    pub front: FrontEnd,
+    /// One front end per core (`core.count`), kept coherent by `coherence`.
+    pub fronts: Vec<FrontEnd>,
+    /// Which core's front end holds a block (SecPB IV-C c), with more than
+    /// one core.
+    pub coherence: Coherence,
     pub mc: MemoryController,
     pub events: u64,
     /// Volatile memory's contents (blocks stored by volatile stores): held
@@ -75,52 +79,93 @@ impl System {
     pub fn with_controller(cfg: &SimConfig, mc: MemoryController) -> Self {
         System {
             cfg: cfg.clone(),
-            front: FrontEnd::new(&cfg.persistence.point, &cfg.scheme.work()),
+            fronts: (0..cfg.core.count.max(1)).map(|_| FrontEnd::new(&cfg.persistence.point, &cfg.scheme.work())).collect(),
+            coherence: Coherence::default(),
             mc,
             events: 0,
             volatile: Default::default(),
         }
     }
 
+    /// The core that issues `ev`: its thread, which must have a core.
+    fn core_of(&self, ev: &Event) -> Result<usize, CheckFailure> {
+        let c = ev.thread as usize;
+        if c >= self.fronts.len() {
+            return Err(CheckFailure::NoCore { thread: ev.thread, cores: self.fronts.len() });
+        }
+        Ok(c)
+    }
+
     pub fn apply(&mut self, ev: &Event) -> Result<(), CheckFailure> {
         self.events += 1;
+        let core = self.core_of(ev)?;
         match ev.op {
             Op::Store if ev.volatile => {
                 let bytes = ev.value.to_le_bytes();
-                self.store_volatile(ev.block(), (ev.addr % 64) as usize, &bytes[..ev.size as usize])
+                self.store_volatile(core, ev.block(), (ev.addr % 64) as usize, &bytes[..ev.size as usize])
             }
             Op::Store => {
                 let bytes = ev.value.to_le_bytes();
-                self.front.store(&mut self.mc, ev.block(), (ev.addr % 64) as usize, &bytes[..ev.size as usize])
+                self.claim_for_store(core, ev.block())?;
+                self.fronts[core].store(&mut self.mc, ev.block(), (ev.addr % 64) as usize, &bytes[..ev.size as usize])
             }
-            Op::Load if ev.volatile => self.read_volatile(ev.block()).map(|_| ()),
-            Op::Load => self.front.load(&mut self.mc, ev.block()).map(|_| ()),
+            Op::Load if ev.volatile => self.read_volatile(core, ev.block()).map(|_| ()),
+            Op::Load => self.read_on(core, ev.block()).map(|_| ()),
             // Strict persistency with a persist point at or before the MC
             // needs no extra action at a fence in the functional model.
             Op::Fence | Op::Epoch | Op::TxBegin | Op::TxCommit | Op::Compute => Ok(()),
         }
     }
 
+    /// Read `block` as core 0 sees it.
     pub fn read(&mut self, block: u64) -> Result<[u8; 64], CheckFailure> {
-        self.front.load(&mut self.mc, block)
+        self.read_on(0, block)
+    }
+
+    /// Read `block` as `core` sees it: if another core's front end holds
+    /// it, that copy goes to memory first (SecPB IV-C c).
+    pub fn read_on(&mut self, core: usize, block: u64) -> Result<[u8; 64], CheckFailure> {
+        self.claim_for_load(core, block)?;
+        self.fronts[core].load(&mut self.mc, block)
+    }
+
+    /// `core` is about to store to `block`: another core's persist-buffer
+    /// entry for it migrates here, another core's dirty eADR line is
+    /// written back (SecPB IV-C c). Nothing happens with one core.
+    pub fn claim_for_store(&mut self, core: usize, block: u64) -> Result<Handover, CheckFailure> {
+        if self.fronts.len() == 1 {
+            return Ok(Handover::None);
+        }
+        self.coherence.before_store(&mut self.fronts, &mut self.mc, core, block)
+    }
+
+    /// `core` is about to load `block`: another core's entry or dirty line
+    /// for it is flushed to memory, which serves the data.
+    pub fn claim_for_load(&mut self, core: usize, block: u64) -> Result<Handover, CheckFailure> {
+        if self.fronts.len() == 1 {
+            return Ok(Handover::None);
+        }
+        self.coherence.before_load(&mut self.fronts, &mut self.mc, core, block)
     }
 
     /// A volatile store: into the block's volatile copy, which starts as
     /// memory's (a secure read) the first time the block is written.
-    pub fn store_volatile(&mut self, block: u64, offset: usize, bytes: &[u8]) -> Result<(), CheckFailure> {
-        let line = match self.volatile.entry(block) {
-            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(v) => v.insert(self.front.load(&mut self.mc, block)?),
-        };
+    /// Volatile memory is one for all cores (shared, coherent).
+    pub fn store_volatile(&mut self, core: usize, block: u64, offset: usize, bytes: &[u8]) -> Result<(), CheckFailure> {
+        if !self.volatile.contains_key(&block) {
+            let b = self.read_on(core, block)?;
+            self.volatile.insert(block, b);
+        }
+        let line = self.volatile.get_mut(&block).expect("inserted above");
         line[offset..offset + bytes.len()].copy_from_slice(bytes);
         Ok(())
     }
 
     /// A volatile load: the volatile copy if the block has one, else memory.
-    pub fn read_volatile(&mut self, block: u64) -> Result<[u8; 64], CheckFailure> {
+    pub fn read_volatile(&mut self, core: usize, block: u64) -> Result<[u8; 64], CheckFailure> {
         match self.volatile.get(&block) {
             Some(b) => Ok(*b),
-            None => self.front.load(&mut self.mc, block),
+            None => self.read_on(core, block),
         }
     }
 
@@ -163,7 +208,9 @@ impl System {
 
     /// Orderly shutdown: every buffered line is secured and written.
     pub fn shutdown_clean(&mut self) -> Result<(), CheckFailure> {
-        self.front.flush_clean(&mut self.mc)?;
+        for f in &mut self.fronts {
+            f.flush_clean(&mut self.mc)?;
+        }
         self.mc.flush_metadata()?;
         self.volatile.clear();
         self.mc.drop_volatile();
@@ -214,7 +261,7 @@ mod tests {
             let mut s = machine("cobcm", &format!("persist_buffer={backed}"));
             // Ten stores stay below the 75 % watermark of 32 entries.
             store_blocks(&mut s, 0..10);
-            let FrontEnd::PersistBuffer(pb) = &s.front else { panic!("cobcm has a persist buffer") };
+            let FrontEnd::PersistBuffer(pb) = &s.fronts[0] else { panic!("cobcm has a persist buffer") };
             assert_eq!(pb.occupancy(), 10);
             let d = s.power_fail();
             assert_eq!((d.front_lines, d.nvm_writes.data), if backed { (10, 10) } else { (0, 0) }, "backed: {backed}");
@@ -252,14 +299,14 @@ mod tests {
             s.apply(&volatile(b)).unwrap();
         }
         store_blocks(&mut s, 4..6);
-        assert_eq!(s.read_volatile(2).unwrap()[..8], 3u64.to_le_bytes(), "a volatile load sees the volatile store");
-        let FrontEnd::PersistBuffer(pb) = &s.front else { panic!("cobcm has a persist buffer") };
+        assert_eq!(s.read_volatile(0, 2).unwrap()[..8], 3u64.to_le_bytes(), "a volatile load sees the volatile store");
+        let FrontEnd::PersistBuffer(pb) = &s.fronts[0] else { panic!("cobcm has a persist buffer") };
         assert_eq!(pb.occupancy(), 2, "only the persistent stores took buffer entries");
         let d = s.power_fail();
         assert_eq!(d.front_lines, 2);
         assert!(s.recover().ok());
         assert!(s.volatile.is_empty(), "volatile memory is gone after the power failure");
-        assert_eq!(s.read_volatile(2).unwrap(), [0; 64], "nothing of it reached NVM");
+        assert_eq!(s.read_volatile(0, 2).unwrap(), [0; 64], "nothing of it reached NVM");
         assert!(holds_its_store(&mut s, 5));
     }
 

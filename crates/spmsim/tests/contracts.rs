@@ -76,7 +76,7 @@ impl Machine {
         // be checking some other machine.
         let sys = m.system();
         assert_eq!(sys.mc.tree.name(), tree.kind, "{}: tree", m.name);
-        assert!((front.is)(&sys.front), "{}: front end {:?}", m.name, sys.front);
+        assert!((front.is)(&sys.fronts[0]), "{}: front end {:?}", m.name, sys.fronts[0]);
         let l = sys.mc.layout();
         assert_eq!(l.level_nodes[l.top_level() as usize] > 1, tree.forest, "{}: top-level nodes {:?}", m.name, l.level_nodes);
         assert!(sys.mc.secure, "{}: security enabled", m.name);

@@ -38,6 +38,7 @@ impl SimArgs {
     pub fn load(&self) -> Result<(SimConfig, WorkloadKind, Vec<Event>)> {
         let cfg = load_preset(&self.scheme, &self.overrides)?;
         let w = WorkloadKind::parse(&self.workload).map_err(|e| anyhow!(e))?;
+        let cfg = cfg.with_cores_for(w.threads()).map_err(|e| anyhow!(e))?;
         if self.ops == 0 {
             return Err(anyhow!("--ops must be at least 1"));
         }

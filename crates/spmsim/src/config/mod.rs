@@ -541,6 +541,24 @@ impl Default for PersistenceConfig {
 }
 
 impl SimConfig {
+    /// The configuration for a workload of `threads` threads, one per core
+    /// (issue 14): `core.count` left at its default of 1 becomes `threads`;
+    /// a count set to something else is an error naming both.
+    pub fn with_cores_for(&self, threads: usize) -> Result<SimConfig, String> {
+        let count = self.core.count as usize;
+        if count == threads {
+            return Ok(self.clone());
+        }
+        if count == 1 && (1..=validate::MAX_CORES as usize).contains(&threads) {
+            let mut c = self.clone();
+            c.core.count = threads as u32;
+            return Ok(c);
+        }
+        Err(format!(
+            "core.count = {count} but the workload runs {threads} thread(s); one thread runs per core, so leave core.count at 1 (it follows the workload) or set it to {threads}"
+        ))
+    }
+
     /// The resolved configuration as TOML, as written beside every result.
     pub fn to_toml(&self) -> String {
         toml::to_string_pretty(self).expect("config serializes")

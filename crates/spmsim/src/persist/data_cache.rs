@@ -44,4 +44,19 @@ impl DataCache {
         self.cache.clear();
         d
     }
+
+    /// Whether the cache holds `block` dirty.
+    pub fn holds_dirty(&self, block: u64) -> bool {
+        self.cache.peek(block).is_some_and(|(_, dirty)| dirty)
+    }
+
+    /// Write `block` back to memory and drop it, if the cache holds it
+    /// dirty (another core takes the line: the owner's copy is written
+    /// back, so no two cores hold it dirty). Returns whether it did.
+    pub fn write_back(&mut self, mc: &mut MemoryController, block: u64) -> Result<bool, CheckFailure> {
+        match self.cache.remove(block) {
+            Some((data, true)) => mc.write(block, &data).map(|_| true),
+            _ => Ok(false),
+        }
+    }
 }

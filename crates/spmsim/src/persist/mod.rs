@@ -7,11 +7,13 @@
 //!  CacheHierarchy: store --> write-back caches --(eviction)--> MC       (PoP = L1D; eADR)
 //! ```
 
+mod coherence;
 mod data_cache;
 mod persist_buffer;
 
+pub use coherence::{Coherence, CoherenceStats, Handover};
 pub use data_cache::DataCache;
-pub use persist_buffer::{PersistBuffer, StoreOutcome};
+pub use persist_buffer::{Entry, PersistBuffer, StoreOutcome};
 
 use crate::config::{BatteryDomain, PersistPoint};
 use crate::controller::MemoryController;

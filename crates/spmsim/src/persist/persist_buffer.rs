@@ -21,7 +21,7 @@ use serde::Serialize;
 use std::collections::VecDeque;
 
 #[derive(Clone, Debug)]
-struct Entry {
+pub struct Entry {
     data: [u8; 64],
     /// The counter produced early (the entry's C field), if any.
     ctr: Option<BlockCounter>,
@@ -220,5 +220,35 @@ impl PersistBuffer {
 
     pub fn occupancy(&self) -> usize {
         self.order.len()
+    }
+
+    /// Remove `block`'s entry, with the metadata made for it early, to
+    /// move it to another core's buffer (SecPB IV-C c: a write from
+    /// another core migrates the entry; nothing is replicated).
+    pub fn take_entry(&mut self, block: u64) -> Option<Entry> {
+        let e = self.lines.remove(&block)?;
+        let i = self.order.iter().position(|&b| b == block).expect("every entry is in the drain order");
+        self.order.remove(i);
+        Some(e)
+    }
+
+    /// Take in an entry migrated from another core's buffer, as its
+    /// youngest: its early counter, pad and tree update stay valid, so the
+    /// store that pulled it in redoes none of them (SecPB IV-C c).
+    pub fn insert_entry(&mut self, block: u64, e: Entry) {
+        debug_assert!(!self.lines.contains_key(&block), "a migrated entry is never replicated");
+        self.lines.insert(block, e);
+        self.order.push_back(block);
+    }
+
+    /// Complete `block`'s tuple at the MC now, out of drain order (another
+    /// core reads the block: SecPB IV-C c flushes the entry while the data
+    /// is served). Returns the steps left to the MC, or None if the block
+    /// has no entry.
+    pub fn flush_entry(&mut self, mc: &mut MemoryController, block: u64) -> Result<Option<Steps>, CheckFailure> {
+        let Some(e) = self.take_entry(block) else { return Ok(None) };
+        let late = self.complete(mc, block, &e)?;
+        self.stats.drains += 1;
+        Ok(Some(late))
     }
 }

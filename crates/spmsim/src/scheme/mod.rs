@@ -314,9 +314,13 @@ pub trait Scheme {
     fn on_power_fail(&self, sys: &mut System, work: &mut DrainWork) {
         let w = self.work();
         let battery = sys.cfg.persistence.battery.clone();
-        match sys.front.crash_drain(&mut sys.mc, &battery, w.front_drain) {
-            Ok(n) => work.front_lines = n,
-            Err(e) => System::drain_failed(work, e),
+        // Every core's front end drains, in core order (SecPB IV-C c keeps
+        // a block in one of them only, so the order moves no value).
+        for f in &mut sys.fronts {
+            match f.crash_drain(&mut sys.mc, &battery, w.front_drain) {
+                Ok(n) => work.front_lines += n,
+                Err(e) => System::drain_failed(work, e),
+            }
         }
         if w.battery_flushes_metadata {
             match sys.mc.flush_metadata() {

@@ -7,7 +7,6 @@
 //! unblocked the previous one (SecPB IV-B, the unblocking signal).
 
 use super::ooo::{Ooo, OooStats};
-use super::stats::RunStats;
 use crate::config::CoreConfig;
 use serde::Serialize;
 use std::collections::VecDeque;
@@ -99,6 +98,26 @@ impl Core {
         self.disp_slots / self.width
     }
 
+    /// The cycle this core has reached (its next dispatch): what the
+    /// multi-core scheduler orders cores by.
+    pub fn clock(&self) -> u64 {
+        match &self.ooo {
+            Some(o) => o.open.map_or(self.last_retire, |m| m.issue),
+            None => self.dispatch_time(),
+        }
+    }
+
+    /// Nothing dispatches before `t` (a transaction waiting for its lock).
+    pub fn stall_until(&mut self, t: u64) {
+        match &mut self.ooo {
+            Some(_) => self.last_retire = self.last_retire.max(t),
+            None => {
+                self.disp_slots = self.disp_slots.max(t * self.width);
+                self.last_retire = self.last_retire.max(t);
+            }
+        }
+    }
+
     /// Dispatch an event's `instructions` (its gap of single-cycle
     /// instructions, then the operation itself when it is an instruction
     /// of its own: not a marker, not `compute`, not the second piece of a
@@ -147,7 +166,7 @@ impl Core {
     }
 
     /// Retire a store: it needs a store-buffer entry.
-    pub fn retire_store(&mut self, t: u64, stats: &mut RunStats) -> u64 {
+    pub fn retire_store(&mut self, t: u64, stats: &mut CoreStats) -> u64 {
         let mut r = match &mut self.ooo {
             Some(o) => {
                 let m = o.open.unwrap_or_default();
@@ -164,7 +183,7 @@ impl Core {
         }
         if self.sb.len() >= self.sb_entries {
             let rel = self.sb.pop_front().unwrap();
-            stats.roi.core.store_buffer_stall_cycles += rel - r;
+            stats.store_buffer_stall_cycles += rel - r;
             r = rel;
         }
         self.last_retire = r;

@@ -26,13 +26,15 @@ pub use ooo::OooStats;
 pub use stats::{Roi, RunStats, WarmupStats};
 
 use crate::config::{PersistPoint, SimConfig};
+use crate::persist::Handover;
 use crate::store::CheckFailure;
 use crate::system::System;
 use crate::workload::{Event, Op, Warmup};
 use core::Core;
+use core::CoreStats;
 use pcm::Pcm;
-use persist::{Ctx, PersistPath, ReleasedStore};
-use stats::Counters;
+use persist::{Ctx, Engine, PersistPath, PersistPathStats, ReleasedStore};
+use stats::{Counters, EngineStats, MulticoreStats, PerCoreStats};
 use std::sync::atomic::{AtomicBool, Ordering};
 use tags::TagCache;
 use work::WorkRecord;
@@ -52,25 +54,73 @@ pub struct Latencies {
 
 pub struct TimingSim {
     pub sys: System,
-    core: Core,
-    l1: TagCache,
-    l2: TagCache,
+    /// The cores: private pipeline, L1D, L2 and persist path each.
+    units: Vec<CoreUnit>,
+    /// Shared by every core: the last-level cache, the PCM with its WPQ,
+    /// and the memory controller's security engine.
     l3: TagCache,
     pcm: Pcm,
-    path: PersistPath,
+    engine: Engine,
     lat: Latencies,
-    /// A store whose later pieces may still come (see [`OpenStore`]).
-    open_store: Option<OpenStore>,
     pub stats: RunStats,
-    /// The warm-up before the region of interest, if the run has one.
-    warmup: Option<Warmup>,
     /// The components' counters when the region of interest began (zero
     /// without a warm-up).
     roi_start: Counters,
     /// The record of the operation being priced (buffers reused).
     rec: Option<Box<WorkRecord>>,
+    /// The ticket lock of a shared-data multi-threaded workload.
+    lock: Option<TicketLock>,
+    /// Cores whose warm-up has not ended yet.
+    warming: usize,
+}
+
+/// One core and what is private to it.
+struct CoreUnit {
+    core: Core,
+    l1: TagCache,
+    l2: TagCache,
+    path: PersistPath,
+    /// A store whose later pieces may still come (see [`OpenStore`]).
+    open_store: Option<OpenStore>,
+    /// This core's counts (they restart when its warm-up ends).
+    stats: CoreStats,
+    persist: PersistPathStats,
+    /// The warm-up before this core's region of interest, if any.
+    warmup: Option<Warmup>,
+    /// The cycle this core's region of interest began at.
+    roi_began: u64,
     /// The `ooo` model's counts when the region of interest began.
     ooo_start: Option<OooStats>,
+    /// Transactions this core has begun and committed (ticket lock).
+    tx_begun: u64,
+    tx_committed: u64,
+    /// Its event stream has ended.
+    done: bool,
+}
+
+/// Shared data (`data=shared`): thread `t`'s `k`-th transaction holds
+/// ticket `k * threads + t` and begins once the transaction before it in
+/// ticket order committed, so the threads' transactions run in the order
+/// the workload generated them in and the persistent state is well defined.
+struct TicketLock {
+    threads: u64,
+    /// The ticket whose transaction may begin.
+    next: u64,
+    /// When the lock was last released (a commit).
+    free_at: u64,
+    /// Threads whose streams ended: their tickets are skipped.
+    finished: Vec<bool>,
+    /// Cycles cores waited for the lock.
+    wait_cycles: u64,
+}
+
+impl TicketLock {
+    /// Past the tickets of threads that will never take them.
+    fn skip_finished(&mut self) {
+        while self.finished.iter().any(|f| !f) && self.finished[(self.next % self.threads) as usize] {
+            self.next += 1;
+        }
+    }
 }
 
 /// A store to one block that has entered the store buffer but not yet the
@@ -99,7 +149,6 @@ impl TimingSim {
     /// A timed machine, or why the configuration cannot be timed (a
     /// scheme whose mechanism the timing model has no pricing rule for).
     pub fn new(cfg: &SimConfig, seed: u64) -> Result<Self, String> {
-        let path = PersistPath::new(cfg)?;
         let mut sys = System::new(cfg, seed);
         sys.mc.st.nvm.log_writes = true;
         let ghz = cfg.core.frequency_ghz;
@@ -118,10 +167,27 @@ impl TimingSim {
                 _ => 0,
             },
         };
+        let units = (0..cfg.core.count.max(1) as usize)
+            .map(|i| {
+                Ok(CoreUnit {
+                    core: Core::new(&cfg.core),
+                    l1: TagCache::new(c.l1d.capacity_bytes, c.l1d.ways),
+                    l2: TagCache::new(c.l2.capacity_bytes, c.l2.ways),
+                    path: PersistPath::new(cfg, i)?,
+                    open_store: None,
+                    stats: CoreStats::default(),
+                    persist: PersistPathStats::default(),
+                    warmup: None,
+                    roi_began: 0,
+                    ooo_start: None,
+                    tx_begun: 0,
+                    tx_committed: 0,
+                    done: false,
+                })
+            })
+            .collect::<Result<Vec<_>, String>>()?;
         Ok(TimingSim {
-            core: Core::new(&cfg.core),
-            l1: TagCache::new(c.l1d.capacity_bytes, c.l1d.ways),
-            l2: TagCache::new(c.l2.capacity_bytes, c.l2.ways),
+            units,
             l3: TagCache::new(c.l3.capacity_bytes, c.l3.ways),
             pcm: Pcm::with_model(
                 cfg.nvm.write_model,
@@ -132,74 +198,109 @@ impl TimingSim {
                 cycles(cfg.nvm.burst_ns, ghz),
                 cfg.nvm.write_queue_entries,
             ),
-            path,
+            engine: Engine::default(),
             lat,
-            open_store: None,
             stats: RunStats::new(cfg),
             sys,
-            warmup: None,
             roi_start: Counters::default(),
             rec: Some(Box::default()),
-            ooo_start: None,
+            lock: None,
+            warming: 0,
         })
     }
 
-    /// A timed machine for `workload`: under `core.model = "ooo"` its core
-    /// schedules the instruction stream beside the workload's trace (an
-    /// error if it has none).
+    /// A timed machine for `workload`: one core per thread of it; under
+    /// `core.model = "ooo"` each core schedules the instruction stream
+    /// beside its thread's trace (an error if it has none). A shared-data
+    /// workload's transactions take the ticket lock.
     pub fn for_workload(cfg: &SimConfig, seed: u64, workload: &crate::workload::WorkloadKind) -> Result<Self, String> {
+        let threads = workload.threads();
+        if threads != cfg.core.count.max(1) as usize {
+            return Err(format!(
+                "workload `{}` runs {threads} thread(s) but core.count = {}: give the workload threads={} or set core.count = {threads}",
+                workload.name(),
+                cfg.core.count,
+                cfg.core.count
+            ));
+        }
         let mut sim = TimingSim::new(cfg, seed)?;
         if cfg.core.model == crate::config::CoreModel::Ooo {
-            let path = workload.instruction_stream()?;
-            let reader = crate::trace::insn::InsnReader::open(&path).map_err(|e| e.to_string())?;
             let borrowed = matches!(workload, crate::workload::WorkloadKind::Synthetic(_));
-            sim.core.set_ooo(ooo::Ooo::new(&cfg.core, reader, borrowed));
+            for (u, path) in sim.units.iter_mut().zip(workload.instruction_streams()?) {
+                let reader = crate::trace::insn::InsnReader::open(&path).map_err(|e| e.to_string())?;
+                u.core.set_ooo(ooo::Ooo::new(&cfg.core, reader, borrowed));
+            }
+        }
+        if workload.shared_lock() {
+            sim.lock = Some(TicketLock { threads: threads as u64, next: 0, free_at: 0, finished: vec![false; threads], wait_cycles: 0 });
         }
         Ok(sim)
     }
 
     /// Run the first `instructions` (at least; up to the end of the
     /// instruction that reaches them) as a warm-up: through the whole
-    /// model, outside the statistics ([`Warmup`]).
+    /// model, outside the statistics ([`Warmup`]). With several cores,
+    /// each core warms up on its own first `instructions`.
     pub fn with_warmup(mut self, instructions: u64) -> Self {
-        self.warmup = (instructions > 0).then(|| Warmup::new(instructions));
+        for u in &mut self.units {
+            u.warmup = (instructions > 0).then(|| Warmup::new(instructions));
+        }
+        self.warming = if instructions > 0 { self.units.len() } else { 0 };
         self
     }
 
     /// The cycle the run has reached: every instruction so far retired and
     /// every store so far persistent.
     fn now(&self) -> u64 {
-        self.core.end_time().max(self.path.last_persist())
+        self.units.iter().map(|u| u.core.end_time().max(u.path.last_persist())).max().unwrap_or(0)
     }
 
     fn counters(&self, time: u64) -> Counters {
-        Counters::of(time, &self.sys, [&self.l1, &self.l2, &self.l3], &self.pcm)
+        Counters::of(time, &self.sys, self.units.iter().map(|u| [&u.l1, &u.l2]), &self.l3, &self.pcm)
     }
 
-    /// The warm-up is over: its last store goes down the persist path, the
-    /// components' counters are read, and the run loop's own counts
-    /// restart, so the statistics cover the region of interest alone.
-    fn end_warmup(&mut self) -> Result<(), CheckFailure> {
-        self.close_store()?;
-        let now = self.now();
-        self.roi_start = self.counters(now);
-        self.ooo_start = self.core.ooo_stats();
-        let warm = std::mem::take(&mut self.stats.roi);
-        self.stats.warmup = Some(WarmupStats { instructions: warm.core.instructions, cycles: now });
+    /// Core `c`'s warm-up is over: its last store goes down the persist
+    /// path and its own counts restart; once every core's is over, the
+    /// shared components' counters are read, so the statistics cover the
+    /// region of interest alone.
+    fn end_warmup(&mut self, c: usize) -> Result<(), CheckFailure> {
+        self.close_store(c)?;
+        let u = &mut self.units[c];
+        u.ooo_start = u.core.ooo_stats();
+        u.roi_began = u.core.end_time().max(u.path.last_persist());
+        let warm = std::mem::take(&mut u.stats);
+        u.persist = PersistPathStats::default();
+        let w = self.stats.warmup.get_or_insert(WarmupStats { instructions: 0, cycles: 0 });
+        w.instructions += warm.instructions;
+        self.warming -= 1;
+        if self.warming == 0 {
+            let now = self.now();
+            self.roi_start = self.counters(now);
+            if let Some(w) = &mut self.stats.warmup {
+                w.cycles = now;
+            }
+        }
         Ok(())
     }
 
     /// The warm-up asked for, if the events so far did not complete it.
     pub fn unfinished_warmup(&self) -> Option<u64> {
-        self.warmup.filter(|w| !w.is_over()).map(|w| w.instructions())
+        self.units.iter().find_map(|u| u.warmup.filter(|w| !w.is_over()).map(|w| w.instructions()))
     }
 
-    /// Latency of bringing `block` to L1 at time `t` (filling every level).
-    fn fetch(&mut self, t: u64, block: u64) -> Result<u64, CheckFailure> {
-        if self.l1.access(block) {
+    /// Latency of bringing `block` to core `c`'s L1 at time `t` (filling
+    /// every level). Another core's copy in its private caches is dropped
+    /// on a write (invalidation); another core's SecPB entry for it is
+    /// flushed to memory on a read, beside the data's delivery (SecPB IV-C c).
+    fn fetch(&mut self, c: usize, t: u64, block: u64, write: bool) -> Result<u64, CheckFailure> {
+        if self.units.len() > 1 {
+            self.share(c, t, block, write)?;
+        }
+        let u = &mut self.units[c];
+        if u.l1.access(block) {
             return Ok(self.lat.l1);
         }
-        if self.l2.access(block) {
+        if u.l2.access(block) {
             return Ok(self.lat.l2);
         }
         if self.l3.access(block) {
@@ -217,7 +318,7 @@ impl TimingSim {
         // Dirty metadata the read evicted is written back in the background
         // (with its tree work: a lazy SIT write-back MACs the node).
         PersistPath::queue_writes(&mut self.pcm, t0, &rec.writes);
-        self.path.background_tree_work(&self.lat, t0, &rec);
+        PersistPath::background_tree_work(&mut self.engine, &self.lat, t0, &rec);
         let data = self.pcm.read(t0, block);
         let mut done = data;
         if self.sys.mc.secure {
@@ -236,9 +337,36 @@ impl TimingSim {
         Ok(done - t)
     }
 
-    /// The open store, if any, goes down the persist path.
-    fn close_store(&mut self) -> Result<(), CheckFailure> {
-        let Some(o) = self.open_store.take() else { return Ok(()) };
+    /// Coherence of the private levels between cores: a write drops the
+    /// other cores' copies; a read of a block in another core's SecPB
+    /// flushes that entry, its tuple completed by the shared engine and
+    /// queued in the background while the data is served.
+    fn share(&mut self, c: usize, t: u64, block: u64, write: bool) -> Result<(), CheckFailure> {
+        if write {
+            for (i, u) in self.units.iter_mut().enumerate() {
+                if i != c {
+                    u.l1.invalidate(block);
+                    u.l2.invalidate(block);
+                }
+            }
+            return Ok(());
+        }
+        let mark = WorkRecord::start(&mut self.sys.mc);
+        if self.sys.claim_for_load(c, block)? == Handover::Flushed {
+            let mut rec = self.rec.take().unwrap_or_default();
+            rec.fill(&mut self.sys.mc, mark, block);
+            let t0 = t + self.lat.l3;
+            PersistPath::background_tree_work(&mut self.engine, &self.lat, t0, &rec);
+            PersistPath::queue_writes(&mut self.pcm, t0 + self.lat.aes + 1 + self.lat.mac, &rec.writes);
+            self.rec = Some(rec);
+        }
+        Ok(())
+    }
+
+    /// Core `c`'s open store, if any, goes down the persist path.
+    fn close_store(&mut self, c: usize) -> Result<(), CheckFailure> {
+        let u = &mut self.units[c];
+        let Some(o) = u.open_store.take() else { return Ok(()) };
         if o.volatile {
             // Volatile memory (issue 13): the store buffer writes the store
             // into L1 once the line is owned (write-allocate), one store a
@@ -247,61 +375,114 @@ impl TimingSim {
             // on the 14 suite programs' quick points (cm, heap policy), no
             // dirty volatile line left L3 in any of them (the stack stays
             // far below L3's capacity), so it would move no result.
-            self.sys.store_volatile(o.block, o.off, &o.bytes[o.off..o.off + o.len])?;
-            self.core.store_released(o.release, o.release.max(o.data_ready) + 1);
-            self.stats.roi.core.volatile_stores += 1;
+            self.sys.store_volatile(c, o.block, o.off, &o.bytes[o.off..o.off + o.len])?;
+            u.core.store_released(o.release, o.release.max(o.data_ready) + 1);
+            u.stats.volatile_stores += 1;
             return Ok(());
         }
         // The rest of the block comes from memory only when the persist
         // path takes a whole block (a new SecPB entry, an SP write).
-        let mut fill = if self.path.needs_whole_block(&self.sys, o.block) { self.sys.mc.peek_plaintext(o.block) } else { [0; 64] };
+        let mut fill = if u.path.needs_whole_block(&self.sys, o.block) { self.sys.mc.peek_plaintext(o.block) } else { [0; 64] };
         fill[o.off..o.off + o.len].copy_from_slice(&o.bytes[o.off..o.off + o.len]);
-        let cx = Ctx { pcm: &mut self.pcm, lat: &self.lat, stats: &mut self.stats };
+        let cx = Ctx { pcm: &mut self.pcm, lat: &self.lat, engine: &mut self.engine, stats: &mut u.persist };
         let store = ReleasedStore { release: o.release, data_ready: o.data_ready, block: o.block, bytes: o.off..o.off + o.len, fill };
-        let unblock = self.path.store(&mut self.sys, cx, store)?;
-        self.core.store_released(o.release, unblock);
-        self.stats.roi.core.stores += 1;
+        let unblock = u.path.store(&mut self.sys, cx, store)?;
+        u.core.store_released(o.release, unblock);
+        u.stats.stores += 1;
         Ok(())
     }
 
-    fn apply(&mut self, ev: &Event) -> Result<(), CheckFailure> {
+    fn apply(&mut self, c: usize, ev: &Event) -> Result<(), CheckFailure> {
         let (block, off, size) = (ev.block(), (ev.addr % 64) as usize, ev.size as usize);
         if ev.op == Op::Store && ev.same_instruction {
-            if let Some(o) = &mut self.open_store {
+            let u = &mut self.units[c];
+            if let Some(o) = &mut u.open_store {
                 if o.block == block && o.off + o.len == off && o.volatile == ev.volatile {
                     // The next piece of the open store: its bytes only.
                     o.len += size;
                     o.bytes[off..off + size].copy_from_slice(&ev.value.to_le_bytes()[..size]);
-                    self.stats.roi.core.instructions += ev.instructions();
+                    u.stats.instructions += ev.instructions();
                     return Ok(());
                 }
             }
         }
-        self.close_store()?;
-        let t_disp = self.core.dispatch(ev.gap, ev.instructions());
+        self.close_store(c)?;
+        let t_disp = self.units[c].core.dispatch(ev.gap, ev.instructions());
         match ev.op {
             Op::Load => {
-                let lat = self.fetch(t_disp, block)?;
-                self.core.complete_memop(t_disp, lat);
-                self.stats.roi.core.loads += 1;
+                let lat = self.fetch(c, t_disp, block, false)?;
+                let u = &mut self.units[c];
+                u.core.complete_memop(t_disp, lat);
+                u.stats.loads += 1;
             }
             Op::Store => {
                 // The fetch for ownership starts at dispatch (address known).
-                let fetch = self.fetch(t_disp, block)?;
+                let fetch = self.fetch(c, t_disp, block, true)?;
                 let data_ready = t_disp + fetch;
-                let retire = self.core.retire_store(t_disp, &mut self.stats);
-                let release = self.core.release_time(retire);
+                let u = &mut self.units[c];
+                let retire = u.core.retire_store(t_disp, &mut u.stats);
+                let release = u.core.release_time(retire);
                 let mut bytes = [0; 64];
                 bytes[off..off + size].copy_from_slice(&ev.value.to_le_bytes()[..size]);
-                self.open_store = Some(OpenStore { block, volatile: ev.volatile, off, len: size, bytes, release, data_ready });
+                u.open_store = Some(OpenStore { block, volatile: ev.volatile, off, len: size, bytes, release, data_ready });
             }
             Op::Fence | Op::Epoch => {
-                let persisted = self.path.persist_barrier();
-                self.core.fence(t_disp, persisted);
+                let u = &mut self.units[c];
+                let persisted = u.path.persist_barrier();
+                u.core.fence(t_disp, persisted);
             }
-            Op::TxBegin | Op::TxCommit | Op::Compute => {}
+            Op::TxBegin => {
+                if let Some(l) = &mut self.lock {
+                    // The ticket is this core's (the scheduler ran it only
+                    // then): nothing of the transaction before the release.
+                    let u = &mut self.units[c];
+                    let at = u.core.clock();
+                    if l.free_at > at {
+                        l.wait_cycles += l.free_at - at;
+                        u.core.stall_until(l.free_at);
+                    }
+                }
+                self.units[c].tx_begun += 1;
+            }
+            Op::TxCommit => {
+                let u = &mut self.units[c];
+                u.tx_committed += 1;
+                if let Some(l) = &mut self.lock {
+                    l.free_at = l.free_at.max(u.core.clock());
+                    l.next += 1;
+                    l.skip_finished();
+                }
+            }
+            Op::Compute => {}
         }
-        self.stats.roi.core.instructions += ev.instructions();
+        self.units[c].stats.instructions += ev.instructions();
+        Ok(())
+    }
+
+    /// Whether core `c` must wait before `ev`: a transaction whose ticket
+    /// is not the lock's next.
+    fn blocked(&self, c: usize, ev: &Event) -> bool {
+        match &self.lock {
+            Some(l) if ev.op == Op::TxBegin => self.units[c].tx_begun * l.threads + c as u64 != l.next,
+            _ => false,
+        }
+    }
+
+    /// Core `c`'s stream ended: its last store goes down the persist path
+    /// and its tickets are given up (a transaction cut off by the
+    /// instruction limit releases the lock).
+    fn finish_core(&mut self, c: usize) -> Result<(), CheckFailure> {
+        self.close_store(c)?;
+        let u = &mut self.units[c];
+        u.done = true;
+        if let Some(l) = &mut self.lock {
+            if u.tx_begun > u.tx_committed {
+                l.free_at = l.free_at.max(u.core.clock());
+                l.next += 1;
+            }
+            l.finished[c] = true;
+            l.skip_finished();
+        }
         Ok(())
     }
 
@@ -310,39 +491,171 @@ impl TimingSim {
         self.run_until(events, &AtomicBool::new(false)).map_err(|e| e.to_string())
     }
 
+    /// One event of core `c`, with its warm-up check.
+    fn step(&mut self, c: usize, i: usize, ev: &Event) -> Result<(), SimError> {
+        if self.units[c].warmup.as_mut().is_some_and(|w| !w.is_over() && !w.takes(ev)) {
+            self.end_warmup(c).map_err(|e| SimError::Failed(format!("the last store of the warm-up: integrity check failed: {e}")))?;
+        }
+        self.apply(c, ev).map_err(|e| match e {
+            CheckFailure::NoCore { .. } => SimError::Invalid(format!("event {} ({}): {e}", i + 1, ev.describe())),
+            e => SimError::Failed(format!("event {} ({}): integrity check failed: {e}", i + 1, ev.describe())),
+        })
+    }
+
     /// Run a stream of events to its end, or until `stop` is set (by
     /// another thread: a Ctrl-C handler, a front end that gave up). The
     /// flag is read once every [`STOP_CHECK_EVENTS`] events, so the check
     /// costs nothing beside an event's crypto, yet a stop lands within
     /// milliseconds.
     pub fn run_until<I: IntoIterator<Item = Event>>(&mut self, events: I, stop: &AtomicBool) -> Result<(), SimError> {
+        if self.units.len() > 1 {
+            return Err(SimError::Invalid(format!(
+                "a machine of {} cores runs one event stream per core (run_threads), not one merged stream",
+                self.units.len()
+            )));
+        }
         for (i, ev) in events.into_iter().enumerate() {
             if i % STOP_CHECK_EVENTS == 0 && stop.load(Ordering::Relaxed) {
                 return Err(SimError::Cancelled);
             }
-            if self.warmup.as_mut().is_some_and(|w| !w.is_over() && !w.takes(&ev)) {
-                self.end_warmup().map_err(|e| SimError::Failed(format!("the last store of the warm-up: integrity check failed: {e}")))?;
-            }
-            self.apply(&ev).map_err(|e| SimError::Failed(format!("event {} ({}): integrity check failed: {e}", i + 1, ev.describe())))?;
-            if self.core.ooo_exhausted() {
+            self.step(0, i, &ev)?;
+            if self.units[0].core.ooo_exhausted() {
                 // A synthetic profile's borrowed stream ran out: the run
                 // ends here (simulate_after_warmup notes it).
                 break;
             }
         }
-        if let Some(e) = self.core.ooo_error() {
+        if let Some(e) = self.units[0].core.ooo_error() {
             return Err(SimError::Invalid(format!("core.model = \"ooo\": {e}")));
         }
-        self.close_store().map_err(|e| SimError::Failed(format!("the last store: integrity check failed: {e}")))
+        self.close_store(0).map_err(|e| SimError::Failed(format!("the last store: integrity check failed: {e}")))
+    }
+
+    /// Run one event stream per core to their ends (or until `stop`):
+    /// the core that has reached the earliest cycle goes next, ties to the
+    /// lowest core id, so a run depends only on its seed and configuration.
+    /// With one core this is [`Self::run_until`].
+    pub fn run_threads<I: Iterator<Item = Event>>(&mut self, streams: &mut [I], stop: &AtomicBool) -> Result<(), SimError> {
+        let n = self.units.len();
+        if streams.len() != n {
+            return Err(SimError::Invalid(format!("{} event streams for {n} cores", streams.len())));
+        }
+        if n == 1 {
+            return self.run_until(&mut streams[0], stop);
+        }
+        let mut next: Vec<Option<Event>> = streams.iter_mut().map(|s| s.next()).collect();
+        for c in 0..n {
+            if next[c].is_none() {
+                self.finish_core(c).map_err(|e| SimError::Failed(format!("core {c}: {e}")))?;
+            }
+        }
+        let mut i = 0usize;
+        loop {
+            if i % STOP_CHECK_EVENTS == 0 && stop.load(Ordering::Relaxed) {
+                return Err(SimError::Cancelled);
+            }
+            let mut best: Option<(u64, usize)> = None;
+            for (c, ev) in next.iter().enumerate() {
+                let Some(ev) = ev else { continue };
+                if self.blocked(c, ev) {
+                    continue;
+                }
+                let k = (self.units[c].core.clock(), c);
+                if best.is_none_or(|b| k < b) {
+                    best = Some(k);
+                }
+            }
+            let Some((_, c)) = best else {
+                if next.iter().all(Option::is_none) {
+                    break;
+                }
+                let waiting: Vec<String> =
+                    (0..n).filter(|&c| next[c].is_some()).map(|c| format!("core {c} (ticket {})", self.units[c].tx_begun)).collect();
+                return Err(SimError::Failed(format!(
+                    "the ticket lock is out of step: every core waits ({}) for ticket {}; a shared-data workload must give each operation exactly one transaction",
+                    waiting.join(", "),
+                    self.lock.as_ref().map_or(0, |l| l.next)
+                )));
+            };
+            let ev = next[c].take().expect("chosen cores have an event");
+            self.step(c, i, &ev).map_err(|e| match e {
+                SimError::Failed(m) => SimError::Failed(format!("core {c}: {m}")),
+                other => other,
+            })?;
+            i += 1;
+            if self.units[c].core.ooo_exhausted() {
+                next[c] = None;
+            } else {
+                next[c] = streams[c].next();
+            }
+            if next[c].is_none() {
+                self.finish_core(c).map_err(|e| SimError::Failed(format!("core {c}: the last store: integrity check failed: {e}")))?;
+            }
+        }
+        for u in &self.units {
+            if let Some(e) = u.core.ooo_error() {
+                return Err(SimError::Invalid(format!("core.model = \"ooo\": {e}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a core's borrowed instruction stream ran out.
+    fn ooo_exhausted(&self) -> bool {
+        self.units.iter().any(|u| u.core.ooo_exhausted())
     }
 
     /// Close the run: final cycle count, rates, the drain work of a crash
     /// at the end.
     pub fn finish(mut self) -> RunStats {
-        let end = self.counters(self.now());
+        let now = self.now();
+        let end = self.counters(now);
         let mut s = std::mem::replace(&mut self.stats, RunStats::new(&self.sys.cfg));
+        let multi = self.units.len() > 1;
+        if multi {
+            s.roi.cores = self
+                .units
+                .iter()
+                .map(|u| {
+                    let end_c = u.core.end_time().max(u.path.last_persist());
+                    let cycles = end_c.saturating_sub(u.roi_began).max(1);
+                    PerCoreStats {
+                        instructions: u.stats.instructions,
+                        cycles,
+                        ipc: u.stats.instructions as f64 / cycles as f64,
+                        loads: u.stats.loads,
+                        stores: u.stats.stores,
+                        volatile_stores: u.stats.volatile_stores,
+                        transactions: u.tx_committed,
+                        store_buffer_stall_cycles: u.stats.store_buffer_stall_cycles,
+                        persist_path: u.persist.clone(),
+                    }
+                })
+                .collect();
+        }
+        for u in &self.units {
+            s.roi.core.add(&u.stats);
+            s.roi.persist_path.add(&u.persist);
+        }
         s.finalize(&end, &self.roi_start, &self.pcm);
-        s.roi.core.ooo = self.core.ooo_stats().map(|o| o.minus(&self.ooo_start.unwrap_or_default()));
+        s.roi.core.ooo = self.units[0].core.ooo_stats().map(|o| o.minus(&self.units[0].ooo_start.unwrap_or_default()));
+        if multi {
+            let cycles = s.roi.core.cycles;
+            let seconds = cycles as f64 / (self.sys.cfg.core.frequency_ghz * 1e9);
+            let transactions: u64 = self.units.iter().map(|u| u.tx_committed).sum();
+            s.roi.multicore = Some(MulticoreStats {
+                cores: self.units.len(),
+                transactions,
+                transactions_per_second: transactions as f64 / seconds,
+                lock_wait_cycles: self.lock.as_ref().map(|l| l.wait_cycles),
+                coherence: self.sys.coherence.stats,
+                security_engine: EngineStats {
+                    tree_updates: self.engine.tree_updates,
+                    busy_cycles: self.engine.busy_cycles,
+                    utilisation: self.engine.busy_cycles as f64 / cycles as f64,
+                },
+            });
+        }
         // The run is over, so the crash happens to the system itself rather
         // than to a copy (a copy of a large image costs more than the run's
         // tail).
@@ -407,18 +720,31 @@ pub fn simulate_after_warmup(
     seed: u64,
     stop: &AtomicBool,
 ) -> Result<RunStats, SimError> {
-    let mut stream = workload.stream_after_warmup(seed, warmup, instructions, cfg.memory.capacity_bytes).map_err(SimError::Invalid)?;
+    let cfg = &cfg.with_cores_for(workload.threads()).map_err(SimError::Invalid)?;
     let mut sim = TimingSim::for_workload(cfg, seed, workload).map_err(SimError::Invalid)?.with_warmup(warmup);
-    sim.run_until(&mut stream, stop)?;
-    stream.finish().map_err(SimError::Invalid)?;
+    let mut streams = if cfg.core.count > 1 {
+        // One stream per core, each with its own warm-up and instruction
+        // limit (ChampSim's per-core counts).
+        workload.thread_streams(seed, warmup, instructions, cfg.memory.capacity_bytes).map_err(SimError::Invalid)?
+    } else {
+        vec![workload.stream_after_warmup(seed, warmup, instructions, cfg.memory.capacity_bytes).map_err(SimError::Invalid)?]
+    };
+    sim.run_threads(&mut streams, stop)?;
+    for s in &streams {
+        s.finish().map_err(SimError::Invalid)?;
+    }
+    let stream = &streams[0];
     if let Some(ran) = sim.unfinished_warmup() {
         return Err(SimError::Invalid(format!(
             "the workload ended after {ran} instructions, within the warm-up of {warmup} (--warmup-instructions); no region of interest is left"
         )));
     }
-    let exhausted = sim.core.ooo_exhausted();
+    let exhausted = sim.ooo_exhausted();
     let mut s = sim.finish();
     s.workload_notes = stream.notes();
+    for (t, other) in streams.iter().enumerate().skip(1) {
+        s.workload_notes.extend(other.notes().into_iter().filter(|n| !stream.notes().contains(n)).map(|n| format!("thread {t}: {n}")));
+    }
     if exhausted {
         s.workload_notes.push(format!(
             "the borrowed instruction stream (insns=) ended after {} instructions, so the run stopped there, short of the {instructions} asked for",

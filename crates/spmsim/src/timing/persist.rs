@@ -31,16 +31,29 @@
 //! [`PersistPath::new`], never timed as something else.
 
 use super::pcm::Pcm;
-use super::stats::RunStats;
 use super::work::WorkRecord;
 use super::Latencies;
 use crate::config::{PersistPoint, SimConfig};
-use crate::persist::FrontEnd;
+use crate::persist::{FrontEnd, Handover};
 use crate::scheme::{Front, SchemeWork, Steps, TupleStep};
 use crate::store::CheckFailure;
 use crate::system::System;
 use serde::Serialize;
 use std::collections::VecDeque;
+
+/// The memory controller's security engine, one for all cores: the tree
+/// unit and the issue slot of drained entries' late work. Cores contend
+/// for it (Secon's scalability question).
+#[derive(Default)]
+pub struct Engine {
+    tree: TreeUnit,
+    /// When the engine takes the next drained entry.
+    mc_next: u64,
+    /// Cycles the tree unit was occupied (a pipelined update holds it for
+    /// one stage, a serial one for its whole duration).
+    pub busy_cycles: u64,
+    pub tree_updates: u64,
+}
 
 #[derive(Default)]
 struct TreeUnit {
@@ -90,6 +103,14 @@ pub struct BufferStats {
     pub nwpe: f64,
     /// Early counters found stale at drain (page re-encrypted meanwhile).
     pub stale_early_counters: u64,
+    /// Entries that migrated into this buffer from another core's (SecPB
+    /// IV-C c); absent with one core.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub migrated_in: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A store leaving the store buffer for the persist path.
@@ -105,15 +126,17 @@ pub struct ReleasedStore {
     pub fill: [u8; 64],
 }
 
+/// One core's persist path (its persist buffer or its strict-persistency
+/// flushes); the security engine it uses is shared ([`Engine`]).
 pub struct PersistPath {
     kind: Kind,
+    /// The core whose front end this path drives (`System::fronts`).
+    core: usize,
     scheme: SchemeWork,
-    tree: TreeUnit,
     early_one_in_flight: bool,
     mc_pipelined: bool,
     /// Entries drained but not yet freed (time each frees).
     draining: VecDeque<u64>,
-    mc_next: u64,
     last_persist: u64,
     entries: usize,
     /// The record of the operation being priced (kept to reuse its buffers).
@@ -129,12 +152,14 @@ enum Kind {
 pub struct Ctx<'a> {
     pub pcm: &'a mut Pcm,
     pub lat: &'a Latencies,
-    pub stats: &'a mut RunStats,
+    pub engine: &'a mut Engine,
+    /// This core's persist-path counts.
+    pub stats: &'a mut PersistPathStats,
 }
 
 impl PersistPath {
     /// The persist path of a configuration, or why it cannot be timed.
-    pub fn new(cfg: &SimConfig) -> Result<Self, String> {
+    pub fn new(cfg: &SimConfig, core: usize) -> Result<Self, String> {
         let scheme = cfg.scheme.work();
         let name = cfg.scheme.name();
         let (kind, one, entries) = match (&cfg.persistence.point, scheme.front) {
@@ -157,12 +182,11 @@ impl PersistPath {
         };
         Ok(PersistPath {
             kind,
+            core,
             scheme,
-            tree: TreeUnit::default(),
             early_one_in_flight: one,
             mc_pipelined: cfg.security.mc_bmt_pipelined,
             draining: VecDeque::new(),
-            mc_next: 0,
             last_persist: 0,
             entries,
             rec: Some(Box::default()),
@@ -184,7 +208,7 @@ impl PersistPath {
     /// Whether a store to `block` takes the whole block into the persist
     /// path (a new buffer entry, a write at the MC) rather than only its bytes.
     pub fn needs_whole_block(&self, sys: &System, block: u64) -> bool {
-        match (&self.kind, &sys.front) {
+        match (&self.kind, &sys.fronts[self.core]) {
             (Kind::PersistBuffer, FrontEnd::PersistBuffer(pb)) => !pb.contains(block),
             _ => true,
         }
@@ -219,16 +243,21 @@ impl PersistPath {
     /// The operation's tree-update hashes, one after the other on the tree
     /// unit (an eager BMT update hashes each level up to the root; a SIT
     /// write-back MACs one node under its parent's counter).
-    fn tree_update(&mut self, lat: &Latencies, ready: u64, rec: &WorkRecord, tree_extra: u64, pipelined: bool) -> Option<u64> {
+    fn tree_update(engine: &mut Engine, lat: &Latencies, ready: u64, rec: &WorkRecord, tree_extra: u64, pipelined: bool) -> Option<u64> {
         let hashes = rec.update_hashes();
-        (hashes > 0).then(|| self.tree.update(ready, hashes * lat.mac + tree_extra, lat.hash_interval, pipelined))
+        (hashes > 0).then(|| {
+            let duration = hashes * lat.mac + tree_extra;
+            engine.tree_updates += 1;
+            engine.busy_cycles += if pipelined { lat.hash_interval } else { duration };
+            engine.tree.update(ready, duration, lat.hash_interval, pipelined)
+        })
     }
 
     /// Tree work of an operation off the persist path (a dirty SIT node
     /// evicted by a load's metadata fetch): it occupies the tree unit
     /// from `t`, holding nothing back.
-    pub(super) fn background_tree_work(&mut self, lat: &Latencies, t: u64, rec: &WorkRecord) {
-        self.tree_update(lat, t, rec, 0, true);
+    pub(super) fn background_tree_work(engine: &mut Engine, lat: &Latencies, t: u64, rec: &WorkRecord) {
+        Self::tree_update(engine, lat, t, rec, 0, true);
     }
 
     /// A page re-encryption (a minor counter overflowed): the old
@@ -254,25 +283,36 @@ impl PersistPath {
     }
 
     fn buffer_store(&mut self, sys: &mut System, cx: Ctx, s: ReleasedStore) -> Result<u64, CheckFailure> {
-        let Ctx { pcm, lat, stats } = cx;
+        let Ctx { pcm, lat, engine, stats } = cx;
         let mut t = s.release;
-        let System { front, mc, .. } = sys;
-        let FrontEnd::PersistBuffer(pb) = front else { unreachable!("a persist-buffer path without a persist buffer") };
-        let resident = pb.contains(s.block);
+        let resident = matches!(&sys.fronts[self.core], FrontEnd::PersistBuffer(pb) if pb.contains(s.block));
         if !resident {
             // A new entry needs a free slot: entries being drained hold
             // theirs until the MC has queued their writes.
             while self.draining.front().is_some_and(|&f| f <= t) {
                 self.draining.pop_front();
             }
-            while pb.occupancy() + self.draining.len() >= self.entries {
+            let occupancy = match &sys.fronts[self.core] {
+                FrontEnd::PersistBuffer(pb) => pb.occupancy(),
+                _ => unreachable!("a persist-buffer path without a persist buffer"),
+            };
+            while occupancy + self.draining.len() >= self.entries {
                 let f = self.draining.pop_front().expect("a full buffer has drains in flight");
                 if f > t {
-                    stats.roi.persist_path.buffer_mut().full_stall_cycles += f - t;
+                    stats.buffer_mut().full_stall_cycles += f - t;
                     t = f;
                 }
             }
+            // Another core's SecPB may hold the block: its entry migrates
+            // here with its early metadata (SecPB IV-C c), one round trip
+            // through the directory at the shared level.
+            if sys.claim_for_store(self.core, s.block)? == Handover::Migrated {
+                t += lat.l3;
+                stats.buffer_mut().migrated_in += 1;
+            }
         }
+        let System { fronts, mc, .. } = sys;
+        let FrontEnd::PersistBuffer(pb) = &mut fronts[self.core] else { unreachable!("a persist-buffer path without a persist buffer") };
         let mark = WorkRecord::start(mc);
         let out = pb.store_filled(mc, s.block, s.bytes.start, &s.fill[s.bytes.clone()], if resident { None } else { Some(s.fill) })?;
         let scheme = mc.st.scheme;
@@ -293,7 +333,7 @@ impl PersistPath {
             let (ctr, tree_extra) = Self::metadata_reads(pcm, lat, start, &rec);
             reencrypted = Self::reencryption(pcm, lat, ctr, &rec);
             done = done.max(ctr);
-            if let Some(b) = self.tree_update(lat, ctr, &rec, tree_extra, !self.early_one_in_flight) {
+            if let Some(b) = Self::tree_update(engine, lat, ctr, &rec, tree_extra, !self.early_one_in_flight) {
                 done = done.max(b);
             }
             if w.contains(TupleStep::Otp) {
@@ -314,18 +354,18 @@ impl PersistPath {
             done += lat.pb_access * u64::from(self.scheme.allocate_extra_accesses);
         }
         Self::queue_writes(pcm, done.max(reencrypted), &rec.writes);
-        stats.roi.persist_path.cycles += done - t;
+        stats.cycles += done - t;
         if out.allocated {
-            stats.roi.persist_path.buffer_mut().allocations += 1;
+            stats.buffer_mut().allocations += 1;
         }
         // Drain at the high watermark, down to the low watermark.
         for _ in 0..pb.watermark_drains() {
             let mark = WorkRecord::start(mc);
             let Some((b, late)) = pb.drain_oldest(mc)? else { break };
             rec.fill(mc, mark, b);
-            let freed = self.mc_late_work(pcm, lat, t, b, late, &rec, mc.secure);
+            let freed = self.mc_late_work(pcm, engine, lat, t, b, late, &rec, mc.secure);
             self.draining.push_back(freed);
-            stats.roi.persist_path.buffer_mut().drains += 1;
+            stats.buffer_mut().drains += 1;
         }
         self.last_persist = self.last_persist.max(t);
         self.rec = Some(rec);
@@ -335,25 +375,35 @@ impl PersistPath {
     /// The MC completes a drained entry's tuple; returns when the entry's
     /// buffer slot frees (its data block holds a WPQ slot).
     #[allow(clippy::too_many_arguments)]
-    fn mc_late_work(&mut self, pcm: &mut Pcm, lat: &Latencies, t: u64, block: u64, late: Steps, rec: &WorkRecord, secure: bool) -> u64 {
-        let issue = t.max(self.mc_next);
+    fn mc_late_work(
+        &mut self,
+        pcm: &mut Pcm,
+        engine: &mut Engine,
+        lat: &Latencies,
+        t: u64,
+        block: u64,
+        late: Steps,
+        rec: &WorkRecord,
+        secure: bool,
+    ) -> u64 {
+        let issue = t.max(engine.mc_next);
         let updates_tree = rec.update_hashes() > 0;
         // The engine takes one drained entry per buffer access, or per hash
         // pipeline stage when the entry still needs its tree update.
-        self.mc_next = issue + if updates_tree { lat.hash_interval.max(lat.pb_access) } else { lat.pb_access };
+        engine.mc_next = issue + if updates_tree { lat.hash_interval.max(lat.pb_access) } else { lat.pb_access };
         let mut done = issue;
         let mut reencrypted = issue;
         if secure {
             let (ctr, tree_extra) = Self::metadata_reads(pcm, lat, issue, rec);
             reencrypted = Self::reencryption(pcm, lat, ctr, rec);
             // A re-encryption's MACs beyond the entry's own keep the engine.
-            self.mc_next += rec.crypto.macs.saturating_sub(1) * lat.hash_interval;
+            engine.mc_next += rec.crypto.macs.saturating_sub(1) * lat.hash_interval;
             let ctr = if late.contains(TupleStep::Counter) { ctr } else { issue };
             let otp = if late.contains(TupleStep::Otp) { ctr + lat.aes } else { issue };
             let ct = otp.max(issue) + 1;
             let mac = if late.contains(TupleStep::Mac) { ct + lat.mac } else { ct };
             done = done.max(mac);
-            if let Some(b) = self.tree_update(lat, ctr, rec, tree_extra, self.mc_pipelined) {
+            if let Some(b) = Self::tree_update(engine, lat, ctr, rec, tree_extra, self.mc_pipelined) {
                 done = done.max(b);
             }
         }
@@ -372,7 +422,7 @@ impl PersistPath {
     }
 
     fn mc_store(&mut self, sys: &mut System, cx: Ctx, s: ReleasedStore) -> Result<u64, CheckFailure> {
-        let Ctx { pcm, lat, stats } = cx;
+        let Ctx { pcm, lat, engine, stats } = cx;
         // Strict persistency at the MC: the store is flushed and its whole
         // memory tuple persists before the next store's.
         let t = s.release.max(self.last_persist);
@@ -388,10 +438,10 @@ impl PersistPath {
             let (ctr, tree_extra) = Self::metadata_reads(pcm, lat, arrive, &rec);
             let mac = ctr + lat.aes + 1 + lat.mac;
             let reencrypted = Self::reencryption(pcm, lat, ctr, &rec);
-            done = mac.max(reencrypted).max(self.tree_update(lat, ctr, &rec, tree_extra, false).unwrap_or(0));
+            done = mac.max(reencrypted).max(Self::tree_update(engine, lat, ctr, &rec, tree_extra, false).unwrap_or(0));
         }
         let persisted = Self::queue_writes(pcm, done, &rec.writes);
-        stats.roi.persist_path.cycles += persisted - s.release;
+        stats.cycles += persisted - s.release;
         self.last_persist = persisted;
         self.rec = Some(rec);
         // The store buffer releases the next store once this one is in
@@ -426,12 +476,13 @@ mod tests {
         sys.mc.st.nvm.log_writes = true;
         let lat = latencies();
         let levels = sys.mc.layout().levels() as u64;
-        let mut path = PersistPath::new(&cfg).unwrap();
+        let mut path = PersistPath::new(&cfg, 0).unwrap();
+        let mut engine = Engine::default();
         let mut pcm = Pcm::new(16, 220, 600, 32);
-        let mut stats = RunStats::new(&cfg);
-        let go = |path: &mut PersistPath, sys: &mut System, pcm: &mut Pcm, stats: &mut RunStats, block: u64, release: u64| {
+        let mut stats = PersistPathStats::default();
+        let mut go = |path: &mut PersistPath, sys: &mut System, pcm: &mut Pcm, stats: &mut PersistPathStats, block: u64, release: u64| {
             let fill = [block as u8 + 1; 64];
-            let cx = Ctx { pcm, lat: &lat, stats };
+            let cx = Ctx { pcm, lat: &lat, engine: &mut engine, stats };
             path.store(sys, cx, ReleasedStore { release, data_ready: release, block, bytes: 0..8, fill }).unwrap()
         };
         go(&mut path, &mut sys, &mut pcm, &mut stats, 0, 0);

@@ -4,11 +4,12 @@
 
 use super::core::CoreStats;
 use super::pcm::{MemoryStats, Pcm, PcmStats};
-use super::persist::PersistPathStats;
+use super::persist::{BufferStats, PersistPathStats};
 use super::tags::TagCache;
 use crate::crypto::CryptoWork;
 use crate::metacache::CacheStats;
 use crate::nvm::ByKind;
+use crate::persist::CoherenceStats;
 use crate::persist::FrontEnd;
 use crate::set_assoc::CacheReport;
 use crate::system::{DrainWork, System};
@@ -31,6 +32,85 @@ pub struct Roi {
     /// Pads, MACs and tree hashes the security engine computed.
     pub crypto: CryptoWork,
     pub memory: MemoryStats,
+    /// Each core's own counts, with more than one core (`core` above is
+    /// then their sum, its cycles the slowest core's, its IPC the
+    /// machine's: all instructions over those cycles).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cores: Vec<PerCoreStats>,
+    /// What only a machine of several cores has: throughput, the shared
+    /// security engine's load, the coherence of the SecPBs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multicore: Option<MulticoreStats>,
+}
+
+/// One core of a multi-core run (issue 14).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PerCoreStats {
+    pub instructions: u64,
+    /// From this core's region of interest's start to its last retired
+    /// instruction or persisted store.
+    pub cycles: u64,
+    pub ipc: f64,
+    pub loads: u64,
+    pub stores: u64,
+    pub volatile_stores: u64,
+    /// Transactions committed (TxCommit markers).
+    pub transactions: u64,
+    pub store_buffer_stall_cycles: u64,
+    pub persist_path: PersistPathStats,
+}
+
+/// Shared resources of a multi-core run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct MulticoreStats {
+    pub cores: usize,
+    /// Transactions committed on all cores, and per second of simulated
+    /// time (the machine's cycles at the core clock).
+    pub transactions: u64,
+    pub transactions_per_second: f64,
+    /// Cycles cores waited for the ticket lock of shared data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lock_wait_cycles: Option<u64>,
+    /// SecPB entries migrated and flushed between cores (SecPB IV-C c).
+    pub coherence: CoherenceStats,
+    pub security_engine: EngineStats,
+}
+
+/// The memory controller's security engine, shared by the cores.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct EngineStats {
+    /// Tree updates (eager BMT updates, SIT node MACs) it ran.
+    pub tree_updates: u64,
+    /// Cycles its tree unit was taken (a pipelined update for one stage).
+    pub busy_cycles: u64,
+    /// busy_cycles over the run's cycles (near 1: the engine bounds the
+    /// machine's throughput).
+    pub utilisation: f64,
+}
+
+impl CoreStats {
+    /// Add another core's counts (rates are computed afterwards).
+    pub(super) fn add(&mut self, o: &CoreStats) {
+        self.instructions += o.instructions;
+        self.loads += o.loads;
+        self.stores += o.stores;
+        self.volatile_stores += o.volatile_stores;
+        self.store_buffer_stall_cycles += o.store_buffer_stall_cycles;
+    }
+}
+
+impl PersistPathStats {
+    /// Add another core's counts.
+    pub(super) fn add(&mut self, o: &PersistPathStats) {
+        self.cycles += o.cycles;
+        if let Some(b) = &o.buffer {
+            let t: &mut BufferStats = self.buffer_mut();
+            t.allocations += b.allocations;
+            t.drains += b.drains;
+            t.full_stall_cycles += b.full_stall_cycles;
+            t.migrated_in += b.migrated_in;
+        }
+    }
 }
 
 /// The warm-up of a run, as ChampSim reports it when the warm-up completes.
@@ -123,16 +203,33 @@ pub(super) struct Counters {
 }
 
 impl Counters {
-    pub(super) fn of(time: u64, sys: &System, caches: [&TagCache; 3], pcm: &Pcm) -> Self {
+    /// The counters at `time`; each core's private levels (`[L1D, L2]`)
+    /// and persist buffer summed over the cores.
+    pub(super) fn of<'a>(time: u64, sys: &System, private: impl Iterator<Item = [&'a TagCache; 2]>, l3: &TagCache, pcm: &Pcm) -> Self {
+        let mut caches = [CacheStats::default(), CacheStats::default(), l3.stats()];
+        for p in private {
+            for (sum, c) in caches.iter_mut().zip(p) {
+                let s = c.stats();
+                sum.hits += s.hits;
+                sum.misses += s.misses;
+                sum.writebacks += s.writebacks;
+            }
+        }
+        let mut persist_buffer = None;
+        for f in &sys.fronts {
+            if let FrontEnd::PersistBuffer(pb) = f {
+                let (s, a, st) = persist_buffer.get_or_insert((0, 0, 0));
+                *s += pb.stats.stores;
+                *a += pb.stats.allocations;
+                *st += pb.stats.stale_early_counters;
+            }
+        }
         Counters {
             time,
-            caches: caches.map(|c| c.stats()),
+            caches,
             metadata_caches: sys.mc.st.caches.all().into_iter().map(|(n, c)| (n, c.stats)).collect(),
             pcm: pcm.stats,
-            persist_buffer: match &sys.front {
-                FrontEnd::PersistBuffer(pb) => Some((pb.stats.stores, pb.stats.allocations, pb.stats.stale_early_counters)),
-                _ => None,
-            },
+            persist_buffer,
             root_updates: sys.mc.st.root_updates,
             nvm_reads: sys.mc.st.nvm.reads,
             nvm_writes: sys.mc.st.nvm.enqueued,

@@ -22,6 +22,12 @@ impl TagCache {
         self.0.access(block, ()) == Access::Hit
     }
 
+    /// Drop `block` if present (another core wrote it), uncounted.
+    #[inline]
+    pub fn invalidate(&mut self, block: u64) {
+        self.0.remove_key(block);
+    }
+
     /// Hits and misses so far (no write-backs: tags only).
     pub fn stats(&self) -> CacheStats {
         self.0.stats
