@@ -352,4 +352,51 @@ mod tests {
             assert_eq!((rec.root_registers_lost, rec.ok()), (!backed, backed));
         }
     }
+
+    fn occupancy(s: &System, core: usize) -> usize {
+        match &s.fronts[core] {
+            FrontEnd::PersistBuffer(pb) => pb.occupancy(),
+            f => panic!("not a persist buffer: {f:?}"),
+        }
+    }
+
+    #[test]
+    fn a_write_from_another_core_migrates_the_secpb_entry_and_a_read_flushes_it() {
+        // SecPB IV-C c with two cores.
+        let cfg = load_preset("cm", &["memory.capacity_bytes=67108864".into(), "core.count=2".into()]).unwrap();
+        let mut s = System::new(&cfg, 1);
+        assert_eq!(s.fronts.len(), 2);
+        let on = |t: u8, b: u64, v: u64| Event::store(b * 64, 8, v, false).on_thread(t);
+        s.apply(&on(0, 5, 1)).unwrap();
+        let ctr_before = s.mc.st.crypto.work;
+        // Core 1 writes the block core 0 holds: the entry moves, with its
+        // early counter, pad and tree update (no new ones are made).
+        s.apply(&on(1, 5, 2)).unwrap();
+        assert_eq!((occupancy(&s, 0), occupancy(&s, 1)), (0, 1));
+        assert_eq!(s.coherence.stats.migrations, 1);
+        let w = s.mc.st.crypto.work.since(&ctr_before);
+        assert_eq!((w.aes_blocks, w.tree_hashes), (0, 0), "the migrated entry keeps its value-independent metadata: {w:?}");
+        // Core 0 reads it: core 1's entry goes to memory, and the read sees
+        // the newest value.
+        let got = s.read_on(0, 5).unwrap();
+        assert_eq!(got[..8], 2u64.to_le_bytes());
+        assert_eq!((occupancy(&s, 1), s.coherence.stats.flushes), (0, 1));
+        assert_eq!(s.mc.read(5).unwrap()[..8], 2u64.to_le_bytes(), "the flush wrote the whole tuple to memory");
+        // A crash drains every core's buffer: both cores' blocks survive.
+        s.apply(&on(0, 6, 3)).unwrap();
+        s.apply(&on(1, 7, 4)).unwrap();
+        let d = s.power_fail();
+        assert_eq!(d.front_lines, 2);
+        assert!(s.recover().ok());
+        assert_eq!(s.mc.read(6).unwrap()[..8], 3u64.to_le_bytes());
+        assert_eq!(s.mc.read(7).unwrap()[..8], 4u64.to_le_bytes());
+    }
+
+    #[test]
+    fn an_event_of_a_thread_without_a_core_is_an_error_not_a_panic() {
+        let mut s = machine("cobcm", "persist_buffer=true");
+        let e = s.apply(&Event::store(64, 8, 1, false).on_thread(3)).unwrap_err();
+        assert_eq!(e.name(), "no-core");
+        assert!(e.to_string().contains("core.count"), "{e}");
+    }
 }

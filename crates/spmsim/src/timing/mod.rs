@@ -493,6 +493,14 @@ impl TimingSim {
 
     /// One event of core `c`, with its warm-up check.
     fn step(&mut self, c: usize, i: usize, ev: &Event) -> Result<(), SimError> {
+        if ev.thread as usize != c {
+            return Err(SimError::Invalid(format!(
+                "event {} ({}) of thread {} is in the stream of core {c}: each core runs its own thread's events (core.count = threads)",
+                i + 1,
+                ev.describe(),
+                ev.thread
+            )));
+        }
         if self.units[c].warmup.as_mut().is_some_and(|w| !w.is_over() && !w.takes(ev)) {
             self.end_warmup(c).map_err(|e| SimError::Failed(format!("the last store of the warm-up: integrity check failed: {e}")))?;
         }

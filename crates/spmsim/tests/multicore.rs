@@ -1,0 +1,92 @@
+//! The multi-core timing model (issue 14) on hand-built event streams:
+//! per-core counts that add up, determinism, SecPB coherence between
+//! cores, and the ticket lock of shared data.
+
+use spmsim::config::load_preset;
+use spmsim::timing::{RunStats, SimError, TimingSim};
+use spmsim::workload::{Event, Op};
+use std::sync::atomic::AtomicBool;
+
+fn cfg(preset: &str, cores: u32) -> spmsim::config::SimConfig {
+    load_preset(preset, &["memory.capacity_bytes=268435456".into(), format!("core.count={cores}")]).unwrap()
+}
+
+/// Thread `t`: `n` stores, each to its own block of the thread's region
+/// (or of one region all threads share), 20 instructions apart.
+fn stores(t: u8, n: u64, shared: bool) -> Vec<Event> {
+    let base = if shared { 1 << 20 } else { (1 + t as u64) << 24 };
+    (0..n).map(|i| Event::store(base + (i % 64) * 64, 8, i, false).after(20).on_thread(t)).collect()
+}
+
+fn run(preset: &str, streams: Vec<Vec<Event>>) -> Result<RunStats, SimError> {
+    let mut sim = TimingSim::new(&cfg(preset, streams.len() as u32), 7).unwrap();
+    let mut its: Vec<_> = streams.into_iter().map(|s| s.into_iter()).collect();
+    sim.run_threads(&mut its, &AtomicBool::new(false))?;
+    Ok(sim.finish())
+}
+
+#[test]
+fn per_core_counts_add_up_to_the_total() {
+    let s = run("cobcm", vec![stores(0, 3000, false), stores(1, 1000, false)]).unwrap();
+    let r = &s.roi;
+    assert_eq!(r.cores.len(), 2);
+    assert_eq!(r.cores.iter().map(|c| c.instructions).sum::<u64>(), r.core.instructions);
+    assert_eq!(r.cores.iter().map(|c| c.stores).sum::<u64>(), r.core.stores);
+    assert_eq!((r.cores[0].stores, r.cores[1].stores), (3000, 1000));
+    // The machine's cycles are its slowest core's.
+    assert_eq!(r.core.cycles, r.cores.iter().map(|c| c.cycles).max().unwrap());
+    assert!(r.cores[0].cycles > r.cores[1].cycles, "three times the work takes longer: {:?}", r.cores.iter().map(|c| c.cycles).collect::<Vec<_>>());
+    let m = r.multicore.as_ref().expect("multi-core stats");
+    assert_eq!(m.cores, 2);
+    assert_eq!(m.coherence.migrations, 0, "partitioned data moves no entry");
+}
+
+#[test]
+fn a_run_depends_only_on_its_inputs() {
+    let a = serde_json::to_string(&run("cm", vec![stores(0, 500, true), stores(1, 500, true), stores(2, 500, false)]).unwrap()).unwrap();
+    let b = serde_json::to_string(&run("cm", vec![stores(0, 500, true), stores(1, 500, true), stores(2, 500, false)]).unwrap()).unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn writes_to_blocks_in_another_cores_secpb_migrate_the_entry() {
+    // Both cores write the same 64 blocks: each write to a block the other
+    // core's SecPB holds moves the entry (SecPB IV-C c).
+    let s = run("cm", vec![stores(0, 2000, true), stores(1, 2000, true)]).unwrap();
+    let m = s.roi.multicore.unwrap();
+    assert!(m.coherence.migrations > 100, "{:?}", m.coherence);
+    let moved_in: u64 = s.roi.cores.iter().map(|c| c.persist_path.buffer.as_ref().map_or(0, |b| b.migrated_in)).sum();
+    assert_eq!(moved_in, m.coherence.migrations);
+    // A read of a block another core's SecPB holds flushes the entry.
+    let reader: Vec<Event> = (0..64).map(|i| Event::load((1 << 20) + i * 64, 8).after(400).on_thread(1)).collect();
+    let s = run("cm", vec![stores(0, 64, true), reader]).unwrap();
+    assert!(s.roi.multicore.unwrap().coherence.flushes > 0);
+}
+
+#[test]
+fn transactions_are_counted_and_take_no_lock_without_shared_data() {
+    // Without a shared-data workload there is no lock: two transactions
+    // overlap and no core waits.
+    let tx = |t: u8, len: u64| {
+        let mut v = vec![Event::marker(Op::TxBegin).on_thread(t)];
+        v.extend(stores(t, len, false));
+        v.push(Event::marker(Op::TxCommit).on_thread(t));
+        v
+    };
+    let s = run("cobcm", vec![tx(0, 500), tx(1, 500)]).unwrap();
+    let m = s.roi.multicore.unwrap();
+    assert_eq!((m.transactions, m.lock_wait_cycles), (2, None));
+}
+
+#[test]
+fn streams_must_match_the_cores() {
+    let mut sim = TimingSim::new(&cfg("cobcm", 2), 7).unwrap();
+    let mut its = vec![stores(0, 10, false).into_iter()];
+    let e = sim.run_threads(&mut its, &AtomicBool::new(false)).unwrap_err();
+    assert!(matches!(e, SimError::Invalid(_)), "{e}");
+    // An event of a thread beyond the cores is bad input, not a panic.
+    let mut sim = TimingSim::new(&cfg("cobcm", 2), 7).unwrap();
+    let mut its = vec![stores(0, 10, false).into_iter(), stores(5, 10, false).into_iter()];
+    let e = sim.run_threads(&mut its, &AtomicBool::new(false)).unwrap_err();
+    assert!(matches!(e, SimError::Invalid(_)) && e.to_string().contains("thread 5"), "{e}");
+}
