@@ -730,7 +730,7 @@ impl Iterator for EventStream {
         self.pos += 1;
         if n > self.left {
             // The limit falls inside the gap (n is the gap plus at most one).
-            let cut = Event::marker(Op::Compute).after(self.left as u32);
+            let cut = Event::marker(Op::Compute).after(self.left as u32).on_thread(e.thread);
             self.left = 0;
             return Some(cut);
         }
