@@ -257,16 +257,14 @@ impl ThreadSpec {
             match part_start(seg) {
                 Some((label, spec)) => specs.push((label.map(str::to_string), spec.to_string())),
                 None => match specs.last_mut() {
-                    Some((_, spec)) => {
+                    Some((_, spec)) if seg.contains('=') => {
                         spec.push(if spec.contains(':') { ',' } else { ':' });
                         spec.push_str(seg);
                     }
-                    None => {
-                        return Err(format!(
-                            "mix workload: `{seg}` is neither a workload nor LABEL=workload (a mix is mix:a=array-swap,b=queue:size_mib=64,... or \
-                             mix:suite:gcc,suite:xz)"
-                        ))
-                    }
+                    _ => return Err(format!(
+                        "mix workload: `{seg}` is neither a workload, LABEL=workload nor a key=value of the program before it (a mix is \
+                             mix:a=array-swap,b=queue:size_mib=64,gap=3,... or mix:suite:gcc,trace:PATH)"
+                    )),
                 },
             }
         }
@@ -354,7 +352,7 @@ impl ThreadSpec {
         let seeds = "thread 0 keeps the run seed, thread t > 0 runs with mix(seed, t) (pheap::mix)";
         let layout = format!(
             "memory partitioned: thread t's addresses are offset by t x span, span = memory.capacity_bytes / {n} rounded down to 4 KiB \
-             ({} without a capacity); each thread's undo log is at the start of its partition",
+             ({} bytes without a capacity); each thread's undo log is at the start of its partition",
             GENERATE_CAPACITY / n as u64 / PARTITION_ALIGN * PARTITION_ALIGN
         );
         let mut notes = match (self.form, self.mode) {
@@ -691,6 +689,7 @@ mod tests {
             ("mix:a=queue,a=hash", "label `a` given twice"),
             ("mix:a=queue,b=nosuch:x=1", "nosuch"),
             ("mix:", "no programs"),
+            ("mix:trace:a.trace,b.trace", "`b.trace` is neither a workload"),
         ] {
             let e = WorkloadKind::parse(spec).unwrap_err();
             assert!(e.contains(want), "{spec}: {e}");
