@@ -261,10 +261,12 @@ impl ThreadSpec {
                         spec.push(if spec.contains(':') { ',' } else { ':' });
                         spec.push_str(seg);
                     }
-                    _ => return Err(format!(
+                    _ => {
+                        return Err(format!(
                         "mix workload: `{seg}` is neither a workload, LABEL=workload nor a key=value of the program before it (a mix is \
                              mix:a=array-swap,b=queue:size_mib=64,gap=3,... or mix:suite:gcc,trace:PATH)"
-                    )),
+                    ))
+                    }
                 },
             }
         }
