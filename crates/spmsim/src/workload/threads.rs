@@ -983,6 +983,23 @@ mod tests {
     }
 
     #[test]
+    fn the_merged_stream_passes_the_crash_oracle() {
+        use crate::oracle::{CrashCheck, CrashPoints};
+        let cfg = crate::config::load_preset("cobcm", &[]).unwrap();
+        for spec in ["hash:size_mib=1,threads=3,data=shared", "queue:size_mib=1,threads=2", "mix:a=array-swap,b=btree:size_mib=1"] {
+            let w = parse(spec);
+            let events = w.generate(40, 7).unwrap();
+            assert!(events.iter().any(|e| e.thread > 0), "{spec}");
+            let r =
+                CrashCheck { cfg: &cfg, workload_name: w.name(), events, ops: 40, seed: 7, points: CrashPoints::Sample(40), max_listed: 5 }
+                    .run()
+                    .unwrap();
+            assert_eq!(r.crash_points, 40, "{spec}");
+            assert_eq!(r.violations, 0, "{spec}: {:?}", r.violation_list.first());
+        }
+    }
+
+    #[test]
     fn notes_say_how_memory_is_shared_or_partitioned() {
         let n = parse("btree:size_mib=1,threads=2").stream(1, 1000, 8 << 30).unwrap().notes();
         assert!(n.iter().any(|x| x.contains("partitioned") && x.contains("mix(seed, t)")), "{n:?}");
