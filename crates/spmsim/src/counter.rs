@@ -249,7 +249,9 @@ mod tests {
         let formats = [CounterFormat::Split, CounterFormat::Sit];
         for f in formats {
             let block = match f {
-                CounterFormat::Split => SplitCounterBlock { major: 9, minors: std::array::from_fn(|i| (i as u8 * 5) % MINOR_MAX) }.encode(),
+                CounterFormat::Split => {
+                    SplitCounterBlock { major: 9, minors: std::array::from_fn(|i| ((i * 5) % 256) as u8 % MINOR_MAX) }.encode()
+                }
                 CounterFormat::Sit => SitNode { counters: std::array::from_fn(|i| i as u64 * 1000), mac: 0xfeed }.encode(),
             };
             for slot in [0, 3, 7] {

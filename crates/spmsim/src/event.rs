@@ -108,13 +108,13 @@ impl Event {
         match self.op {
             Op::Store => format!(
                 "store{} {:#x} <- {:#x}{}{}",
-                self.size * 8,
+                self.size as u32 * 8,
                 self.addr,
                 self.value,
                 if self.log { " (log)" } else { "" },
                 if self.volatile { " (volatile)" } else { "" }
             ),
-            Op::Load => format!("load{} {:#x}", self.size * 8, self.addr),
+            Op::Load => format!("load{} {:#x}", self.size as u32 * 8, self.addr),
             Op::Fence => "fence".into(),
             Op::TxBegin => "tx-begin".into(),
             Op::TxCommit => "tx-commit".into(),

@@ -194,8 +194,13 @@ impl BtreeLayout {
             match j {
                 0 => nk | (leaf as u64) << 32,
                 _ if j <= mk && j - 1 < nk => 2 * rank(j - 1),
-                _ if j <= 2 * mk && j - 1 - mk < nk => self.val_addr(rank(j - 1 - mk)),
-                _ if (j as usize) < self.node_words && !leaf && j - 1 - 2 * mk <= nk => self.node_addr(first_kid + j - 1 - 2 * mk),
+                // (`j > mk`, `j > 2 * mk`: the words before were not
+                // these; without them the subtraction wrapped in release
+                // builds, giving the same 0, and panicked in debug ones.)
+                _ if j > mk && j <= 2 * mk && j - 1 - mk < nk => self.val_addr(rank(j - 1 - mk)),
+                _ if j > 2 * mk && (j as usize) < self.node_words && !leaf && j - 1 - 2 * mk <= nk => {
+                    self.node_addr(first_kid + j - 1 - 2 * mk)
+                }
                 _ => 0,
             }
         })

@@ -31,6 +31,7 @@ mod random_writes;
 pub mod rbtree;
 mod seq_writes;
 mod synthetic;
+pub mod threads;
 pub mod tpcc;
 mod warmup;
 pub mod ycsb;
@@ -44,6 +45,7 @@ pub use pheap::TxStyle;
 pub use queue::QueueParams;
 pub use rbtree::RbtreeParams;
 pub use synthetic::SyntheticParams;
+pub use threads::{DataMode, ThreadForm, ThreadSpec};
 pub use tpcc::TpccParams;
 pub use warmup::Warmup;
 pub use ycsb::{Distribution, YcsbParams};
@@ -85,6 +87,11 @@ pub enum WorkloadKind {
     /// `trace:PATH#format=NAME` to name the format; `#persistent=` chooses
     /// which memory is persistent, [`Persistent`]).
     Trace(TraceSpec),
+    /// One thread per core (issue 14): copies of a persistent generator on
+    /// partitioned or shared data (`btree:threads=4,data=shared`), a
+    /// multi-programmed mix (`mix:a=queue,b=hash`, `mix1`), or one trace
+    /// per core (`trace:a.trace,b.trace`); see [`threads`].
+    Threads(ThreadSpec),
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -200,7 +207,7 @@ fn split_trace_options(s: &str) -> (&str, Vec<(&str, &str)>) {
 }
 
 impl WorkloadKind {
-    pub const NAMED: [&'static str; 15] = [
+    pub const NAMED: [&'static str; 18] = [
         "random-writes",
         "seq-writes",
         "array-swap",
@@ -216,6 +223,9 @@ impl WorkloadKind {
         "FILE.toml (kind = \"btree\" plus the keys)",
         "trace:PATH[#format=F][#persistent=trace|all|heap]",
         "suite:NAME[#persistent=trace|all|heap]",
+        "KIND:threads=N,data=partitioned|shared,... (N = 1-64, every persistent generator KIND above)",
+        "mix:a=WORKLOAD,b=WORKLOAD,... or mix:WORKLOAD,WORKLOAD,... (one program per core), mix1-mix4, daxbench1-daxbench4 (Triad-NVM Table II)",
+        "trace:PATH,PATH,... (one trace per core)",
     ];
 
     pub fn name(&self) -> String {
@@ -234,6 +244,7 @@ impl WorkloadKind {
             WorkloadKind::Tpcc(p) => format!("tpcc:{}", keys_of(p)),
             WorkloadKind::Daxbench(p) => format!("daxbench:{}", keys_of(p)),
             WorkloadKind::Trace(t) => t.name(),
+            WorkloadKind::Threads(t) => t.name(),
         }
     }
 
@@ -256,13 +267,25 @@ impl WorkloadKind {
                 }
                 Ok(WorkloadKind::Trace(spec))
             }
-            s if s.starts_with("trace:") => TraceSpec::parse(&s["trace:".len()..]).map(WorkloadKind::Trace),
+            s if s.starts_with("mix:") => ThreadSpec::parse_mix(&s["mix:".len()..]),
+            s if s.starts_with("trace:") => {
+                let body = &s["trace:".len()..];
+                // A path with a comma that names a file stays one trace.
+                if body.contains(',') && !std::path::Path::new(split_trace_options(body).0).is_file() {
+                    ThreadSpec::parse_traces(body)
+                } else {
+                    TraceSpec::parse(body).map(WorkloadKind::Trace)
+                }
+            }
             // A TOML file describes a generator; any other file is a trace.
             s if s.ends_with(".toml") => Self::from_file(std::path::Path::new(s)),
             s if std::path::Path::new(s).is_file() => TraceSpec::parse(s).map(WorkloadKind::Trace),
             s => {
+                if let Some(preset) = threads::preset(s) {
+                    return preset;
+                }
                 if let Some(rest) = s.strip_prefix("daxbench-") {
-                    return Self::from_table("daxbench", daxbench::DaxParams::alias_table(rest)?);
+                    return Self::from_table_threads("daxbench", daxbench::DaxParams::alias_table(rest)?);
                 }
                 let (kind, body) = s.split_once(':').unwrap_or((s, ""));
                 if !Self::GENERATORS.contains(&kind) {
@@ -271,13 +294,40 @@ impl WorkloadKind {
                     }
                     return Err(format!("unknown workload `{name}`; known workloads: {}", Self::NAMED.join(", ")));
                 }
-                Self::from_table(kind, params::table_of(kind, body)?)
+                Self::from_table_threads(kind, params::table_of(kind, body)?)
             }
         }
     }
 
     /// Kinds that take `key=value` parameters through [`Self::from_table`].
     const GENERATORS: [&'static str; 8] = ["array", "queue", "btree", "hash", "rbtree", "ycsb", "tpcc", "daxbench"];
+
+    /// [`Self::from_table`], after taking out the keys `threads` and `data`
+    /// of a multi-threaded generator (issue 14).
+    fn from_table_threads(kind: &str, mut t: toml::Table) -> Result<Self, String> {
+        let threads = t.remove("threads");
+        let data = t.remove("data");
+        if (threads.is_some() || data.is_some()) && !Self::GENERATORS.contains(&kind) {
+            return Err(format!(
+                "{kind} workload: `threads` and `data` apply to the persistent generators ({}) only",
+                Self::GENERATORS.join(", ")
+            ));
+        }
+        let n = match threads {
+            None => 1,
+            Some(toml::Value::Integer(n)) if (1..=threads::MAX_THREADS as i64).contains(&n) => n as usize,
+            Some(v) => {
+                return Err(format!("{kind} workload: key `threads` must be an integer from 1 to {}, got {v}", threads::MAX_THREADS))
+            }
+        };
+        let mode = match data {
+            None => DataMode::Partitioned,
+            Some(toml::Value::String(s)) if s == "partitioned" => DataMode::Partitioned,
+            Some(toml::Value::String(s)) if s == "shared" => DataMode::Shared,
+            Some(v) => return Err(format!("{kind} workload: key `data` must be `partitioned` or `shared`, got {v}")),
+        };
+        ThreadSpec::copies(Self::from_table(kind, t)?, n, mode)
+    }
 
     /// A generator of `kind` with the keys of `t`, validated.
     fn from_table(kind: &str, t: toml::Table) -> Result<Self, String> {
@@ -334,7 +384,35 @@ impl WorkloadKind {
                 )))
             }
         };
-        Self::from_table(&kind, t).map_err(at)
+        if kind == "mix" {
+            return Self::mix_from_table(t).map_err(at);
+        }
+        Self::from_table_threads(&kind, t).map_err(at)
+    }
+
+    /// A mix in a workload file: `kind = "mix"` and `parts = ["a=queue",
+    /// "b=hash:size_mib=64,gap=3"]`, each part `LABEL=WORKLOAD` or
+    /// `WORKLOAD`.
+    fn mix_from_table(mut t: toml::Table) -> Result<Self, String> {
+        let parts = match t.remove("parts") {
+            Some(toml::Value::Array(a)) => a,
+            Some(v) => return Err(format!("mix: `parts` must be an array of workload strings, got {v}")),
+            None => return Err("mix: no `parts` key (parts = [\"a=array-swap\", \"b=queue\"])".into()),
+        };
+        if let Some(k) = t.keys().next() {
+            return Err(format!("mix: unknown key `{k}`; a mix file has kind and parts"));
+        }
+        let specs = parts
+            .into_iter()
+            .map(|v| match v {
+                toml::Value::String(s) => match threads::part_start(&s) {
+                    Some((label, spec)) => Ok((label.map(str::to_string), spec.to_string())),
+                    None => Err(format!("mix: part `{s}` is neither a workload nor LABEL=workload")),
+                },
+                v => Err(format!("mix: each of `parts` must be a string, got {v}")),
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        ThreadSpec::mix_of(specs)
     }
 
     fn validate(&self) -> Result<(), String> {
@@ -359,6 +437,7 @@ impl WorkloadKind {
             })
         };
         match self {
+            WorkloadKind::Threads(t) => t.notes(),
             WorkloadKind::Synthetic(p) => vec![format!("synthetic stream, not a program: {}", p.name())],
             WorkloadKind::Daxbench(_) => {
                 vec!["synthetic stream (Triad-NVM DAXBENCH-S-RW): strided loads and persisted stores, not a data structure".into()]
@@ -391,6 +470,7 @@ impl WorkloadKind {
             WorkloadKind::Tpcc(p) => Source::Generator(Box::new(tpcc::Tpcc::new(seed, p.clone())?)),
             WorkloadKind::Daxbench(p) => Source::Generator(Box::new(daxbench::Daxbench::new(seed, p.clone())?)),
             WorkloadKind::Trace(t) => Source::Trace(Box::new(t.open(seed, capacity_bytes)?)),
+            WorkloadKind::Threads(t) => Source::Ops(t.merged(seed, capacity_bytes)?),
         })
     }
 
@@ -459,7 +539,10 @@ impl WorkloadKind {
     /// Threads the workload runs, one per core (issue 14): 1 for every
     /// single-threaded generator and trace.
     pub fn threads(&self) -> usize {
-        1
+        match self {
+            WorkloadKind::Threads(t) => t.threads,
+            _ => 1,
+        }
     }
 
     /// Whether the threads' transactions take one lock in turn (shared
@@ -467,7 +550,7 @@ impl WorkloadKind {
     /// holds ticket `k * threads + t`, so a transaction begins only after
     /// the one before it in that order committed.
     pub fn shared_lock(&self) -> bool {
-        false
+        matches!(self, WorkloadKind::Threads(t) if t.mode == DataMode::Shared)
     }
 
     /// One stream per thread, its events tagged with the thread
@@ -475,12 +558,29 @@ impl WorkloadKind {
     /// thread's instructions and ending after `instructions` more of them
     /// (instruction limits are per core, as in ChampSim).
     pub fn thread_streams(&self, seed: u64, warmup: u64, instructions: u64, capacity_bytes: u64) -> Result<Vec<EventStream>, String> {
-        Ok(vec![self.stream_after_warmup(seed, warmup, instructions, capacity_bytes)?])
+        let WorkloadKind::Threads(spec) = self else {
+            return Ok(vec![self.stream_after_warmup(seed, warmup, instructions, capacity_bytes)?]);
+        };
+        let notes = self.notes();
+        Ok(spec
+            .per_thread(seed, capacity_bytes)?
+            .into_iter()
+            .map(|src| {
+                let mut s = EventStream::new(Source::Ops(src), instructions, capacity_bytes);
+                s.kind_notes = notes.clone();
+                s.warmup = (warmup > 0).then(|| Warmup::new(warmup));
+                s
+            })
+            .collect())
     }
 
-    /// The instruction stream of each thread, for `core.model = "ooo"`.
+    /// The instruction stream of each thread, for `core.model = "ooo"`:
+    /// one per program of a mix or list of traces.
     pub fn instruction_streams(&self) -> Result<Vec<PathBuf>, String> {
-        Ok(vec![self.instruction_stream()?])
+        match self {
+            WorkloadKind::Threads(t) if t.mode == DataMode::Partitioned => t.parts.iter().map(|p| p.instruction_stream()).collect(),
+            _ => Ok(vec![self.instruction_stream()?]),
+        }
     }
 }
 
@@ -488,6 +588,8 @@ impl WorkloadKind {
 enum Source {
     Generator(Box<dyn Generator>),
     Trace(Box<RecordEvents>),
+    /// Several threads' events ([`threads`]): sources that can fail.
+    Ops(Box<dyn threads::OpSource>),
 }
 
 pub struct EventStream {
@@ -538,6 +640,25 @@ impl EventStream {
                     false
                 }
             },
+            Source::Ops(o) => {
+                let start = out.len();
+                match o.next_op(out) {
+                    Ok(more) => {
+                        if let Some(e) = out[start..].iter().find(|e| e.addr + e.size as u64 > self.capacity_bytes) {
+                            self.error = Some(format!(
+                                "workload touches {:#x} (thread {}), beyond memory.capacity_bytes = {}",
+                                e.addr, e.thread, self.capacity_bytes
+                            ));
+                            return false;
+                        }
+                        more
+                    }
+                    Err(e) => {
+                        self.error = Some(e);
+                        false
+                    }
+                }
+            }
         }
     }
 
@@ -557,6 +678,12 @@ impl EventStream {
             }
             if self.left > 0 && self.requested != u64::MAX {
                 n.push(format!("trace ended {} instructions short of the {} requested", self.left, self.requested));
+            }
+        }
+        if let Source::Ops(o) = &self.src {
+            n.extend(o.notes());
+            if o.finite() && self.left > 0 && self.requested != u64::MAX {
+                n.push(format!("traces ended {} instructions short of the {} requested", self.left, self.requested));
             }
         }
         n
@@ -603,7 +730,7 @@ impl Iterator for EventStream {
         self.pos += 1;
         if n > self.left {
             // The limit falls inside the gap (n is the gap plus at most one).
-            let cut = Event::marker(Op::Compute).after(self.left as u32);
+            let cut = Event::marker(Op::Compute).after(self.left as u32).on_thread(e.thread);
             self.left = 0;
             return Some(cut);
         }
