@@ -84,6 +84,27 @@ pub struct CrashReport {
     pub drain: DrainSummary,
     pub violations_listed: u64,
     pub violation_list: Vec<Violation>,
+    /// With more than one core: the threads' events interleaved in the
+    /// checked order, and what the cores' front ends did between them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multicore: Option<MulticoreCheck>,
+}
+
+/// The multi-core part of a crash check (issue 14). A crash point is
+/// after the first k events of the interleaved run, so its check (every
+/// store before it reads back) covers each thread's persist order and
+/// each transaction committed before it, on every core at once.
+#[derive(Clone, Debug, Serialize)]
+pub struct MulticoreCheck {
+    pub cores: usize,
+    /// Events of each thread.
+    pub events_per_thread: Vec<u64>,
+    /// SecPB entries migrated and flushed between cores over the run
+    /// (SecPB IV-C c).
+    pub coherence: crate::persist::CoherenceStats,
+    /// Crash points after which some core's front end still held lines
+    /// once the battery's drain was over (each must drain: 0).
+    pub undrained_points: u64,
 }
 
 impl CrashReport {
@@ -97,6 +118,8 @@ impl CrashReport {
 }
 
 struct PointResult {
+    /// A front end still held lines after the drain.
+    undrained: bool,
     violations: Vec<Violation>,
     count: u64,
     by_check: BTreeMap<String, u64>,
@@ -110,6 +133,7 @@ fn hex64(b: &[u8; 64]) -> String {
 
 fn check_point(mut sys: System, k: u64, last: &str, shadow: &[(u64, [u8; 64])], max_keep: usize) -> PointResult {
     let drain = sys.power_fail();
+    let undrained = sys.fronts.iter().any(|f| !f.is_empty());
     let rec = sys.recover();
     let why_recovery = match &rec.rebuild {
         Some(r) if !r.mismatched_roots.is_empty() => {
@@ -142,7 +166,7 @@ fn check_point(mut sys: System, k: u64, last: &str, shadow: &[(u64, [u8; 64])], 
             });
         }
     }
-    PointResult { violations, count, by_check, recovery_failed: !rec.ok(), drain }
+    PointResult { undrained, violations, count, by_check, recovery_failed: !rec.ok(), drain }
 }
 
 pub struct CrashCheck<'a> {
@@ -237,11 +261,23 @@ impl CrashCheck<'_> {
             drain: DrainSummary::default(),
             violations_listed: 0,
             violation_list: Vec::new(),
+            multicore: (sys.fronts.len() > 1).then(|| {
+                let mut per = vec![0u64; sys.fronts.len()];
+                for e in &self.events {
+                    if let Some(p) = per.get_mut(e.thread as usize) {
+                        *p += 1;
+                    }
+                }
+                MulticoreCheck { cores: sys.fronts.len(), events_per_thread: per, coherence: sys.coherence.stats, undrained_points: 0 }
+            }),
         };
         for r in results {
             rep.violations += r.count;
             rep.violating_crash_points += (r.count > 0) as u64;
             rep.recovery_failures += r.recovery_failed as u64;
+            if let Some(m) = &mut rep.multicore {
+                m.undrained_points += r.undrained as u64;
+            }
             let d = &r.drain;
             let s = &mut rep.drain;
             s.max_front_lines = s.max_front_lines.max(d.front_lines);

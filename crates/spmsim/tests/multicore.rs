@@ -35,7 +35,11 @@ fn per_core_counts_add_up_to_the_total() {
     assert_eq!((r.cores[0].stores, r.cores[1].stores), (3000, 1000));
     // The machine's cycles are its slowest core's.
     assert_eq!(r.core.cycles, r.cores.iter().map(|c| c.cycles).max().unwrap());
-    assert!(r.cores[0].cycles > r.cores[1].cycles, "three times the work takes longer: {:?}", r.cores.iter().map(|c| c.cycles).collect::<Vec<_>>());
+    assert!(
+        r.cores[0].cycles > r.cores[1].cycles,
+        "three times the work takes longer: {:?}",
+        r.cores.iter().map(|c| c.cycles).collect::<Vec<_>>()
+    );
     let m = r.multicore.as_ref().expect("multi-core stats");
     assert_eq!(m.cores, 2);
     assert_eq!(m.coherence.migrations, 0, "partitioned data moves no entry");
@@ -89,4 +93,36 @@ fn streams_must_match_the_cores() {
     let mut its = vec![stores(0, 10, false).into_iter(), stores(5, 10, false).into_iter()];
     let e = sim.run_threads(&mut its, &AtomicBool::new(false)).unwrap_err();
     assert!(matches!(e, SimError::Invalid(_)) && e.to_string().contains("thread 5"), "{e}");
+}
+
+fn simulate(preset: &str, workload: &str, instructions: u64) -> RunStats {
+    let cfg = load_preset(preset, &["memory.capacity_bytes=1073741824".into()]).unwrap();
+    let w = spmsim::workload::WorkloadKind::parse(workload).unwrap();
+    spmsim::timing::simulate(&cfg, &w, instructions, 3).unwrap()
+}
+
+#[test]
+fn shared_data_takes_turns_on_the_ticket_lock_and_partitioned_data_does_not() {
+    let shared = simulate("cobcm", "hash:threads=2,data=shared,size_mib=16", 200_000);
+    let m = shared.roi.multicore.as_ref().unwrap();
+    assert!(m.lock_wait_cycles.unwrap() > 0, "the threads' transactions wait for each other: {m:?}");
+    let per: Vec<u64> = shared.roi.cores.iter().map(|c| c.transactions).collect();
+    // Tickets alternate, so neither thread gets far ahead while both run.
+    assert!(per[0].abs_diff(per[1]) <= per[0].max(per[1]) / 4 + 1, "{per:?}");
+    let parted = simulate("cobcm", "hash:threads=2,size_mib=16", 200_000);
+    assert_eq!(parted.roi.multicore.as_ref().unwrap().lock_wait_cycles, None);
+    // Each core ran its own instruction limit.
+    assert!(
+        parted.roi.cores.iter().all(|c| c.instructions >= 200_000),
+        "{:?}",
+        parted.roi.cores.iter().map(|c| c.instructions).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn one_thread_is_the_single_core_run() {
+    let a = serde_json::to_string(&simulate("cm", "btree:size_mib=16", 100_000)).unwrap();
+    let b = serde_json::to_string(&simulate("cm", "btree:size_mib=16,threads=1", 100_000)).unwrap();
+    assert_eq!(a, b);
+    assert!(!a.contains("multicore"));
 }

@@ -33,6 +33,18 @@ const TARGET_RSS_MIB: f64 = 1024.0;
 /// `ooo` core wherever the trace has its instruction stream.
 pub const PROGRAM_WORKLOADS: [&str; 3] = ["suite:gcc#persistent=heap", "suite:xz#persistent=heap", "btree:size_mib=64"];
 
+/// The multi-core case (issue 14), `SCHEME:CRYPTO:Ncores`: the generated
+/// B-tree above on N cores, one partitioned instance per thread, against
+/// the same B-tree on one core. Its target: simulated instructions per
+/// second (one host thread) at least this share of the one-core rate.
+const MULTICORE_WORKLOAD: &str = "btree:size_mib=64";
+const TARGET_MULTICORE_SHARE: f64 = 0.7;
+
+/// N of an `Ncores` workload (2..=64).
+fn cores_of(workload: &str) -> Option<usize> {
+    workload.strip_suffix("cores")?.parse().ok().filter(|n| (2..=64).contains(n))
+}
+
 /// Which cases a bench runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Cases {
@@ -88,6 +100,36 @@ impl Case {
         }
     }
 
+    /// The cases named with `--case`; an `Ncores` case brings its
+    /// one-core counterpart before it.
+    fn chosen(specs: &[String]) -> Result<Vec<Case>> {
+        let mut v: Vec<Case> = Vec::new();
+        for spec in specs {
+            let c = Case::parse(spec)?;
+            if cores_of(&c.workload).is_some() {
+                let one = Case { workload: MULTICORE_WORKLOAD.into(), ..c.clone() };
+                if !v.contains(&one) {
+                    v.push(one);
+                }
+            } else if c.workload.ends_with("cores") {
+                bail!("--case {spec}: `{}` is not a core count from 2 to 64 (`8cores`)", c.workload);
+            }
+            if !v.contains(&c) {
+                v.push(c);
+            }
+        }
+        Ok(v)
+    }
+
+    /// The workload the case simulates (`Ncores` stands for the B-tree
+    /// on N cores).
+    fn workload_spec(&self) -> String {
+        match cores_of(&self.workload) {
+            Some(n) => format!("{MULTICORE_WORKLOAD},threads={n}"),
+            None => self.workload.clone(),
+        }
+    }
+
     /// Why this case cannot run on this machine (a suite program whose
     /// trace was never recorded), with the command that fixes it.
     fn unavailable(&self) -> Option<String> {
@@ -119,9 +161,16 @@ pub struct BenchArgs {
     /// Which cases to run (programs whose trace is not recorded are skipped, saying how to record them).
     #[arg(long, value_enum, default_value_t = Cases::All)]
     pub cases: Cases,
-    /// Run one case in this process (used by the parent): SCHEME:real|timing-only[:WORKLOAD].
+    /// Run only these cases (repeatable): SCHEME:real|timing-only[:WORKLOAD],
+    /// WORKLOAD as in `spmsim run`, or `Ncores` for the generated B-tree on
+    /// N cores (issue 14), which also runs its one-core counterpart and
+    /// reports the rate per host core against it (target: at least 70 %).
+    #[arg(long)]
+    pub case: Vec<String>,
+    /// Run one case in this process and print its result as JSON (how the
+    /// parent runs each case).
     #[arg(long, hide = true)]
-    pub case: Option<String>,
+    pub one_case: Option<String>,
 }
 
 #[derive(Clone, Serialize, Deserialize)]
@@ -179,14 +228,23 @@ fn peak_rss_mib() -> f64 {
 
 fn one_case(case: &str, instructions: u64) -> Result<CaseResult> {
     let c = Case::parse(case)?;
-    let w = WorkloadKind::parse(&c.workload).map_err(|e| anyhow!(e))?;
-    let core = if w.instruction_stream().is_ok() { "ooo" } else { "interval" };
+    let w = WorkloadKind::parse(&c.workload_spec()).map_err(|e| anyhow!(e))?;
+    let core = if w.instruction_streams().is_ok() { "ooo" } else { "interval" };
     let cfg = load_preset(&c.scheme, &[format!("security.crypto=\"{}\"", c.crypto), format!("core.model=\"{core}\"")])?;
+    let cfg = cfg.with_cores_for(w.threads()).map_err(anyhow::Error::msg)?;
     let t = Instant::now();
     let mut sim = spmsim::timing::TimingSim::for_workload(&cfg, 1, &w).map_err(anyhow::Error::msg)?;
-    let mut stream = w.stream(1, instructions, cfg.memory.capacity_bytes).map_err(|e| anyhow!(e))?;
-    sim.run(&mut stream).map_err(|e| anyhow!(e))?;
-    stream.finish().map_err(|e| anyhow!(e))?;
+    // The same instructions in all, split evenly over the cores.
+    let per_core = (instructions / w.threads() as u64).max(1);
+    let mut streams = if w.threads() > 1 {
+        w.thread_streams(1, 0, per_core, cfg.memory.capacity_bytes).map_err(|e| anyhow!(e))?
+    } else {
+        vec![w.stream(1, instructions, cfg.memory.capacity_bytes).map_err(|e| anyhow!(e))?]
+    };
+    sim.run_threads(&mut streams, &std::sync::atomic::AtomicBool::new(false)).map_err(|e| anyhow!(e))?;
+    for s in &streams {
+        s.finish().map_err(|e| anyhow!(e))?;
+    }
     let blocks_touched = sim.sys.mc.st.nvm.image.len() as u64;
     let stats = sim.finish();
     let seconds = t.elapsed().as_secs_f64();
@@ -212,7 +270,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     if a.repeat == 0 {
         bail!("--repeat must be at least 1");
     }
-    if let Some(case) = &a.case {
+    if let Some(case) = &a.one_case {
         println!("{}", serde_json::to_string(&one_case(case, a.instructions)?)?);
         return Ok(ExitCode::SUCCESS);
     }
@@ -233,7 +291,8 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     };
     let mut results = Vec::new();
     let mut skipped = Vec::new();
-    for case in Case::cases(a.cases) {
+    let cases = if a.case.is_empty() { Case::cases(a.cases) } else { Case::chosen(&a.case)? };
+    for case in cases {
         let spec = case.spec();
         if let Some(why) = case.unavailable() {
             eprintln!("skipping {spec}: {why}");
@@ -245,7 +304,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
             if !a.json {
                 eprintln!("running {spec} ({} instructions, run {k} of {})...", a.instructions, a.repeat);
             }
-            let out = self_command().args(["bench", "--case", &spec, "--instructions", &a.instructions.to_string()]).output()?;
+            let out = self_command().args(["bench", "--one-case", &spec, "--instructions", &a.instructions.to_string()]).output()?;
             if !out.status.success() {
                 bail!("bench case {spec} failed: {}", String::from_utf8_lossy(&out.stderr));
             }
@@ -254,7 +313,24 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         }
         results.push((case, Repeated::of(runs)));
     }
-    let results: Vec<(CaseResult, f64, &Repeated)> = results.iter().map(|(c, rep)| (rep.median(), c.target(), rep)).collect();
+    // An `Ncores` case's target is a share of its one-core counterpart's
+    // rate (per host core: the run uses one host thread).
+    let one_core_rate = |c: &Case| {
+        results
+            .iter()
+            .find(|(o, _)| o.scheme == c.scheme && o.crypto == c.crypto && o.workload == MULTICORE_WORKLOAD)
+            .map(|(_, rep)| rep.median().instructions_per_second)
+    };
+    let results: Vec<(CaseResult, f64, &Repeated)> = results
+        .iter()
+        .map(|(c, rep)| {
+            let target = match cores_of(&c.workload) {
+                Some(_) => one_core_rate(c).map_or(f64::NAN, |r| TARGET_MULTICORE_SHARE * r),
+                None => c.target(),
+            };
+            (rep.median(), target, rep)
+        })
+        .collect();
     if a.json {
         let rows: Vec<serde_json::Value> = results
             .iter()
@@ -276,7 +352,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "one core, each case in its own process, {} run(s) each: the median run's figures, the range of all runs (a trace shorter than --instructions runs whole)\n",
+        "each case in its own process on one host thread, {} run(s) each: the median run's figures, the range of all runs (a trace shorter than --instructions runs whole)\n",
         a.repeat
     );
     let header = [
@@ -316,6 +392,21 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     print!("{}", crate::table::render(&header, &body));
     for (c, why) in &skipped {
         println!("skipped {c}: {why}");
+    }
+    for (r, target, _) in &results {
+        if let Some(n) = cores_of(&r.workload) {
+            let one = target / TARGET_MULTICORE_SHARE;
+            println!(
+                "{n} cores ({}, {} crypto): {:.1} M instr/s on one host thread, {:.0} % of the one-core rate of {:.1} M/s (target {:.0} %: {})",
+                r.scheme,
+                r.crypto,
+                r.instructions_per_second / 1e6,
+                100.0 * r.instructions_per_second / one,
+                one / 1e6,
+                100.0 * TARGET_MULTICORE_SHARE,
+                if r.instructions_per_second >= *target { "met" } else { "MISSED" }
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -45,6 +45,11 @@ impl DataCache {
         d
     }
 
+    /// Dirty lines held.
+    pub fn dirty_count(&self) -> usize {
+        self.cache.dirty_lines().len()
+    }
+
     /// Whether the cache holds `block` dirty.
     pub fn holds_dirty(&self, block: u64) -> bool {
         self.cache.peek(block).is_some_and(|(_, dirty)| dirty)

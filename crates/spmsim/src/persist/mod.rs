@@ -72,6 +72,15 @@ impl FrontEnd {
         }
     }
 
+    /// Whether it holds nothing the battery would have to drain.
+    pub fn is_empty(&self) -> bool {
+        match self {
+            FrontEnd::Direct => true,
+            FrontEnd::PersistBuffer(pb) => pb.occupancy() == 0,
+            FrontEnd::CacheHierarchy(c) => c.dirty_count() == 0,
+        }
+    }
+
     /// Power failure: drain what the battery backs, lose the rest. Returns
     /// the lines moved.
     pub fn crash_drain(&mut self, mc: &mut MemoryController, battery: &BatteryDomain, how: FrontDrain) -> Result<u64, CheckFailure> {
