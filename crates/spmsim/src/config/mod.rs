@@ -135,6 +135,12 @@ pub struct CoreConfig {
     /// Left out of the stats when 1, so single-core stats keep their bytes.
     #[serde(skip_serializing_if = "is_one")]
     pub count: u32,
+    /// Report the multi-core statistics (per-core counts, transactions and
+    /// throughput, security-engine load) with one core too, for a scaling
+    /// curve's first point; off by default so single-core stats keep their
+    /// bytes. Always on with more than one core.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub multicore_stats: bool,
     /// `interval`: non-memory instructions issue at the full width with no
     /// dependences (fast; needs nothing but the trace). `ooo`: every
     /// instruction is scheduled by its register dependences, unit and
@@ -156,6 +162,7 @@ impl Default for CoreConfig {
     fn default() -> Self {
         CoreConfig {
             count: 1,
+            multicore_stats: false,
             model: CoreModel::default(),
             frequency_ghz: 4.0,
             issue_width: 4,

@@ -14,7 +14,7 @@
 //! front end itself, so an entry drained since costs nothing. With one
 //! core the directory is never consulted.
 
-use super::FrontEnd;
+use super::{DataCache, FrontEnd};
 use crate::controller::MemoryController;
 use crate::store::CheckFailure;
 use rustc_hash::FxHashMap;
@@ -72,11 +72,7 @@ impl Coherence {
                 }
                 None => Ok(Handover::None),
             },
-            (FrontEnd::CacheHierarchy(src), _) => {
-                let wrote = src.write_back(mc, block)?;
-                self.stats.write_backs += wrote as u64;
-                Ok(if wrote { Handover::Flushed } else { Handover::None })
-            }
+            (FrontEnd::CacheHierarchy(src), _) => self.write_back(src, mc, block),
             _ => Ok(Handover::None),
         }
     }
@@ -101,13 +97,18 @@ impl Coherence {
                 }
                 None => Ok(Handover::None),
             },
-            FrontEnd::CacheHierarchy(src) => {
-                let wrote = src.write_back(mc, block)?;
-                self.stats.write_backs += wrote as u64;
-                Ok(if wrote { Handover::Flushed } else { Handover::None })
-            }
+            FrontEnd::CacheHierarchy(src) => self.write_back(src, mc, block),
             FrontEnd::Direct => Ok(Handover::None),
         }
+    }
+}
+
+impl Coherence {
+    /// Another core's dirty eADR line for `block` goes to memory.
+    fn write_back(&mut self, src: &mut DataCache, mc: &mut MemoryController, block: u64) -> Result<Handover, CheckFailure> {
+        let wrote = src.write_back(mc, block)?;
+        self.stats.write_backs += wrote as u64;
+        Ok(if wrote { Handover::Flushed } else { Handover::None })
     }
 }
 

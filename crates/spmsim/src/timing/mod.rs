@@ -619,7 +619,7 @@ impl TimingSim {
         let now = self.now();
         let end = self.counters(now);
         let mut s = std::mem::replace(&mut self.stats, RunStats::new(&self.sys.cfg));
-        let multi = self.units.len() > 1;
+        let multi = self.units.len() > 1 || self.sys.cfg.core.multicore_stats;
         if multi {
             s.roi.cores = self
                 .units

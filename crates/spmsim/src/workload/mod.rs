@@ -760,7 +760,7 @@ mod tests {
         assert_ne!(r.generate(50, 1).unwrap(), r.generate(50, 2).unwrap());
     }
 
-    const SMALL: [&str; 9] = [
+    pub(crate) const SMALL: [&str; 9] = [
         "array:size_mib=1",
         "queue:size_mib=1",
         "btree:size_mib=1",
