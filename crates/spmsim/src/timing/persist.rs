@@ -438,7 +438,7 @@ impl PersistPath {
             let (ctr, tree_extra) = Self::metadata_reads(pcm, lat, arrive, &rec);
             let mac = ctr + lat.aes + 1 + lat.mac;
             let reencrypted = Self::reencryption(pcm, lat, ctr, &rec);
-            done = mac.max(reencrypted).max(Self::tree_update(engine, lat, ctr, &rec, tree_extra, false).unwrap_or(0));
+            done = mac.max(reencrypted).max(Self::tree_update(engine, lat, ctr, &rec, tree_extra, self.mc_pipelined).unwrap_or(0));
         }
         let persisted = Self::queue_writes(pcm, done, &rec.writes);
         stats.cycles += persisted - s.release;
