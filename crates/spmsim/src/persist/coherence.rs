@@ -9,15 +9,13 @@
 //!       (complete tuple) while the data is served
 //!  eADR: core c touches b, dirty in o's cache -> o writes the line back
 //! ```
-//! The directory that the paper keeps beside the metadata caches says
-//! which core's front end may hold a block; it is checked against the
-//! front end itself, so an entry drained since costs nothing. With one
-//! core the directory is never consulted.
+//! The paper keeps a directory beside the metadata caches saying which
+//! core's SecPB holds a block; the model asks the front ends themselves,
+//! which gives the same answer. With one core nothing is asked.
 
 use super::{DataCache, FrontEnd};
 use crate::controller::MemoryController;
 use crate::store::CheckFailure;
-use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 /// What the coherence of the front ends did.
@@ -45,14 +43,27 @@ pub enum Handover {
 
 #[derive(Clone, Debug, Default)]
 pub struct Coherence {
-    /// Which core's front end may hold a block (may be stale: checked).
-    owner: FxHashMap<u64, u8>,
     pub stats: CoherenceStats,
+}
+
+/// The core other than `core` whose front end holds `block`, if any. The
+/// paper's directory beside the metadata caches answers this; here the
+/// front ends themselves are asked (each holds a few dozen entries), so
+/// the answer is never stale and costs no memory per block.
+fn holder(fronts: &[FrontEnd], core: usize, block: u64) -> Option<usize> {
+    fronts.iter().enumerate().position(|(i, f)| {
+        i != core
+            && match f {
+                FrontEnd::PersistBuffer(pb) => pb.contains(block),
+                FrontEnd::CacheHierarchy(c) => c.holds_dirty(block),
+                FrontEnd::Direct => false,
+            }
+    })
 }
 
 impl Coherence {
     /// Core `core` is about to store to `block`: take the block from any
-    /// other core that holds it, and note `core` as its holder.
+    /// other core that holds it.
     pub fn before_store(
         &mut self,
         fronts: &mut [FrontEnd],
@@ -60,18 +71,14 @@ impl Coherence {
         core: usize,
         block: u64,
     ) -> Result<Handover, CheckFailure> {
-        let prev = self.owner.insert(block, core as u8);
-        let Some(o) = prev.map(usize::from).filter(|&o| o != core) else { return Ok(Handover::None) };
-        let (from, to) = pair(fronts, o, core);
-        match (from, to) {
-            (FrontEnd::PersistBuffer(src), FrontEnd::PersistBuffer(dst)) => match src.take_entry(block) {
-                Some(e) => {
-                    dst.insert_entry(block, e);
-                    self.stats.migrations += 1;
-                    Ok(Handover::Migrated)
-                }
-                None => Ok(Handover::None),
-            },
+        let Some(o) = holder(fronts, core, block) else { return Ok(Handover::None) };
+        match pair(fronts, o, core) {
+            (FrontEnd::PersistBuffer(src), FrontEnd::PersistBuffer(dst)) => {
+                let e = src.take_entry(block).expect("the holder holds the block");
+                dst.insert_entry(block, e);
+                self.stats.migrations += 1;
+                Ok(Handover::Migrated)
+            }
             (FrontEnd::CacheHierarchy(src), _) => self.write_back(src, mc, block),
             _ => Ok(Handover::None),
         }
@@ -87,16 +94,13 @@ impl Coherence {
         core: usize,
         block: u64,
     ) -> Result<Handover, CheckFailure> {
-        let Some(o) = self.owner.get(&block).map(|&o| usize::from(o)).filter(|&o| o != core) else { return Ok(Handover::None) };
-        self.owner.remove(&block);
+        let Some(o) = holder(fronts, core, block) else { return Ok(Handover::None) };
         match &mut fronts[o] {
-            FrontEnd::PersistBuffer(src) => match src.flush_entry(mc, block)? {
-                Some(_) => {
-                    self.stats.flushes += 1;
-                    Ok(Handover::Flushed)
-                }
-                None => Ok(Handover::None),
-            },
+            FrontEnd::PersistBuffer(src) => {
+                src.flush_entry(mc, block)?;
+                self.stats.flushes += 1;
+                Ok(Handover::Flushed)
+            }
             FrontEnd::CacheHierarchy(src) => self.write_back(src, mc, block),
             FrontEnd::Direct => Ok(Handover::None),
         }

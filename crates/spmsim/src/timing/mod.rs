@@ -96,6 +96,18 @@ struct CoreUnit {
     tx_committed: u64,
     /// Its event stream has ended.
     done: bool,
+    /// The lowest and highest block this core ever fetched: a block
+    /// outside them is in none of its private levels nor its SecPB, so
+    /// the coherence of the other cores' accesses may skip it.
+    lo: u64,
+    hi: u64,
+}
+
+impl CoreUnit {
+    #[inline]
+    fn may_hold(&self, block: u64) -> bool {
+        (self.lo..=self.hi).contains(&block)
+    }
 }
 
 /// Shared data (`data=shared`): thread `t`'s `k`-th transaction holds
@@ -183,6 +195,8 @@ impl TimingSim {
                     tx_begun: 0,
                     tx_committed: 0,
                     done: false,
+                    lo: u64::MAX,
+                    hi: 0,
                 })
             })
             .collect::<Result<Vec<_>, String>>()?;
@@ -295,6 +309,9 @@ impl TimingSim {
     fn fetch(&mut self, c: usize, t: u64, block: u64, write: bool) -> Result<u64, CheckFailure> {
         if self.units.len() > 1 {
             self.share(c, t, block, write)?;
+            let u = &mut self.units[c];
+            u.lo = u.lo.min(block);
+            u.hi = u.hi.max(block);
         }
         let u = &mut self.units[c];
         if u.l1.access(block) {
@@ -344,11 +361,14 @@ impl TimingSim {
     fn share(&mut self, c: usize, t: u64, block: u64, write: bool) -> Result<(), CheckFailure> {
         if write {
             for (i, u) in self.units.iter_mut().enumerate() {
-                if i != c {
+                if i != c && u.may_hold(block) {
                     u.l1.invalidate(block);
                     u.l2.invalidate(block);
                 }
             }
+            return Ok(());
+        }
+        if !self.units.iter().enumerate().any(|(i, u)| i != c && u.may_hold(block)) {
             return Ok(());
         }
         let mark = WorkRecord::start(&mut self.sys.mc);
@@ -559,10 +579,9 @@ impl TimingSim {
         }
         let mut i = 0usize;
         loop {
-            if i % STOP_CHECK_EVENTS == 0 && stop.load(Ordering::Relaxed) {
-                return Err(SimError::Cancelled);
-            }
-            let mut best: Option<(u64, usize)> = None;
+            // The runnable core with the earliest clock (ties to the lowest
+            // id), and the one after it.
+            let (mut best, mut second): (Option<(u64, usize)>, Option<(u64, usize)>) = (None, None);
             for (c, ev) in next.iter().enumerate() {
                 let Some(ev) = ev else { continue };
                 if self.blocked(c, ev) {
@@ -570,7 +589,10 @@ impl TimingSim {
                 }
                 let k = (self.units[c].core.clock(), c);
                 if best.is_none_or(|b| k < b) {
+                    second = best;
                     best = Some(k);
+                } else if second.is_none_or(|b| k < b) {
+                    second = Some(k);
                 }
             }
             let Some((_, c)) = best else {
@@ -585,19 +607,29 @@ impl TimingSim {
                     self.lock.as_ref().map_or(0, |l| l.next)
                 )));
             };
-            let ev = next[c].take().expect("chosen cores have an event");
-            self.step(c, i, &ev).map_err(|e| match e {
-                SimError::Failed(m) => SimError::Failed(format!("core {c}: {m}")),
-                other => other,
-            })?;
-            i += 1;
-            if self.units[c].core.ooo_exhausted() {
-                next[c] = None;
-            } else {
-                next[c] = streams[c].next();
-            }
-            if next[c].is_none() {
-                self.finish_core(c).map_err(|e| SimError::Failed(format!("core {c}: the last store: integrity check failed: {e}")))?;
+            // Core `c` runs while it stays the earliest: the others' clocks
+            // stand still meanwhile, and which of them may run changes only
+            // when `c` releases the lock or ends, so this is the same order
+            // as choosing anew before every event.
+            loop {
+                if i % STOP_CHECK_EVENTS == 0 && stop.load(Ordering::Relaxed) {
+                    return Err(SimError::Cancelled);
+                }
+                let ev = next[c].take().expect("chosen cores have an event");
+                self.step(c, i, &ev).map_err(|e| match e {
+                    SimError::Failed(m) => SimError::Failed(format!("core {c}: {m}")),
+                    other => other,
+                })?;
+                i += 1;
+                next[c] = if self.units[c].core.ooo_exhausted() { None } else { streams[c].next() };
+                let Some(following) = &next[c] else {
+                    self.finish_core(c).map_err(|e| SimError::Failed(format!("core {c}: the last store: integrity check failed: {e}")))?;
+                    break;
+                };
+                let released = ev.op == Op::TxCommit && self.lock.is_some();
+                if released || self.blocked(c, following) || second.is_some_and(|b| (self.units[c].core.clock(), c) > b) {
+                    break;
+                }
             }
         }
         for u in &self.units {
