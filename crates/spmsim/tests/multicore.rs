@@ -61,8 +61,9 @@ fn writes_to_blocks_in_another_cores_secpb_migrate_the_entry() {
     assert!(m.coherence.migrations > 100, "{:?}", m.coherence);
     let moved_in: u64 = s.roi.cores.iter().map(|c| c.persist_path.buffer.as_ref().map_or(0, |b| b.migrated_in)).sum();
     assert_eq!(moved_in, m.coherence.migrations);
-    // A read of a block another core's SecPB holds flushes the entry.
-    let reader: Vec<Event> = (0..64).map(|i| Event::load((1 << 20) + i * 64, 8).after(400).on_thread(1)).collect();
+    // A read of a block another core's SecPB holds flushes the entry
+    // (the reads are spread over the time the writer runs).
+    let reader: Vec<Event> = (0..64).map(|i| Event::load((1 << 20) + i * 64, 8).after(4000).on_thread(1)).collect();
     let s = run("cm", vec![stores(0, 64, true), reader]).unwrap();
     assert!(s.roi.multicore.unwrap().coherence.flushes > 0);
 }

@@ -307,6 +307,48 @@ pub struct NvmConfig {
     /// Time a 64 B block takes on the channel (64 B over a 64-bit bus at
     /// 2400 MT/s, the 1200 MHz of SecPB Table I: 8 beats = 3.33 ns).
     pub burst_ns: f64,
+    /// How a bank orders its reads; see [`ReadScheduling`].
+    #[serde(skip_serializing_if = "ReadScheduling::is_auto")]
+    pub read_scheduling: ReadScheduling,
+}
+
+/// How a PCM bank takes reads that reach the model out of time order.
+///
+/// The timing model prices a core's operations in program order, so a
+/// bank sees requests stamped with times that are not increasing: a
+/// store's metadata reads at the persist path's time, up to a store
+/// buffer ahead of the loads that follow it in the program, and, with
+/// several cores, each core's requests at its own times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReadScheduling {
+    /// `frontier` with one core, `calendar` with more.
+    #[default]
+    Auto,
+    /// One frontier per bank: a read starts after every read priced before
+    /// it, even one stamped later (the single-core model of every result
+    /// before issue 14; kept so they stay byte-identical).
+    Frontier,
+    /// Each bank keeps its reads' busy intervals: a read takes the first
+    /// free slot at or after its own time. Needed with several cores,
+    /// where one core's loads would otherwise wait behind another core's
+    /// reads stamped far in the future.
+    Calendar,
+}
+
+impl ReadScheduling {
+    fn is_auto(&self) -> bool {
+        *self == ReadScheduling::Auto
+    }
+
+    /// Whether reads use the calendar on a machine of `cores` cores.
+    pub fn calendar(self, cores: u32) -> bool {
+        match self {
+            ReadScheduling::Auto => cores > 1,
+            ReadScheduling::Frontier => false,
+            ReadScheduling::Calendar => true,
+        }
+    }
 }
 
 impl Default for NvmConfig {
@@ -319,6 +361,7 @@ impl Default for NvmConfig {
             read_queue_entries: 64,
             write_model: PcmWriteModel::Posted,
             burst_ns: 3.33,
+            read_scheduling: ReadScheduling::Auto,
         }
     }
 }

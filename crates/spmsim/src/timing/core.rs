@@ -98,13 +98,23 @@ impl Core {
         self.disp_slots / self.width
     }
 
-    /// The cycle this core has reached (its next dispatch): what the
-    /// multi-core scheduler orders cores by.
+    /// The cycle this core has reached (its next dispatch).
     pub fn clock(&self) -> u64 {
         match &self.ooo {
             Some(o) => o.open.map_or(self.last_retire, |m| m.issue),
             None => self.dispatch_time(),
         }
+    }
+
+    /// What the multi-core scheduler orders cores by: the later of the
+    /// core's clock and the time its persist path takes the next store.
+    /// Under strict persistency at the MC the persist path runs up to a
+    /// store buffer ahead of dispatch, and its requests (metadata reads,
+    /// tree updates, WPQ writes) are what the cores contend for at the
+    /// memory controller; ordering cores by it brings those requests to
+    /// the shared units nearly in time order, as in hardware.
+    pub fn schedule_key(&self) -> u64 {
+        self.clock().max(self.unblock)
     }
 
     /// Nothing dispatches before `t` (a transaction waiting for its lock).

@@ -34,7 +34,7 @@ use core::Core;
 use core::CoreStats;
 use pcm::Pcm;
 use persist::{Ctx, Engine, PersistPath, PersistPathStats, ReleasedStore};
-use stats::{Counters, EngineStats, MulticoreStats, PerCoreStats};
+use stats::{Counters, EngineStats, MulticoreStats, PerCoreStats, QueueStats};
 use std::sync::atomic::{AtomicBool, Ordering};
 use tags::TagCache;
 use work::WorkRecord;
@@ -200,18 +200,22 @@ impl TimingSim {
                 })
             })
             .collect::<Result<Vec<_>, String>>()?;
+        let mut pcm = Pcm::with_model(
+            cfg.nvm.write_model,
+            cfg.nvm.banks,
+            cycles(cfg.nvm.read_latency_ns, ghz),
+            cycles(cfg.nvm.write_latency_ns, ghz),
+            cfg.persistence.wpq_entries,
+            cycles(cfg.nvm.burst_ns, ghz),
+            cfg.nvm.write_queue_entries,
+        );
+        if cfg.nvm.read_scheduling.calendar(cfg.core.count) {
+            pcm = pcm.with_read_calendar();
+        }
         Ok(TimingSim {
             units,
             l3: TagCache::new(c.l3.capacity_bytes, c.l3.ways),
-            pcm: Pcm::with_model(
-                cfg.nvm.write_model,
-                cfg.nvm.banks,
-                cycles(cfg.nvm.read_latency_ns, ghz),
-                cycles(cfg.nvm.write_latency_ns, ghz),
-                cfg.persistence.wpq_entries,
-                cycles(cfg.nvm.burst_ns, ghz),
-                cfg.nvm.write_queue_entries,
-            ),
+            pcm,
             engine: Engine::default(),
             lat,
             stats: RunStats::new(cfg),
@@ -560,8 +564,8 @@ impl TimingSim {
     }
 
     /// Run one event stream per core to their ends (or until `stop`):
-    /// the core that has reached the earliest cycle goes next, ties to the
-    /// lowest core id, so a run depends only on its seed and configuration.
+    /// the core that has reached the earliest cycle (`Core::schedule_key`)
+    /// goes next, ties to the lowest core id, so a run depends only on its seed and configuration.
     /// With one core this is [`Self::run_until`].
     pub fn run_threads<I: Iterator<Item = Event>>(&mut self, streams: &mut [I], stop: &AtomicBool) -> Result<(), SimError> {
         let n = self.units.len();
@@ -582,12 +586,14 @@ impl TimingSim {
             // The runnable core with the earliest clock (ties to the lowest
             // id), and the one after it.
             let (mut best, mut second): (Option<(u64, usize)>, Option<(u64, usize)>) = (None, None);
+            let mut earliest = u64::MAX;
             for (c, ev) in next.iter().enumerate() {
                 let Some(ev) = ev else { continue };
+                earliest = earliest.min(self.units[c].core.clock());
                 if self.blocked(c, ev) {
                     continue;
                 }
-                let k = (self.units[c].core.clock(), c);
+                let k = (self.units[c].core.schedule_key(), c);
                 if best.is_none_or(|b| k < b) {
                     second = best;
                     best = Some(k);
@@ -607,7 +613,11 @@ impl TimingSim {
                     self.lock.as_ref().map_or(0, |l| l.next)
                 )));
             };
-            // Core `c` runs while it stays the earliest: the others' clocks
+            // No core asks the memory for anything before its clock (less a
+            // margin for the `ooo` core's memory operations, which may issue
+            // a little before it).
+            self.pcm.set_horizon(earliest.saturating_sub(HORIZON_MARGIN_CYCLES));
+            // Core `c` runs while it stays the earliest: the others' keys
             // stand still meanwhile, and which of them may run changes only
             // when `c` releases the lock or ends, so this is the same order
             // as choosing anew before every event.
@@ -627,7 +637,7 @@ impl TimingSim {
                     break;
                 };
                 let released = ev.op == Op::TxCommit && self.lock.is_some();
-                if released || self.blocked(c, following) || second.is_some_and(|b| (self.units[c].core.clock(), c) > b) {
+                if released || self.blocked(c, following) || second.is_some_and(|b| (self.units[c].core.schedule_key(), c) > b) {
                     break;
                 }
             }
@@ -689,6 +699,10 @@ impl TimingSim {
                 transactions_per_second: transactions as f64 / seconds,
                 lock_wait_cycles: self.lock.as_ref().map(|l| l.wait_cycles),
                 coherence: self.sys.coherence.stats,
+                memory_controller: {
+                    let (d, offered) = end.pcm_since(&self.roi_start);
+                    QueueStats::of(&d, offered)
+                },
                 security_engine: EngineStats {
                     tree_updates: self.engine.tree_updates,
                     busy_cycles: self.engine.busy_cycles,
@@ -704,6 +718,11 @@ impl TimingSim {
         s
     }
 }
+
+/// How far before the earliest core's clock a memory request may still be
+/// stamped (the `ooo` core issues a memory operation when its operands are
+/// ready, which may be before the instructions dispatched after it).
+const HORIZON_MARGIN_CYCLES: u64 = 1 << 16;
 
 /// Events between two reads of a run's stop flag.
 pub const STOP_CHECK_EVENTS: usize = 4096;

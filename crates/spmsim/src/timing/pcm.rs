@@ -39,6 +39,13 @@ pub struct Pcm {
     run_start: Vec<u64>,
     /// When each bank's last read ends.
     read_free: Vec<u64>,
+    /// Each bank's reads as busy intervals `(start, end)`, sorted and
+    /// disjoint, when reads are scheduled by calendar (`None`: by the
+    /// frontier `read_free`). See `config::ReadScheduling`.
+    read_calendar: Option<Vec<Vec<(u64, u64)>>>,
+    /// No read will be asked for before this cycle (the earliest core's
+    /// clock): older calendar intervals can go.
+    horizon: u64,
     read_cycles: u64,
     write_cycles: u64,
     /// Occupied WPQ slots: (time its write issues and frees the slot, block).
@@ -58,6 +65,12 @@ pub struct PcmStats {
     pub merged_writes: u64,
     /// Writes the device performed (after merging).
     pub device_writes: u64,
+    /// Cycles writes waited for a free WPQ slot.
+    pub wpq_wait_cycles: u64,
+    /// Reads, and the cycles they waited for their bank (other reads, the
+    /// write in service) before they started.
+    pub reads: u64,
+    pub read_wait_cycles: u64,
 }
 
 /// The memory's counts as the stats tree shows them (`roi.memory`).
@@ -83,6 +96,9 @@ impl PcmStats {
             wpq_full_waits: self.wpq_full_waits - before.wpq_full_waits,
             merged_writes: self.merged_writes - before.merged_writes,
             device_writes: self.device_writes - before.device_writes,
+            wpq_wait_cycles: self.wpq_wait_cycles - before.wpq_wait_cycles,
+            reads: self.reads - before.reads,
+            read_wait_cycles: self.read_wait_cycles - before.read_wait_cycles,
         }
     }
 }
@@ -114,6 +130,8 @@ impl Pcm {
             bank_free: vec![0; banks as usize],
             run_start: vec![0; banks as usize],
             read_free: vec![0; banks as usize],
+            read_calendar: None,
+            horizon: 0,
             read_cycles,
             write_cycles,
             wpq: BinaryHeap::new(),
@@ -127,18 +145,70 @@ impl Pcm {
         (addr.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize % self.bank_free.len()
     }
 
+    /// Schedule reads by calendar (several cores).
+    pub fn with_read_calendar(mut self) -> Self {
+        self.read_calendar = Some(vec![Vec::new(); self.bank_free.len()]);
+        self
+    }
+
+    /// No read will be asked for before `t` from now on.
+    pub fn set_horizon(&mut self, t: u64) {
+        self.horizon = self.horizon.max(t);
+    }
+
+    /// When a read of bank `b` that could start at `start` does start: the
+    /// write in service there ends first (writes of a bank run back to back).
+    fn after_write_in_service(&self, b: usize, start: u64) -> u64 {
+        if self.run_start[b] <= start && start < self.bank_free[b] {
+            let k = (start - self.run_start[b]) / self.bank_busy + 1;
+            (self.run_start[b] + k * self.bank_busy).min(self.bank_free[b])
+        } else {
+            start
+        }
+    }
+
     /// A read issued at `t`; returns when its data is back.
     pub fn read(&mut self, t: u64, addr: u64) -> u64 {
         let b = self.bank(addr);
-        let mut start = t.max(self.read_free[b]);
-        if self.run_start[b] <= start && start < self.bank_free[b] {
-            // The rest of the write in service (writes not yet started wait
-            // behind the read).
-            let k = (start - self.run_start[b]) / self.bank_busy + 1;
-            start = (self.run_start[b] + k * self.bank_busy).min(self.bank_free[b]);
+        if self.read_calendar.is_some() {
+            return self.read_by_calendar(t, b);
         }
+        // The rest of the write in service (writes not yet started wait
+        // behind the read).
+        let start = self.after_write_in_service(b, t.max(self.read_free[b]));
+        self.stats.reads += 1;
+        self.stats.read_wait_cycles += start - t;
         self.read_free[b] = start + self.read_cycles;
         start + self.read_cycles
+    }
+
+    /// A read of bank `b` at `t` in the first free slot of the bank's
+    /// calendar that is also clear of the write in service.
+    fn read_by_calendar(&mut self, t: u64, b: usize) -> u64 {
+        let rc = self.read_cycles;
+        let horizon = self.horizon;
+        let mut start = t;
+        loop {
+            let s0 = start;
+            start = self.after_write_in_service(b, start);
+            let slots = &self.read_calendar.as_ref().expect("calendar scheduling")[b];
+            // The first interval ending after `start` (ends are sorted too).
+            let i = slots.partition_point(|&(_, e)| e <= start);
+            if i < slots.len() && slots[i].0 < start + rc {
+                start = slots[i].1;
+            }
+            if start == s0 {
+                break;
+            }
+        }
+        let slots = &mut self.read_calendar.as_mut().expect("calendar scheduling")[b];
+        let old = slots.partition_point(|&(_, e)| e <= horizon);
+        slots.drain(..old);
+        let at = slots.partition_point(|&(s, _)| s < start);
+        slots.insert(at, (start, start + rc));
+        self.stats.reads += 1;
+        self.stats.read_wait_cycles += start - t;
+        start + rc
     }
 
     /// Share of the device's write capacity that `writes` device writes
@@ -196,6 +266,7 @@ impl Pcm {
         if self.wpq.len() >= self.wpq_entries {
             let Reverse((r, _)) = *self.wpq.peek().expect("a full WPQ has slots");
             self.stats.wpq_full_waits += 1;
+            self.stats.wpq_wait_cycles += r.saturating_sub(t);
             t = t.max(r);
             self.release(t);
             if mergeable(self, t) {

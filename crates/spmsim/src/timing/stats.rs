@@ -74,6 +74,30 @@ pub struct MulticoreStats {
     /// SecPB entries migrated and flushed between cores (SecPB IV-C c).
     pub coherence: CoherenceStats,
     pub security_engine: EngineStats,
+    pub memory_controller: QueueStats,
+}
+
+/// Queueing at the memory controller, shared by the cores.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct QueueStats {
+    /// Writes that found the WPQ full, and the cycles they waited for a slot.
+    pub wpq_full_waits: u64,
+    pub wpq_wait_cycles: u64,
+    /// Mean wait of a write for a WPQ slot, over all writes offered.
+    pub mean_wpq_wait_cycles: f64,
+    /// Mean wait of a read for its bank before it started.
+    pub mean_read_wait_cycles: f64,
+}
+
+impl QueueStats {
+    pub(super) fn of(d: &PcmStats, writes_offered: u64) -> Self {
+        QueueStats {
+            wpq_full_waits: d.wpq_full_waits,
+            wpq_wait_cycles: d.wpq_wait_cycles,
+            mean_wpq_wait_cycles: d.wpq_wait_cycles as f64 / writes_offered.max(1) as f64,
+            mean_read_wait_cycles: d.read_wait_cycles as f64 / d.reads.max(1) as f64,
+        }
+    }
 }
 
 /// The memory controller's security engine, shared by the cores.
@@ -235,6 +259,12 @@ impl Counters {
             nvm_writes: sys.mc.st.nvm.enqueued,
             crypto: sys.mc.st.crypto.work,
         }
+    }
+
+    /// The PCM's counts between `before` and `self`, and the writes
+    /// offered to the WPQ meanwhile.
+    pub(super) fn pcm_since(&self, before: &Counters) -> (PcmStats, u64) {
+        (self.pcm.since(&before.pcm), self.nvm_writes.since(&before.nvm_writes).total())
     }
 
     /// What happened between `before` and `self` (`before` all zero: all
