@@ -38,7 +38,9 @@ fn leaf(v: &Value) -> String {
         Value::Bool(b) => b.to_string(),
         Value::Null => "-".into(),
         Value::Array(a) => format!("[{}]", a.iter().map(leaf).collect::<Vec<_>>().join(", ")),
-        Value::Object(_) => unreachable!("objects are walked, not printed"),
+        // Objects are walked (`leaves`); one inside an array of scalars
+        // would print as JSON.
+        Value::Object(_) => v.to_string(),
     }
 }
 
@@ -49,6 +51,12 @@ fn leaves(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
             for (k, x) in m {
                 let p = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
                 leaves(&p, x, out);
+            }
+        }
+        // An array of objects (one per core) is walked element by element.
+        Value::Array(a) if a.iter().any(Value::is_object) => {
+            for (i, x) in a.iter().enumerate() {
+                leaves(&if prefix.is_empty() { i.to_string() } else { format!("{prefix}.{i}") }, x, out);
             }
         }
         other => out.push((prefix.to_string(), leaf(other))),
@@ -107,5 +115,13 @@ mod tests {
                 "scheme  cobcm"
             ]
         );
+    }
+
+    #[test]
+    fn arrays_of_objects_are_walked_by_index() {
+        let t = json!({"roi": {"cores": [{"ipc": 0.5}, {"ipc": 0.25}], "sizes": [1, 2]}});
+        let out = render(&t);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines, ["roi", "  cores.0.ipc  0.5000", "  cores.1.ipc  0.2500", "  sizes        [1, 2]"]);
     }
 }
