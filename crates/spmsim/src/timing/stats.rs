@@ -32,9 +32,11 @@ pub struct Roi {
     /// Pads, MACs and tree hashes the security engine computed.
     pub crypto: CryptoWork,
     pub memory: MemoryStats,
-    /// Each core's own counts, with more than one core (`core` above is
-    /// then their sum, its cycles the slowest core's, its IPC the
-    /// machine's: all instructions over those cycles).
+    /// Each core's own counts, with more than one core. `core` above is
+    /// then their sum; its cycles run from the end of the last core's
+    /// warm-up (the start, without one) to the end of the run, and its IPC
+    /// is the machine's: all instructions over those cycles. Each core's
+    /// cycles run from the end of its own warm-up.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cores: Vec<PerCoreStats>,
     /// What only a machine of several cores has: throughput, the shared
