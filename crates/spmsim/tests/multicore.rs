@@ -127,3 +127,22 @@ fn one_thread_is_the_single_core_run() {
     assert_eq!(a, b);
     assert!(!a.contains("multicore"));
 }
+
+#[test]
+fn strict_persistency_scales_until_a_shared_unit_saturates() {
+    // secure-wt: each core waits for its own stores' whole tuples, so two
+    // cores far from the PCM's write bandwidth double the throughput.
+    // (Ordered by dispatch clocks alone, a core's store path, a store
+    // buffer ahead, booked the shared units into the future and two cores
+    // gave the throughput of one.)
+    let tps = |n: usize| {
+        let cfg = load_preset("secure-wt", &["memory.capacity_bytes=1073741824".into(), "core.multicore_stats=true".into()]).unwrap();
+        let w = spmsim::workload::WorkloadKind::parse(&format!("tpcc:warehouses=1,threads={n}")).unwrap();
+        let s = spmsim::timing::simulate(&cfg, &w, 150_000, 3).unwrap();
+        let m = s.roi.multicore.unwrap();
+        assert_eq!(m.cores, n);
+        m.transactions_per_second
+    };
+    let (one, two) = (tps(1), tps(2));
+    assert!(two > 1.8 * one, "1 core {one:.0} tx/s, 2 cores {two:.0} tx/s");
+}

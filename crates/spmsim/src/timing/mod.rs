@@ -803,9 +803,13 @@ pub fn simulate_after_warmup(
     s.workload_notes = stream.notes();
     for (t, other) in streams.iter().enumerate().skip(1) {
         let own = format!("thread {t}: ");
-        s.workload_notes.extend(
-            other.notes().into_iter().filter(|n| !stream.notes().contains(n)).map(|n| if n.starts_with(&own) { n } else { format!("{own}{n}") }),
-        );
+        s.workload_notes.extend(other.notes().into_iter().filter(|n| !stream.notes().contains(n)).map(|n| {
+            if n.starts_with(&own) {
+                n
+            } else {
+                format!("{own}{n}")
+            }
+        }));
     }
     if exhausted {
         s.workload_notes.push(format!(

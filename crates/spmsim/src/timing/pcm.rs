@@ -352,4 +352,25 @@ mod tests {
         assert_eq!(p.stats.merged_writes, 1);
         assert_eq!(p.bank_free[0], 400);
     }
+
+    #[test]
+    fn a_calendar_read_takes_the_free_slot_before_a_later_booked_read() {
+        // One bank, reads of 10 cycles. A read booked at 1000 (another
+        // core's, or a store's metadata read ahead of the loads) ...
+        let mut frontier = Pcm::new(1, 10, 100, 8);
+        let mut calendar = Pcm::new(1, 10, 100, 8).with_read_calendar();
+        for p in [&mut frontier, &mut calendar] {
+            assert_eq!(p.read(1000, 1), 1010);
+        }
+        // ... holds a read asked for at 0 back to 1010 with one frontier,
+        // not with a calendar, where it fits before.
+        assert_eq!(frontier.read(0, 2), 1020);
+        assert_eq!(calendar.read(0, 2), 10);
+        // A read that would overlap a booked one starts after it.
+        assert_eq!(calendar.read(995, 3), 1020);
+        assert_eq!(calendar.read(5, 4), 20);
+        assert_eq!(calendar.stats.reads, 4);
+        // Waits: 15 (995 to 1010) and 5 (5 to 10).
+        assert_eq!(calendar.stats.read_wait_cycles, 15 + 5, "{:?}", calendar.stats);
+    }
 }
