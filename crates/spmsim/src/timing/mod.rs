@@ -72,6 +72,10 @@ pub struct TimingSim {
     lock: Option<TicketLock>,
     /// Cores whose warm-up has not ended yet.
     warming: usize,
+    /// How far before the earliest core's clock a memory request may be
+    /// stamped: 0 for the interval core (its requests are at or after its
+    /// clock), [`HORIZON_MARGIN_CYCLES`] under `ooo`.
+    horizon_margin: u64,
 }
 
 /// One core and what is private to it.
@@ -224,6 +228,7 @@ impl TimingSim {
             rec: Some(Box::default()),
             lock: None,
             warming: 0,
+            horizon_margin: if cfg.core.model == crate::config::CoreModel::Ooo { HORIZON_MARGIN_CYCLES } else { 0 },
         })
     }
 
@@ -582,18 +587,21 @@ impl TimingSim {
             }
         }
         let mut i = 0usize;
+        // Each core's clock and key; only the core that ran changes its own.
+        let mut clocks: Vec<u64> = self.units.iter().map(|u| u.core.clock()).collect();
+        let mut keys: Vec<u64> = self.units.iter().map(|u| u.core.schedule_key()).collect();
         loop {
-            // The runnable core with the earliest clock (ties to the lowest
+            // The runnable core with the earliest key (ties to the lowest
             // id), and the one after it.
             let (mut best, mut second): (Option<(u64, usize)>, Option<(u64, usize)>) = (None, None);
             let mut earliest = u64::MAX;
             for (c, ev) in next.iter().enumerate() {
                 let Some(ev) = ev else { continue };
-                earliest = earliest.min(self.units[c].core.clock());
-                if self.blocked(c, ev) {
+                earliest = earliest.min(clocks[c]);
+                if self.lock.is_some() && self.blocked(c, ev) {
                     continue;
                 }
-                let k = (self.units[c].core.schedule_key(), c);
+                let k = (keys[c], c);
                 if best.is_none_or(|b| k < b) {
                     second = best;
                     best = Some(k);
@@ -616,7 +624,7 @@ impl TimingSim {
             // No core asks the memory for anything before its clock (less a
             // margin for the `ooo` core's memory operations, which may issue
             // a little before it).
-            self.pcm.set_horizon(earliest.saturating_sub(HORIZON_MARGIN_CYCLES));
+            self.pcm.set_horizon(earliest.saturating_sub(self.horizon_margin));
             // Core `c` runs while it stays the earliest: the others' keys
             // stand still meanwhile, and which of them may run changes only
             // when `c` releases the lock or ends, so this is the same order
@@ -641,6 +649,8 @@ impl TimingSim {
                     break;
                 }
             }
+            clocks[c] = self.units[c].core.clock();
+            keys[c] = self.units[c].core.schedule_key();
         }
         for u in &self.units {
             if let Some(e) = u.core.ooo_error() {
