@@ -136,7 +136,7 @@ impl System {
         if self.fronts.len() == 1 {
             return Ok(Handover::None);
         }
-        self.coherence.before_store(&mut self.fronts, &mut self.mc, core, block)
+        self.coherence.claim(&mut self.fronts, &mut self.mc, core, block, true)
     }
 
     /// `core` is about to load `block`: another core's entry or dirty line
@@ -145,7 +145,7 @@ impl System {
         if self.fronts.len() == 1 {
             return Ok(Handover::None);
         }
-        self.coherence.before_load(&mut self.fronts, &mut self.mc, core, block)
+        self.coherence.claim(&mut self.fronts, &mut self.mc, core, block, false)
     }
 
     /// A volatile store: into the block's volatile copy, which starts as

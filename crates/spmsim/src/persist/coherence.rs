@@ -62,47 +62,33 @@ fn holder(fronts: &[FrontEnd], core: usize, block: u64) -> Option<usize> {
 }
 
 impl Coherence {
-    /// Core `core` is about to store to `block`: take the block from any
-    /// other core that holds it.
-    pub fn before_store(
+    /// Core `core` is about to write (`write`) or read `block`: another
+    /// core's SecPB entry for it migrates here on a write and is flushed
+    /// to memory on a read (SecPB IV-C c: the data is served while the
+    /// tuple completes); another core's dirty eADR line is written back.
+    pub fn claim(
         &mut self,
         fronts: &mut [FrontEnd],
         mc: &mut MemoryController,
         core: usize,
         block: u64,
+        write: bool,
     ) -> Result<Handover, CheckFailure> {
         let Some(o) = holder(fronts, core, block) else { return Ok(Handover::None) };
         match pair(fronts, o, core) {
-            (FrontEnd::PersistBuffer(src), FrontEnd::PersistBuffer(dst)) => {
+            (FrontEnd::PersistBuffer(src), FrontEnd::PersistBuffer(dst)) if write => {
                 let e = src.take_entry(block).expect("the holder holds the block");
                 dst.insert_entry(block, e);
                 self.stats.migrations += 1;
                 Ok(Handover::Migrated)
             }
-            (FrontEnd::CacheHierarchy(src), _) => self.write_back(src, mc, block),
-            _ => Ok(Handover::None),
-        }
-    }
-
-    /// Core `core` is about to load `block`: if another core's front end
-    /// holds it, that core's copy goes to memory first, which then serves
-    /// the data (SecPB IV-C c: flushed while the request is serviced).
-    pub fn before_load(
-        &mut self,
-        fronts: &mut [FrontEnd],
-        mc: &mut MemoryController,
-        core: usize,
-        block: u64,
-    ) -> Result<Handover, CheckFailure> {
-        let Some(o) = holder(fronts, core, block) else { return Ok(Handover::None) };
-        match &mut fronts[o] {
-            FrontEnd::PersistBuffer(src) => {
+            (FrontEnd::PersistBuffer(src), _) => {
                 src.flush_entry(mc, block)?;
                 self.stats.flushes += 1;
                 Ok(Handover::Flushed)
             }
-            FrontEnd::CacheHierarchy(src) => self.write_back(src, mc, block),
-            FrontEnd::Direct => Ok(Handover::None),
+            (FrontEnd::CacheHierarchy(src), _) => self.write_back(src, mc, block),
+            (FrontEnd::Direct, _) => Ok(Handover::None),
         }
     }
 }

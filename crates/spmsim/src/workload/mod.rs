@@ -760,6 +760,14 @@ mod tests {
         assert_ne!(r.generate(50, 1).unwrap(), r.generate(50, 2).unwrap());
     }
 
+    /// A fresh folder for a test's files, named after the test and the
+    /// process (created; the test removes it).
+    pub(crate) fn scratch_dir(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("spmsim-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
     pub(crate) const SMALL: [&str; 9] = [
         "array:size_mib=1",
         "queue:size_mib=1",
@@ -827,8 +835,7 @@ mod tests {
 
     #[test]
     fn toml_files_describe_generators_and_errors_name_file_and_key() {
-        let dir = std::env::temp_dir().join(format!("spmsim-workload-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = scratch_dir("workload");
         let f = dir.join("bt.toml");
         std::fs::write(&f, "kind = \"btree\"\nvalue_bytes = 64\nsize_mib = 2\nops_per_tx = \"1-4\"\n").unwrap();
         let w = WorkloadKind::parse(f.to_str().unwrap()).unwrap();
@@ -874,8 +881,7 @@ mod tests {
 
     #[test]
     fn a_stream_stops_at_exactly_the_instructions_asked_for() {
-        let dir = std::env::temp_dir().join(format!("spmsim-exact-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = scratch_dir("exact");
         let w = small_trace(&dir);
         let run = |n: u64| -> Vec<Event> { w.stream(1, n, 1 << 30).unwrap().collect() };
         for n in 1..=14 {
@@ -896,8 +902,7 @@ mod tests {
 
     #[test]
     fn a_warmup_comes_before_the_instructions_asked_for() {
-        let dir = std::env::temp_dir().join(format!("spmsim-warm-stream-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = scratch_dir("warm-stream");
         let w = small_trace(&dir);
         // A warm-up of 4 takes the load and its gap (6 instructions); the
         // 3 asked for are then the store's gap and the store, both pieces.
@@ -930,8 +935,7 @@ mod tests {
 
     #[test]
     fn the_persistence_policy_flags_volatile_accesses() {
-        let dir = std::env::temp_dir().join(format!("spmsim-volatile-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = scratch_dir("volatile");
         let flags = |spec: String| -> Vec<bool> {
             WorkloadKind::parse(&spec).unwrap().stream(1, 100, 1 << 30).unwrap().filter(|e| e.op == Op::Store).map(|e| e.volatile).collect()
         };

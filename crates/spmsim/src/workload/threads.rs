@@ -926,8 +926,7 @@ mod tests {
     #[test]
     fn traces_run_one_per_core() {
         use crate::trace::{AddressSpace, NativeWriter, TraceHeader, TraceRecord};
-        let dir = std::env::temp_dir().join(format!("spmsim-threads-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::workload::tests::scratch_dir("threads");
         let mk = |name: &str, addr: u64| {
             let p = dir.join(name);
             let mut w = NativeWriter::create(&p, &TraceHeader::new("test", AddressSpace::Physical, true)).unwrap();
@@ -960,8 +959,7 @@ mod tests {
 
     #[test]
     fn workload_files_take_threads_and_mixes() {
-        let dir = std::env::temp_dir().join(format!("spmsim-threads-toml-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::workload::tests::scratch_dir("threads-toml");
         let f = dir.join("w.toml");
         std::fs::write(&f, "kind = \"hash\"\nthreads = 4\ndata = \"shared\"\nsize_mib = 2\n").unwrap();
         assert_eq!(parse(f.to_str().unwrap()), parse("hash:threads=4,data=shared,size_mib=2"));
