@@ -581,10 +581,8 @@ impl TimingSim {
             return self.run_until(&mut streams[0], stop);
         }
         let mut next: Vec<Option<Event>> = streams.iter_mut().map(|s| s.next()).collect();
-        for c in 0..n {
-            if next[c].is_none() {
-                self.finish_core(c).map_err(|e| SimError::Failed(format!("core {c}: {e}")))?;
-            }
+        for c in (0..n).filter(|&c| next[c].is_none()) {
+            self.finish_core(c).map_err(|e| SimError::Failed(format!("core {c}: {e}")))?;
         }
         let mut i = 0usize;
         // Each core's clock and key; only the core that ran changes its own.
@@ -593,7 +591,8 @@ impl TimingSim {
         loop {
             // The runnable core with the earliest key (ties to the lowest
             // id), and the one after it.
-            let (mut best, mut second): (Option<(u64, usize)>, Option<(u64, usize)>) = (None, None);
+            let mut best: Option<(u64, usize)> = None;
+            let mut second: Option<(u64, usize)> = None;
             let mut earliest = u64::MAX;
             for (c, ev) in next.iter().enumerate() {
                 let Some(ev) = ev else { continue };
@@ -630,7 +629,7 @@ impl TimingSim {
             // when `c` releases the lock or ends, so this is the same order
             // as choosing anew before every event.
             loop {
-                if i % STOP_CHECK_EVENTS == 0 && stop.load(Ordering::Relaxed) {
+                if i.is_multiple_of(STOP_CHECK_EVENTS) && stop.load(Ordering::Relaxed) {
                     return Err(SimError::Cancelled);
                 }
                 let ev = next[c].take().expect("chosen cores have an event");
