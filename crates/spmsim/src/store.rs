@@ -222,6 +222,7 @@ impl MetaStore {
 
     pub fn policy_for(&self, addr: u64) -> WritePolicy {
         match self.layout.region(addr) {
+            Some(Region::Tree { level, .. }) if level <= self.policy.tree_through_levels => WritePolicy::WriteThrough,
             Some(Region::Tree { .. }) => self.policy.tree,
             Some(Region::MacLine { .. }) => self.policy.mac,
             _ => self.policy.counter,

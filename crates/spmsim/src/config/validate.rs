@@ -203,6 +203,10 @@ impl SimConfig {
                 check_geometry("persistence.point.cache", cache.capacity_bytes, cache.ways, MAX_DATA_CACHE_BYTES)?
             }
         }
+        if let crate::scheme::SchemeKind::LevelWriteThrough(l) = &self.scheme {
+            // Level 1 is the lowest tree level; the tree has at most 32.
+            in_range("scheme.tree_levels", l.tree_levels as u64, 1, 32)?;
+        }
         // The scheme says which mechanism it needs; the sections must give it.
         self.scheme.check(self).map_err(|m| ("scheme.type".to_string(), m))?;
         Ok(())

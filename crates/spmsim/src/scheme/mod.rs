@@ -23,6 +23,7 @@
 
 mod bbb;
 mod eadr;
+mod level_write_through;
 mod plp;
 mod secpb;
 mod toy_lazy_tree;
@@ -31,6 +32,7 @@ mod write_through;
 
 pub use bbb::{Bbb, BbbGap};
 pub use eadr::Eadr;
+pub use level_write_through::LevelWriteThrough;
 pub use plp::Plp;
 pub use secpb::{SecPb, SecPbVariant};
 pub use toy_lazy_tree::ToyLazyTree;
@@ -136,11 +138,21 @@ pub struct MetadataPolicy {
     pub counter: WritePolicy,
     pub mac: WritePolicy,
     pub tree: WritePolicy,
+    /// Tree nodes up to this level (1 = the level above the counter
+    /// blocks) are written through whatever `tree` says: Secon's WT writes
+    /// "the first-level BMT blocks" with each write (Secon 4.3), Triad-NVM's
+    /// level-N persistence the levels up to N. 0: `tree` for every level.
+    pub tree_through_levels: u32,
 }
 
 impl MetadataPolicy {
     pub const fn uniform(p: WritePolicy) -> Self {
-        MetadataPolicy { counter: p, mac: p, tree: p }
+        MetadataPolicy { counter: p, mac: p, tree: p, tree_through_levels: 0 }
+    }
+
+    /// The same, with tree nodes written as `p`.
+    pub const fn with_tree(self, p: WritePolicy) -> Self {
+        MetadataPolicy { tree: p, ..self }
     }
 }
 
@@ -356,8 +368,11 @@ pub enum SchemeKind {
     BbbGap(BbbGap),
     /// SP: PLP's strict persistency at the MC (SecPB's baseline).
     Plp(Plp),
-    /// Every metadata line written through (STAR's strict persistence, WT).
+    /// Every metadata line written through (STAR's strict persistence).
     WriteThrough(WriteThrough),
+    /// Counters, MACs and the tree's lowest levels written through, the
+    /// rest rebuilt at recovery (Secon's WT).
+    LevelWriteThrough(LevelWriteThrough),
     /// Ideal battery-backed write-back metadata cache (Secon's, STAR's WB).
     BatteryWriteBack(BatteryWriteBack),
     /// Control: a write-back metadata cache under ADR only.
@@ -383,6 +398,7 @@ impl SchemeKind {
             SchemeKind::BbbGap(s) => s,
             SchemeKind::Plp(s) => s,
             SchemeKind::WriteThrough(s) => s,
+            SchemeKind::LevelWriteThrough(s) => s,
             SchemeKind::BatteryWriteBack(s) => s,
             SchemeKind::WriteBackNoBattery(s) => s,
             SchemeKind::Eadr(s) => s,

@@ -26,7 +26,7 @@ impl Scheme for Plp {
             secure: true,
             early: Steps::NONE,
             allocate_extra_accesses: 0,
-            metadata: MetadataPolicy { counter: WritePolicy::WriteThrough, mac: WritePolicy::WriteThrough, tree: WritePolicy::WriteBack },
+            metadata: MetadataPolicy::uniform(WritePolicy::WriteThrough).with_tree(WritePolicy::WriteBack),
             front_drain: FrontDrain::Secured,
             battery_flushes_metadata: false,
             recovery_rebuilds_tree: true,

@@ -83,7 +83,7 @@ impl Scheme for SecPb {
             secure: true,
             early: row.early,
             allocate_extra_accesses: row.allocate_extra_accesses,
-            metadata: MetadataPolicy { counter: WritePolicy::WriteThrough, mac: WritePolicy::WriteThrough, tree: WritePolicy::WriteBack },
+            metadata: MetadataPolicy::uniform(WritePolicy::WriteThrough).with_tree(WritePolicy::WriteBack),
             front_drain: FrontDrain::Secured,
             battery_flushes_metadata: false,
             recovery_rebuilds_tree: true,

@@ -23,7 +23,7 @@ impl Scheme for ToyLazyTree {
             secure: true,
             early: Steps::NONE,
             allocate_extra_accesses: 0,
-            metadata: MetadataPolicy { counter: WritePolicy::WriteThrough, mac: WritePolicy::WriteThrough, tree: WritePolicy::WriteBack },
+            metadata: MetadataPolicy::uniform(WritePolicy::WriteThrough).with_tree(WritePolicy::WriteBack),
             front_drain: FrontDrain::Secured,
             battery_flushes_metadata: false,
             recovery_rebuilds_tree: false,
