@@ -14,7 +14,7 @@
 //! spmsim keeps them in MAC lines, so a write here persists one block more
 //! than Secon's three (data, counter, level-1 node).
 
-use super::{Front, FrontDrain, MetadataPolicy, Scheme, SchemeWork, Steps};
+use super::{MetadataPolicy, Scheme, SchemeWork};
 use crate::config::WritePolicy;
 use serde::{Deserialize, Serialize};
 
@@ -36,19 +36,14 @@ impl Scheme for LevelWriteThrough {
         "level-write-through"
     }
     fn work(&self) -> SchemeWork {
-        SchemeWork {
-            front: Front::MemoryController,
-            secure: true,
-            early: Steps::NONE,
-            allocate_extra_accesses: 0,
-            metadata: MetadataPolicy {
+        SchemeWork::at_memory_controller(
+            MetadataPolicy {
                 tree_through_levels: self.tree_levels,
                 ..MetadataPolicy::uniform(WritePolicy::WriteThrough).with_tree(WritePolicy::WriteBack)
             },
-            front_drain: FrontDrain::Secured,
-            battery_flushes_metadata: false,
-            recovery_rebuilds_tree: true,
-        }
+            false,
+            true,
+        )
     }
 }
 

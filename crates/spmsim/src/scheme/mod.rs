@@ -193,6 +193,23 @@ pub struct SchemeWork {
 }
 
 impl SchemeWork {
+    /// A scheme that persists each store at the memory controller (strict
+    /// persistency with a flush per store): its metadata policy, whether the
+    /// battery flushes the dirty metadata caches, whether recovery rebuilds
+    /// the tree. SP, the write-through baselines and the write-back ones.
+    pub const fn at_memory_controller(metadata: MetadataPolicy, battery_flushes_metadata: bool, recovery_rebuilds_tree: bool) -> Self {
+        SchemeWork {
+            front: Front::MemoryController,
+            secure: true,
+            early: Steps::NONE,
+            allocate_extra_accesses: 0,
+            metadata,
+            front_drain: FrontDrain::Secured,
+            battery_flushes_metadata,
+            recovery_rebuilds_tree,
+        }
+    }
+
     /// Tuple steps left for the drain or the battery.
     pub fn late(&self) -> Steps {
         if self.secure {

@@ -8,7 +8,7 @@
 //!  recovery: rebuild the BMT from counter blocks, compare with the root register
 //! ```
 
-use super::{Front, FrontDrain, MetadataPolicy, Scheme, SchemeWork, Steps};
+use super::{MetadataPolicy, Scheme, SchemeWork};
 use crate::config::WritePolicy;
 use serde::{Deserialize, Serialize};
 
@@ -21,15 +21,6 @@ impl Scheme for Plp {
         "sp"
     }
     fn work(&self) -> SchemeWork {
-        SchemeWork {
-            front: Front::MemoryController,
-            secure: true,
-            early: Steps::NONE,
-            allocate_extra_accesses: 0,
-            metadata: MetadataPolicy::uniform(WritePolicy::WriteThrough).with_tree(WritePolicy::WriteBack),
-            front_drain: FrontDrain::Secured,
-            battery_flushes_metadata: false,
-            recovery_rebuilds_tree: true,
-        }
+        SchemeWork::at_memory_controller(MetadataPolicy::uniform(WritePolicy::WriteThrough).with_tree(WritePolicy::WriteBack), false, true)
     }
 }

@@ -8,21 +8,12 @@
 //!               disagrees with the root register
 //! ```
 
-use super::{Front, FrontDrain, MetadataPolicy, Scheme, SchemeWork, Steps};
+use super::{MetadataPolicy, Scheme, SchemeWork};
 use crate::config::WritePolicy;
 use serde::{Deserialize, Serialize};
 
 fn write_back(battery_flushes_metadata: bool) -> SchemeWork {
-    SchemeWork {
-        front: Front::MemoryController,
-        secure: true,
-        early: Steps::NONE,
-        allocate_extra_accesses: 0,
-        metadata: MetadataPolicy::uniform(WritePolicy::WriteBack),
-        front_drain: FrontDrain::Secured,
-        battery_flushes_metadata,
-        recovery_rebuilds_tree: !battery_flushes_metadata,
-    }
+    SchemeWork::at_memory_controller(MetadataPolicy::uniform(WritePolicy::WriteBack), battery_flushes_metadata, !battery_flushes_metadata)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]

@@ -6,7 +6,7 @@
 //!  store --flush--> MC: counter, MAC, tree path --> WPQ (all of it, each write)
 //! ```
 
-use super::{Front, FrontDrain, MetadataPolicy, Scheme, SchemeWork, Steps};
+use super::{MetadataPolicy, Scheme, SchemeWork};
 use crate::config::WritePolicy;
 use serde::{Deserialize, Serialize};
 
@@ -19,15 +19,6 @@ impl Scheme for WriteThrough {
         "write-through"
     }
     fn work(&self) -> SchemeWork {
-        SchemeWork {
-            front: Front::MemoryController,
-            secure: true,
-            early: Steps::NONE,
-            allocate_extra_accesses: 0,
-            metadata: MetadataPolicy::uniform(WritePolicy::WriteThrough),
-            front_drain: FrontDrain::Secured,
-            battery_flushes_metadata: false,
-            recovery_rebuilds_tree: false,
-        }
+        SchemeWork::at_memory_controller(MetadataPolicy::uniform(WritePolicy::WriteThrough), false, false)
     }
 }
