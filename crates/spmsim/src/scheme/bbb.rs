@@ -30,6 +30,7 @@ impl Scheme for Bbb {
             front_drain: FrontDrain::Unsecured,
             battery_flushes_metadata: false,
             recovery_rebuilds_tree: false,
+            ideal_metadata: false,
         }
     }
 }

@@ -37,6 +37,7 @@ impl Scheme for Eadr {
             front_drain: if self.secure { FrontDrain::Secured } else { FrontDrain::Unsecured },
             battery_flushes_metadata: self.secure,
             recovery_rebuilds_tree: false,
+            ideal_metadata: false,
         }
     }
 }

@@ -36,7 +36,7 @@ pub use level_write_through::LevelWriteThrough;
 pub use plp::Plp;
 pub use secpb::{SecPb, SecPbVariant};
 pub use toy_lazy_tree::ToyLazyTree;
-pub use write_back::{BatteryWriteBack, WriteBackNoBattery};
+pub use write_back::{BatteryWriteBack, IdealWriteBack, WriteBackNoBattery};
 pub use write_through::WriteThrough;
 
 use crate::config::{SimConfig, WritePolicy};
@@ -190,6 +190,12 @@ pub struct SchemeWork {
     /// Recovery rebuilds the tree from the persisted counters and compares
     /// it with the root registers (PLP's SP: the tree is written back).
     pub recovery_rebuilds_tree: bool,
+    /// An idealised baseline (Secon's WB, Secon 4.1: "without the
+    /// overheads of BMT updates and extra metadata writes"): the functional
+    /// model does all the metadata work, so integrity and recovery hold,
+    /// but the timing model prices no tree update and queues no metadata
+    /// write; the writes it leaves out are counted as unpriced.
+    pub ideal_metadata: bool,
 }
 
 impl SchemeWork {
@@ -207,6 +213,7 @@ impl SchemeWork {
             front_drain: FrontDrain::Secured,
             battery_flushes_metadata,
             recovery_rebuilds_tree,
+            ideal_metadata: false,
         }
     }
 
@@ -390,8 +397,11 @@ pub enum SchemeKind {
     /// Counters, MACs and the tree's lowest levels written through, the
     /// rest rebuilt at recovery (Secon's WT).
     LevelWriteThrough(LevelWriteThrough),
-    /// Ideal battery-backed write-back metadata cache (Secon's, STAR's WB).
+    /// Battery-backed write-back metadata cache, its tree updates and
+    /// write-backs priced (STAR's WB, `secure-wb-battery`).
     BatteryWriteBack(BatteryWriteBack),
+    /// Secon's ideal WB: the same, with no metadata work priced.
+    IdealWriteBack(IdealWriteBack),
     /// Control: a write-back metadata cache under ADR only.
     WriteBackNoBattery(WriteBackNoBattery),
     /// eADR and secure eADR (SecPB II-C).
@@ -417,6 +427,7 @@ impl SchemeKind {
             SchemeKind::WriteThrough(s) => s,
             SchemeKind::LevelWriteThrough(s) => s,
             SchemeKind::BatteryWriteBack(s) => s,
+            SchemeKind::IdealWriteBack(s) => s,
             SchemeKind::WriteBackNoBattery(s) => s,
             SchemeKind::Eadr(s) => s,
             SchemeKind::ToyLazyTree(s) => s,

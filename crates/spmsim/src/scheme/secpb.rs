@@ -87,6 +87,7 @@ impl Scheme for SecPb {
             front_drain: FrontDrain::Secured,
             battery_flushes_metadata: false,
             recovery_rebuilds_tree: true,
+            ideal_metadata: false,
         }
     }
 }

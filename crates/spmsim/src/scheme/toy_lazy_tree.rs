@@ -27,6 +27,7 @@ impl Scheme for ToyLazyTree {
             front_drain: FrontDrain::Secured,
             battery_flushes_metadata: false,
             recovery_rebuilds_tree: false,
+            ideal_metadata: false,
         }
     }
 }

@@ -1,5 +1,6 @@
-//! Write-back metadata caches: the ideal battery-backed WB baseline of
-//! Secon and STAR, and its control under ADR only.
+//! Write-back metadata caches: the battery-backed WB baseline of STAR, the
+//! ideal WB of Secon (the same, its metadata work unpriced), and their
+//! control under ADR only.
 //!
 //! ```text
 //!  store --flush--> MC: metadata updated in the caches (dirty) --> data to WPQ
@@ -39,5 +40,22 @@ impl Scheme for WriteBackNoBattery {
     }
     fn work(&self) -> SchemeWork {
         write_back(false)
+    }
+}
+
+/// Secon's ideal WB (Secon 4.1): a battery-backed write-back metadata cache
+/// "without the overheads of BMT updates and extra metadata writes". The
+/// functional model is `BatteryWriteBack`'s; the timing model prices only
+/// the data writes (`SchemeWork::ideal_metadata`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct IdealWriteBack {}
+
+impl Scheme for IdealWriteBack {
+    fn name(&self) -> &'static str {
+        "ideal-write-back"
+    }
+    fn work(&self) -> SchemeWork {
+        SchemeWork { ideal_metadata: true, ..write_back(true) }
     }
 }

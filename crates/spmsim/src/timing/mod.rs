@@ -340,11 +340,15 @@ impl TimingSim {
         debug_assert_eq!(value, self.sys.mc.peek_plaintext(block), "a read and a peek of memory disagree");
         let mut rec = self.rec.take().unwrap_or_default();
         rec.fill(&mut self.sys.mc, mark, block);
+        let u = &mut self.units[c];
+        u.path.drop_unpriced(&self.sys.mc.st.layout, &mut rec, &mut u.persist);
         let t0 = t + self.lat.l3;
         // Dirty metadata the read evicted is written back in the background
         // (with its tree work: a lazy SIT write-back MACs the node).
         PersistPath::queue_writes(&mut self.pcm, t0, &rec.writes);
-        PersistPath::background_tree_work(&mut self.engine, &self.lat, t0, &rec);
+        if !self.units[c].path.ideal_metadata() {
+            PersistPath::background_tree_work(&mut self.engine, &self.lat, t0, &rec);
+        }
         let data = self.pcm.read(t0, block);
         let mut done = data;
         if self.sys.mc.secure {

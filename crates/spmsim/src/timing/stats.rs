@@ -129,6 +129,7 @@ impl PersistPathStats {
     /// Add another core's counts.
     pub(super) fn add(&mut self, o: &PersistPathStats) {
         self.cycles += o.cycles;
+        self.unpriced_metadata_writes += o.unpriced_metadata_writes;
         if let Some(b) = &o.buffer {
             let t: &mut BufferStats = self.buffer_mut();
             t.allocations += b.allocations;
