@@ -231,16 +231,11 @@ fn one_case(case: &str, instructions: u64) -> Result<CaseResult> {
     let w = WorkloadKind::parse(&c.workload_spec()).map_err(|e| anyhow!(e))?;
     let core = if w.instruction_streams().is_ok() { "ooo" } else { "interval" };
     let cfg = load_preset(&c.scheme, &[format!("security.crypto=\"{}\"", c.crypto), format!("core.model=\"{core}\"")])?;
-    let cfg = cfg.with_cores_for(w.threads()).map_err(anyhow::Error::msg)?;
     let t = Instant::now();
     let mut sim = spmsim::timing::TimingSim::for_workload(&cfg, 1, &w).map_err(anyhow::Error::msg)?;
     // The same instructions in all, split evenly over the cores.
     let per_core = (instructions / w.threads() as u64).max(1);
-    let mut streams = if w.threads() > 1 {
-        w.thread_streams(1, 0, per_core, cfg.memory.capacity_bytes).map_err(|e| anyhow!(e))?
-    } else {
-        vec![w.stream(1, instructions, cfg.memory.capacity_bytes).map_err(|e| anyhow!(e))?]
-    };
+    let mut streams = w.thread_streams(1, 0, per_core, cfg.memory.capacity_bytes).map_err(|e| anyhow!(e))?;
     sim.run_threads(&mut streams, &std::sync::atomic::AtomicBool::new(false)).map_err(|e| anyhow!(e))?;
     for s in &streams {
         s.finish().map_err(|e| anyhow!(e))?;

@@ -91,9 +91,7 @@ impl Coherence {
             (FrontEnd::Direct, _) => Ok(Handover::None),
         }
     }
-}
 
-impl Coherence {
     /// Another core's dirty eADR line for `block` goes to memory.
     fn write_back(&mut self, src: &mut DataCache, mc: &mut MemoryController, block: u64) -> Result<Handover, CheckFailure> {
         let wrote = src.write_back(mc, block)?;

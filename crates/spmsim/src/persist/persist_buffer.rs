@@ -152,11 +152,8 @@ impl PersistBuffer {
     /// Complete the oldest entry's memory tuple at the MC. Returns the block
     /// and the steps left to the MC.
     pub fn drain_oldest(&mut self, mc: &mut MemoryController) -> Result<Option<(u64, Steps)>, CheckFailure> {
-        let Some(b) = self.order.pop_front() else { return Ok(None) };
-        let e = self.lines.remove(&b).unwrap();
-        let late = self.complete(mc, b, &e)?;
-        self.stats.drains += 1;
-        Ok(Some((b, late)))
+        let Some(&b) = self.order.front() else { return Ok(None) };
+        Ok(self.flush_entry(mc, b)?.map(|late| (b, late)))
     }
 
     fn complete(&mut self, mc: &mut MemoryController, b: u64, e: &Entry) -> Result<Steps, CheckFailure> {

@@ -98,8 +98,6 @@ struct CoreUnit {
     /// Transactions this core has begun and committed (ticket lock).
     tx_begun: u64,
     tx_committed: u64,
-    /// Its event stream has ended.
-    done: bool,
     /// The lowest and highest block this core ever fetched: a block
     /// outside them is in none of its private levels nor its SecPB, so
     /// the coherence of the other cores' accesses may skip it.
@@ -131,6 +129,14 @@ struct TicketLock {
 }
 
 impl TicketLock {
+    /// The transaction holding the lock ended (committed, or was cut off
+    /// with its thread's stream) at `at`: the next ticket may begin.
+    fn release(&mut self, at: u64) {
+        self.free_at = self.free_at.max(at);
+        self.next += 1;
+        self.skip_finished();
+    }
+
     /// Past the tickets of threads that will never take them.
     fn skip_finished(&mut self) {
         while self.finished.iter().any(|f| !f) && self.finished[(self.next % self.threads) as usize] {
@@ -198,7 +204,6 @@ impl TimingSim {
                     ooo_start: None,
                     tx_begun: 0,
                     tx_committed: 0,
-                    done: false,
                     lo: u64::MAX,
                     hi: 0,
                 })
@@ -238,14 +243,7 @@ impl TimingSim {
     /// workload's transactions take the ticket lock.
     pub fn for_workload(cfg: &SimConfig, seed: u64, workload: &crate::workload::WorkloadKind) -> Result<Self, String> {
         let threads = workload.threads();
-        if threads != cfg.core.count.max(1) as usize {
-            return Err(format!(
-                "workload `{}` runs {threads} thread(s) but core.count = {}: give the workload threads={} or set core.count = {threads}",
-                workload.name(),
-                cfg.core.count,
-                cfg.core.count
-            ));
-        }
+        let cfg = &cfg.with_cores_for(threads)?;
         let mut sim = TimingSim::new(cfg, seed)?;
         if cfg.core.model == crate::config::CoreModel::Ooo {
             let borrowed = matches!(workload, crate::workload::WorkloadKind::Synthetic(_));
@@ -481,9 +479,7 @@ impl TimingSim {
                 let u = &mut self.units[c];
                 u.tx_committed += 1;
                 if let Some(l) = &mut self.lock {
-                    l.free_at = l.free_at.max(u.core.clock());
-                    l.next += 1;
-                    l.skip_finished();
+                    l.release(u.core.clock());
                 }
             }
             Op::Compute => {}
@@ -506,15 +502,14 @@ impl TimingSim {
     /// instruction limit releases the lock).
     fn finish_core(&mut self, c: usize) -> Result<(), CheckFailure> {
         self.close_store(c)?;
-        let u = &mut self.units[c];
-        u.done = true;
+        let u = &self.units[c];
         if let Some(l) = &mut self.lock {
-            if u.tx_begun > u.tx_committed {
-                l.free_at = l.free_at.max(u.core.clock());
-                l.next += 1;
-            }
             l.finished[c] = true;
-            l.skip_finished();
+            if u.tx_begun > u.tx_committed {
+                l.release(u.core.clock());
+            } else {
+                l.skip_finished();
+            }
         }
         Ok(())
     }
@@ -601,7 +596,7 @@ impl TimingSim {
             for (c, ev) in next.iter().enumerate() {
                 let Some(ev) = ev else { continue };
                 earliest = earliest.min(clocks[c]);
-                if self.lock.is_some() && self.blocked(c, ev) {
+                if self.blocked(c, ev) {
                     continue;
                 }
                 let k = (keys[c], c);
@@ -792,15 +787,10 @@ pub fn simulate_after_warmup(
     seed: u64,
     stop: &AtomicBool,
 ) -> Result<RunStats, SimError> {
-    let cfg = &cfg.with_cores_for(workload.threads()).map_err(SimError::Invalid)?;
     let mut sim = TimingSim::for_workload(cfg, seed, workload).map_err(SimError::Invalid)?.with_warmup(warmup);
-    let mut streams = if cfg.core.count > 1 {
-        // One stream per core, each with its own warm-up and instruction
-        // limit (ChampSim's per-core counts).
-        workload.thread_streams(seed, warmup, instructions, cfg.memory.capacity_bytes).map_err(SimError::Invalid)?
-    } else {
-        vec![workload.stream_after_warmup(seed, warmup, instructions, cfg.memory.capacity_bytes).map_err(SimError::Invalid)?]
-    };
+    // One stream per core, each with its own warm-up and instruction limit
+    // (ChampSim's per-core counts); one thread's is the workload's stream.
+    let mut streams = workload.thread_streams(seed, warmup, instructions, cfg.memory.capacity_bytes).map_err(SimError::Invalid)?;
     sim.run_threads(&mut streams, stop)?;
     for s in &streams {
         s.finish().map_err(SimError::Invalid)?;

@@ -305,17 +305,16 @@ impl PersistPath {
     fn buffer_store(&mut self, sys: &mut System, cx: Ctx, s: ReleasedStore) -> Result<u64, CheckFailure> {
         let Ctx { pcm, lat, engine, stats } = cx;
         let mut t = s.release;
-        let resident = matches!(&sys.fronts[self.core], FrontEnd::PersistBuffer(pb) if pb.contains(s.block));
+        let (resident, occupancy) = match &sys.fronts[self.core] {
+            FrontEnd::PersistBuffer(pb) => (pb.contains(s.block), pb.occupancy()),
+            _ => unreachable!("a persist-buffer path without a persist buffer"),
+        };
         if !resident {
             // A new entry needs a free slot: entries being drained hold
             // theirs until the MC has queued their writes.
             while self.draining.front().is_some_and(|&f| f <= t) {
                 self.draining.pop_front();
             }
-            let occupancy = match &sys.fronts[self.core] {
-                FrontEnd::PersistBuffer(pb) => pb.occupancy(),
-                _ => unreachable!("a persist-buffer path without a persist buffer"),
-            };
             while occupancy + self.draining.len() >= self.entries {
                 let f = self.draining.pop_front().expect("a full buffer has drains in flight");
                 if f > t {
