@@ -25,6 +25,15 @@ pub struct LevelWriteThrough {
     /// counter blocks, Secon's WT; the default).
     #[serde(default = "first_level")]
     pub tree_levels: u32,
+    /// Recovery rebuilds the levels above `tree_levels` (the default).
+    /// false is the control `wt-no-rebuild`: the stale upper levels stay,
+    /// and the oracle must find the data they no longer vouch for.
+    #[serde(default = "yes")]
+    pub rebuild: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn first_level() -> u32 {
@@ -42,7 +51,7 @@ impl Scheme for LevelWriteThrough {
                 ..MetadataPolicy::uniform(WritePolicy::WriteThrough).with_tree(WritePolicy::WriteBack)
             },
             false,
-            true,
+            self.rebuild,
         )
     }
 }
