@@ -325,6 +325,31 @@ impl MemoryController {
         Ok(())
     }
 
+    /// Wait for the MC's ACK of the latest write of `block`: whatever the
+    /// scheme deferred past that write (Secon's background root update) is
+    /// done now. A no-op for schemes that defer nothing.
+    pub fn await_ack(&mut self, block: u64) -> Result<(), CheckFailure> {
+        if !self.secure {
+            return Ok(());
+        }
+        let (_, idx, _) = self.counter_addr(block);
+        let scheme = self.st.scheme;
+        let r = scheme.plugin().settle(&self.tree, &mut self.st, Some(idx));
+        self.tree.process_victims(&mut self.st)?;
+        r
+    }
+
+    /// Wait for the ACKs of every write so far ([`Self::await_ack`] for all).
+    pub fn await_all_acks(&mut self) -> Result<(), CheckFailure> {
+        if !self.secure {
+            return Ok(());
+        }
+        let scheme = self.st.scheme;
+        let r = scheme.plugin().settle(&self.tree, &mut self.st, None);
+        self.tree.process_victims(&mut self.st)?;
+        r
+    }
+
     /// A block written by the battery with no security engine powered: the
     /// plaintext lands in the data region, no counter, MAC or root update.
     pub fn write_unsecured(&mut self, block: u64, pt: &[u8; 64]) {

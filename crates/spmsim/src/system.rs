@@ -111,10 +111,18 @@ impl System {
             }
             Op::Load if ev.volatile => self.read_volatile(core, ev.block()).map(|_| ()),
             Op::Load => self.read_on(core, ev.block()).map(|_| ()),
-            // Strict persistency with a persist point at or before the MC
-            // needs no extra action at a fence in the functional model.
-            Op::Fence | Op::Epoch | Op::TxBegin | Op::TxCommit | Op::Compute => Ok(()),
+            Op::Fence | Op::Epoch => self.barrier(core, ev),
+            Op::TxBegin | Op::TxCommit | Op::Compute => Ok(()),
         }
+    }
+
+    /// A persist barrier (fence or epoch boundary) of `core`: the stores
+    /// after it persist after every store before it, ACKed by the memory
+    /// controller, so whatever a scheme deferred past those stores (Secon's
+    /// background root updates) completes here. Strict persistency with a
+    /// persist point at or before the MC needs nothing more.
+    fn barrier(&mut self, _core: usize, _ev: &Event) -> Result<(), CheckFailure> {
+        self.mc.await_all_acks()
     }
 
     /// Read `block` as core 0 sees it.

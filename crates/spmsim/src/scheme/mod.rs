@@ -317,6 +317,16 @@ pub trait Scheme {
         Ok(())
     }
 
+    /// Background work a scheme defers past a write (Secon's root update,
+    /// Secon 3.2) must be done now: for the latest write of counter block
+    /// `counter_index`, or for every deferred write when `None`. The
+    /// persistency model calls it where it waits for the memory
+    /// controller's ACK (a barrier, TEP's paired and regular epochs).
+    /// Default: nothing is ever deferred.
+    fn settle(&self, _tree: &IntegrityTree, _st: &mut MetaStore, _counter_index: Option<u64>) -> Result<(), CheckFailure> {
+        Ok(())
+    }
+
     /// A dirty metadata line left its cache. Default: the tree writes it
     /// back (a SIT node is MACed under its parent's advanced counter).
     fn on_metadata_evict(&self, tree: &IntegrityTree, st: &mut MetaStore, addr: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
