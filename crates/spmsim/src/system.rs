@@ -71,7 +71,13 @@ impl RecoveryReport {
 
 impl System {
     pub fn new(cfg: &SimConfig, seed: u64) -> Self {
-        System::with_controller(cfg, MemoryController::new(cfg, seed))
+        let mut s = System::with_controller(cfg, MemoryController::new(cfg, seed));
+        for (core, f) in s.fronts.iter_mut().enumerate() {
+            if let FrontEnd::Tep(t) = f {
+                t.reseed(seed ^ (core as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            }
+        }
+        s
     }
 
     /// A machine around an existing memory controller (one powered on from
@@ -79,7 +85,7 @@ impl System {
     pub fn with_controller(cfg: &SimConfig, mc: MemoryController) -> Self {
         System {
             cfg: cfg.clone(),
-            fronts: (0..cfg.core.count.max(1)).map(|_| FrontEnd::new(&cfg.persistence.point, &cfg.scheme.work())).collect(),
+            fronts: (0..cfg.core.count.max(1) as usize).map(|c| FrontEnd::for_core(&cfg.persistence, &cfg.scheme.work(), c, 0)).collect(),
             coherence: Coherence::default(),
             mc,
             events: 0,
@@ -116,13 +122,38 @@ impl System {
         }
     }
 
-    /// A persist barrier (fence or epoch boundary) of `core`: the stores
-    /// after it persist after every store before it, ACKed by the memory
-    /// controller, so whatever a scheme deferred past those stores (Secon's
-    /// background root updates) completes here. Strict persistency with a
-    /// persist point at or before the MC needs nothing more.
-    fn barrier(&mut self, _core: usize, _ev: &Event) -> Result<(), CheckFailure> {
-        self.mc.await_all_acks()
+    /// A persist barrier (fence or epoch boundary) of `core`. Under strict
+    /// and epoch persistency the stores after it persist after every store
+    /// before it, ACKed by the memory controller, so whatever a scheme
+    /// deferred past those stores (Secon's background root updates)
+    /// completes here; a persist point at or before the MC needs nothing
+    /// more. Under TEP (Secon 3.3) the barrier only ends an epoch: the TEP
+    /// manager waits for the ACKs its pairs and regular epochs need.
+    fn barrier(&mut self, core: usize, _ev: &Event) -> Result<(), CheckFailure> {
+        match &mut self.fronts[core] {
+            FrontEnd::Tep(t) => t.barrier(&mut self.mc),
+            _ => self.mc.await_all_acks(),
+        }
+    }
+
+    /// Secon 3.3's `set_log_region(start, end)` for the thread on `core`:
+    /// its TEP manager tells log writes by this region. Nothing to do
+    /// under another persistency model.
+    pub fn set_log_region(&mut self, core: usize, start: u64, end: u64) {
+        if let Some(FrontEnd::Tep(t)) = self.fronts.get_mut(core) {
+            t.set_log_region(start, end);
+        }
+    }
+
+    /// What the cores' TEP managers did, summed (None without TEP).
+    pub fn tep_stats(&self) -> Option<crate::persist::TepStats> {
+        let mut any = None;
+        for f in &self.fronts {
+            if let FrontEnd::Tep(t) = f {
+                any.get_or_insert_with(crate::persist::TepStats::default).add(&t.stats);
+            }
+        }
+        any
     }
 
     /// Read `block` as core 0 sees it.
