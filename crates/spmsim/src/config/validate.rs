@@ -203,6 +203,8 @@ impl SimConfig {
                 check_geometry("persistence.point.cache", cache.capacity_bytes, cache.ways, MAX_DATA_CACHE_BYTES)?
             }
         }
+        in_range("persistence.tep.buffer_lines", p.tep.buffer_lines as u64, 1, MAX_ENTRIES as u64)?;
+        in_range("persistence.tep.early_flush_pct", p.tep.early_flush_pct as u64, 0, 100)?;
         match p.model {
             PersistencyModel::Tep => {
                 // The TEP manager sits in the L1 cache controller and sends
@@ -214,15 +216,20 @@ impl SimConfig {
                         "`tep` orders the lines an L1 cache controller sends to the memory controller (Secon 3.3), so it needs persistence.point.type = \"memory-controller\"".into(),
                     );
                 }
-                in_range("persistence.tep.buffer_lines", p.tep.buffer_lines as u64, 1, MAX_ENTRIES as u64)?;
-                in_range("persistence.tep.early_flush_pct", p.tep.early_flush_pct as u64, 0, 100)?;
             }
             PersistencyModel::Strict | PersistencyModel::Epoch => {
-                if p.tep != TepConfig::default() {
-                    return bad(
-                        "persistence.tep",
-                        format!("applies only with persistence.model = \"tep\", got persistence.model = \"{}\"", p.model.name()),
-                    );
+                let d = TepConfig::default();
+                for (key, differs) in [
+                    ("persistence.tep.pair_order", p.tep.pair_order != d.pair_order),
+                    ("persistence.tep.buffer_lines", p.tep.buffer_lines != d.buffer_lines),
+                    ("persistence.tep.early_flush_pct", p.tep.early_flush_pct != d.early_flush_pct),
+                ] {
+                    if differs {
+                        return bad(
+                            key,
+                            format!("applies only with persistence.model = \"tep\", got persistence.model = \"{}\"", p.model.name()),
+                        );
+                    }
                 }
             }
         }
@@ -269,7 +276,7 @@ mod tests {
         let e = err("[persistence]\nmodel='tep'\npoint={type='persist-buffer'}\n");
         assert!(e.contains("persistence.model") && e.contains("memory-controller"), "{e}");
         let e = err("[persistence]\nmodel='epoch'\ntep={pair_order=false}\n");
-        assert!(e.contains("persistence.tep") && e.contains("\"epoch\""), "{e}");
+        assert!(e.contains("persistence.tep.pair_order") && e.contains("\"epoch\""), "{e}");
         let e = err("[persistence]\nmodel='tep'\ntep={buffer_lines=0}\n");
         assert!(e.contains("persistence.tep.buffer_lines"), "{e}");
         let e = err("[persistence]\nmodel='tep'\ntep={early_flush_pct=101}\n");

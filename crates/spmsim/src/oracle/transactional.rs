@@ -21,7 +21,6 @@
 use super::{check_point_drain, CrashCheck, CrashReport, DrainSummary, Guarantee, PendingBatch, PointResult, Violation};
 use crate::store::CheckFailure;
 use crate::system::System;
-use crate::workload::pheap::LOG_BYTES;
 use crate::workload::{log_regions_of, Event, Op};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -87,6 +86,51 @@ impl BlockImage {
 fn word_mask(off: u8, len: u8) -> u8 {
     let (first, last) = (off / 8, (off + len - 1) / 8);
     (first..=last).fold(0u8, |m, w| m | 1 << w)
+}
+
+/// How a thread's undo log is laid out: what its recovery reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LogFormat {
+    /// `workload::pheap`'s: the header (the active transaction's id, 0 for
+    /// none) at the region's start, entries from `start + 64`.
+    Pheap,
+    /// array-swap's one record at the region's start, `[i, a[i], j, a[j],
+    /// valid]`, over the array at `base` (where a data store after the
+    /// first record puts `a[i]`). The valid word, written last in the same
+    /// line, is the record's own seal and its commit record.
+    Record { base: u64 },
+}
+
+impl LogFormat {
+    /// The format of the log at `start`, from the offsets its stores use.
+    fn detect(events: &[Event], thread: u8, start: u64) -> Result<LogFormat, String> {
+        let of_thread = |e: &&Event| e.thread == thread && e.op == Op::Store && !e.volatile;
+        let offsets: Vec<u64> = events.iter().filter(of_thread).filter(|e| e.log).map(|e| e.addr - start).collect();
+        if offsets.iter().any(|&o| o >= 64) {
+            return Ok(LogFormat::Pheap);
+        }
+        if !offsets.iter().all(|o| [0, 8, 16, 24, 32].contains(o)) {
+            return Err(format!("thread {thread}'s log at {start:#x} is neither pheap's (header, entries from +64) nor a 5-word record"));
+        }
+        // The first record's i, then the first data store after it: a[i].
+        let mut i = None;
+        for e in events.iter().filter(of_thread) {
+            match (e.log, i) {
+                (true, None) if e.addr == start => i = Some(e.value),
+                (false, Some(i)) => return Ok(LogFormat::Record { base: e.addr.wrapping_sub(8 * i) }),
+                _ => {}
+            }
+        }
+        Ok(LogFormat::Record { base: 0 })
+    }
+
+    /// The commit record: the store that ends a transaction in the log.
+    fn commit_record(self, start: u64) -> u64 {
+        match self {
+            LogFormat::Pheap => start,
+            LogFormat::Record { .. } => start + 32,
+        }
+    }
 }
 
 /// Where a thread's log parse stands (`workload::pheap`'s entry format).
@@ -212,7 +256,32 @@ fn replay(sys: &mut System, start: u64, end: u64, written: &[(u64, Vec<u64>)]) -
     Ok(header)
 }
 
-fn check_point(mut sys: System, k: u64, last: &str, regions: &[Option<(u64, u64)>], expect: &Expect, max_keep: usize) -> PointResult {
+/// array-swap's recovery: a record whose valid word is 1 puts both old
+/// elements back. Returns whether a transaction was open (valid = 1).
+fn replay_record(sys: &mut System, start: u64, base: u64) -> Result<bool, String> {
+    let mut w = Words { sys, cached: None };
+    let mut r = [0u64; 5];
+    for (k, x) in r.iter_mut().enumerate() {
+        let a = start + 8 * k as u64;
+        *x = w.word(a).map_err(|e| format!("the log record's word at {a:#x} fails its check: {e}"))?;
+    }
+    if r[4] != 1 {
+        return Ok(false);
+    }
+    for (i, old) in [(r[0], r[1]), (r[2], r[3])] {
+        let a = base.wrapping_add(8 * i);
+        let b = a / 64;
+        let mut line = sys.mc.read(b).map_err(|x| format!("restoring {a:#x}: the block fails its check: {x}"))?;
+        apply(&mut line, (a % 64) as u8, 8, old);
+        sys.mc.write(b, &line).map_err(|x| format!("restoring {a:#x}: {x}"))?;
+    }
+    Ok(true)
+}
+
+/// A thread's log: its region and format.
+type ThreadLog = Option<(u64, u64, LogFormat)>;
+
+fn check_point(mut sys: System, k: u64, last: &str, regions: &[ThreadLog], expect: &Expect, max_keep: usize) -> PointResult {
     let (drain, undrained, rec, why_recovery) = check_point_drain(&mut sys);
     let mut violations = Vec::new();
     let mut count = 0u64;
@@ -238,10 +307,14 @@ fn check_point(mut sys: System, k: u64, last: &str, regions: &[Option<(u64, u64)
     // transaction in its commit window committed.
     let mut committed_now = vec![false; regions.len()];
     for (t, r) in regions.iter().enumerate() {
-        let Some((start, end)) = *r else { continue };
+        let Some((start, end, format)) = *r else { continue };
         let written = expect.threads.get(t).map_or(&[][..], |th| &th.entries[..]);
-        match replay(&mut sys, start, end, written) {
-            Ok(h) => committed_now[t] = h == 0,
+        let open = match format {
+            LogFormat::Pheap => replay(&mut sys, start, end, written).map(|h| h != 0),
+            LogFormat::Record { base } => replay_record(&mut sys, start, base),
+        };
+        match open {
+            Ok(open) => committed_now[t] = !open,
             Err(e) => {
                 replay_failed = true;
                 note("log-replay", start, "a replayable undo log".into(), None, format!("{why_recovery}{e}"), &mut violations);
@@ -320,16 +393,17 @@ impl CrashCheck<'_> {
         }
         let regions =
             log_regions_of(&self.events, threads).map_err(|e| format!("the transactional guarantee needs each thread's undo log: {e}"))?;
-        if regions.iter().all(Option::is_none) {
-            return Err(format!(
-                "the transactional guarantee needs an undo-logged workload (stores flagged `log` in a log region of {LOG_BYTES} B per thread, as workload::pheap writes it); `{}` has none",
-                self.workload_name
-            ));
-        }
+        let logs: Vec<ThreadLog> = regions
+            .iter()
+            .enumerate()
+            .map(|(t, r)| r.map(|(s, e)| LogFormat::detect(&self.events, t as u8, s).map(|f| (s, e, f))).transpose())
+            .collect::<Result<_, _>>()?;
+        // A thread with no undo log has no transaction to roll back: its
+        // stores are loose, each persistent by the thread's next barrier
+        // (the epoch guarantee), and its TEP manager sees no log write.
         for (core, r) in regions.iter().enumerate() {
-            if let Some((s, e)) = r {
-                sys.set_log_region(core, *s, *e);
-            }
+            let (s, e) = r.unwrap_or((0, 0));
+            sys.set_log_region(core, s, e);
         }
         let in_log = |b: u64| regions.iter().flatten().any(|&(s, e)| b * 64 >= s && b * 64 < e);
         let checked: Vec<u64> = touched.into_iter().filter(|b| !in_log(*b)).collect();
@@ -350,7 +424,7 @@ impl CrashCheck<'_> {
             let kept: usize = results.iter().map(|r| r.violations.len()).sum();
             let budget = self.max_listed.saturating_sub(kept);
             let out: Vec<PointResult> =
-                std::mem::take(batch).into_par_iter().map(|(s, k, last, ex)| check_point(s, k, &last, &regions, &ex, budget)).collect();
+                std::mem::take(batch).into_par_iter().map(|(s, k, last, ex)| check_point(s, k, &last, &logs, &ex, budget)).collect();
             results.extend(out);
             progress(results.len() as u64, chosen.len() as u64);
         };
@@ -394,10 +468,10 @@ impl CrashCheck<'_> {
                 Op::Store if !ev.volatile => {
                     let s = (ev.block(), (ev.addr % 64) as u8, ev.size, ev.value);
                     if ev.log {
-                        let start = regions[ev.thread as usize].map(|r| r.0);
-                        if Some(ev.addr) == start {
+                        let log = logs[ev.thread as usize];
+                        if log.is_some_and(|(s, _, f)| ev.addr == f.commit_record(s)) {
                             th.committing |= th.open && ev.value == 0;
-                        } else {
+                        } else if log.is_some_and(|(_, _, f)| f == LogFormat::Pheap) {
                             match (parse[ev.thread as usize], &mut th.partial) {
                                 (LogParse::Head, p) => *p = Some((ev.addr, vec![ev.value])),
                                 (_, Some((_, words))) => words.push(ev.value),
