@@ -20,14 +20,12 @@ mod pcm;
 mod persist;
 mod stats;
 mod tags;
-mod tep;
 mod work;
 
 pub use ooo::OooStats;
 pub use stats::{Roi, RunStats, WarmupStats};
-pub use tep::TepTimingStats;
 
-use crate::config::{PersistPoint, PersistencyModel, SimConfig};
+use crate::config::{PersistPoint, SimConfig};
 use crate::persist::Handover;
 use crate::store::CheckFailure;
 use crate::system::System;
@@ -100,9 +98,6 @@ struct CoreUnit {
     /// Transactions this core has begun and committed (ticket lock).
     tx_begun: u64,
     tx_committed: u64,
-    /// Transaction-specific epoch persistency's barrier and store rules
-    /// (`persistence.model = "tep"`; Secon 3.3).
-    tep: Option<tep::TepTiming>,
     /// The lowest and highest block this core ever fetched: a block
     /// outside them is in none of its private levels nor its SecPB, so
     /// the coherence of the other cores' accesses may skip it.
@@ -115,12 +110,6 @@ impl CoreUnit {
     fn may_hold(&self, block: u64) -> bool {
         (self.lo..=self.hi).contains(&block)
     }
-}
-
-/// A core's TEP counts, present only under `persistence.model = "tep"`
-/// (other runs' stats keep their bytes).
-fn tep_stats(cfg: &SimConfig) -> Option<tep::TepTimingStats> {
-    (cfg.persistence.model == PersistencyModel::Tep).then(tep::TepTimingStats::default)
 }
 
 /// Shared data (`data=shared`): thread `t`'s `k`-th transaction holds
@@ -172,8 +161,6 @@ struct OpenStore {
     bytes: [u8; 64],
     release: u64,
     data_ready: u64,
-    /// A store to the undo log (TEP tells a pair's log from its data).
-    log: bool,
 }
 
 fn cycles(ns: f64, ghz: f64) -> u64 {
@@ -210,14 +197,13 @@ impl TimingSim {
                     l2: TagCache::new(c.l2.capacity_bytes, c.l2.ways),
                     path: PersistPath::new(cfg, i)?,
                     open_store: None,
-                    stats: CoreStats { tep: tep_stats(cfg), ..CoreStats::default() },
+                    stats: CoreStats::default(),
                     persist: PersistPathStats::default(),
                     warmup: None,
                     roi_began: 0,
                     ooo_start: None,
                     tx_begun: 0,
                     tx_committed: 0,
-                    tep: (cfg.persistence.model == PersistencyModel::Tep).then(|| tep::TepTiming::new(cfg.persistence.tep.pair_order)),
                     lo: u64::MAX,
                     hi: 0,
                 })
@@ -303,7 +289,7 @@ impl TimingSim {
         let u = &mut self.units[c];
         u.ooo_start = u.core.ooo_stats();
         u.roi_began = u.core.end_time().max(u.path.last_persist());
-        let warm = std::mem::replace(&mut u.stats, CoreStats { tep: u.tep.as_ref().map(|_| Default::default()), ..CoreStats::default() });
+        let warm = std::mem::take(&mut u.stats);
         u.persist = PersistPathStats::default();
         let w = self.stats.warmup.get_or_insert(WarmupStats { instructions: 0, cycles: 0 });
         w.instructions += warm.instructions;
@@ -429,21 +415,10 @@ impl TimingSim {
         // path takes a whole block (a new SecPB entry, an SP write).
         let mut fill = if u.path.needs_whole_block(&self.sys, o.block) { self.sys.mc.peek_plaintext(o.block) } else { [0; 64] };
         fill[o.off..o.off + o.len].copy_from_slice(&o.bytes[o.off..o.off + o.len]);
-        // TEP: a data store of a paired epoch goes once its log is ACKed.
-        let release = match (&mut u.tep, &mut u.stats.tep) {
-            (Some(t), Some(s)) => t.gate(o.release, o.log, s),
-            _ => o.release,
-        };
         let cx = Ctx { pcm: &mut self.pcm, lat: &self.lat, engine: &mut self.engine, stats: &mut u.persist };
-        let store = ReleasedStore { release, data_ready: o.data_ready, block: o.block, bytes: o.off..o.off + o.len, fill };
+        let store = ReleasedStore { release: o.release, data_ready: o.data_ready, block: o.block, bytes: o.off..o.off + o.len, fill };
         let unblock = u.path.store(&mut self.sys, cx, store)?;
-        if let (Some(t), true) = (&mut u.tep, o.log) {
-            // TODO(Secon): the log store's ACK is when its background root
-            // update ends: timing/persist.rs's per-core last_ack(), once it
-            // exists; until then the time the path has it persistent.
-            t.logged(u.path.persist_barrier());
-        }
-        u.core.store_released(release, unblock);
+        u.core.store_released(o.release, unblock);
         u.stats.stores += 1;
         Ok(())
     }
@@ -480,20 +455,11 @@ impl TimingSim {
                 let release = u.core.release_time(retire);
                 let mut bytes = [0; 64];
                 bytes[off..off + size].copy_from_slice(&ev.value.to_le_bytes()[..size]);
-                u.open_store = Some(OpenStore { block, volatile: ev.volatile, off, len: size, bytes, release, data_ready, log: ev.log });
+                u.open_store = Some(OpenStore { block, volatile: ev.volatile, off, len: size, bytes, release, data_ready });
             }
             Op::Fence | Op::Epoch => {
                 let u = &mut self.units[c];
-                // Strict and epoch persistency: every later store waits for
-                // every earlier one's ACK. TEP: only at a regular epoch.
-                let wait = match (&mut u.tep, &mut u.stats.tep) {
-                    (Some(t), Some(s)) => t.barrier(s),
-                    _ => true,
-                };
-                // TODO(Secon): the ACK time of every earlier store is
-                // timing/persist.rs's last_ack() once Secon defers root
-                // updates; persist_barrier() is it for the strict schemes.
-                let persisted = if wait { u.path.persist_barrier() } else { 0 };
+                let persisted = u.path.persist_barrier();
                 u.core.fence(t_disp, persisted);
             }
             Op::TxBegin => {
