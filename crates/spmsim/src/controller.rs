@@ -68,7 +68,9 @@ impl MemoryController {
             crate::config::CryptoMode::TimingOnly => CryptoEngine::timing_only(&chip.keys),
         };
         let tree = match cfg.tree {
-            TreeConfig::Bmt { .. } => IntegrityTree::Bmt(BonsaiMerkleTree::new(&layout, &crypto)),
+            TreeConfig::Bmt { .. } => {
+                IntegrityTree::Bmt(BonsaiMerkleTree::with_leaf_bits(&layout, &crypto, cfg.scheme.plugin().first_level_entry_bits()))
+            }
             TreeConfig::Sit { .. } => IntegrityTree::Sit(SgxIntegrityTree),
         };
         let caches = MetaCaches::new(&cfg.metadata_cache.organization);
@@ -358,6 +360,9 @@ impl MemoryController {
 
     /// Write every dirty metadata line (battery drain or orderly shutdown).
     pub fn flush_metadata(&mut self) -> Result<u64, CheckFailure> {
+        // Deferred root updates complete first, so the lines written are
+        // the ones the root registers vouch for.
+        self.await_all_acks()?;
         self.tree.flush_all(&mut self.st)
     }
 

@@ -61,11 +61,25 @@ pub struct RecoveryReport {
     pub crypto: CryptoWork,
     pub nvm_reads: ByKind,
     pub nvm_writes: ByKind,
+    /// Counter blocks whose marked minors recovery rolled back (Secon 3.2).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub counters_rolled_back: u64,
+    /// Marks in first-level CMACs and units of the counter track bitmap
+    /// that disagree (a mark no unit vouches for, a unit with no mark, a
+    /// marked minor at zero): tampering, or a bitmap lost (Secon 3.2).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub counter_track_mismatches: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl RecoveryReport {
     pub fn ok(&self) -> bool {
-        !self.root_registers_lost && self.rebuild.as_ref().is_none_or(|r| r.mismatched_roots.is_empty())
+        !self.root_registers_lost
+            && self.counter_track_mismatches == 0
+            && self.rebuild.as_ref().is_none_or(|r| r.mismatched_roots.is_empty())
     }
 }
 
