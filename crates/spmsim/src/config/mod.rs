@@ -582,11 +582,23 @@ pub struct PersistenceConfig {
     pub battery: BatteryDomain,
     /// Write pending queue entries (SecPB Table I: 32).
     pub wpq_entries: u32,
+    /// Kinds of block whose write merges into a queued, not yet issued
+    /// write of the same block (timing model). Every kind by default, as
+    /// memory controllers' write queues merge; Secon's WT coalesces no
+    /// metadata, SuperMem coalesces counters (SuperMem, MICRO 2019) and
+    /// Secon adds first-level BMT blocks (Secon 3.4.2, applied to SuperMem
+    /// too in Secon 4.1).
+    pub wpq_coalesce: Vec<crate::layout::RegionKind>,
 }
 
 impl Default for PersistenceConfig {
     fn default() -> Self {
-        PersistenceConfig { point: PersistPoint::MemoryController, battery: BatteryDomain::default(), wpq_entries: 32 }
+        PersistenceConfig {
+            point: PersistPoint::MemoryController,
+            battery: BatteryDomain::default(),
+            wpq_entries: 32,
+            wpq_coalesce: crate::layout::RegionKind::ALL.to_vec(),
+        }
     }
 }
 

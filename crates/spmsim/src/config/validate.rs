@@ -207,6 +207,10 @@ impl SimConfig {
             // Level 1 is the lowest tree level; the tree has at most 32.
             in_range("scheme.tree_levels", l.tree_levels as u64, 1, 32)?;
         }
+        if let crate::scheme::SchemeKind::Secon(s) = &self.scheme {
+            // The 10 spare bits of a first-level CMAC name the unit (0: none).
+            in_range("scheme.track_units", s.track_units as u64, 1, crate::scheme::SECON_MAX_TRACK_UNITS as u64)?;
+        }
         // The scheme says which mechanism it needs; the sections must give it.
         self.scheme.check(self).map_err(|m| ("scheme.type".to_string(), m))?;
         Ok(())

@@ -35,7 +35,7 @@ pub use bbb::{Bbb, BbbGap};
 pub use eadr::Eadr;
 pub use level_write_through::LevelWriteThrough;
 pub use plp::Plp;
-pub use secon::{CounterTrack, Secon, SeconRecovery, TrackStats, TrackUnit, SECON_TRACK_UNITS};
+pub use secon::{CounterTrack, Secon, SeconRecovery, TrackStats, TrackUnit, SECON_MAX_TRACK_UNITS, SECON_TRACK_UNITS};
 pub use secpb::{SecPb, SecPbVariant};
 pub use toy_lazy_tree::ToyLazyTree;
 pub use write_back::{BatteryWriteBack, IdealWriteBack, WriteBackNoBattery};
@@ -198,11 +198,13 @@ pub struct SchemeWork {
     /// but the timing model prices no tree update and queues no metadata
     /// write; the writes it leaves out are counted as unpriced.
     pub ideal_metadata: bool,
-    /// The root update above the first tree level runs in the background
-    /// after the tuple persists (Secon 3.2's pre-persist): a write is
+    /// Root updates that may wait at once in the background (Secon 3.2's
+    /// pending BMT update queue, 16); 0: none, every root update is done
+    /// before the write persists. With N > 0 the root update above the
+    /// first tree level runs after the tuple persists: a write is
     /// persistent when its tuple holds WPQ slots, and ACKed when its root
-    /// update is done.
-    pub deferred_root_update: bool,
+    /// update is done; a write that finds N pending waits for the oldest.
+    pub deferred_root_updates: u32,
 }
 
 impl SchemeWork {
@@ -221,7 +223,7 @@ impl SchemeWork {
             battery_flushes_metadata,
             recovery_rebuilds_tree,
             ideal_metadata: false,
-            deferred_root_update: false,
+            deferred_root_updates: 0,
         }
     }
 

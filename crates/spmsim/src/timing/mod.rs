@@ -221,6 +221,7 @@ impl TimingSim {
         if cfg.nvm.read_scheduling.calendar(cfg.core.count) {
             pcm = pcm.with_read_calendar();
         }
+        pcm = pcm.with_kinds(sys.mc.layout(), &cfg.persistence.wpq_coalesce);
         Ok(TimingSim {
             units,
             l3: TagCache::new(c.l3.capacity_bytes, c.l3.ways),
@@ -458,6 +459,9 @@ impl TimingSim {
                 u.open_store = Some(OpenStore { block, volatile: ev.volatile, off, len: size, bytes, release, data_ready });
             }
             Op::Fence | Op::Epoch => {
+                // The functional model waits for the same ACKs (whatever a
+                // scheme deferred completes here; a no-op for most).
+                self.sys.mc.await_all_acks()?;
                 let u = &mut self.units[c];
                 let persisted = u.path.persist_barrier();
                 u.core.fence(t_disp, persisted);
