@@ -83,3 +83,25 @@ fn an_attack_with_nothing_to_attack_is_skipped_not_undetected() {
     let r = spmsim::attack::run(&insecure, "one-store-per-block", &ev, 1).unwrap();
     assert!(r.undetected > 0 && r.as_expected(&insecure), "an insecure control must let attacks through");
 }
+
+#[test]
+fn secons_recovery_state_is_attacked_at_recovery_and_every_attack_is_caught() {
+    // random-writes has no barrier, so its last writes' root updates are
+    // still pending when the harness cuts the power.
+    let ev = WorkloadKind::RandomWrites.generate(300, 4).unwrap();
+    let cfg = common::small("secon", &[]);
+    let r = spmsim::attack::run(&cfg, "random-writes", &ev, 4).unwrap();
+    for n in ["secon-mark-clean-cmac", "secon-clear-marked-cmac", "secon-tamper-marked-counter", "secon-replay-marked-counter"] {
+        let a = r.attacks.iter().find(|a| a.name == n).unwrap_or_else(|| panic!("{n} missing"));
+        assert!(a.applicable() && a.detected, "{n}: {a:?}");
+    }
+    assert_eq!((r.undetected, r.false_alarms), (0, 0), "{:?}", r.false_alarm);
+    assert!(r.as_expected(&cfg));
+    // The paper's roll-back leaves the pending lines unreadable: the
+    // untampered crash image is refused, which a crash control may do.
+    let paper = common::small("secon-paper-rollback", &[]);
+    let r = spmsim::attack::run(&paper, "random-writes", &ev, 4).unwrap();
+    assert_eq!(r.false_alarms, 1);
+    assert!(r.false_alarm.as_deref().is_some_and(|f| f.starts_with("mac") || f.starts_with("unwritten")), "{:?}", r.false_alarm);
+    assert!(paper.expect_crash_violations && r.as_expected(&paper));
+}

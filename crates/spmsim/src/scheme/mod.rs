@@ -246,6 +246,16 @@ pub enum OwnState {
     OnChip { name: &'static str, why: &'static str },
 }
 
+/// An attack on the NVM image of a crashed machine, aimed at what the
+/// scheme's recovery reads (Secon's marks in first-level CMACs): the
+/// harness powers the tampered image on, so recovery runs, and checks it.
+pub struct RecoveryAttack {
+    pub name: &'static str,
+    /// What the attacker changed.
+    pub target: String,
+    pub image: crate::nvm::NvmImage,
+}
+
 /// The hooks a scheme plugs into the mechanism. Every method but `name`
 /// and `work` has a default that reads the description, so a scheme
 /// overrides only what its paper changes.
@@ -346,6 +356,25 @@ pub trait Scheme {
                 why: "eADR's battery-backed data caches are inside the trusted chip (SecPB II-A, II-C)",
             }],
         }
+    }
+
+    /// The names of the attacks [`Self::recovery_attacks`] makes (none by
+    /// default), so the harness can report them skipped when a run gives
+    /// them nothing to attack.
+    fn recovery_attack_names(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Whether a crash now would leave recovery something of the scheme's
+    /// own to read (Secon: writes whose root update is pending).
+    fn recovery_state_pending(&self, _sys: &System) -> bool {
+        false
+    }
+
+    /// Attacks on the image of `crashed` (after its power failure) aimed at
+    /// the scheme's recovery state. Default: none.
+    fn recovery_attacks(&self, _crashed: &System) -> Vec<RecoveryAttack> {
+        Vec::new()
     }
 
     /// Power fails (before the caches are lost and ADR drains the WPQ):

@@ -39,7 +39,7 @@
 //! rolled-back counters only to check NVM against the root register, then
 //! re-applies the marked increments through the tree, losing nothing.
 
-use super::{MetadataPolicy, OwnState, Scheme, SchemeWork};
+use super::{MetadataPolicy, OwnState, RecoveryAttack, Scheme, SchemeWork};
 use crate::config::{SimConfig, WritePolicy};
 use crate::counter::{bmt_set_slot, bmt_slots, SplitCounterBlock};
 use crate::crypto::{MAC_BITS, MAC_MASK};
@@ -353,6 +353,88 @@ impl Scheme for Secon {
             name: "counter-track-tamper",
             why: "the pending BMT update queue and the counter track bitmap are in the battery-backed ADR domain of the memory controller (Secon 3.1, Fig. 4)",
         }]
+    }
+
+    fn recovery_attack_names(&self) -> &'static [&'static str] {
+        &["secon-mark-clean-cmac", "secon-clear-marked-cmac", "secon-tamper-marked-counter", "secon-replay-marked-counter"]
+    }
+
+    fn recovery_state_pending(&self, sys: &System) -> bool {
+        !sys.mc.st.chip.counter_track.is_empty()
+    }
+
+    /// Tampering with what Secon's recovery trusts from NVM (Secon 3.2):
+    /// the marks in first-level CMACs and the marked counter blocks.
+    fn recovery_attacks(&self, crashed: &System) -> Vec<RecoveryAttack> {
+        let st = &crashed.mc.st;
+        let layout = &st.layout;
+        let img = &st.nvm.image;
+        let entries: Vec<(u64, usize, u64)> = img
+            .sorted_addrs()
+            .into_iter()
+            .filter(|&a| matches!(layout.meta_pos(a), Some((1, _))))
+            .flat_map(|a| bmt_slots(img.get(a).expect("listed")).into_iter().enumerate().map(move |(s, e)| (a, s, e)))
+            .collect();
+        let Some(&(ma, ms, me)) = entries.iter().find(|(_, _, e)| e >> MAC_BITS != 0) else { return Vec::new() };
+        let (_, node) = layout.meta_pos(ma).expect("a tree node");
+        let marked = node * layout.arity + ms as u64;
+        let set = |a: u64, slot: usize, e: u64| {
+            let mut i = img.clone();
+            let mut line = *i.get(a).unwrap_or(&crashed.mc.tree.default_block(1));
+            bmt_set_slot(&mut line, slot, e);
+            i.put(a, line);
+            i
+        };
+        let mut out = Vec::new();
+        // A clean CMAC beside the marked one, given its unit's id.
+        if let Some(cs) = (0..layout.arity as usize).find(|&s| s != ms && bmt_slots(img.get(ma).unwrap())[s] >> MAC_BITS == 0) {
+            let e = bmt_slots(img.get(ma).unwrap())[cs] | (me >> MAC_BITS) << MAC_BITS;
+            out.push(RecoveryAttack {
+                name: "secon-mark-clean-cmac",
+                target: format!(
+                    "spare bits of the clean CMAC of counter block {:#x} set to unit {}",
+                    node * layout.arity + cs as u64,
+                    me >> MAC_BITS
+                ),
+                image: set(ma, cs, e),
+            });
+        }
+        out.push(RecoveryAttack {
+            name: "secon-clear-marked-cmac",
+            target: format!("spare bits of the marked CMAC of counter block {marked:#x} cleared"),
+            image: set(ma, ms, me & MAC_MASK),
+        });
+        let ca = layout.meta_addr(0, marked);
+        if let Some(cb) = img.get(ca) {
+            let mut i = img.clone();
+            let mut b = *cb;
+            b[12] ^= 0x04;
+            i.put(ca, b);
+            out.push(RecoveryAttack {
+                name: "secon-tamper-marked-counter",
+                target: format!("a minor of marked counter block {ca:#x}"),
+                image: i,
+            });
+            // The block as it was before its pending increments: what an
+            // attacker replaying the last persisted copy would write.
+            let unit = (me >> MAC_BITS) as usize - 1;
+            if let Some(u) = st.chip.counter_track.units.get(unit).copied().flatten() {
+                let mut c = SplitCounterBlock::decode(cb);
+                for m in 0..64 {
+                    if u.minors >> m & 1 == 1 {
+                        c.minors[m] = c.minors[m].saturating_sub(1);
+                    }
+                }
+                let mut i = img.clone();
+                i.put(ca, c.encode());
+                out.push(RecoveryAttack {
+                    name: "secon-replay-marked-counter",
+                    target: format!("marked counter block {ca:#x} replayed to its value before the pending increments"),
+                    image: i,
+                });
+            }
+        }
+        out
     }
 
     fn on_power_fail(&self, sys: &mut System, work: &mut DrainWork) {
