@@ -333,7 +333,11 @@ fn recovery_attacks(cfg: &SimConfig, events: &[Event], seed: u64, out: &mut Vec<
         return Ok(None);
     };
     let mut crashed = System::new(cfg, seed);
+    let mut earlier = NvmImage::default();
     for (i, e) in events[..=last].iter().enumerate() {
+        if i == last / 2 {
+            earlier = crashed.mc.st.nvm.image.clone();
+        }
         crashed.apply(e).map_err(|err| format!("event {}: {err}", i + 1))?;
     }
     crashed.power_fail();
@@ -345,7 +349,7 @@ fn recovery_attacks(cfg: &SimConfig, events: &[Event], seed: u64, out: &mut Vec<
     };
     let clean = power_on(crashed.mc.st.nvm.image.clone());
     let false_alarm = (!clean.ok).then(|| clean.failures.first().map(|f| format!("{}: {}", f.check, f.detail)).unwrap_or_default());
-    let attacks = scheme.recovery_attacks(&crashed);
+    let attacks = scheme.recovery_attacks(&crashed, &earlier);
     for &n in names {
         match attacks.iter().find(|a| a.name == n) {
             Some(a) => {

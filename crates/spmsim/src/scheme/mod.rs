@@ -358,6 +358,13 @@ pub trait Scheme {
         }
     }
 
+    /// The spare bits of the data MAC of a write of `block` under
+    /// `counter`, authenticated with it (Secon 3.4.1 keeps a log write's
+    /// minor counter there). Default: none.
+    fn data_mac_spare(&self, _st: &MetaStore, _block: u64, _counter: (u64, u64)) -> u16 {
+        0
+    }
+
     /// The names of the attacks [`Self::recovery_attacks`] makes (none by
     /// default), so the harness can report them skipped when a run gives
     /// them nothing to attack.
@@ -372,8 +379,9 @@ pub trait Scheme {
     }
 
     /// Attacks on the image of `crashed` (after its power failure) aimed at
-    /// the scheme's recovery state. Default: none.
-    fn recovery_attacks(&self, _crashed: &System) -> Vec<RecoveryAttack> {
+    /// the scheme's recovery state; `earlier` is the same machine's image
+    /// at an earlier point, for replays. Default: none.
+    fn recovery_attacks(&self, _crashed: &System, _earlier: &crate::nvm::NvmImage) -> Vec<RecoveryAttack> {
         Vec::new()
     }
 

@@ -43,6 +43,7 @@ use super::{MetadataPolicy, OwnState, RecoveryAttack, Scheme, SchemeWork};
 use crate::config::{SimConfig, WritePolicy};
 use crate::counter::{bmt_set_slot, bmt_slots, SplitCounterBlock};
 use crate::crypto::{MAC_BITS, MAC_MASK};
+use crate::nvm::NvmImage;
 use crate::store::{CheckFailure, MetaStore};
 use crate::system::{DrainWork, RecoveryReport, System};
 use crate::tree::{BonsaiMerkleTree, IntegrityTree};
@@ -79,6 +80,13 @@ pub struct Secon {
     pub bitmap: bool,
     #[serde(default)]
     pub recovery: SeconRecovery,
+    /// Counter-log colocation (Secon 3.4.1, the default): a write to a log
+    /// region carries its minor counter in its data MAC's spare bits and
+    /// leaves its counter block in the counter cache (written on eviction
+    /// or a minor overflow); recovery reads the newer minors back from the
+    /// log. false is the ablation `secon-no-coloc`.
+    #[serde(default = "yes")]
+    pub colocate_counters: bool,
 }
 
 fn sixteen() -> u32 {
@@ -90,7 +98,7 @@ fn yes() -> bool {
 
 impl Default for Secon {
     fn default() -> Self {
-        Secon { track_units: SECON_TRACK_UNITS, bitmap: true, recovery: SeconRecovery::RollForward }
+        Secon { track_units: SECON_TRACK_UNITS, bitmap: true, recovery: SeconRecovery::RollForward, colocate_counters: true }
     }
 }
 
@@ -118,6 +126,10 @@ pub struct TrackStats {
     pub settled_on_overflow: u64,
     /// ... because the node left the BMT cache.
     pub settled_on_eviction: u64,
+    /// Log writes whose counter block stayed in the counter cache, its
+    /// minor carried by the log line (Secon 3.4.1).
+    #[serde(default)]
+    pub colocated_counters: u64,
 }
 
 /// Secon's ADR-resident state: the pending BMT update queue and the
@@ -200,6 +212,117 @@ fn marked_minors(old: &[u8; 64], new: &[u8; 64]) -> Option<u64> {
 }
 
 impl Secon {
+    /// Attacks on what recovery reads from the log (Secon 3.4.1): a log
+    /// line's minor raised in its MAC's spare bits, and the whole log
+    /// region (lines, MAC lines, counter blocks) replayed from `earlier`.
+    fn log_attacks(&self, crashed: &System, earlier: &NvmImage) -> Vec<RecoveryAttack> {
+        let st = &crashed.mc.st;
+        let layout = &st.layout;
+        let img = &st.nvm.image;
+        let mut out = Vec::new();
+        if !self.colocate_counters || st.chip.log_regions.is_empty() {
+            return out;
+        }
+        let in_log = |b: u64| b < layout.data_blocks && st.chip.in_log_region(b);
+        let logged: Vec<u64> = img.sorted_addrs().into_iter().filter(|&b| in_log(b)).collect();
+        if let Some(&b) = logged.last() {
+            let (la, slot) = layout.mac_line_of(b);
+            let mut line = *img.get(la).unwrap_or(&[0; 64]);
+            let v = u64::from_le_bytes(line[slot * 8..slot * 8 + 8].try_into().unwrap());
+            let mctr = (v >> MAC_BITS) & 0x7f;
+            let raised = ((mctr + 3) & 0x7f).max(1);
+            line[slot * 8..slot * 8 + 8].copy_from_slice(&((v & MAC_MASK) | raised << MAC_BITS).to_le_bytes());
+            let mut i = img.clone();
+            i.put(la, line);
+            out.push(RecoveryAttack {
+                name: "secon-tamper-log-mctr",
+                target: format!("the minor carried by log line {:#x} set from {mctr} to {raised}", b * 64),
+                image: i,
+            });
+        }
+        // Every record of the log pages as the earlier image had them.
+        let per = layout.blocks_per_counter_block();
+        let of_log = |a: u64| a < layout.data_blocks && in_log(a);
+        let pages: std::collections::BTreeSet<u64> = logged.iter().map(|b| b / per).collect();
+        let mut i = img.clone();
+        let mut changed = false;
+        let mut replace = |i: &mut NvmImage, a: u64| {
+            let old = earlier.get(a).copied();
+            if old != i.get(a).copied() {
+                changed = true;
+                match old {
+                    Some(b) => i.put(a, b),
+                    None => i.retain(|x| x != a),
+                }
+            }
+        };
+        for a in img.sorted_addrs().into_iter().chain(earlier.sorted_addrs()) {
+            if of_log(a) {
+                replace(&mut i, a);
+            }
+        }
+        for &p in &pages {
+            replace(&mut i, layout.meta_addr(0, p));
+            for j in (0..per).step_by(8) {
+                replace(&mut i, layout.mac_line_of(p * per + j).0);
+            }
+        }
+        if changed {
+            out.push(RecoveryAttack {
+                name: "secon-replay-log-region",
+                target: format!("the log region's {} pages (lines, MAC lines, counter blocks) replayed from an earlier image", pages.len()),
+                image: i,
+            });
+        }
+        out
+    }
+
+    /// Whether counter block `index`'s page lies wholly in a log region, so
+    /// every write under it carries its minor (Secon 3.4.1).
+    fn colocated(&self, st: &MetaStore, index: u64) -> bool {
+        let per = st.layout.blocks_per_counter_block();
+        self.colocate_counters && st.chip.in_log_region(index * per) && st.chip.in_log_region(index * per + per - 1)
+    }
+
+    /// The log pages' counter blocks with the newer minors their log lines
+    /// carry (Secon 3.4.1: "Recovery reads counters back from the log"):
+    /// each page's counter block and MAC lines are read, counted.
+    fn counters_from_log(&self, tree: &IntegrityTree, st: &mut MetaStore) -> Vec<(u64, [u8; 64])> {
+        let mut out = Vec::new();
+        if !self.colocate_counters {
+            return out;
+        }
+        let per = st.layout.blocks_per_counter_block();
+        let regions = st.chip.log_regions.clone();
+        for (start, end) in regions {
+            let first = (start / 64).div_ceil(per);
+            let last = (end / 64) / per;
+            for page in first..last {
+                let ca = st.layout.meta_addr(0, page);
+                st.nvm.reads.counter += 1;
+                let stored = st.nvm.image.get(ca).copied().unwrap_or_else(|| tree.default_block(0));
+                let mut ctr = SplitCounterBlock::decode(&stored);
+                let mut lines = std::collections::BTreeSet::new();
+                for j in 0..per {
+                    let b = page * per + j;
+                    let (la, slot) = st.layout.mac_line_of(b);
+                    lines.insert(la);
+                    let line = st.nvm.image.get(la).copied().unwrap_or([0; 64]);
+                    let mctr = (u64::from_le_bytes(line[slot * 8..slot * 8 + 8].try_into().unwrap()) >> MAC_BITS) as u8 & 0x7f;
+                    if mctr > ctr.minors[j as usize] {
+                        ctr.minors[j as usize] = mctr;
+                    }
+                }
+                st.nvm.reads.mac += lines.len() as u64;
+                let newer = ctr.encode();
+                if newer != stored {
+                    out.push((page, newer));
+                }
+            }
+        }
+        out
+    }
+
     /// Run the background root update of every pending counter block under
     /// level-1 node `node`: spare bits cleared, units and queue entries
     /// freed, the node hashed up to the root, then written to NVM.
@@ -307,7 +430,13 @@ impl Scheme for Secon {
             track.stats.deferred_writes += 1;
         }
         st.install(addr, bytes, true);
-        st.metadata_dirtied(tree, addr)?;
+        if self.colocated(st, index) {
+            // The log line carries the minor; the counter block waits in
+            // the counter cache.
+            st.chip.counter_track.stats.colocated_counters += 1;
+        } else {
+            st.metadata_dirtied(tree, addr)?;
+        }
         let entry = bmt(tree).entry_for(0, st.crypto.bmt_hash(&bytes)) | ((unit as u64 + 1) << MAC_BITS);
         let l1 = st.layout.meta_addr(1, node);
         let line = st.update(tree, l1, |p| bmt_set_slot(p, slot, entry))?;
@@ -355,8 +484,24 @@ impl Scheme for Secon {
         }]
     }
 
+    fn data_mac_spare(&self, st: &MetaStore, block: u64, (_, minor): (u64, u64)) -> u16 {
+        let (page, _) = st.layout.counter_of(block);
+        if self.colocated(st, page) {
+            minor as u16
+        } else {
+            0
+        }
+    }
+
     fn recovery_attack_names(&self) -> &'static [&'static str] {
-        &["secon-mark-clean-cmac", "secon-clear-marked-cmac", "secon-tamper-marked-counter", "secon-replay-marked-counter"]
+        &[
+            "secon-mark-clean-cmac",
+            "secon-clear-marked-cmac",
+            "secon-tamper-marked-counter",
+            "secon-replay-marked-counter",
+            "secon-tamper-log-mctr",
+            "secon-replay-log-region",
+        ]
     }
 
     fn recovery_state_pending(&self, sys: &System) -> bool {
@@ -365,17 +510,18 @@ impl Scheme for Secon {
 
     /// Tampering with what Secon's recovery trusts from NVM (Secon 3.2):
     /// the marks in first-level CMACs and the marked counter blocks.
-    fn recovery_attacks(&self, crashed: &System) -> Vec<RecoveryAttack> {
+    fn recovery_attacks(&self, crashed: &System, earlier: &NvmImage) -> Vec<RecoveryAttack> {
         let st = &crashed.mc.st;
         let layout = &st.layout;
         let img = &st.nvm.image;
+        let mut out = self.log_attacks(crashed, earlier);
         let entries: Vec<(u64, usize, u64)> = img
             .sorted_addrs()
             .into_iter()
             .filter(|&a| matches!(layout.meta_pos(a), Some((1, _))))
             .flat_map(|a| bmt_slots(img.get(a).expect("listed")).into_iter().enumerate().map(move |(s, e)| (a, s, e)))
             .collect();
-        let Some(&(ma, ms, me)) = entries.iter().find(|(_, _, e)| e >> MAC_BITS != 0) else { return Vec::new() };
+        let Some(&(ma, ms, me)) = entries.iter().find(|(_, _, e)| e >> MAC_BITS != 0) else { return out };
         let (_, node) = layout.meta_pos(ma).expect("a tree node");
         let marked = node * layout.arity + ms as u64;
         let set = |a: u64, slot: usize, e: u64| {
@@ -385,7 +531,6 @@ impl Scheme for Secon {
             i.put(a, line);
             i
         };
-        let mut out = Vec::new();
         // A clean CMAC beside the marked one, given its unit's id.
         if let Some(cs) = (0..layout.arity as usize).find(|&s| s != ms && bmt_slots(img.get(ma).unwrap())[s] >> MAC_BITS == 0) {
             let e = bmt_slots(img.get(ma).unwrap())[cs] | (me >> MAC_BITS) << MAC_BITS;
@@ -456,6 +601,10 @@ impl Scheme for Secon {
         // Secon 3.2: traverse every first-level block of the BMT (a node
         // never written reads as the default block, with no spare bits).
         st.nvm.reads.tree += layout.level_nodes[1];
+        let from_log = self.counters_from_log(&tree, st);
+        let counter_at = |st: &MetaStore, c: u64| {
+            from_log.iter().find(|(p, _)| *p == c).map(|(_, b)| *b).or_else(|| st.nvm.image.get(layout.meta_addr(0, c)).copied())
+        };
         let mut overlay: Vec<(u64, [u8; 64])> = Vec::new();
         let mut claimed = vec![false; track.units.len()];
         for a in st.nvm.image.sorted_addrs() {
@@ -475,9 +624,8 @@ impl Scheme for Secon {
                     continue;
                 };
                 claimed[id as usize - 1] = true;
-                let ca = layout.meta_addr(0, c);
                 st.nvm.reads.counter += 1;
-                let mut b = st.nvm.image.get(ca).copied().unwrap_or_else(|| tree.default_block(0));
+                let mut b = counter_at(st, c).unwrap_or_else(|| tree.default_block(0));
                 let mut ctr = SplitCounterBlock::decode(&b);
                 for i in 0..64 {
                     if u.minors >> i & 1 == 1 {
@@ -494,6 +642,10 @@ impl Scheme for Secon {
         // A unit whose CMAC shows no mark: its spare bits were cleared.
         rep.counter_track_mismatches += track.units.iter().zip(&claimed).filter(|(u, c)| u.is_some() && !**c).count() as u64;
         rep.counters_rolled_back = overlay.len() as u64;
+        // The log's newer counters the roll-back did not replace.
+        let rolled: Vec<u64> = overlay.iter().map(|(c, _)| *c).collect();
+        let from_log_only: Vec<(u64, [u8; 64])> = from_log.iter().filter(|(p, _)| !rolled.contains(p)).copied().collect();
+        overlay.extend(from_log_only.iter().copied());
         let Some(out) = bmt(&tree).rebuild_over(st, &overlay) else { return };
         let matched = out.mismatched_roots.is_empty();
         rep.tree_rebuilt = matched;
@@ -501,17 +653,17 @@ impl Scheme for Secon {
         if !matched || rep.counter_track_mismatches > 0 {
             return;
         }
-        match self.recovery {
-            SeconRecovery::RollBack => {
-                for (c, b) in overlay {
-                    st.nvm.write(&layout, layout.meta_addr(0, c), b);
-                }
-            }
-            SeconRecovery::RollForward => {
-                for (c, _) in overlay {
-                    let ca = layout.meta_addr(0, c);
-                    let b = st.nvm.image.get(ca).copied().unwrap_or_else(|| tree.default_block(0));
-                    if bmt(&tree).counter_updated(&tree, st, c, b).is_err() {
+        // The counters the log vouched for are now checked: NVM gets them.
+        for &(c, b) in &from_log_only {
+            st.nvm.write(&layout, layout.meta_addr(0, c), b);
+        }
+        for &c in &rolled {
+            let (_, b) = *overlay.iter().find(|(x, _)| *x == c).expect("rolled back");
+            match self.recovery {
+                SeconRecovery::RollBack => st.nvm.write(&layout, layout.meta_addr(0, c), b),
+                SeconRecovery::RollForward => {
+                    let forward = counter_at(st, c).unwrap_or_else(|| tree.default_block(0));
+                    if bmt(&tree).counter_updated(&tree, st, c, forward).is_err() {
                         rep.counter_track_mismatches += 1;
                     }
                 }
@@ -693,6 +845,74 @@ mod tests {
         s.power_fail();
         assert!(s.recover().ok());
         assert!(reads_back(&mut s, &blocks));
+    }
+
+    /// A machine with the first 4 KiB pages 0..4 declared the log region.
+    fn logged(preset: &str, sets: &[&str]) -> System {
+        let mut s = machine(preset, sets);
+        s.mc.set_log_regions(&[(0, 4 * 4096)]);
+        s
+    }
+
+    #[test]
+    fn a_log_write_carries_its_minor_and_leaves_its_counter_block_cached() {
+        // Blocks 0..6 of page 0 (log) and one block of page 9 (data).
+        let blocks = [0u64, 1, 2, 3, 4, 5, 9 * 64];
+        let mut s = logged("secon", &[]);
+        store_all(&mut s, &blocks);
+        s.apply(&Event::marker(Op::Fence)).unwrap();
+        let w = s.mc.st.nvm.enqueued;
+        assert_eq!(w.counter, 1, "only the data page's counter block is written");
+        assert_eq!(s.mc.st.chip.counter_track.stats.colocated_counters, 6);
+        // Block 3's MAC slot holds its minor (1) in its spare bits.
+        let (la, slot) = s.mc.layout().mac_line_of(3);
+        let line = s.mc.st.peek_line(la).unwrap();
+        assert_eq!(u64::from_le_bytes(line[slot * 8..slot * 8 + 8].try_into().unwrap()) >> MAC_BITS, 1);
+        // Without colocation every write persists its counter block.
+        let mut n = logged("secon", &["scheme.colocate_counters=false"]);
+        store_all(&mut n, &blocks);
+        assert_eq!(n.mc.st.nvm.enqueued.counter, 7);
+        // A crash loses the cached counter block; recovery reads the minors
+        // back from the log and everything decrypts, pending or settled.
+        for fenced in [true, false] {
+            let mut s = logged("secon", &[]);
+            store_all(&mut s, &blocks);
+            if fenced {
+                s.apply(&Event::marker(Op::Fence)).unwrap();
+            }
+            s.power_fail();
+            let rep = s.recover();
+            assert!(rep.ok(), "{rep:?}");
+            assert!(reads_back(&mut s, &blocks), "fenced {fenced}");
+            assert!(rep.nvm_reads.mac >= 4 * 8, "the log pages' MAC lines were read: {:?}", rep.nvm_reads);
+        }
+    }
+
+    #[test]
+    fn a_tampered_or_replayed_log_minor_is_detected() {
+        let blocks = [0u64, 1, 2];
+        let crashed = || {
+            let mut s = logged("secon", &[]);
+            store_all(&mut s, &blocks);
+            s.apply(&Event::marker(Op::Fence)).unwrap();
+            store_all(&mut s, &blocks);
+            s.apply(&Event::marker(Op::Fence)).unwrap();
+            s.power_fail();
+            s
+        };
+        let (la, slot) = crashed().mc.layout().mac_line_of(1);
+        for (what, spare) in [("raised", 5u64), ("lowered", 1)] {
+            let mut s = crashed();
+            let mut line = *s.mc.st.nvm.image.get(la).unwrap();
+            let v = u64::from_le_bytes(line[slot * 8..slot * 8 + 8].try_into().unwrap());
+            line[slot * 8..slot * 8 + 8].copy_from_slice(&((v & MAC_MASK) | spare << MAC_BITS).to_le_bytes());
+            s.mc.st.nvm.image.put(la, line);
+            let rep = s.recover();
+            // A minor above the true one breaks the rebuilt root; one below
+            // it is not newer, and block 1's MAC (over its spare bits) fails.
+            let caught = !rep.ok() || s.mc.read(1).is_err();
+            assert!(caught, "{what}: {rep:?}");
+        }
     }
 
     #[test]
