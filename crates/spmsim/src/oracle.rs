@@ -9,8 +9,27 @@
 //!                                   -> for each touched block: read == shadow[k] ?
 //! ```
 //! Crash point k means "after the first k events", k = 0..=N.
+//!
+//! That is the strict guarantee. A relaxed persistency model (epoch, Secon's
+//! TEP) promises less, so it is checked with its own, the transactional
+//! guarantee (Secon 3.3: a data write never persists before its log write;
+//! a committed transaction is wholly persistent):
+//!
+//! ```text
+//!  crash -> power_fail -> recover -> replay each thread's undo log as the
+//!  program's recovery would (header = active tx id; its entries, newest
+//!  first, restore the old words; stop at an entry of another tx)
+//!    -> every touched block outside the logs == its value at the thread's
+//!       last TxCommit (the open transaction wholly rolled back)
+//! ```
+//!
+//! Two windows where either outcome is right: between a transaction's
+//! commit record (the log header set to 0) and its TxCommit, the
+//! transaction may be committed or rolled back, as the header read back
+//! says; a store outside any transaction may or may not have persisted
+//! until the thread's next barrier.
 
-use crate::config::SimConfig;
+use crate::config::{PersistencyModel, SimConfig};
 use crate::rng::SplitMix64;
 use crate::system::{DrainWork, System};
 use crate::workload::{Event, Op};
@@ -18,6 +37,8 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::BTreeMap;
+
+mod transactional;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CrashPoints {
@@ -28,6 +49,49 @@ pub enum CrashPoints {
 /// A crash point waiting for its batch: the crashed machine, its event
 /// index, its label and the shadow values it must show.
 type PendingPoint = (System, u64, String, Vec<(u64, [u8; 64])>);
+/// Crash points waiting for their batch, with what each must show.
+type PendingBatch<E> = Vec<(System, u64, String, E)>;
+
+/// What a crash check promises (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Guarantee {
+    /// Every block reads the value of its last store before the crash.
+    Strict,
+    /// After the undo log's replay, every block outside the logs reads its
+    /// value at the last commit: the relaxed models' promise.
+    Transactional,
+}
+
+impl Guarantee {
+    /// The guarantee a configuration's persistency model gives.
+    pub fn of(cfg: &SimConfig) -> Guarantee {
+        match cfg.persistence.model {
+            PersistencyModel::Strict => Guarantee::Strict,
+            PersistencyModel::Epoch | PersistencyModel::Tep => Guarantee::Transactional,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Guarantee::Strict => "strict",
+            Guarantee::Transactional => "transactional",
+        }
+    }
+    fn is_strict(&self) -> bool {
+        *self == Guarantee::Strict
+    }
+}
+
+impl std::str::FromStr for Guarantee {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "strict" => Ok(Guarantee::Strict),
+            "transactional" => Ok(Guarantee::Transactional),
+            _ => Err(format!("--guarantee must be `strict` or `transactional`, got `{s}`")),
+        }
+    }
+}
 
 impl std::str::FromStr for CrashPoints {
     type Err = String;
@@ -84,6 +148,17 @@ pub struct CrashReport {
     pub drain: DrainSummary,
     pub violations_listed: u64,
     pub violation_list: Vec<Violation>,
+    /// The guarantee checked; left out when strict, so the reports of
+    /// strict checks keep their bytes.
+    #[serde(skip_serializing_if = "Guarantee::is_strict")]
+    pub guarantee: Guarantee,
+    /// Transactional guarantee: crash points whose undo-log replay met an
+    /// integrity failure or a malformed entry (each also a violation).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_replay_failures: Option<u64>,
+    /// What the TEP managers did over the whole run (TEP only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tep: Option<crate::persist::TepStats>,
     /// With more than one core: the threads' events interleaved in the
     /// checked order, and what the cores' front ends did between them.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -124,6 +199,7 @@ struct PointResult {
     count: u64,
     by_check: BTreeMap<String, u64>,
     recovery_failed: bool,
+    replay_failed: bool,
     drain: DrainWork,
 }
 
@@ -131,7 +207,9 @@ fn hex64(b: &[u8; 64]) -> String {
     hex::encode(b)
 }
 
-fn check_point(mut sys: System, k: u64, last: &str, shadow: &[(u64, [u8; 64])], max_keep: usize) -> PointResult {
+/// Power fails and the scheme recovers: the drain's work, whether a front
+/// end still holds lines, the recovery report and what to say of it.
+fn check_point_drain(sys: &mut System) -> (DrainWork, bool, crate::system::RecoveryReport, &'static str) {
     let drain = sys.power_fail();
     let undrained = sys.fronts.iter().any(|f| !f.is_empty());
     let rec = sys.recover();
@@ -142,6 +220,11 @@ fn check_point(mut sys: System, k: u64, last: &str, shadow: &[(u64, [u8; 64])], 
         _ if rec.root_registers_lost => "recovery failed: root registers lost; ",
         _ => "",
     };
+    (drain, undrained, rec, why_recovery)
+}
+
+fn check_point(mut sys: System, k: u64, last: &str, shadow: &[(u64, [u8; 64])], max_keep: usize) -> PointResult {
+    let (drain, undrained, rec, why_recovery) = check_point_drain(&mut sys);
     let mut violations = Vec::new();
     let mut count = 0u64;
     let mut by_check = BTreeMap::new();
@@ -166,7 +249,7 @@ fn check_point(mut sys: System, k: u64, last: &str, shadow: &[(u64, [u8; 64])], 
             });
         }
     }
-    PointResult { undrained, violations, count, by_check, recovery_failed: !rec.ok(), drain }
+    PointResult { undrained, violations, count, by_check, recovery_failed: !rec.ok(), replay_failed: false, drain }
 }
 
 pub struct CrashCheck<'a> {
@@ -178,6 +261,9 @@ pub struct CrashCheck<'a> {
     pub points: CrashPoints,
     /// At most this many violations are listed in full (all are counted).
     pub max_listed: usize,
+    /// The guarantee to check; None: the one the configuration's
+    /// persistency model gives ([`Guarantee::of`]).
+    pub guarantee: Option<Guarantee>,
 }
 
 impl CrashCheck<'_> {
@@ -188,6 +274,7 @@ impl CrashCheck<'_> {
     /// [`Self::run`], calling `progress(done, total)` with the crash points
     /// checked so far after each batch (for a progress display).
     pub fn run_with_progress(&self, progress: &dyn Fn(u64, u64)) -> Result<CrashReport, String> {
+        let guarantee = self.guarantee.unwrap_or_else(|| Guarantee::of(self.cfg));
         let n = self.events.len() as u64;
         let chosen: Vec<u64> = match self.points {
             CrashPoints::All => (0..=n).collect(),
@@ -209,6 +296,9 @@ impl CrashCheck<'_> {
         touched.dedup();
 
         let mut sys = System::new(self.cfg, self.seed);
+        if guarantee == Guarantee::Transactional {
+            return self.run_transactional(sys, chosen, touched, progress);
+        }
         let mut shadow: FxHashMap<u64, [u8; 64]> = touched.iter().map(|b| (*b, [0u8; 64])).collect();
         let mut results: Vec<PointResult> = Vec::with_capacity(chosen.len());
         let mut batch: Vec<PendingPoint> = Vec::new();
@@ -261,17 +351,30 @@ impl CrashCheck<'_> {
             drain: DrainSummary::default(),
             violations_listed: 0,
             violation_list: Vec::new(),
-            multicore: (sys.fronts.len() > 1).then(|| {
-                let mut per = vec![0u64; sys.fronts.len()];
-                for e in &self.events {
-                    if let Some(p) = per.get_mut(e.thread as usize) {
-                        *p += 1;
-                    }
-                }
-                MulticoreCheck { cores: sys.fronts.len(), events_per_thread: per, coherence: sys.coherence.stats, undrained_points: 0 }
-            }),
+            guarantee,
+            log_replay_failures: None,
+            tep: sys.tep_stats(),
+            multicore: None,
         };
+        self.summarise(&mut rep, &sys, results);
+        Ok(rep)
+    }
+
+    /// Fold the crash points' results into the report.
+    fn summarise(&self, rep: &mut CrashReport, sys: &System, results: Vec<PointResult>) {
+        rep.multicore = (sys.fronts.len() > 1).then(|| {
+            let mut per = vec![0u64; sys.fronts.len()];
+            for e in &self.events {
+                if let Some(p) = per.get_mut(e.thread as usize) {
+                    *p += 1;
+                }
+            }
+            MulticoreCheck { cores: sys.fronts.len(), events_per_thread: per, coherence: sys.coherence.stats, undrained_points: 0 }
+        });
         for r in results {
+            if let Some(f) = &mut rep.log_replay_failures {
+                *f += r.replay_failed as u64;
+            }
             rep.violations += r.count;
             rep.violating_crash_points += (r.count > 0) as u64;
             rep.recovery_failures += r.recovery_failed as u64;
@@ -297,7 +400,6 @@ impl CrashCheck<'_> {
             }
         }
         rep.violations_listed = rep.violation_list.len() as u64;
-        Ok(rep)
     }
 }
 
@@ -331,7 +433,9 @@ mod tests {
     }
 
     fn check(cfg: &SimConfig, points: CrashPoints) -> CrashReport {
-        CrashCheck { cfg, workload_name: "unit".into(), events: events(), ops: 150, seed: 1, points, max_listed: 5 }.run().unwrap()
+        CrashCheck { cfg, workload_name: "unit".into(), events: events(), ops: 150, seed: 1, points, max_listed: 5, guarantee: None }
+            .run()
+            .unwrap()
     }
 
     #[test]

@@ -32,6 +32,9 @@ pub struct System {
     /// by the cache hierarchy and lost on power failure, never ordered
     /// with the persistent stores nor checked by the crash oracle.
     pub volatile: rustc_hash::FxHashMap<u64, [u8; 64]>,
+    /// Cores whose undo-log region has been declared to the memory
+    /// controller ([`Self::note_log_store`]).
+    declared_log: Vec<bool>,
 }
 
 /// The work a battery pays for after power fails (SecPB V, Table III
@@ -85,7 +88,13 @@ impl RecoveryReport {
 
 impl System {
     pub fn new(cfg: &SimConfig, seed: u64) -> Self {
-        System::with_controller(cfg, MemoryController::new(cfg, seed))
+        let mut s = System::with_controller(cfg, MemoryController::new(cfg, seed));
+        for (core, f) in s.fronts.iter_mut().enumerate() {
+            if let FrontEnd::Tep(t) = f {
+                t.reseed(seed ^ (core as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            }
+        }
+        s
     }
 
     /// A machine around an existing memory controller (one powered on from
@@ -93,11 +102,12 @@ impl System {
     pub fn with_controller(cfg: &SimConfig, mc: MemoryController) -> Self {
         System {
             cfg: cfg.clone(),
-            fronts: (0..cfg.core.count.max(1)).map(|_| FrontEnd::new(&cfg.persistence.point, &cfg.scheme.work())).collect(),
+            fronts: (0..cfg.core.count.max(1) as usize).map(|c| FrontEnd::for_core(&cfg.persistence, &cfg.scheme.work(), c, 0)).collect(),
             coherence: Coherence::default(),
             mc,
             events: 0,
             volatile: Default::default(),
+            declared_log: Vec::new(),
         }
     }
 
@@ -120,6 +130,9 @@ impl System {
             }
             Op::Store => {
                 let bytes = ev.value.to_le_bytes();
+                if ev.log {
+                    self.note_log_store(core, ev.addr);
+                }
                 self.claim_for_store(core, ev.block())?;
                 self.fronts[core].store(&mut self.mc, ev.block(), (ev.addr % 64) as usize, &bytes[..ev.size as usize])
             }
@@ -130,13 +143,62 @@ impl System {
         }
     }
 
-    /// A persist barrier (fence or epoch boundary) of `core`: the stores
-    /// after it persist after every store before it, ACKed by the memory
-    /// controller, so whatever a scheme deferred past those stores (Secon's
-    /// background root updates) completes here. Strict persistency with a
-    /// persist point at or before the MC needs nothing more.
-    fn barrier(&mut self, _core: usize, _ev: &Event) -> Result<(), CheckFailure> {
-        self.mc.await_all_acks()
+    /// A persist barrier (fence or epoch boundary) of `core`. Under strict
+    /// and epoch persistency the stores after it persist after every store
+    /// before it, ACKed by the memory controller, so whatever a scheme
+    /// deferred past those stores (Secon's background root updates)
+    /// completes here; a persist point at or before the MC needs nothing
+    /// more. Under TEP (Secon 3.3) the barrier only ends an epoch: the TEP
+    /// manager waits for the ACKs its pairs and regular epochs need.
+    fn barrier(&mut self, core: usize, _ev: &Event) -> Result<(), CheckFailure> {
+        match &mut self.fronts[core] {
+            FrontEnd::Tep(t) => t.barrier(&mut self.mc),
+            _ => self.mc.await_all_acks(),
+        }
+    }
+
+    /// A log store of the thread on `core` at `addr`. Software declares its
+    /// undo log with `set_log_region` before its first transaction (Secon
+    /// 3.3); the workloads' first log store is their log's header, at the
+    /// region's start, so a core's first one declares its region
+    /// `[addr, addr + LOG_BYTES)` (as `workload::log_regions_of` reads
+    /// them), to the memory controller when its scheme uses it (Secon's
+    /// counter-log colocation, 3.4.1).
+    pub fn note_log_store(&mut self, core: usize, addr: u64) {
+        let chip = &self.mc.st.chip;
+        if !self.cfg.scheme.plugin().uses_log_regions() || chip.log_regions.iter().any(|&(s, e)| addr >= s && addr < e) {
+            return;
+        }
+        if self.declared_log.get(core).copied().unwrap_or(false) {
+            return;
+        }
+        if self.declared_log.len() <= core {
+            self.declared_log.resize(core + 1, false);
+        }
+        self.declared_log[core] = true;
+        let mut regions = chip.log_regions.clone();
+        regions.push((addr, addr + crate::workload::LOG_BYTES));
+        self.mc.set_log_regions(&regions);
+    }
+
+    /// Secon 3.3's `set_log_region(start, end)` for the thread on `core`:
+    /// its TEP manager tells log writes by this region. Nothing to do
+    /// under another persistency model.
+    pub fn set_log_region(&mut self, core: usize, start: u64, end: u64) {
+        if let Some(FrontEnd::Tep(t)) = self.fronts.get_mut(core) {
+            t.set_log_region(start, end);
+        }
+    }
+
+    /// What the cores' TEP managers did, summed (None without TEP).
+    pub fn tep_stats(&self) -> Option<crate::persist::TepStats> {
+        let mut any = None;
+        for f in &self.fronts {
+            if let FrontEnd::Tep(t) = f {
+                any.get_or_insert_with(crate::persist::TepStats::default).add(&t.stats);
+            }
+        }
+        any
     }
 
     /// Read `block` as core 0 sees it.

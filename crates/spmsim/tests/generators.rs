@@ -302,9 +302,18 @@ fn every_generator_passes_the_crash_oracle() {
             // daxbench's operation is one read and one write.
             let ops = if kind == "daxbench" { 60 } else { 5 };
             let events = w.generate(ops, 7).unwrap();
-            let r = CrashCheck { cfg: &cfg, workload_name: w.name(), events, ops, seed: 7, points: CrashPoints::Sample(20), max_listed: 5 }
-                .run()
-                .unwrap();
+            let r = CrashCheck {
+                cfg: &cfg,
+                workload_name: w.name(),
+                events,
+                ops,
+                seed: 7,
+                points: CrashPoints::Sample(20),
+                max_listed: 5,
+                guarantee: None,
+            }
+            .run()
+            .unwrap();
             assert_eq!(r.crash_points, 20);
             assert!(r.blocks_checked_per_point > 10, "{preset} {kind}");
             assert_eq!(r.violations, 0, "{preset} {kind}: {:?}", r.violation_list.first());

@@ -156,6 +156,7 @@ fn run_case(c: &Case) -> String {
             seed: c.seed,
             points,
             max_listed: 5,
+            guarantee: None,
         };
         let report = check.run().unwrap_or_else(|e| panic!("case {}: the crash check failed: {e}", c.name));
         return format!("{}\n", serde_json::to_string_pretty(&report).unwrap());

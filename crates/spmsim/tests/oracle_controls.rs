@@ -8,7 +8,7 @@ use spmsim::workload::WorkloadKind;
 
 fn check(cfg: &spmsim::config::SimConfig, w: &WorkloadKind, ops: u64, points: CrashPoints) -> CrashReport {
     let events = w.generate(ops, 7).unwrap();
-    CrashCheck { cfg, workload_name: w.name(), events, ops, seed: 7, points, max_listed: 50 }.run().unwrap()
+    CrashCheck { cfg, workload_name: w.name(), events, ops, seed: 7, points, max_listed: 50, guarantee: None }.run().unwrap()
 }
 
 #[test]

@@ -32,9 +32,18 @@ fn the_toy_scheme_fails_the_crash_oracle_as_it_should() {
     assert!(cfg.expect_crash_violations);
     let w = WorkloadKind::RandomWrites;
     let events = w.generate(300, 7).unwrap();
-    let r = CrashCheck { cfg: &cfg, workload_name: w.name(), events, ops: 300, seed: 7, points: CrashPoints::Sample(30), max_listed: 50 }
-        .run()
-        .unwrap();
+    let r = CrashCheck {
+        cfg: &cfg,
+        workload_name: w.name(),
+        events,
+        ops: 300,
+        seed: 7,
+        points: CrashPoints::Sample(30),
+        max_listed: 50,
+        guarantee: None,
+    }
+    .run()
+    .unwrap();
     assert!(r.violations > 0, "stale tree nodes must be caught");
     // Stale nodes are found on the read path (no rebuild at recovery).
     assert!(r.violations_by_check.keys().any(|k| k == "root" || k == "tree"), "{:?}", r.violations_by_check);

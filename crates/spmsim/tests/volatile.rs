@@ -69,9 +69,18 @@ fn the_crash_oracle_checks_only_persistent_memory() {
         let check = |policy: &str| {
             let w = WorkloadKind::parse(&format!("trace:{trace}#persistent={policy}")).unwrap();
             let events: Vec<_> = w.stream(1, u64::MAX, cfg.memory.capacity_bytes).unwrap().collect();
-            CrashCheck { cfg: &cfg, workload_name: w.name(), events, ops: 0, seed: 1, points: CrashPoints::Sample(40), max_listed: 5 }
-                .run()
-                .unwrap()
+            CrashCheck {
+                cfg: &cfg,
+                workload_name: w.name(),
+                events,
+                ops: 0,
+                seed: 1,
+                points: CrashPoints::Sample(40),
+                max_listed: 5,
+                guarantee: None,
+            }
+            .run()
+            .unwrap()
         };
         let (all, heap) = (check("all"), check("heap"));
         assert_eq!(all.violations + heap.violations, 0, "{preset}: {:?} {:?}", all.violation_list.first(), heap.violation_list.first());

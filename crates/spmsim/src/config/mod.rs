@@ -589,6 +589,12 @@ pub struct PersistenceConfig {
     /// Secon adds first-level BMT blocks (Secon 3.4.2, applied to SuperMem
     /// too in Secon 4.1).
     pub wpq_coalesce: Vec<crate::layout::RegionKind>,
+    /// The persistency model: in what order the stores of a core may
+    /// persist (DESIGN.md's axis; Secon 3.3). `strict` for every preset
+    /// that does not say otherwise.
+    pub model: PersistencyModel,
+    /// Transaction-specific epoch persistency's knobs (`model = "tep"` only).
+    pub tep: TepConfig,
 }
 
 impl Default for PersistenceConfig {
@@ -598,7 +604,67 @@ impl Default for PersistenceConfig {
             battery: BatteryDomain::default(),
             wpq_entries: 32,
             wpq_coalesce: crate::layout::RegionKind::ALL.to_vec(),
+            model: PersistencyModel::default(),
+            tep: TepConfig::default(),
         }
+    }
+}
+
+/// The persistency model (Secon 3.3; Pelley et al.'s strict and epoch
+/// persistency).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum PersistencyModel {
+    /// Every store persists in program order: the front end's own rule
+    /// (a store at the MC is persistent once the MC holds it).
+    #[default]
+    Strict,
+    /// Epoch persistency: stores of one epoch persist in any order; at each
+    /// barrier every later store waits for the ACK of every earlier one.
+    /// Secon's no-TEP ablation.
+    Epoch,
+    /// Secon's transaction-specific epoch persistency (Secon 3.3): paired
+    /// epochs (a log epoch and the data epoch after it) persist in order
+    /// within a pair and concurrently across pairs; a regular epoch (the
+    /// commit) persists after every earlier epoch. Stores wait in a
+    /// volatile L1D-like buffer (`persist::tep`); needs the memory
+    /// controller as the persist point.
+    Tep,
+}
+
+impl PersistencyModel {
+    pub fn name(self) -> &'static str {
+        match self {
+            PersistencyModel::Strict => "strict",
+            PersistencyModel::Epoch => "epoch",
+            PersistencyModel::Tep => "tep",
+        }
+    }
+}
+
+/// What the TEP front end may do (Secon 3.3). The functional model keeps
+/// lines volatile as long as TEP allows and flushes them in a seeded, legal
+/// order, so that crash points see the states TEP permits and strict
+/// persistency never produces.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TepConfig {
+    /// Keep the pair order: a data line of a paired epoch reaches the MC
+    /// only after its log lines have been ACKed. `false` is the negative
+    /// control (`tep-unordered`): a data write may persist before its log.
+    pub pair_order: bool,
+    /// Lines the volatile L1D-like buffer holds before it evicts one (a
+    /// 32 KB L1D, Secon 3.3's sizing: 512 lines).
+    pub buffer_lines: u32,
+    /// After each store, the chance in percent that one buffered line,
+    /// chosen at random, is flushed early (an eviction or write-back the
+    /// cache would do on its own). 0 keeps every line until TEP forces it.
+    pub early_flush_pct: u32,
+}
+
+impl Default for TepConfig {
+    fn default() -> Self {
+        TepConfig { pair_order: true, buffer_lines: 512, early_flush_pct: 25 }
     }
 }
 

@@ -203,6 +203,31 @@ impl SimConfig {
                 check_geometry("persistence.point.cache", cache.capacity_bytes, cache.ways, MAX_DATA_CACHE_BYTES)?
             }
         }
+        // The numbers first, so a bad one is named by its own key whatever
+        // the model.
+        in_range("persistence.tep.buffer_lines", p.tep.buffer_lines as u64, 1, MAX_ENTRIES as u64)?;
+        in_range("persistence.tep.early_flush_pct", p.tep.early_flush_pct as u64, 0, 100)?;
+        match p.model {
+            PersistencyModel::Tep => {
+                // The TEP manager sits in the L1 cache controller and sends
+                // lines to the MC (Secon 3.3, Fig. 4): a persist buffer or
+                // battery-backed caches would be a second persist point.
+                if p.point != PersistPoint::MemoryController {
+                    return bad(
+                        "persistence.model",
+                        "`tep` orders the lines an L1 cache controller sends to the memory controller (Secon 3.3), so it needs persistence.point.type = \"memory-controller\"".into(),
+                    );
+                }
+            }
+            PersistencyModel::Strict | PersistencyModel::Epoch => {
+                if p.tep != TepConfig::default() {
+                    return bad(
+                        "persistence.tep",
+                        format!("applies only with persistence.model = \"tep\", got persistence.model = \"{}\"", p.model.name()),
+                    );
+                }
+            }
+        }
         if let crate::scheme::SchemeKind::LevelWriteThrough(l) = &self.scheme {
             // Level 1 is the lowest tree level; the tree has at most 32.
             in_range("scheme.tree_levels", l.tree_levels as u64, 1, 32)?;
@@ -243,6 +268,22 @@ mod tests {
         assert!(e.contains("metadata_cache.organization.unified.capacity_bytes"), "{e}");
         let e = err("[persistence.point]\ntype='persist-buffer'\nentries=0\n");
         assert!(e.contains("persistence.point.entries"), "{e}");
+    }
+
+    #[test]
+    fn persistency_model_combinations_name_the_key() {
+        let e = err("[persistence]\nmodel='tep'\npoint={type='persist-buffer'}\n");
+        assert!(e.contains("persistence.model") && e.contains("memory-controller"), "{e}");
+        let e = err("[persistence]\nmodel='epoch'\ntep={pair_order=false}\n");
+        assert!(e.contains("persistence.tep") && e.contains("\"epoch\""), "{e}");
+        let e = err("[persistence]\nmodel='tep'\ntep={buffer_lines=0}\n");
+        assert!(e.contains("persistence.tep.buffer_lines"), "{e}");
+        let e = err("[persistence]\nmodel='tep'\ntep={early_flush_pct=101}\n");
+        assert!(e.contains("persistence.tep.early_flush_pct"), "{e}");
+        let e = err("[persistence]\nmodel='relaxed'\n");
+        assert!(e.contains("persistence.model"), "{e}");
+        let e = err("[persistence]\nmodel='tep'\ntep={pair_ordr=false}\n");
+        assert!(e.contains("pair_ordr"), "{e}");
     }
 
     #[test]

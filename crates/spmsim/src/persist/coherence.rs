@@ -56,6 +56,7 @@ fn holder(fronts: &[FrontEnd], core: usize, block: u64) -> Option<usize> {
             && match f {
                 FrontEnd::PersistBuffer(pb) => pb.contains(block),
                 FrontEnd::CacheHierarchy(c) => c.holds_dirty(block),
+                FrontEnd::Tep(t) => t.contains(block),
                 FrontEnd::Direct => false,
             }
     })
@@ -88,6 +89,13 @@ impl Coherence {
                 Ok(Handover::Flushed)
             }
             (FrontEnd::CacheHierarchy(src), _) => self.write_back(src, mc, block),
+            (FrontEnd::Tep(src), _) => {
+                // Another core's L1D line goes to memory by TEP's own order
+                // (its log first) before this core sees or overwrites it.
+                src.flush_block(mc, block)?;
+                self.stats.flushes += 1;
+                Ok(Handover::Flushed)
+            }
             (FrontEnd::Direct, _) => Ok(Handover::None),
         }
     }

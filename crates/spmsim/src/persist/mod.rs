@@ -5,17 +5,26 @@
 //!  Direct:         store --(flush+fence)--> MC secure write --> WPQ     (PoP = SPoP = MC)
 //!  PersistBuffer:  store --> PB beside L1D --(watermark drain)--> MC    (PoP = PB; BBB, SecPB)
 //!  CacheHierarchy: store --> write-back caches --(eviction)--> MC       (PoP = L1D; eADR)
+//!  Tep:            store --> volatile L1D lines --(TEP order)--> MC     (PoP = MC; Secon 3.3)
 //! ```
+//!
+//! The persistency model (`persistence.model`) picks between the first and
+//! the last at the memory controller: `strict` and `epoch` send each store
+//! straight on (`Direct`; `System::barrier` waits for the ACKs), `tep` keeps
+//! lines in the L1D until transaction-specific epoch persistency lets them
+//! go ([`tep`]).
 
 mod coherence;
 mod data_cache;
 mod persist_buffer;
+pub mod tep;
 
 pub use coherence::{Coherence, CoherenceStats, Handover};
 pub use data_cache::DataCache;
 pub use persist_buffer::{Entry, PersistBuffer, StoreOutcome};
+pub use tep::{TepFront, TepStats};
 
-use crate::config::{BatteryDomain, PersistPoint};
+use crate::config::{BatteryDomain, PersistPoint, PersistenceConfig, PersistencyModel};
 use crate::controller::MemoryController;
 use crate::scheme::{FrontDrain, SchemeWork};
 use crate::store::CheckFailure;
@@ -25,9 +34,27 @@ pub enum FrontEnd {
     Direct,
     PersistBuffer(PersistBuffer),
     CacheHierarchy(DataCache),
+    /// Transaction-specific epoch persistency's L1D and manager (Secon 3.3).
+    Tep(TepFront),
 }
 
 impl FrontEnd {
+    /// The front end of core `core` for a persistence configuration
+    /// (`seed` draws TEP's flush order).
+    pub fn for_core(p: &PersistenceConfig, work: &SchemeWork, core: usize, seed: u64) -> Self {
+        match (p.model, &p.point) {
+            (PersistencyModel::Tep, PersistPoint::MemoryController) => {
+                let mut t = TepFront::new(&p.tep, seed ^ (core as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                // The workloads' convention (workload::pheap, threads): thread
+                // t's undo log is [t * LOG_BYTES, (t + 1) * LOG_BYTES).
+                let (start, end) = crate::workload::log_region_of_thread(core);
+                t.set_log_region(start, end);
+                FrontEnd::Tep(t)
+            }
+            _ => FrontEnd::new(&p.point, work),
+        }
+    }
+
     pub fn new(p: &PersistPoint, work: &SchemeWork) -> Self {
         match p {
             PersistPoint::MemoryController => FrontEnd::Direct,
@@ -61,6 +88,7 @@ impl FrontEnd {
                 Ok(())
             }
             FrontEnd::CacheHierarchy(c) => c.store(mc, block, offset, bytes),
+            FrontEnd::Tep(t) => t.store(mc, block, offset, bytes),
         }
     }
 
@@ -69,6 +97,7 @@ impl FrontEnd {
             FrontEnd::Direct => mc.read(block),
             FrontEnd::PersistBuffer(pb) => pb.load(mc, block),
             FrontEnd::CacheHierarchy(c) => c.load(mc, block),
+            FrontEnd::Tep(t) => t.load(mc, block),
         }
     }
 
@@ -78,6 +107,7 @@ impl FrontEnd {
             FrontEnd::Direct => true,
             FrontEnd::PersistBuffer(pb) => pb.occupancy() == 0,
             FrontEnd::CacheHierarchy(c) => c.dirty_count() == 0,
+            FrontEnd::Tep(t) => t.occupancy() == 0,
         }
     }
 
@@ -86,6 +116,11 @@ impl FrontEnd {
     pub fn crash_drain(&mut self, mc: &mut MemoryController, battery: &BatteryDomain, how: FrontDrain) -> Result<u64, CheckFailure> {
         match self {
             FrontEnd::Direct => Ok(0),
+            FrontEnd::Tep(t) => {
+                // The L1D is not in the battery domain: its lines are lost.
+                t.discard();
+                Ok(0)
+            }
             FrontEnd::PersistBuffer(pb) => {
                 if !battery.persist_buffer {
                     pb.discard();
@@ -115,6 +150,11 @@ impl FrontEnd {
             FrontEnd::Direct => Vec::new(),
             FrontEnd::PersistBuffer(pb) => return pb.flush(mc),
             FrontEnd::CacheHierarchy(c) => c.take_dirty(),
+            FrontEnd::Tep(t) => {
+                let n = t.stats.lines_flushed;
+                t.flush_all(mc)?;
+                return Ok(t.stats.lines_flushed - n);
+            }
         };
         for (b, data) in &lines {
             mc.write(*b, data)?;

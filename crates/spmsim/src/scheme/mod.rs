@@ -358,6 +358,12 @@ pub trait Scheme {
         }
     }
 
+    /// Whether the memory controller must know the undo-log regions
+    /// (Secon's counter-log colocation tells log writes by address).
+    fn uses_log_regions(&self) -> bool {
+        false
+    }
+
     /// The spare bits of the data MAC of a write of `block` under
     /// `counter`, authenticated with it (Secon 3.4.1 keeps a log write's
     /// minor counter there). Default: none.

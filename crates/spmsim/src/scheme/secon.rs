@@ -484,6 +484,10 @@ impl Scheme for Secon {
         }]
     }
 
+    fn uses_log_regions(&self) -> bool {
+        self.colocate_counters
+    }
+
     fn data_mac_spare(&self, st: &MetaStore, block: u64, (_, minor): (u64, u64)) -> u16 {
         let (page, _) = st.layout.counter_of(block);
         if self.colocated(st, page) {
@@ -521,7 +525,15 @@ impl Scheme for Secon {
             .filter(|&a| matches!(layout.meta_pos(a), Some((1, _))))
             .flat_map(|a| bmt_slots(img.get(a).expect("listed")).into_iter().enumerate().map(move |(s, e)| (a, s, e)))
             .collect();
-        let Some(&(ma, ms, me)) = entries.iter().find(|(_, _, e)| e >> MAC_BITS != 0) else { return out };
+        // A marked CMAC whose counter block NVM alone holds: a log page's
+        // minors are also carried by its log lines (the log attacks above
+        // aim at those), so a stale copy of its counter block is repaired
+        // from them, not trusted.
+        let outside_log = |a: u64, slot: usize| {
+            let (_, node) = layout.meta_pos(a).expect("a tree node");
+            !self.colocated(st, node * layout.arity + slot as u64)
+        };
+        let Some(&(ma, ms, me)) = entries.iter().find(|(a, s, e)| e >> MAC_BITS != 0 && outside_log(*a, *s)) else { return out };
         let (_, node) = layout.meta_pos(ma).expect("a tree node");
         let marked = node * layout.arity + ms as u64;
         let set = |a: u64, slot: usize, e: u64| {

@@ -448,6 +448,9 @@ impl TimingSim {
                 u.stats.loads += 1;
             }
             Op::Store => {
+                if ev.log && !ev.volatile {
+                    self.sys.note_log_store(c, ev.addr);
+                }
                 // The fetch for ownership starts at dispatch (address known).
                 let fetch = self.fetch(c, t_disp, block, true)?;
                 let data_ready = t_disp + fetch;

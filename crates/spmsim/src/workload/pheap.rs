@@ -72,6 +72,57 @@ pub fn align_up(x: u64, a: u64) -> u64 {
     x.div_ceil(a) * a
 }
 
+/// The undo-log region `[start, end)` of thread `t`: one region per thread,
+/// each thread's in its own `LOG_BYTES` (`workload::threads` moves thread
+/// `t`'s log up by `t` regions); a single-threaded workload's is thread 0's.
+/// What Secon's `set_log_region(start, end)` is given (Secon 3.3).
+pub fn log_region_of_thread(t: usize) -> (u64, u64) {
+    let start = LOG_BASE + t as u64 * LOG_BYTES;
+    (start, start + LOG_BYTES)
+}
+
+/// Each thread's undo-log region, as the workload's own log stores give
+/// it: a region starts at its header (every transaction's first log store,
+/// at the lowest address of the thread's log) and spans `LOG_BYTES`; a
+/// thread with no log store has none. The region must agree with the
+/// `log` flags: every log store of a thread in its region, no other
+/// persistent store in any region. The error names the first store that
+/// disagrees.
+pub fn log_regions_of(events: &[Event], threads: usize) -> Result<Vec<Option<(u64, u64)>>, String> {
+    let mut lo: Vec<Option<u64>> = vec![None; threads];
+    for e in events.iter().filter(|e| e.op == Op::Store && e.log) {
+        let t = e.thread as usize;
+        if t >= threads {
+            return Err(format!("a log store of thread {t}, but the workload has {threads} thread(s)"));
+        }
+        lo[t] = Some(lo[t].map_or(e.addr, |l| l.min(e.addr)));
+    }
+    let regions: Vec<Option<(u64, u64)>> = lo.iter().map(|l| l.map(|s| (s, s + LOG_BYTES))).collect();
+    let inside = |a: u64| regions.iter().enumerate().find(|(_, r)| r.is_some_and(|(s, e)| a >= s && a < e)).map(|(t, _)| t);
+    for e in events.iter().filter(|e| e.op == Op::Store && !e.volatile) {
+        match (e.log, inside(e.addr)) {
+            (true, Some(t)) if t == e.thread as usize => {}
+            (true, _) => {
+                return Err(format!(
+                    "the log store {} of thread {} lies outside its log region {:#x?}",
+                    e.describe(),
+                    e.thread,
+                    regions[e.thread as usize]
+                ))
+            }
+            (false, Some(t)) => {
+                return Err(format!(
+                    "the store {} of thread {} is not flagged `log` but lies in thread {t}'s log region",
+                    e.describe(),
+                    e.thread
+                ))
+            }
+            (false, None) => {}
+        }
+    }
+    Ok(regions)
+}
+
 /// How a transaction orders its log and data writes (see the module docs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -984,10 +984,18 @@ mod tests {
             let cfg = one.with_cores_for(w.threads()).unwrap();
             let events = w.generate(40, 7).unwrap();
             assert!(events.iter().any(|e| e.thread > 0), "{spec}");
-            let r =
-                CrashCheck { cfg: &cfg, workload_name: w.name(), events, ops: 40, seed: 7, points: CrashPoints::Sample(40), max_listed: 5 }
-                    .run()
-                    .unwrap();
+            let r = CrashCheck {
+                cfg: &cfg,
+                workload_name: w.name(),
+                events,
+                ops: 40,
+                seed: 7,
+                points: CrashPoints::Sample(40),
+                max_listed: 5,
+                guarantee: None,
+            }
+            .run()
+            .unwrap();
             assert_eq!(r.crash_points, 40, "{spec}");
             assert_eq!(r.violations, 0, "{spec}: {:?}", r.violation_list.first());
             let m = r.multicore.as_ref().unwrap_or_else(|| panic!("{spec}: no multi-core report"));

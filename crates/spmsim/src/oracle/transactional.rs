@@ -1,0 +1,431 @@
+//! The transactional guarantee (Secon 3.3): what a relaxed persistency
+//! model promises an undo-logged program. See the parent module's docs.
+//!
+//! ```text
+//!  per thread, while the events run:
+//!    TxBegin         -> the open transaction's stores start collecting
+//!    store (data)    -> in the open transaction, or loose until the next barrier
+//!    store log[0]<-0 -> the commit record: from here to TxCommit either outcome
+//!    TxCommit        -> the transaction's stores join the committed image
+//!  at a crash point: power_fail, recover, replay every thread's log
+//!    (workload::pheap's format), then compare the committed image
+//! ```
+//!
+//! A word no committed store has defined reads zero in NVM (the workloads'
+//! initial population is the program's view, not the image's,
+//! `workload::pheap`), but a rolled-back transaction restores the program's
+//! view of it: the old value its log entry holds. Either is right for such
+//! a word; the oracle learns the program's initial value of a word from
+//! the first log entry that records it before any store has.
+
+use super::{check_point_drain, CrashCheck, CrashReport, DrainSummary, Guarantee, PendingBatch, PointResult, Violation};
+use crate::store::CheckFailure;
+use crate::system::System;
+use crate::workload::pheap::LOG_BYTES;
+use crate::workload::{log_regions_of, Event, Op};
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
+
+/// A store's bytes: block, offset, length, value.
+type Bytes = (u64, u8, u8, u64);
+
+/// One thread's transactional state at some event.
+#[derive(Clone, Debug, Default)]
+struct ThreadState {
+    open: bool,
+    /// The commit record (the log header set to 0) has been stored and
+    /// TxCommit not yet reached.
+    committing: bool,
+    /// The open transaction's data stores, in order.
+    tx: Vec<Bytes>,
+    /// Data stores outside any transaction since the thread's last barrier.
+    loose: Vec<Bytes>,
+    /// The open transaction's log entries wholly written so far, in log
+    /// order: their place and words (what a checksum would seal).
+    entries: Vec<(u64, Vec<u64>)>,
+    /// The entry being written.
+    partial: Option<(u64, Vec<u64>)>,
+}
+
+/// What a checked block holds at the last commit.
+#[derive(Clone, Copy, Debug)]
+struct BlockImage {
+    value: [u8; 64],
+    /// Words a committed store has defined (the rest read 0 or `initial`).
+    defined: u8,
+    /// The program's initial value of the words in `known`, from the log.
+    initial: [u8; 64],
+    known: u8,
+}
+
+impl Default for BlockImage {
+    fn default() -> Self {
+        BlockImage { value: [0; 64], defined: 0, initial: [0; 64], known: 0 }
+    }
+}
+
+impl BlockImage {
+    fn store(&mut self, off: u8, len: u8, value: u64) {
+        apply(&mut self.value, off, len, value);
+        self.defined |= word_mask(off, len);
+    }
+
+    /// Whether `got` is this image, word by word: the committed value, the
+    /// `alt` one (loose stores persisted), or for an undefined word the
+    /// program's initial value (restored by a rollback).
+    fn accepts(&self, alt: &BlockImage, got: &[u8; 64]) -> bool {
+        (0..8).all(|w| {
+            let r = 8 * w..8 * w + 8;
+            got[r.clone()] == self.value[r.clone()]
+                || got[r.clone()] == alt.value[r.clone()]
+                || (self.defined & (1 << w) == 0 && self.known & (1 << w) != 0 && got[r.clone()] == self.initial[r])
+        })
+    }
+}
+
+fn word_mask(off: u8, len: u8) -> u8 {
+    let (first, last) = (off / 8, (off + len - 1) / 8);
+    (first..=last).fold(0u8, |m, w| m | 1 << w)
+}
+
+/// Where a thread's log parse stands (`workload::pheap`'s entry format).
+#[derive(Clone, Copy, Debug, Default)]
+enum LogParse {
+    #[default]
+    Head,
+    TxId {
+        addr: u64,
+        n: u64,
+    },
+    Old {
+        addr: u64,
+        n: u64,
+        k: u64,
+    },
+}
+
+/// What a crash point must show.
+#[derive(Clone, Debug)]
+struct Expect {
+    /// The committed image of every checked block (outside the logs).
+    committed: Vec<(u64, BlockImage)>,
+    threads: Vec<ThreadState>,
+}
+
+fn apply(line: &mut [u8; 64], off: u8, len: u8, value: u64) {
+    let o = off as usize;
+    line[o..o + len as usize].copy_from_slice(&value.to_le_bytes()[..len as usize]);
+}
+
+/// An entry of an undo log: the address of its first word and the old words.
+struct Entry {
+    addr: u64,
+    old: Vec<u64>,
+}
+
+/// Reads 8-byte words of persistent memory through the secure read path,
+/// a block at a time.
+struct Words<'a> {
+    sys: &'a mut System,
+    cached: Option<(u64, [u8; 64])>,
+}
+
+impl Words<'_> {
+    fn word(&mut self, addr: u64) -> Result<u64, CheckFailure> {
+        let b = addr / 64;
+        let line = match self.cached {
+            Some((cb, l)) if cb == b => l,
+            _ => {
+                let l = self.sys.mc.read(b)?;
+                self.cached = Some((b, l));
+                l
+            }
+        };
+        let o = (addr % 64) as usize;
+        Ok(u64::from_le_bytes(line[o..o + 8].try_into().expect("8 bytes")))
+    }
+}
+
+/// The undo-log replay of one thread's region `[start, end)`, as the
+/// program's recovery does it (`workload::pheap`'s format): the header
+/// holds the active transaction's id (0: none); its entries follow from
+/// `start + 64`, `[addr | nwords << 48][tx id][old word] x nwords`; the walk
+/// stops at the first entry of another transaction or the first entry
+/// that is not whole. The old words are written back newest entry first,
+/// so that where two entries cover a word the oldest value is the one
+/// left. Returns the header read before the replay; an integrity failure
+/// is an error, with what was restored so far left in place.
+///
+/// Whole: pheap's entries carry no checksum, and its tx id is written
+/// before the old words, so a crash inside an entry (under any model) or
+/// between its lines (TEP sends the lines of one epoch in any order) leaves
+/// an entry whose tx id matches and whose old words are another
+/// transaction's; replaying it would write stale words over committed
+/// data that was never changed. A real undo log (PMDK's ulog) seals each
+/// entry with a checksum; the oracle stands in for one with the entries
+/// the thread had wholly written before the crash (`written`, in log
+/// order): an entry is replayed only if NVM holds exactly the words written
+/// at its place. The data an entry covers is stored only after the fence
+/// that ends the entry's epoch, so a torn entry's data has not been
+/// written and stopping there loses nothing.
+fn replay(sys: &mut System, start: u64, end: u64, written: &[(u64, Vec<u64>)]) -> Result<u64, String> {
+    let mut w = Words { sys, cached: None };
+    let header = w.word(start).map_err(|e| format!("the log header at {start:#x} fails its check: {e}"))?;
+    if header == 0 {
+        return Ok(0);
+    }
+    let mut entries = Vec::new();
+    let mut pos = start + 64;
+    for (at, words) in written {
+        if *at != pos || pos + 8 * words.len() as u64 > end {
+            break;
+        }
+        let tx = w.word(pos + 8).map_err(|e| format!("the log entry at {pos:#x} fails its check: {e}"))?;
+        if tx != header {
+            break;
+        }
+        let mut whole = true;
+        for (k, &want) in words.iter().enumerate() {
+            let a = pos + 8 * k as u64;
+            let got = w.word(a).map_err(|e| format!("the log entry's word at {a:#x} fails its check: {e}"))?;
+            whole &= got == want;
+        }
+        if !whole {
+            break;
+        }
+        let addr = words[0] & ((1 << 48) - 1);
+        entries.push(Entry { addr, old: words[2..].to_vec() });
+        pos += 8 * words.len() as u64;
+    }
+    for e in entries.iter().rev() {
+        for (k, &v) in e.old.iter().enumerate() {
+            let a = e.addr + 8 * k as u64;
+            let b = a / 64;
+            let mut line =
+                sys.mc.read(b).map_err(|x| format!("restoring {a:#x} (transaction {header}): the block fails its check: {x}"))?;
+            apply(&mut line, (a % 64) as u8, 8, v);
+            sys.mc.write(b, &line).map_err(|x| format!("restoring {a:#x} (transaction {header}): {x}"))?;
+        }
+    }
+    Ok(header)
+}
+
+fn check_point(mut sys: System, k: u64, last: &str, regions: &[Option<(u64, u64)>], expect: &Expect, max_keep: usize) -> PointResult {
+    let (drain, undrained, rec, why_recovery) = check_point_drain(&mut sys);
+    let mut violations = Vec::new();
+    let mut count = 0u64;
+    let mut by_check = BTreeMap::new();
+    let mut replay_failed = false;
+    let mut note =
+        |check: &str, address: u64, expected: String, actual: Option<String>, detail: String, violations: &mut Vec<Violation>| {
+            count += 1;
+            *by_check.entry(check.to_string()).or_insert(0u64) += 1;
+            if violations.len() < max_keep {
+                violations.push(Violation {
+                    crash_point: k,
+                    after_event: last.to_string(),
+                    address: format!("{address:#x}"),
+                    expected,
+                    actual,
+                    check: check.to_string(),
+                    detail,
+                });
+            }
+        };
+    // Each thread's log, replayed; the header read first says whether a
+    // transaction in its commit window committed.
+    let mut committed_now = vec![false; regions.len()];
+    for (t, r) in regions.iter().enumerate() {
+        let Some((start, end)) = *r else { continue };
+        let written = expect.threads.get(t).map_or(&[][..], |th| &th.entries[..]);
+        match replay(&mut sys, start, end, written) {
+            Ok(h) => committed_now[t] = h == 0,
+            Err(e) => {
+                replay_failed = true;
+                note("log-replay", start, "a replayable undo log".into(), None, format!("{why_recovery}{e}"), &mut violations);
+            }
+        }
+    }
+    let mut image: FxHashMap<u64, BlockImage> = expect.committed.iter().copied().collect();
+    for (t, th) in expect.threads.iter().enumerate() {
+        if th.committing && committed_now.get(t).copied().unwrap_or(false) {
+            for &(b, o, l, v) in &th.tx {
+                if let Some(line) = image.get_mut(&b) {
+                    line.store(o, l, v);
+                }
+            }
+        }
+    }
+    // Loose stores may or may not have persisted: either image is right.
+    let mut with_loose = image.clone();
+    for th in &expect.threads {
+        for &(b, o, l, v) in &th.loose {
+            if let Some(line) = with_loose.get_mut(&b) {
+                line.store(o, l, v);
+            }
+        }
+    }
+    for (block, _) in &expect.committed {
+        let want = image[block];
+        let got = sys.mc.read(*block);
+        let (actual, check, detail) = match got {
+            Ok(v) if want.accepts(&with_loose[block], &v) => continue,
+            Ok(v) => (
+                Some(hex::encode(v)),
+                "plaintext".to_string(),
+                "differs from the transactional state after the log replay: the last commit, the open transaction rolled back".to_string(),
+            ),
+            Err(e) => (None, e.name().to_string(), format!("{why_recovery}{e}")),
+        };
+        note(&check, block * 64, hex::encode(want.value), actual, detail, &mut violations);
+    }
+    PointResult { undrained, violations, count, by_check, recovery_failed: !rec.ok(), replay_failed, drain }
+}
+
+impl CrashCheck<'_> {
+    /// The transactional guarantee's run: events as in the strict run, the
+    /// expected image kept per thread by transaction.
+    pub(super) fn run_transactional(
+        &self,
+        mut sys: System,
+        chosen: Vec<u64>,
+        touched: Vec<u64>,
+        progress: &dyn Fn(u64, u64),
+    ) -> Result<CrashReport, String> {
+        let n = self.events.len() as u64;
+        let threads = sys.fronts.len();
+        let regions =
+            log_regions_of(&self.events, threads).map_err(|e| format!("the transactional guarantee needs each thread's undo log: {e}"))?;
+        if regions.iter().all(Option::is_none) {
+            return Err(format!(
+                "the transactional guarantee needs an undo-logged workload (stores flagged `log` in a log region of {LOG_BYTES} B per thread, as workload::pheap writes it); `{}` has none",
+                self.workload_name
+            ));
+        }
+        for (core, r) in regions.iter().enumerate() {
+            if let Some((s, e)) = r {
+                sys.set_log_region(core, *s, *e);
+            }
+        }
+        let in_log = |b: u64| regions.iter().flatten().any(|&(s, e)| b * 64 >= s && b * 64 < e);
+        let checked: Vec<u64> = touched.into_iter().filter(|b| !in_log(*b)).collect();
+        let mut committed: FxHashMap<u64, BlockImage> = checked.iter().map(|b| (*b, BlockImage::default())).collect();
+        let mut state = vec![ThreadState::default(); threads];
+        let mut parse = vec![LogParse::default(); threads];
+        // Words some data store has written (their log's old value is no
+        // longer the program's initial one).
+        let mut stored: FxHashMap<u64, u8> = FxHashMap::default();
+        let mut results: Vec<PointResult> = Vec::with_capacity(chosen.len());
+        let mut batch: PendingBatch<Expect> = Vec::new();
+        let mut next = 0usize;
+        let flush = |batch: &mut PendingBatch<Expect>, results: &mut Vec<PointResult>| {
+            let kept: usize = results.iter().map(|r| r.violations.len()).sum();
+            let budget = self.max_listed.saturating_sub(kept);
+            let out: Vec<PointResult> =
+                std::mem::take(batch).into_par_iter().map(|(s, k, last, ex)| check_point(s, k, &last, &regions, &ex, budget)).collect();
+            results.extend(out);
+            progress(results.len() as u64, chosen.len() as u64);
+        };
+        for k in 0..=n {
+            if next < chosen.len() && chosen[next] == k {
+                let last = if k == 0 { "(start)".to_string() } else { format!("#{} {}", k, self.events[k as usize - 1].describe()) };
+                let ex = Expect { committed: checked.iter().map(|b| (*b, committed[b])).collect(), threads: state.clone() };
+                batch.push((sys.clone(), k, last, ex));
+                next += 1;
+                if batch.len() >= 64 {
+                    flush(&mut batch, &mut results);
+                }
+            }
+            if k == n {
+                break;
+            }
+            let ev: &Event = &self.events[k as usize];
+            sys.apply(ev).map_err(|e| format!("event {} ({}) failed an integrity check before any crash: {e}", k + 1, ev.describe()))?;
+            let th = &mut state[ev.thread as usize];
+            match ev.op {
+                Op::TxBegin => *th = ThreadState { loose: std::mem::take(&mut th.loose), open: true, ..Default::default() },
+                Op::TxCommit => {
+                    for &(b, o, l, v) in &th.tx {
+                        committed.get_mut(&b).expect("a checked block").store(o, l, v);
+                    }
+                    *th = ThreadState { loose: std::mem::take(&mut th.loose), ..Default::default() };
+                }
+                Op::Fence | Op::Epoch => {
+                    for &(b, o, l, v) in &th.loose {
+                        committed.get_mut(&b).expect("a checked block").store(o, l, v);
+                    }
+                    th.loose.clear();
+                }
+                Op::Store if !ev.volatile => {
+                    let s = (ev.block(), (ev.addr % 64) as u8, ev.size, ev.value);
+                    if ev.log {
+                        let start = regions[ev.thread as usize].map(|r| r.0);
+                        if Some(ev.addr) == start {
+                            th.committing |= th.open && ev.value == 0;
+                        } else {
+                            match (parse[ev.thread as usize], &mut th.partial) {
+                                (LogParse::Head, p) => *p = Some((ev.addr, vec![ev.value])),
+                                (_, Some((_, words))) => words.push(ev.value),
+                                (_, None) => {}
+                            }
+                            let p = &mut parse[ev.thread as usize];
+                            *p = match *p {
+                                LogParse::Head => LogParse::TxId { addr: ev.value & ((1 << 48) - 1), n: ev.value >> 48 },
+                                LogParse::TxId { addr, n } => LogParse::Old { addr, n, k: 0 },
+                                LogParse::Old { addr, n, k } => {
+                                    let a = addr + 8 * k;
+                                    let (b, w) = (a / 64, (a % 64) / 8);
+                                    let never_stored = stored.get(&b).is_none_or(|m| m & (1 << w) == 0);
+                                    if let (true, Some(img)) = (never_stored, committed.get_mut(&b)) {
+                                        if img.known & (1 << w) == 0 {
+                                            img.known |= 1 << w;
+                                            apply(&mut img.initial, (w * 8) as u8, 8, ev.value);
+                                        }
+                                    }
+                                    if k + 1 >= n {
+                                        th.entries.extend(th.partial.take());
+                                        LogParse::Head
+                                    } else {
+                                        LogParse::Old { addr, n, k: k + 1 }
+                                    }
+                                }
+                            };
+                        }
+                    } else {
+                        *stored.entry(s.0).or_default() |= word_mask(s.1, s.2);
+                        if th.open {
+                            th.tx.push(s);
+                        } else {
+                            th.loose.push(s);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        flush(&mut batch, &mut results);
+        let mut rep = CrashReport {
+            scheme: self.cfg.name.clone(),
+            workload: self.workload_name.clone(),
+            ops: self.ops,
+            seed: self.seed,
+            events: n,
+            crash_points: results.len() as u64,
+            blocks_checked_per_point: checked.len() as u64,
+            violations: 0,
+            violating_crash_points: 0,
+            recovery_failures: 0,
+            violations_by_check: BTreeMap::new(),
+            drain: DrainSummary::default(),
+            violations_listed: 0,
+            violation_list: Vec::new(),
+            guarantee: Guarantee::Transactional,
+            log_replay_failures: Some(0),
+            tep: sys.tep_stats(),
+            multicore: None,
+        };
+        self.summarise(&mut rep, &sys, results);
+        Ok(rep)
+    }
+}
