@@ -690,8 +690,11 @@ mod tests {
     use crate::config::load_preset;
     use crate::workload::{Event, Op};
 
+    /// The preset with each store going straight to the memory controller
+    /// (strict persistency): these tests watch each write's metadata; TEP's
+    /// own ordering is checked by the crash oracle's tests.
     fn machine(preset: &str, sets: &[&str]) -> System {
-        let mut o = vec!["memory.capacity_bytes=67108864".to_string()];
+        let mut o = vec!["memory.capacity_bytes=67108864".to_string(), "persistence.model=strict".to_string()];
         o.extend(sets.iter().map(|s| s.to_string()));
         System::new(&load_preset(preset, &o).unwrap(), 7)
     }
