@@ -86,6 +86,11 @@ pub struct SecurityConfig {
     pub crypto: CryptoMode,
     /// MAC and tree-hash latency (SecPB Table I: 40 cycles).
     pub mac_latency_cycles: u32,
+    /// The integrity tree's hash latency alone, when it differs from the
+    /// data MAC's (Secon 4.4.1 varies "the hashing latency in BMT update"
+    /// only). Unset: `mac_latency_cycles`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tree_hash_latency_cycles: Option<u32>,
     /// One-time-pad (AES) latency. Table I of SecPB gives none; 40 cycles is
     /// the MAC figure, used for AES too.
     pub aes_latency_cycles: u32,
@@ -107,6 +112,7 @@ impl Default for SecurityConfig {
             aes_key_bits: AesKeyBits::Aes128,
             crypto: CryptoMode::Real,
             mac_latency_cycles: 40,
+            tree_hash_latency_cycles: None,
             aes_latency_cycles: 40,
             metadata_cache_latency_cycles: 2,
             mc_bmt_pipelined: true,

@@ -107,6 +107,9 @@ impl SimConfig {
         ] {
             in_range(k, v as u64, 0, MAX_LATENCY_CYCLES as u64)?;
         }
+        if let Some(h) = s.tree_hash_latency_cycles {
+            in_range("security.tree_hash_latency_cycles", h as u64, 0, MAX_LATENCY_CYCLES as u64)?;
+        }
         in_range("security.hash_pipeline_interval_cycles", s.hash_pipeline_interval_cycles as u64, 1, MAX_LATENCY_CYCLES as u64)?;
         let arity = self.tree.arity();
         if arity < 2 || !arity.is_power_of_two() {

@@ -47,6 +47,9 @@ pub struct Latencies {
     pub nvm_read: u64,
     pub mdc: u64,
     pub mac: u64,
+    /// One integrity-tree hash (`security.tree_hash_latency_cycles`, else
+    /// the MAC's).
+    pub hash: u64,
     /// Cycles between the starts of two pipelined BMT updates.
     pub hash_interval: u64,
     pub aes: u64,
@@ -187,6 +190,7 @@ impl TimingSim {
             nvm_read: cycles(cfg.nvm.read_latency_ns, ghz),
             mdc: cfg.security.metadata_cache_latency_cycles as u64,
             mac: cfg.security.mac_latency_cycles as u64,
+            hash: cfg.security.tree_hash_latency_cycles.unwrap_or(cfg.security.mac_latency_cycles) as u64,
             hash_interval: cfg.security.hash_pipeline_interval_cycles as u64,
             aes: cfg.security.aes_latency_cycles as u64,
             pb_access: match &cfg.persistence.point {

@@ -306,7 +306,7 @@ impl PersistPath {
     fn tree_update(engine: &mut Engine, lat: &Latencies, ready: u64, rec: &WorkRecord, tree_extra: u64, pipelined: bool) -> Option<u64> {
         let hashes = rec.update_hashes();
         (hashes > 0).then(|| {
-            let duration = hashes * lat.mac + tree_extra;
+            let duration = hashes * lat.hash + tree_extra;
             engine.tree_updates += 1;
             engine.busy_cycles += if pipelined { lat.hash_interval } else { duration };
             engine.tree.update(ready, duration, lat.hash_interval, pipelined)
@@ -539,13 +539,13 @@ impl PersistPath {
             // background updates booked here, not priced again.
             let (ctr, tree_extra) = Self::metadata_reads(pcm, lat, arrive, &rec);
             let mac = ctr + lat.aes + 1 + lat.mac;
-            let cmac = ctr + tree_extra + lat.mac;
+            let cmac = ctr + tree_extra + lat.hash;
             let reencrypted = Self::reencryption(pcm, lat, ctr, &rec);
             done = mac.max(reencrypted).max(cmac);
             let above = sys.mc.layout().levels().saturating_sub(1) as u64;
             engine.tree_updates += 1;
-            engine.busy_cycles += if self.mc_pipelined { lat.hash_interval } else { above * lat.mac };
-            let ack = engine.tree.update(cmac, above * lat.mac, lat.hash_interval, self.mc_pipelined);
+            engine.busy_cycles += if self.mc_pipelined { lat.hash_interval } else { above * lat.hash };
+            let ack = engine.tree.update(cmac, above * lat.hash, lat.hash_interval, self.mc_pipelined);
             let (counter_block, minor) = sys.mc.layout().counter_of(s.block);
             match engine.pending.iter_mut().find(|p| p.counter_block == counter_block) {
                 Some(p) => {
@@ -597,7 +597,7 @@ mod tests {
 
     /// Round, distinct latencies so that no two paths tie by accident.
     fn latencies() -> Latencies {
-        Latencies { l1: 3, l2: 20, l3: 30, nvm_read: 220, mdc: 2, mac: 40, hash_interval: 1, aes: 37, pb_access: 5 }
+        Latencies { l1: 3, l2: 20, l3: 30, nvm_read: 220, mdc: 2, mac: 40, hash: 40, hash_interval: 1, aes: 37, pb_access: 5 }
     }
 
     /// Cycles from the release of a store to block 1 until the next store
