@@ -51,17 +51,24 @@ pub struct AttackReport {
     pub attacks: Vec<AttackResult>,
     /// Applicable attacks that no check detected.
     pub undetected: u64,
+    /// Untampered images a check refused (1 or 0: the crash image powered
+    /// on before the scheme's recovery attacks).
+    pub false_alarms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub false_alarm: Option<String>,
 }
 
 impl AttackReport {
     /// The one rule for judging an attack run (`spmsim attack`'s exit code
     /// and `check-all` share it): a secure configuration must detect every
-    /// applicable attack; an insecure one (`security.enabled = false`, e.g.
-    /// bbb) is a control that must let some through, or the harness would
-    /// be showing nothing.
+    /// applicable attack and refuse no untampered crash image, unless it is
+    /// a crash control (`expect_crash_violations`), whose recovery is built
+    /// to fail; an insecure one (`security.enabled = false`, e.g. bbb) is a
+    /// control that must let some through, or the harness would be showing
+    /// nothing.
     pub fn as_expected(&self, cfg: &SimConfig) -> bool {
         if cfg.security.enabled {
-            self.undetected == 0
+            self.undetected == 0 && (self.false_alarms == 0 || cfg.expect_crash_violations)
         } else {
             self.undetected > 0
         }
@@ -281,6 +288,91 @@ pub fn run(cfg: &SimConfig, workload: &str, events: &[Event], seed: u64) -> Resu
             }),
         }
     }
+    let false_alarm = recovery_attacks(cfg, events, seed, &mut out)?;
     let undetected = out.iter().filter(|x| x.applicable() && !x.detected).count() as u64;
-    Ok(AttackReport { scheme: cfg.name.clone(), workload: workload.into(), attacks: out, undetected })
+    Ok(AttackReport {
+        scheme: cfg.name.clone(),
+        workload: workload.into(),
+        attacks: out,
+        undetected,
+        false_alarms: false_alarm.is_some() as u64,
+        false_alarm,
+    })
+}
+
+/// The scheme's attacks on its own recovery state: crash at the last event
+/// after which the scheme holds such state, then power the image on
+/// untampered (recovery must pass: anything else is a false alarm) and
+/// once per attack (recovery or the checks after it must fail). Returns
+/// the false alarm's first failure, if any.
+fn recovery_attacks(cfg: &SimConfig, events: &[Event], seed: u64, out: &mut Vec<AttackResult>) -> Result<Option<String>, String> {
+    let scheme = cfg.scheme.plugin();
+    let names = scheme.recovery_attack_names();
+    if names.is_empty() {
+        return Ok(None);
+    }
+    let mut probe = System::new(cfg, seed);
+    let mut last = None;
+    for (i, e) in events.iter().enumerate() {
+        probe.apply(e).map_err(|err| format!("event {}: {err}", i + 1))?;
+        if scheme.recovery_state_pending(&probe) {
+            last = Some(i);
+        }
+    }
+    let Some(last) = last else {
+        for &n in names {
+            out.push(AttackResult {
+                name: n.into(),
+                target: "none".into(),
+                detected: false,
+                where_: "not attempted".into(),
+                ruled_out: None,
+                skipped: Some("no crash point of this run leaves the scheme recovery state to attack; use more ops".into()),
+            });
+        }
+        return Ok(None);
+    };
+    let mut crashed = System::new(cfg, seed);
+    let mut earlier = NvmImage::default();
+    for (i, e) in events[..=last].iter().enumerate() {
+        if i == last / 2 {
+            earlier = crashed.mc.st.nvm.image.clone();
+        }
+        crashed.apply(e).map_err(|err| format!("event {}: {err}", i + 1))?;
+    }
+    crashed.power_fail();
+    let chip = crashed.mc.chip_state();
+    let power_on = |img: NvmImage| {
+        let mut nvm = Nvm::new(cfg.persistence.wpq_entries as usize);
+        nvm.image = img;
+        image::verify_saved(cfg, MemoryController::from_chip(cfg, chip.clone(), nvm))
+    };
+    let clean = power_on(crashed.mc.st.nvm.image.clone());
+    let false_alarm = (!clean.ok).then(|| clean.failures.first().map(|f| format!("{}: {}", f.check, f.detail)).unwrap_or_default());
+    let attacks = scheme.recovery_attacks(&crashed, &earlier);
+    for &n in names {
+        match attacks.iter().find(|a| a.name == n) {
+            Some(a) => {
+                let rep = power_on(a.image.clone());
+                let hit = rep.failures.first();
+                out.push(AttackResult {
+                    name: n.into(),
+                    target: format!("{} (crash after event {})", a.target, last + 1),
+                    detected: !rep.ok,
+                    where_: hit.map(|f| format!("{} at {} ({})", f.check, f.address, f.region)).unwrap_or_else(|| "no check failed".into()),
+                    ruled_out: None,
+                    skipped: None,
+                });
+            }
+            None => out.push(AttackResult {
+                name: n.into(),
+                target: "none".into(),
+                detected: false,
+                where_: "not attempted".into(),
+                ruled_out: None,
+                skipped: Some("the crashed image holds nothing this attack needs".into()),
+            }),
+        }
+    }
+    Ok(false_alarm)
 }

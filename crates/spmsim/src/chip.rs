@@ -5,6 +5,7 @@
 use crate::config::SimConfig;
 use crate::crypto::KeySet;
 use crate::roots::RootRegisters;
+use crate::scheme::CounterTrack;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -21,10 +22,32 @@ pub struct ChipState {
     /// Chip states saved before the flag existed read as clean.
     #[serde(default)]
     pub crashed: bool,
+    /// Secon's pending BMT update queue and counter track bitmap (Secon
+    /// 3.2): in the battery-backed ADR domain, so saved with the chip.
+    #[serde(default, skip_serializing_if = "CounterTrack::is_empty")]
+    pub counter_track: CounterTrack,
+    /// The undo-log regions `[start, end)` in bytes, as software declared
+    /// them (Secon 3.3's `set_log_region`): the memory controller knows a
+    /// log write by its address (Secon 3.4.1).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub log_regions: Vec<(u64, u64)>,
 }
 
 impl ChipState {
     pub fn new(cfg: &SimConfig, seed: u64) -> Self {
-        ChipState { seed, keys: KeySet::derive(seed, cfg.security.aes_key_bits), roots: RootRegisters::default(), crashed: false }
+        ChipState {
+            seed,
+            keys: KeySet::derive(seed, cfg.security.aes_key_bits),
+            roots: RootRegisters::default(),
+            crashed: false,
+            counter_track: CounterTrack::default(),
+            log_regions: Vec::new(),
+        }
+    }
+
+    /// Whether data block `block` lies in a declared log region.
+    pub fn in_log_region(&self, block: u64) -> bool {
+        let a = block * 64;
+        self.log_regions.iter().any(|&(s, e)| a >= s && a < e)
     }
 }

@@ -68,7 +68,9 @@ impl MemoryController {
             crate::config::CryptoMode::TimingOnly => CryptoEngine::timing_only(&chip.keys),
         };
         let tree = match cfg.tree {
-            TreeConfig::Bmt { .. } => IntegrityTree::Bmt(BonsaiMerkleTree::new(&layout, &crypto)),
+            TreeConfig::Bmt { .. } => {
+                IntegrityTree::Bmt(BonsaiMerkleTree::with_leaf_bits(&layout, &crypto, cfg.scheme.plugin().first_level_entry_bits()))
+            }
             TreeConfig::Sit { .. } => IntegrityTree::Sit(SgxIntegrityTree),
         };
         let caches = MetaCaches::new(&cfg.metadata_cache.organization);
@@ -158,8 +160,16 @@ impl MemoryController {
     /// Encrypt, MAC and queue one block under a given counter.
     fn encrypt_and_queue(&mut self, block: u64, major: u64, minor: u64, pt: &[u8; 64]) -> Result<(), CheckFailure> {
         let ct = self.st.crypto.xor_pad(block, major, minor, pt);
-        let mac = self.st.crypto.data_mac(&ct, block, major, minor, 0);
-        self.store_ciphertext(block, ct, mac)
+        let scheme = self.st.scheme;
+        let spare = scheme.plugin().data_mac_spare(&self.st, block, (major, minor));
+        let mac = self.st.crypto.data_mac(&ct, block, major, minor, spare);
+        self.store_ciphertext(block, ct, mac | (spare as u64) << MAC_BITS)
+    }
+
+    /// Declare the undo-log regions `[start, end)` in bytes (Secon 3.3's
+    /// `set_log_region`); kept with the chip.
+    pub fn set_log_regions(&mut self, regions: &[(u64, u64)]) {
+        self.st.chip.log_regions = regions.to_vec();
     }
 
     /// The one-time pad of a block under a counter (SecPB's O field).
@@ -358,6 +368,9 @@ impl MemoryController {
 
     /// Write every dirty metadata line (battery drain or orderly shutdown).
     pub fn flush_metadata(&mut self) -> Result<u64, CheckFailure> {
+        // Deferred root updates complete first, so the lines written are
+        // the ones the root registers vouch for.
+        self.await_all_acks()?;
         self.tree.flush_all(&mut self.st)
     }
 

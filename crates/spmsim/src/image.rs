@@ -215,15 +215,33 @@ pub struct RecoveryApplied {
 pub fn verify_saved(cfg: &SimConfig, mc: MemoryController) -> VerifyReport {
     let mut sys = System::with_controller(cfg, mc);
     let mut applied = None;
+    let mut track_mismatches = 0;
     // The scheme's own recovery hook decides whether it rebuilds.
-    if let Some(out) = (sys.mc.chip().crashed && sys.mc.secure).then(|| sys.recover().rebuild).flatten() {
-        applied = Some(RecoveryApplied {
-            action: format!("crash image: the scheme's recovery rebuilt {} tree nodes from the stored counter blocks and compared them with the root registers", out.nodes_rebuilt),
-            tree_nodes_rebuilt: out.nodes_rebuilt,
-            mismatched_roots: out.mismatched_roots,
-        });
+    if let Some(rec) = (sys.mc.chip().crashed && sys.mc.secure).then(|| sys.recover()) {
+        track_mismatches = rec.counter_track_mismatches;
+        if let Some(out) = rec.rebuild {
+            applied = Some(RecoveryApplied {
+                action: format!("crash image: the scheme's recovery rebuilt {} tree nodes from the stored counter blocks and compared them with the root registers", out.nodes_rebuilt),
+                tree_nodes_rebuilt: out.nodes_rebuilt,
+                mismatched_roots: out.mismatched_roots,
+            });
+        }
     }
     let mut rep = verify(&mut sys.mc);
+    if track_mismatches > 0 {
+        // Secon 3.2: the marks in first-level CMACs and the ADR bitmap
+        // must agree before any counter is rolled back.
+        rep.failures.insert(
+            0,
+            VerifyFailure {
+                address: "first-level BMT nodes".into(),
+                region: "counter track".into(),
+                check: "counter-track".into(),
+                detail: format!("recovery: {track_mismatches} mark(s) in first-level CMACs disagree with the counter track bitmap"),
+            },
+        );
+        rep.ok = false;
+    }
     if let Some(a) = &applied {
         let top = sys.mc.layout().top_level();
         let failed: Vec<VerifyFailure> = a

@@ -33,7 +33,7 @@ pub enum Region {
 
 /// What kind of block an address holds, without its position: the key of
 /// every per-kind count (NVM reads and writes, the stats JSON).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RegionKind {
     Data,

@@ -32,6 +32,9 @@ pub struct System {
     /// by the cache hierarchy and lost on power failure, never ordered
     /// with the persistent stores nor checked by the crash oracle.
     pub volatile: rustc_hash::FxHashMap<u64, [u8; 64]>,
+    /// Cores whose undo-log region has been declared to the memory
+    /// controller ([`Self::note_log_store`]).
+    declared_log: Vec<bool>,
 }
 
 /// The work a battery pays for after power fails (SecPB V, Table III
@@ -61,11 +64,25 @@ pub struct RecoveryReport {
     pub crypto: CryptoWork,
     pub nvm_reads: ByKind,
     pub nvm_writes: ByKind,
+    /// Counter blocks whose marked minors recovery rolled back (Secon 3.2).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub counters_rolled_back: u64,
+    /// Marks in first-level CMACs and units of the counter track bitmap
+    /// that disagree (a mark no unit vouches for, a unit with no mark, a
+    /// marked minor at zero): tampering, or a bitmap lost (Secon 3.2).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub counter_track_mismatches: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl RecoveryReport {
     pub fn ok(&self) -> bool {
-        !self.root_registers_lost && self.rebuild.as_ref().is_none_or(|r| r.mismatched_roots.is_empty())
+        !self.root_registers_lost
+            && self.counter_track_mismatches == 0
+            && self.rebuild.as_ref().is_none_or(|r| r.mismatched_roots.is_empty())
     }
 }
 
@@ -90,6 +107,7 @@ impl System {
             mc,
             events: 0,
             volatile: Default::default(),
+            declared_log: Vec::new(),
         }
     }
 
@@ -112,6 +130,9 @@ impl System {
             }
             Op::Store => {
                 let bytes = ev.value.to_le_bytes();
+                if ev.log {
+                    self.note_log_store(core, ev.addr);
+                }
                 self.claim_for_store(core, ev.block())?;
                 self.fronts[core].store(&mut self.mc, ev.block(), (ev.addr % 64) as usize, &bytes[..ev.size as usize])
             }
@@ -134,6 +155,30 @@ impl System {
             FrontEnd::Tep(t) => t.barrier(&mut self.mc),
             _ => self.mc.await_all_acks(),
         }
+    }
+
+    /// A log store of the thread on `core` at `addr`. Software declares its
+    /// undo log with `set_log_region` before its first transaction (Secon
+    /// 3.3); the workloads' first log store is their log's header, at the
+    /// region's start, so a core's first one declares its region
+    /// `[addr, addr + LOG_BYTES)` (as `workload::log_regions_of` reads
+    /// them), to the memory controller when its scheme uses it (Secon's
+    /// counter-log colocation, 3.4.1).
+    pub fn note_log_store(&mut self, core: usize, addr: u64) {
+        let chip = &self.mc.st.chip;
+        if !self.cfg.scheme.plugin().uses_log_regions() || chip.log_regions.iter().any(|&(s, e)| addr >= s && addr < e) {
+            return;
+        }
+        if self.declared_log.get(core).copied().unwrap_or(false) {
+            return;
+        }
+        if self.declared_log.len() <= core {
+            self.declared_log.resize(core + 1, false);
+        }
+        self.declared_log[core] = true;
+        let mut regions = chip.log_regions.clone();
+        regions.push((addr, addr + crate::workload::LOG_BYTES));
+        self.mc.set_log_regions(&regions);
     }
 
     /// Secon 3.3's `set_log_region(start, end)` for the thread on `core`:

@@ -1,6 +1,6 @@
 use anyhow::{anyhow, Result};
 use clap::Subcommand;
-use spmsim::reproduce::secpb;
+use spmsim::reproduce::{secon, secpb};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -36,6 +36,21 @@ pub enum ReproduceCmd {
         /// fixed skip, as before simulation points).
         #[arg(long, value_parser = ["single", "simpoints", "startup"])]
         regions: Option<String>,
+    },
+    /// Secon: Figs. 9-14 and the claims of its section 4, against WB, WT
+    /// and SuperMem.
+    Secon {
+        /// A smaller grid (fewer points per figure) with 300 k instructions
+        /// per simulation.
+        #[arg(long)]
+        quick: bool,
+        /// Instructions per simulation (default 300 k with --quick, else 2 M).
+        #[arg(long)]
+        instructions: Option<u64>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, default_value = "results/secon")]
+        out: PathBuf,
     },
 }
 
@@ -143,6 +158,32 @@ pub fn run(cmd: ReproduceCmd) -> Result<ExitCode> {
                 Ok(()) => println!("report with plots: {}", out.join("report.html").display()),
                 Err(e) => eprintln!("note: no report.html: {e}"),
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        ReproduceCmd::Secon { quick, instructions, seed, out } => {
+            let n = instructions.unwrap_or(if quick { 300_000 } else { 2_000_000 });
+            let bar = crate::progress::Progress::new("reproduce secon", "runs", 0);
+            let runs = std::sync::atomic::AtomicU64::new(0);
+            let progress = |done: usize, total: usize, what: &str| {
+                runs.store(total as u64, std::sync::atomic::Ordering::Relaxed);
+                bar.update(done as u64, total as u64, what)
+            };
+            let r = secon::run(n, seed, quick, progress).map_err(|e| anyhow!("reproduce secon: {e}"))?;
+            bar.finish(runs.into_inner());
+            secon::write(&r, &out).map_err(|e| anyhow!(e))?;
+            let n_ok = r.claims.iter().filter(|c| c.reproduced).count();
+            for c in &r.claims {
+                let show = |x: f64| if c.kind == "ratio" { format!("{x:.2}x") } else { format!("{:+.1} %", x * 100.0) };
+                println!(
+                    "{:<28} paper {:>9}  ours {:>9}  {}",
+                    c.id,
+                    show(c.paper),
+                    show(c.ours),
+                    if c.reproduced { "reproduced" } else { "not reproduced" }
+                );
+            }
+            println!("{n_ok} of {} claims reproduced within their tolerance", r.claims.len());
+            println!("report: {}", out.join("report.md").display());
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -68,8 +68,7 @@ pub fn load_preset(name: &str, overrides: &[String]) -> Result<SimConfig, Config
 }
 
 pub fn load_str(text: &str, file: &str, overrides: &[String]) -> Result<SimConfig, ConfigError> {
-    let preset: toml::Table = toml::from_str(text)
-        .map_err(|e| ConfigError::Syntax { file: file.into(), message: e.to_string().trim_end().replace('\n', " ") })?;
+    let preset = preset_table(text, file, &mut Vec::new())?;
     // Presets only change defaults: lay the file over the defaults.
     let mut table = match toml::Value::try_from(SimConfig::default()).expect("defaults serialize") {
         toml::Value::Table(t) => t,
@@ -93,6 +92,28 @@ pub fn load_str(text: &str, file: &str, overrides: &[String]) -> Result<SimConfi
     keys::check_all_used(&table, &cfg).map_err(blame)?;
     cfg.validate().map_err(blame)?;
     Ok(cfg)
+}
+
+/// A preset's table, laid over the preset it names in `extends` (if any),
+/// as gem5's variants change only what differs: an ablation is its base
+/// and the keys it changes. `chain` holds the files above, so a cycle is
+/// an error naming them.
+fn preset_table(text: &str, file: &str, chain: &mut Vec<String>) -> Result<toml::Table, ConfigError> {
+    let mut preset: toml::Table = toml::from_str(text)
+        .map_err(|e| ConfigError::Syntax { file: file.into(), message: e.to_string().trim_end().replace('\n', " ") })?;
+    let Some(base) = preset.remove("extends") else { return Ok(preset) };
+    let key_err = |message: String| ConfigError::Key { file: file.into(), key: "extends".into(), message };
+    let toml::Value::String(name) = base else { return Err(key_err("expected the name of a preset".into())) };
+    chain.push(file.to_string());
+    let path = find_preset(&name).map_err(|e| key_err(e.to_string()))?;
+    let base_file = path.display().to_string();
+    if chain.contains(&base_file) {
+        return Err(key_err(format!("presets extend each other in a cycle: {} -> {base_file}", chain.join(" -> "))));
+    }
+    let base_text = std::fs::read_to_string(&path).map_err(|e| ConfigError::Io { file: base_file.clone(), message: e.to_string() })?;
+    let mut table = preset_table(&base_text, &base_file, chain)?;
+    merge(&mut table, preset);
+    Ok(table)
 }
 
 /// Deep merge. A table whose `type` (an enum variant) changes is replaced
@@ -179,6 +200,30 @@ mod tests {
 #[cfg(test)]
 mod merge_tests {
     use super::*;
+
+    #[test]
+    fn a_preset_extends_another_and_changes_only_its_keys() {
+        let c = load_str("extends = 'wt'\nname = 'x'\n[persistence]\nwpq_entries = 8\n", "x.toml", &[]).unwrap();
+        let wt = load_preset("wt", &[]).unwrap();
+        assert_eq!((c.persistence.wpq_entries, wt.persistence.wpq_entries), (8, 32));
+        assert_eq!((c.caches.l2.capacity_bytes, c.scheme), (wt.caches.l2.capacity_bytes, wt.scheme), "the rest is wt's");
+        let e = load_str("extends = 'no-such-preset'\n", "y.toml", &[]).unwrap_err().to_string();
+        assert!(e.contains("y.toml") && e.contains("extends") && e.contains("no-such-preset"), "{e}");
+        let e = load_str("extends = 3\n", "z.toml", &[]).unwrap_err().to_string();
+        assert!(e.contains("extends") && e.contains("name of a preset"), "{e}");
+    }
+
+    #[test]
+    fn presets_that_extend_each_other_in_a_cycle_are_refused() {
+        let dir = std::env::temp_dir().join(format!("spmsim-extends-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (a, b) = (dir.join("a.toml"), dir.join("b.toml"));
+        std::fs::write(&a, format!("extends = '{}'\n", b.display())).unwrap();
+        std::fs::write(&b, format!("extends = '{}'\n", a.display())).unwrap();
+        let e = load_preset(&a.display().to_string(), &[]).unwrap_err().to_string();
+        std::fs::remove_dir_all(&dir).ok();
+        assert!(e.contains("cycle"), "{e}");
+    }
 
     #[test]
     fn a_variant_change_replaces_the_table() {

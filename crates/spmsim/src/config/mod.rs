@@ -86,6 +86,11 @@ pub struct SecurityConfig {
     pub crypto: CryptoMode,
     /// MAC and tree-hash latency (SecPB Table I: 40 cycles).
     pub mac_latency_cycles: u32,
+    /// The integrity tree's hash latency alone, when it differs from the
+    /// data MAC's (Secon 4.4.1 varies "the hashing latency in BMT update"
+    /// only). Unset: `mac_latency_cycles`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tree_hash_latency_cycles: Option<u32>,
     /// One-time-pad (AES) latency. Table I of SecPB gives none; 40 cycles is
     /// the MAC figure, used for AES too.
     pub aes_latency_cycles: u32,
@@ -107,6 +112,7 @@ impl Default for SecurityConfig {
             aes_key_bits: AesKeyBits::Aes128,
             crypto: CryptoMode::Real,
             mac_latency_cycles: 40,
+            tree_hash_latency_cycles: None,
             aes_latency_cycles: 40,
             metadata_cache_latency_cycles: 2,
             mc_bmt_pipelined: true,
@@ -582,6 +588,13 @@ pub struct PersistenceConfig {
     pub battery: BatteryDomain,
     /// Write pending queue entries (SecPB Table I: 32).
     pub wpq_entries: u32,
+    /// Kinds of block whose write merges into a queued, not yet issued
+    /// write of the same block (timing model). Every kind by default, as
+    /// memory controllers' write queues merge; Secon's WT coalesces no
+    /// metadata, SuperMem coalesces counters (SuperMem, MICRO 2019) and
+    /// Secon adds first-level BMT blocks (Secon 3.4.2, applied to SuperMem
+    /// too in Secon 4.1).
+    pub wpq_coalesce: Vec<crate::layout::RegionKind>,
     /// The persistency model: in what order the stores of a core may
     /// persist (DESIGN.md's axis; Secon 3.3). `strict` for every preset
     /// that does not say otherwise.
@@ -596,6 +609,7 @@ impl Default for PersistenceConfig {
             point: PersistPoint::MemoryController,
             battery: BatteryDomain::default(),
             wpq_entries: 32,
+            wpq_coalesce: crate::layout::RegionKind::ALL.to_vec(),
             model: PersistencyModel::default(),
             tep: TepConfig::default(),
         }

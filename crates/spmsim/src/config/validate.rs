@@ -107,6 +107,9 @@ impl SimConfig {
         ] {
             in_range(k, v as u64, 0, MAX_LATENCY_CYCLES as u64)?;
         }
+        if let Some(h) = s.tree_hash_latency_cycles {
+            in_range("security.tree_hash_latency_cycles", h as u64, 0, MAX_LATENCY_CYCLES as u64)?;
+        }
         in_range("security.hash_pipeline_interval_cycles", s.hash_pipeline_interval_cycles as u64, 1, MAX_LATENCY_CYCLES as u64)?;
         let arity = self.tree.arity();
         if arity < 2 || !arity.is_power_of_two() {
@@ -203,6 +206,8 @@ impl SimConfig {
                 check_geometry("persistence.point.cache", cache.capacity_bytes, cache.ways, MAX_DATA_CACHE_BYTES)?
             }
         }
+        // The numbers first, so a bad one is named by its own key whatever
+        // the model.
         in_range("persistence.tep.buffer_lines", p.tep.buffer_lines as u64, 1, MAX_ENTRIES as u64)?;
         in_range("persistence.tep.early_flush_pct", p.tep.early_flush_pct as u64, 0, 100)?;
         match p.model {
@@ -236,6 +241,10 @@ impl SimConfig {
         if let crate::scheme::SchemeKind::LevelWriteThrough(l) = &self.scheme {
             // Level 1 is the lowest tree level; the tree has at most 32.
             in_range("scheme.tree_levels", l.tree_levels as u64, 1, 32)?;
+        }
+        if let crate::scheme::SchemeKind::Secon(s) = &self.scheme {
+            // The 10 spare bits of a first-level CMAC name the unit (0: none).
+            in_range("scheme.track_units", s.track_units as u64, 1, crate::scheme::SECON_MAX_TRACK_UNITS as u64)?;
         }
         // The scheme says which mechanism it needs; the sections must give it.
         self.scheme.check(self).map_err(|m| ("scheme.type".to_string(), m))?;

@@ -2,6 +2,7 @@
 //! paper's tables and figures need, then put our numbers beside theirs.
 
 pub mod published_ipc;
+pub mod secon;
 pub mod secpb;
 
 use serde::Serialize;

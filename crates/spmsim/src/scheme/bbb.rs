@@ -31,6 +31,7 @@ impl Scheme for Bbb {
             battery_flushes_metadata: false,
             recovery_rebuilds_tree: false,
             ideal_metadata: false,
+            deferred_root_updates: 0,
         }
     }
 }

@@ -38,6 +38,7 @@ impl Scheme for Eadr {
             battery_flushes_metadata: self.secure,
             recovery_rebuilds_tree: false,
             ideal_metadata: false,
+            deferred_root_updates: 0,
         }
     }
 }

@@ -25,6 +25,7 @@ mod bbb;
 mod eadr;
 mod level_write_through;
 mod plp;
+mod secon;
 mod secpb;
 mod toy_lazy_tree;
 mod write_back;
@@ -34,6 +35,7 @@ pub use bbb::{Bbb, BbbGap};
 pub use eadr::Eadr;
 pub use level_write_through::LevelWriteThrough;
 pub use plp::Plp;
+pub use secon::{CounterTrack, Secon, SeconRecovery, TrackStats, TrackUnit, SECON_MAX_TRACK_UNITS, SECON_TRACK_UNITS};
 pub use secpb::{SecPb, SecPbVariant};
 pub use toy_lazy_tree::ToyLazyTree;
 pub use write_back::{BatteryWriteBack, IdealWriteBack, WriteBackNoBattery};
@@ -196,6 +198,13 @@ pub struct SchemeWork {
     /// but the timing model prices no tree update and queues no metadata
     /// write; the writes it leaves out are counted as unpriced.
     pub ideal_metadata: bool,
+    /// Root updates that may wait at once in the background (Secon 3.2's
+    /// pending BMT update queue, 16); 0: none, every root update is done
+    /// before the write persists. With N > 0 the root update above the
+    /// first tree level runs after the tuple persists: a write is
+    /// persistent when its tuple holds WPQ slots, and ACKed when its root
+    /// update is done; a write that finds N pending waits for the oldest.
+    pub deferred_root_updates: u32,
 }
 
 impl SchemeWork {
@@ -214,6 +223,7 @@ impl SchemeWork {
             battery_flushes_metadata,
             recovery_rebuilds_tree,
             ideal_metadata: false,
+            deferred_root_updates: 0,
         }
     }
 
@@ -236,6 +246,16 @@ pub enum OwnState {
     OnChip { name: &'static str, why: &'static str },
 }
 
+/// An attack on the NVM image of a crashed machine, aimed at what the
+/// scheme's recovery reads (Secon's marks in first-level CMACs): the
+/// harness powers the tampered image on, so recovery runs, and checks it.
+pub struct RecoveryAttack {
+    pub name: &'static str,
+    /// What the attacker changed.
+    pub target: String,
+    pub image: crate::nvm::NvmImage,
+}
+
 /// The hooks a scheme plugs into the mechanism. Every method but `name`
 /// and `work` has a default that reads the description, so a scheme
 /// overrides only what its paper changes.
@@ -245,29 +265,15 @@ pub trait Scheme {
     /// The scheme's rules, as data.
     fn work(&self) -> SchemeWork;
     /// Whether a configuration gives this scheme the mechanism it needs.
+    /// Default: [`check_front`].
     fn check(&self, cfg: &SimConfig) -> Result<(), String> {
-        let w = self.work();
-        let point = match &cfg.persistence.point {
-            crate::config::PersistPoint::MemoryController => Front::MemoryController,
-            crate::config::PersistPoint::PersistBuffer { .. } => Front::PersistBuffer,
-            crate::config::PersistPoint::CacheHierarchy { .. } => Front::CacheHierarchy,
-        };
-        if point != w.front {
-            return Err(format!(
-                "scheme `{}` persists stores at the {}; set persistence.point.type = \"{}\"",
-                self.name(),
-                w.front.point_type(),
-                w.front.point_type()
-            ));
-        }
-        // A secure scheme may run with the security engine off (the same
-        // mechanism, insecure, for comparison), but an insecure scheme has
-        // no engine to turn on. The battery domain is left to the
-        // configuration: taking a battery away is how the controls fail.
-        if !w.secure && cfg.security.enabled {
-            return Err(format!("scheme `{}` has no security engine; set security.enabled = false", self.name()));
-        }
-        Ok(())
+        check_front(self, cfg)
+    }
+
+    /// Bits of a counter block's hash its level-1 BMT entry keeps (64; a
+    /// scheme that takes spare bits there says fewer).
+    fn first_level_entry_bits(&self) -> u32 {
+        64
     }
 
     // Metadata persistence: how metadata reaches NVM and is checked
@@ -352,28 +358,46 @@ pub trait Scheme {
         }
     }
 
+    /// Whether the memory controller must know the undo-log regions
+    /// (Secon's counter-log colocation tells log writes by address).
+    fn uses_log_regions(&self) -> bool {
+        false
+    }
+
+    /// The spare bits of the data MAC of a write of `block` under
+    /// `counter`, authenticated with it (Secon 3.4.1 keeps a log write's
+    /// minor counter there). Default: none.
+    fn data_mac_spare(&self, _st: &MetaStore, _block: u64, _counter: (u64, u64)) -> u16 {
+        0
+    }
+
+    /// The names of the attacks [`Self::recovery_attacks`] makes (none by
+    /// default), so the harness can report them skipped when a run gives
+    /// them nothing to attack.
+    fn recovery_attack_names(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Whether a crash now would leave recovery something of the scheme's
+    /// own to read (Secon: writes whose root update is pending).
+    fn recovery_state_pending(&self, _sys: &System) -> bool {
+        false
+    }
+
+    /// Attacks on the image of `crashed` (after its power failure) aimed at
+    /// the scheme's recovery state; `earlier` is the same machine's image
+    /// at an earlier point, for replays. Default: none.
+    fn recovery_attacks(&self, _crashed: &System, _earlier: &crate::nvm::NvmImage) -> Vec<RecoveryAttack> {
+        Vec::new()
+    }
+
     /// Power fails (before the caches are lost and ADR drains the WPQ):
     /// the battery drains the front end as `front_drain` says, and the
     /// metadata caches if `battery_flushes_metadata`. A scheme with
     /// battery-backed state of its own (Secon's queue, STAR's bitmap
     /// lines) drains it here.
     fn on_power_fail(&self, sys: &mut System, work: &mut DrainWork) {
-        let w = self.work();
-        let battery = sys.cfg.persistence.battery.clone();
-        // Every core's front end drains, in core order (SecPB IV-C c keeps
-        // a block in one of them only, so the order moves no value).
-        for f in &mut sys.fronts {
-            match f.crash_drain(&mut sys.mc, &battery, w.front_drain) {
-                Ok(n) => work.front_lines += n,
-                Err(e) => System::drain_failed(work, e),
-            }
-        }
-        if w.battery_flushes_metadata {
-            match sys.mc.flush_metadata() {
-                Ok(n) => work.metadata_lines = n,
-                Err(e) => System::drain_failed(work, e),
-            }
-        }
+        drain_front_and_metadata(self, sys, work)
     }
 
     /// Recovery after a power failure: rebuild the tree from the persisted
@@ -386,6 +410,55 @@ pub trait Scheme {
                 rep.tree_rebuilt = out.mismatched_roots.is_empty();
                 rep.rebuild = Some(out);
             }
+        }
+    }
+}
+
+/// The check every scheme shares: the configuration's persist point is
+/// the scheme's front end, and an insecure scheme runs without security.
+pub fn check_front(scheme: &(impl Scheme + ?Sized), cfg: &SimConfig) -> Result<(), String> {
+    let w = scheme.work();
+    let point = match &cfg.persistence.point {
+        crate::config::PersistPoint::MemoryController => Front::MemoryController,
+        crate::config::PersistPoint::PersistBuffer { .. } => Front::PersistBuffer,
+        crate::config::PersistPoint::CacheHierarchy { .. } => Front::CacheHierarchy,
+    };
+    if point != w.front {
+        return Err(format!(
+            "scheme `{}` persists stores at the {}; set persistence.point.type = \"{}\"",
+            scheme.name(),
+            w.front.point_type(),
+            w.front.point_type()
+        ));
+    }
+    // A secure scheme may run with the security engine off (the same
+    // mechanism, insecure, for comparison), but an insecure scheme has
+    // no engine to turn on. The battery domain is left to the
+    // configuration: taking a battery away is how the controls fail.
+    if !w.secure && cfg.security.enabled {
+        return Err(format!("scheme `{}` has no security engine; set security.enabled = false", scheme.name()));
+    }
+    Ok(())
+}
+
+/// The power-fail work every scheme shares: the battery drains the front
+/// ends as `front_drain` says, and the metadata caches if
+/// `battery_flushes_metadata`.
+pub fn drain_front_and_metadata(scheme: &(impl Scheme + ?Sized), sys: &mut System, work: &mut DrainWork) {
+    let w = scheme.work();
+    let battery = sys.cfg.persistence.battery.clone();
+    // Every core's front end drains, in core order (SecPB IV-C c keeps
+    // a block in one of them only, so the order moves no value).
+    for f in &mut sys.fronts {
+        match f.crash_drain(&mut sys.mc, &battery, w.front_drain) {
+            Ok(n) => work.front_lines += n,
+            Err(e) => System::drain_failed(work, e),
+        }
+    }
+    if w.battery_flushes_metadata {
+        match sys.mc.flush_metadata() {
+            Ok(n) => work.metadata_lines = n,
+            Err(e) => System::drain_failed(work, e),
         }
     }
 }
@@ -412,6 +485,8 @@ pub enum SchemeKind {
     BatteryWriteBack(BatteryWriteBack),
     /// Secon's ideal WB: the same, with no metadata work priced.
     IdealWriteBack(IdealWriteBack),
+    /// Secon: pre-persisted write-through metadata, background root update.
+    Secon(Secon),
     /// Control: a write-back metadata cache under ADR only.
     WriteBackNoBattery(WriteBackNoBattery),
     /// eADR and secure eADR (SecPB II-C).
@@ -438,6 +513,7 @@ impl SchemeKind {
             SchemeKind::LevelWriteThrough(s) => s,
             SchemeKind::BatteryWriteBack(s) => s,
             SchemeKind::IdealWriteBack(s) => s,
+            SchemeKind::Secon(s) => s,
             SchemeKind::WriteBackNoBattery(s) => s,
             SchemeKind::Eadr(s) => s,
             SchemeKind::ToyLazyTree(s) => s,

@@ -88,6 +88,7 @@ impl Scheme for SecPb {
             battery_flushes_metadata: false,
             recovery_rebuilds_tree: true,
             ideal_metadata: false,
+            deferred_root_updates: 0,
         }
     }
 }

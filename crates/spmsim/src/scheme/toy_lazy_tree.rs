@@ -28,6 +28,7 @@ impl Scheme for ToyLazyTree {
             battery_flushes_metadata: false,
             recovery_rebuilds_tree: false,
             ideal_metadata: false,
+            deferred_root_updates: 0,
         }
     }
 }

@@ -15,6 +15,7 @@
 
 mod branch;
 mod core;
+mod epoch;
 mod ooo;
 mod pcm;
 mod persist;
@@ -46,6 +47,9 @@ pub struct Latencies {
     pub nvm_read: u64,
     pub mdc: u64,
     pub mac: u64,
+    /// One integrity-tree hash (`security.tree_hash_latency_cycles`, else
+    /// the MAC's).
+    pub hash: u64,
     /// Cycles between the starts of two pipelined BMT updates.
     pub hash_interval: u64,
     pub aes: u64,
@@ -84,6 +88,8 @@ struct CoreUnit {
     l1: TagCache,
     l2: TagCache,
     path: PersistPath,
+    /// Stores waiting in L1D for a barrier (epoch persistency, TEP).
+    epoch: epoch::EpochLines,
     /// A store whose later pieces may still come (see [`OpenStore`]).
     open_store: Option<OpenStore>,
     /// This core's counts (they restart when its warm-up ends).
@@ -161,6 +167,8 @@ struct OpenStore {
     bytes: [u8; 64],
     release: u64,
     data_ready: u64,
+    /// The store writes the undo log.
+    log: bool,
 }
 
 fn cycles(ns: f64, ghz: f64) -> u64 {
@@ -182,6 +190,7 @@ impl TimingSim {
             nvm_read: cycles(cfg.nvm.read_latency_ns, ghz),
             mdc: cfg.security.metadata_cache_latency_cycles as u64,
             mac: cfg.security.mac_latency_cycles as u64,
+            hash: cfg.security.tree_hash_latency_cycles.unwrap_or(cfg.security.mac_latency_cycles) as u64,
             hash_interval: cfg.security.hash_pipeline_interval_cycles as u64,
             aes: cfg.security.aes_latency_cycles as u64,
             pb_access: match &cfg.persistence.point {
@@ -196,6 +205,12 @@ impl TimingSim {
                     l1: TagCache::new(c.l1d.capacity_bytes, c.l1d.ways),
                     l2: TagCache::new(c.l2.capacity_bytes, c.l2.ways),
                     path: PersistPath::new(cfg, i)?,
+                    // The relaxed models order lines an L1 controller sends
+                    // to the MC; a persist buffer orders its own entries.
+                    epoch: epoch::EpochLines::new(match cfg.persistence.point {
+                        PersistPoint::MemoryController => cfg.persistence.model,
+                        _ => crate::config::PersistencyModel::Strict,
+                    }),
                     open_store: None,
                     stats: CoreStats::default(),
                     persist: PersistPathStats::default(),
@@ -221,6 +236,7 @@ impl TimingSim {
         if cfg.nvm.read_scheduling.calendar(cfg.core.count) {
             pcm = pcm.with_read_calendar();
         }
+        pcm = pcm.with_kinds(sys.mc.layout(), &cfg.persistence.wpq_coalesce);
         Ok(TimingSim {
             units,
             l3: TagCache::new(c.l3.capacity_bytes, c.l3.ways),
@@ -411,6 +427,14 @@ impl TimingSim {
             u.stats.volatile_stores += 1;
             return Ok(());
         }
+        if u.epoch.buffers() {
+            // Epoch persistency and TEP: the store stays in L1D, coalescing
+            // with the epoch's other stores to its line, until a barrier.
+            u.epoch.store(o.block, o.off, &o.bytes[o.off..o.off + o.len], o.release, o.data_ready, o.log);
+            u.core.store_released(o.release, o.release.max(o.data_ready) + 1);
+            u.stats.stores += 1;
+            return Ok(());
+        }
         // The rest of the block comes from memory only when the persist
         // path takes a whole block (a new SecPB entry, an SP write).
         let mut fill = if u.path.needs_whole_block(&self.sys, o.block) { self.sys.mc.peek_plaintext(o.block) } else { [0; 64] };
@@ -421,6 +445,33 @@ impl TimingSim {
         u.core.store_released(o.release, unblock);
         u.stats.stores += 1;
         Ok(())
+    }
+
+    /// A barrier of core `c` at `t` under epoch persistency or TEP: the
+    /// epoch's lines go to the memory controller, each when its order
+    /// allows ([`epoch::EpochLines::barrier`]); returns whether the core
+    /// waits for every ACK.
+    fn send_epoch(&mut self, c: usize, t: u64) -> Result<bool, CheckFailure> {
+        let u = &mut self.units[c];
+        let flush = u.epoch.barrier(t, u.path.last_ack());
+        for (line, at) in flush.sends {
+            let mut fill = self.sys.mc.peek_plaintext(line.block);
+            for (i, b) in fill.iter_mut().enumerate() {
+                if line.mask >> i & 1 == 1 {
+                    *b = line.bytes[i];
+                }
+            }
+            let u = &mut self.units[c];
+            let cx = Ctx { pcm: &mut self.pcm, lat: &self.lat, engine: &mut self.engine, stats: &mut u.persist };
+            let store = ReleasedStore { release: at, data_ready: line.data_ready, block: line.block, bytes: 0..64, fill };
+            u.path.store(&mut self.sys, cx, store)?;
+            if line.log {
+                // TEP's log state table: the data of the next pair waits
+                // for these log lines' ACKs.
+                u.epoch.log_ack = u.epoch.log_ack.max(u.path.last_ack());
+            }
+        }
+        Ok(flush.wait_for_acks)
     }
 
     fn apply(&mut self, c: usize, ev: &Event) -> Result<(), CheckFailure> {
@@ -447,6 +498,9 @@ impl TimingSim {
                 u.stats.loads += 1;
             }
             Op::Store => {
+                if ev.log && !ev.volatile {
+                    self.sys.note_log_store(c, ev.addr);
+                }
                 // The fetch for ownership starts at dispatch (address known).
                 let fetch = self.fetch(c, t_disp, block, true)?;
                 let data_ready = t_disp + fetch;
@@ -455,9 +509,19 @@ impl TimingSim {
                 let release = u.core.release_time(retire);
                 let mut bytes = [0; 64];
                 bytes[off..off + size].copy_from_slice(&ev.value.to_le_bytes()[..size]);
-                u.open_store = Some(OpenStore { block, volatile: ev.volatile, off, len: size, bytes, release, data_ready });
+                u.open_store = Some(OpenStore { block, volatile: ev.volatile, off, len: size, bytes, release, data_ready, log: ev.log });
+            }
+            Op::Fence | Op::Epoch if self.units[c].epoch.buffers() => {
+                let wait = self.send_epoch(c, t_disp)?;
+                self.sys.mc.await_all_acks()?;
+                let u = &mut self.units[c];
+                let persisted = if wait { u.path.persist_barrier() } else { 0 };
+                u.core.fence(t_disp, persisted);
             }
             Op::Fence | Op::Epoch => {
+                // The functional model waits for the same ACKs (whatever a
+                // scheme deferred completes here; a no-op for most).
+                self.sys.mc.await_all_acks()?;
                 let u = &mut self.units[c];
                 let persisted = u.path.persist_barrier();
                 u.core.fence(t_disp, persisted);
@@ -502,6 +566,10 @@ impl TimingSim {
     /// instruction limit releases the lock).
     fn finish_core(&mut self, c: usize) -> Result<(), CheckFailure> {
         self.close_store(c)?;
+        if self.units[c].epoch.buffers() {
+            let t = self.units[c].core.clock();
+            self.send_epoch(c, t)?;
+        }
         let u = &self.units[c];
         if let Some(l) = &mut self.lock {
             l.finished[c] = true;

@@ -54,6 +54,9 @@ pub struct Pcm {
     queued: FxHashMap<u64, u64>,
     wpq_entries: usize,
     pub stats: PcmStats,
+    /// The layout that tells an address's kind (for the counts by kind
+    /// and the merge rule), and the kinds whose writes never merge.
+    kinds: Option<(crate::layout::Layout, Vec<crate::layout::RegionKind>)>,
 }
 
 /// What the PCM and its write queue counted.
@@ -65,6 +68,8 @@ pub struct PcmStats {
     pub merged_writes: u64,
     /// Writes the device performed (after merging).
     pub device_writes: u64,
+    /// The same, by the kind of block written (when the layout is known).
+    pub device_writes_by_kind: ByKind,
     /// Cycles writes waited for a free WPQ slot.
     pub wpq_wait_cycles: u64,
     /// Reads, and the cycles they waited for their bank (other reads, the
@@ -80,6 +85,9 @@ pub struct MemoryStats {
     pub reads: ByKind,
     /// NVM blocks written (queued to the WPQ), by region.
     pub writes: ByKind,
+    /// Writes the PCM device performed, by region: `writes` less those
+    /// merged in the WPQ (the write traffic Secon's Figs. 10 and 12 count).
+    pub device_writes: ByKind,
     pub wpq_full_waits: u64,
     /// Writes merged into a queued write to the same block (counted in
     /// `writes` but taking no device time).
@@ -96,6 +104,7 @@ impl PcmStats {
             wpq_full_waits: self.wpq_full_waits - before.wpq_full_waits,
             merged_writes: self.merged_writes - before.merged_writes,
             device_writes: self.device_writes - before.device_writes,
+            device_writes_by_kind: self.device_writes_by_kind.since(&before.device_writes_by_kind),
             wpq_wait_cycles: self.wpq_wait_cycles - before.wpq_wait_cycles,
             reads: self.reads - before.reads,
             read_wait_cycles: self.read_wait_cycles - before.read_wait_cycles,
@@ -137,6 +146,7 @@ impl Pcm {
             wpq: BinaryHeap::new(),
             queued: FxHashMap::default(),
             wpq_entries: wpq_entries as usize,
+            kinds: None,
             stats: PcmStats::default(),
         }
     }
@@ -146,6 +156,15 @@ impl Pcm {
     }
 
     /// Schedule reads by calendar (several cores).
+    /// Count device writes by kind under `layout`; writes of the kinds not
+    /// in `coalesce` never merge into a queued write of the same block
+    /// (`persistence.wpq_coalesce`).
+    pub fn with_kinds(mut self, layout: &crate::layout::Layout, coalesce: &[crate::layout::RegionKind]) -> Self {
+        let never: Vec<_> = crate::layout::RegionKind::ALL.into_iter().filter(|k| !coalesce.contains(k)).collect();
+        self.kinds = Some((layout.clone(), never));
+        self
+    }
+
     pub fn with_read_calendar(mut self) -> Self {
         self.read_calendar = Some(vec![Vec::new(); self.bank_free.len()]);
         self
@@ -220,6 +239,7 @@ impl Pcm {
         MemoryStats {
             reads,
             writes,
+            device_writes: d.device_writes_by_kind,
             wpq_full_waits: d.wpq_full_waits,
             wpq_merged_writes: d.merged_writes,
             write_utilisation: self.write_utilisation(d.device_writes, cycles),
@@ -257,8 +277,11 @@ impl Pcm {
         let mut t = t;
         self.release(t);
         // A queued write to the same block that issues after this one's data
-        // is ready takes the new data instead.
-        let mergeable = |p: &Self, t: u64| p.queued.get(&block).is_some_and(|&issue| issue > t && issue >= ready);
+        // is ready takes the new data instead (if its kind merges).
+        let kind = self.kinds.as_ref().map(|(layout, never)| (layout.kind_of(block), never));
+        let merges = kind.is_none_or(|(k, never)| !never.contains(&k));
+        let kind = kind.map(|(k, _)| k);
+        let mergeable = |p: &Self, t: u64| merges && p.queued.get(&block).is_some_and(|&issue| issue > t && issue >= ready);
         if mergeable(self, t) {
             self.stats.merged_writes += 1;
             return t;
@@ -289,6 +312,9 @@ impl Pcm {
         }
         self.bank_free[b] = issue + self.bank_busy;
         self.stats.device_writes += 1;
+        if let Some(k) = kind {
+            self.stats.device_writes_by_kind.bump(k);
+        }
         self.wpq.push(Reverse((issue, block)));
         self.queued.insert(block, issue);
         t
@@ -351,6 +377,28 @@ mod tests {
         p.write(150, 2); // block 2 issued at 100: a new write
         assert_eq!(p.stats.merged_writes, 1);
         assert_eq!(p.bank_free[0], 400);
+    }
+
+    #[test]
+    fn only_the_kinds_that_coalesce_merge_and_device_writes_are_counted_by_kind() {
+        use crate::counter::CounterFormat;
+        use crate::layout::{Layout, RegionKind};
+        let layout = Layout::new(64 << 20, CounterFormat::Split, 8, None);
+        let node = layout.meta_addr(1, 0);
+        let offer = |coalesce: &[RegionKind]| {
+            let mut p = Pcm::new(1, 10, 100, 8).with_kinds(&layout, coalesce);
+            // Block 9 takes the bank; the rest queue behind it, unissued.
+            for b in [9, 5, 5, node, node, node] {
+                p.write(0, b);
+            }
+            p.stats
+        };
+        let all = offer(&RegionKind::ALL);
+        assert_eq!((all.merged_writes, all.device_writes), (3, 3));
+        assert_eq!((all.device_writes_by_kind.data, all.device_writes_by_kind.tree), (2, 1));
+        // Secon's WT: tree nodes do not merge; the data still does.
+        let wt = offer(&[RegionKind::Data, RegionKind::Mac]);
+        assert_eq!((wt.merged_writes, wt.device_writes_by_kind.data, wt.device_writes_by_kind.tree), (1, 2, 3));
     }
 
     #[test]

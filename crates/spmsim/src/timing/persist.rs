@@ -53,6 +53,16 @@ pub struct Engine {
     /// one stage, a serial one for its whole duration).
     pub busy_cycles: u64,
     pub tree_updates: u64,
+    /// Root updates running in the background (Secon 3.2's pending BMT
+    /// update queue): counter block, the blocks written under it while
+    /// pending (a mask of its minors), and when the update is done.
+    pending: VecDeque<PendingRoot>,
+}
+
+struct PendingRoot {
+    counter_block: u64,
+    minors: u64,
+    ack: u64,
 }
 
 #[derive(Default)]
@@ -86,6 +96,26 @@ pub struct PersistPathStats {
     /// not price (`SchemeWork::ideal_metadata`; absent otherwise).
     #[serde(skip_serializing_if = "is_zero")]
     pub unpriced_metadata_writes: u64,
+    /// The background root updates' counts (absent for a scheme that
+    /// defers none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deferred_roots: Option<DeferredRootStats>,
+}
+
+/// Counts of the root updates a scheme runs in the background (Secon 3.2).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DeferredRootStats {
+    /// Root updates started in the background.
+    pub updates: u64,
+    /// Writes that found the pending queue full and waited for its oldest.
+    pub queue_full_waits: u64,
+    /// Writes to a block whose previous write's update was still pending
+    /// (one bit per minor holds one increment) that waited for it.
+    pub same_block_waits: u64,
+    /// Cycles of those two waits.
+    pub wait_cycles: u64,
+    /// Cycles from a write's persist to its ACK, summed.
+    pub ack_lag_cycles: u64,
 }
 
 impl PersistPathStats {
@@ -142,6 +172,8 @@ pub struct PersistPath {
     /// Entries drained but not yet freed (time each frees).
     draining: VecDeque<u64>,
     last_persist: u64,
+    /// When the stores so far are ACKed (their deferred root updates done).
+    last_ack: u64,
     entries: usize,
     /// The record of the operation being priced (kept to reuse its buffers).
     rec: Option<Box<WorkRecord>>,
@@ -192,17 +224,25 @@ impl PersistPath {
             mc_pipelined: cfg.security.mc_bmt_pipelined,
             draining: VecDeque::new(),
             last_persist: 0,
+            last_ack: 0,
             entries,
             rec: Some(Box::default()),
         })
     }
 
-    /// When the stores released so far are persistent (for fences).
+    /// When the stores released so far are persistent and ACKed (for
+    /// fences: the next epoch's stores wait for the memory controller's
+    /// ACK of this one's, which a deferred root update delays; Secon 3.3).
     pub fn persist_barrier(&self) -> u64 {
         match self.kind {
             Kind::PersistBuffer => 0,
-            Kind::MemoryController => self.last_persist,
+            Kind::MemoryController => self.last_ack(),
         }
+    }
+
+    /// When the stores released so far are ACKed by the memory controller.
+    pub fn last_ack(&self) -> u64 {
+        self.last_ack.max(self.last_persist)
     }
 
     pub fn last_persist(&self) -> u64 {
@@ -266,7 +306,7 @@ impl PersistPath {
     fn tree_update(engine: &mut Engine, lat: &Latencies, ready: u64, rec: &WorkRecord, tree_extra: u64, pipelined: bool) -> Option<u64> {
         let hashes = rec.update_hashes();
         (hashes > 0).then(|| {
-            let duration = hashes * lat.mac + tree_extra;
+            let duration = hashes * lat.hash + tree_extra;
             engine.tree_updates += 1;
             engine.busy_cycles += if pipelined { lat.hash_interval } else { duration };
             engine.tree.update(ready, duration, lat.hash_interval, pipelined)
@@ -440,6 +480,39 @@ impl PersistPath {
         freed
     }
 
+    /// A write that defers its root update needs a place in the pending
+    /// queue (Secon 3.2: a full queue or bitmap stalls the next write), and
+    /// its block's minor must not already be marked: either waits for the
+    /// update that frees it. Returns when the write may go on.
+    fn wait_for_pending_slot(
+        engine: &mut Engine,
+        stats: &mut PersistPathStats,
+        t: u64,
+        (counter_block, minor): (u64, usize),
+        cap: usize,
+    ) -> u64 {
+        let mut t = t;
+        engine.pending.retain(|p| p.ack > t);
+        let d = stats.deferred_roots.get_or_insert_with(Default::default);
+        if let Some(p) = engine.pending.iter().find(|p| p.counter_block == counter_block) {
+            if p.minors >> minor & 1 == 1 {
+                d.same_block_waits += 1;
+                d.wait_cycles += p.ack - t;
+                t = p.ack;
+                engine.pending.retain(|p| p.ack > t);
+            }
+            return t;
+        }
+        if engine.pending.len() >= cap {
+            let first = engine.pending.iter().map(|p| p.ack).min().expect("a full queue has entries");
+            d.queue_full_waits += 1;
+            d.wait_cycles += first - t;
+            t = first;
+            engine.pending.retain(|p| p.ack > t);
+        }
+        t
+    }
+
     fn mc_store(&mut self, sys: &mut System, cx: Ctx, s: ReleasedStore) -> Result<u64, CheckFailure> {
         let Ctx { pcm, lat, engine, stats } = cx;
         // Strict persistency at the MC: the store is flushed and its whole
@@ -451,8 +524,46 @@ impl PersistPath {
         scheme.plugin().on_persist(&mut sys.mc, s.block)?;
         let mut rec = self.rec.take().unwrap_or_default();
         rec.fill(&mut sys.mc, mark, s.block);
-        let arrive = t.max(s.data_ready) + lat.l1;
+        let mut arrive = t.max(s.data_ready) + lat.l1;
+        let deferred = self.scheme.deferred_root_updates as usize;
+        if deferred > 0 && sys.mc.secure {
+            arrive = Self::wait_for_pending_slot(engine, stats, arrive, sys.mc.layout().counter_of(s.block), deferred);
+        }
         let mut done = arrive;
+        if sys.mc.secure && deferred > 0 {
+            // Secon 3.2: the tuple (ciphertext, counter, first-level CMAC)
+            // goes to the WPQ once its CMAC is made; the root update above
+            // the first level runs in the background and ACKs the write.
+            // The functional model settles a level-1 node's updates at once
+            // where a barrier or a full queue asks; their hashes are the
+            // background updates booked here, not priced again.
+            let (ctr, tree_extra) = Self::metadata_reads(pcm, lat, arrive, &rec);
+            let mac = ctr + lat.aes + 1 + lat.mac;
+            let cmac = ctr + tree_extra + lat.hash;
+            let reencrypted = Self::reencryption(pcm, lat, ctr, &rec);
+            done = mac.max(reencrypted).max(cmac);
+            let above = sys.mc.layout().levels().saturating_sub(1) as u64;
+            engine.tree_updates += 1;
+            engine.busy_cycles += if self.mc_pipelined { lat.hash_interval } else { above * lat.hash };
+            let ack = engine.tree.update(cmac, above * lat.hash, lat.hash_interval, self.mc_pipelined);
+            let (counter_block, minor) = sys.mc.layout().counter_of(s.block);
+            match engine.pending.iter_mut().find(|p| p.counter_block == counter_block) {
+                Some(p) => {
+                    p.minors |= 1 << minor;
+                    p.ack = p.ack.max(ack);
+                }
+                None => engine.pending.push_back(PendingRoot { counter_block, minors: 1 << minor, ack }),
+            }
+            let d = stats.deferred_roots.get_or_insert_with(Default::default);
+            d.updates += 1;
+            self.last_ack = self.last_ack.max(ack);
+            let persisted = Self::queue_writes(pcm, done, &rec.writes);
+            d.ack_lag_cycles += ack.saturating_sub(persisted);
+            stats.cycles += persisted - s.release;
+            self.last_persist = persisted;
+            self.rec = Some(rec);
+            return Ok(persisted);
+        }
         if sys.mc.secure {
             let (ctr, tree_extra) = Self::metadata_reads(pcm, lat, arrive, &rec);
             let mac = ctr + lat.aes + 1 + lat.mac;
@@ -486,7 +597,7 @@ mod tests {
 
     /// Round, distinct latencies so that no two paths tie by accident.
     fn latencies() -> Latencies {
-        Latencies { l1: 3, l2: 20, l3: 30, nvm_read: 220, mdc: 2, mac: 40, hash_interval: 1, aes: 37, pb_access: 5 }
+        Latencies { l1: 3, l2: 20, l3: 30, nvm_read: 220, mdc: 2, mac: 40, hash: 40, hash_interval: 1, aes: 37, pb_access: 5 }
     }
 
     /// Cycles from the release of a store to block 1 until the next store
@@ -494,6 +605,13 @@ mod tests {
     /// counter block and the tree path; with the latencies and the tree's
     /// height (the hashes of one eager BMT update).
     fn unblock(preset: &str) -> (u64, Latencies, u64) {
+        let (done, _, lat, levels) = unblock_and_ack(preset);
+        (done, lat, levels)
+    }
+
+    /// [`unblock`], and the cycles until a fence after the store may
+    /// retire (the store ACKed).
+    fn unblock_and_ack(preset: &str) -> (u64, u64, Latencies, u64) {
         let cfg = load_preset(preset, &["memory.capacity_bytes=67108864".into()]).unwrap();
         let mut sys = System::new(&cfg, 1);
         sys.mc.st.nvm.log_writes = true;
@@ -511,7 +629,22 @@ mod tests {
         go(&mut path, &mut sys, &mut pcm, &mut stats, 0, 0);
         let release = 1_000_000;
         let done = go(&mut path, &mut sys, &mut pcm, &mut stats, 1, release);
-        (done - release, lat, levels)
+        (done - release, path.persist_barrier().saturating_sub(release), lat, levels)
+    }
+
+    #[test]
+    fn secons_write_persists_before_its_root_update_and_a_fence_waits_for_it() {
+        // Secon 3.2: the tuple leaves once the data MAC and the first-level
+        // CMAC are made; the levels above hash in the background, and the
+        // next epoch waits for that ACK (Secon 3.3).
+        let (got, ack, l, levels) = unblock_and_ack("secon");
+        let ctr = l.l1 + l.mdc;
+        assert_eq!(got, (ctr + l.aes + 1 + l.mac).max(ctr + l.mac));
+        assert_eq!(ack, ctr + l.mac + (levels - 1) * l.mac);
+        // WT holds the write until the whole root update is done.
+        let (wt, wt_ack, _, _) = unblock_and_ack("wt");
+        assert_eq!((wt, wt_ack), (ack, ack));
+        assert!(got < wt);
     }
 
     #[test]

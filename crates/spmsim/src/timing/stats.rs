@@ -137,6 +137,14 @@ impl PersistPathStats {
             t.full_stall_cycles += b.full_stall_cycles;
             t.migrated_in += b.migrated_in;
         }
+        if let Some(d) = &o.deferred_roots {
+            let t = self.deferred_roots.get_or_insert_with(Default::default);
+            t.updates += d.updates;
+            t.queue_full_waits += d.queue_full_waits;
+            t.same_block_waits += d.same_block_waits;
+            t.wait_cycles += d.wait_cycles;
+            t.ack_lag_cycles += d.ack_lag_cycles;
+        }
     }
 }
 

@@ -13,6 +13,10 @@ use rustc_hash::FxHashMap;
 
 #[derive(Clone, Debug)]
 pub struct BonsaiMerkleTree {
+    /// The bits of a counter block's hash its level-1 entry keeps: all 64,
+    /// or 54 when the scheme takes the other 10 (Secon 3.2 keeps a counter
+    /// track unit id there; "using its 54 bits is sufficiently secure").
+    leaf_mask: u64,
     /// Contents of a never-written block, per level.
     default_blocks: Vec<[u8; 64]>,
     /// Hash of `default_blocks[l]`, per level.
@@ -23,8 +27,15 @@ impl BonsaiMerkleTree {
     /// Precompute the default (never-written) block of every level. This is
     /// set-up work, not counted as runtime hashing.
     pub fn new(layout: &Layout, crypto: &CryptoEngine) -> Self {
+        Self::with_leaf_bits(layout, crypto, 64)
+    }
+
+    /// A tree whose level-1 entries keep `bits` bits of their counter
+    /// block's hash (64: all; see `leaf_mask`).
+    pub fn with_leaf_bits(layout: &Layout, crypto: &CryptoEngine, bits: u32) -> Self {
+        let leaf_mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
         let mut default_blocks = vec![[0u8; 64]];
-        let mut default_hashes = vec![crypto.bmt_hash_uncounted(&[0u8; 64])];
+        let mut default_hashes = vec![crypto.bmt_hash_uncounted(&[0u8; 64]) & leaf_mask];
         for _ in 1..layout.levels() {
             let h = *default_hashes.last().unwrap();
             let mut b = [0u8; 64];
@@ -34,7 +45,7 @@ impl BonsaiMerkleTree {
             default_hashes.push(crypto.bmt_hash_uncounted(&b));
             default_blocks.push(b);
         }
-        BonsaiMerkleTree { default_blocks, default_hashes }
+        BonsaiMerkleTree { leaf_mask, default_blocks, default_hashes }
     }
 
     pub fn default_block(&self, level: u32) -> [u8; 64] {
@@ -55,6 +66,25 @@ impl BonsaiMerkleTree {
         bmt_slots(node)[slot] == self.default_hash(level - 1)
     }
 
+    /// The entry a parent keeps for a level-`level` child whose hash is `h`.
+    pub fn entry_for(&self, level: u32, h: u64) -> u64 {
+        if level == 0 {
+            h & self.leaf_mask
+        } else {
+            h
+        }
+    }
+
+    /// Whether a parent's entry vouches for a level-`level` child hashing
+    /// to `h`; bits outside a level-1 entry's mask are not the hash's.
+    fn entry_matches(&self, level: u32, entry: u64, h: u64) -> bool {
+        if level == 0 {
+            (entry ^ h) & self.leaf_mask == 0
+        } else {
+            entry == h
+        }
+    }
+
     pub fn verify(&self, tree: &IntegrityTree, st: &mut MetaStore, level: u32, index: u64, bytes: &[u8; 64]) -> Result<(), CheckFailure> {
         let h = st.crypto.bmt_hash(bytes);
         match st.layout.parent_of(level, index) {
@@ -68,7 +98,7 @@ impl BonsaiMerkleTree {
             }
             Some((pl, pi, slot)) => {
                 let parent = st.fetch(tree, st.layout.meta_addr(pl, pi))?;
-                if bmt_slots(&parent)[slot] == h {
+                if self.entry_matches(level, bmt_slots(&parent)[slot], h) {
                     Ok(())
                 } else {
                     Err(CheckFailure::Tree { level, index })
@@ -78,8 +108,21 @@ impl BonsaiMerkleTree {
     }
 
     pub fn counter_updated(&self, tree: &IntegrityTree, st: &mut MetaStore, index: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
-        let (mut level, mut idx, mut cur) = (0u32, index, bytes);
-        let mut changed = vec![st.layout.meta_addr(0, index)];
+        self.node_updated(tree, st, 0, index, bytes)
+    }
+
+    /// Node `index` of `level` (0: a counter block) is now `bytes`: install
+    /// it dirty and hash it into every node above it up to its root register.
+    pub fn node_updated(
+        &self,
+        tree: &IntegrityTree,
+        st: &mut MetaStore,
+        level: u32,
+        index: u64,
+        bytes: [u8; 64],
+    ) -> Result<(), CheckFailure> {
+        let (mut level, mut idx, mut cur) = (level, index, bytes);
+        let mut changed = vec![st.layout.meta_addr(level, index)];
         st.install(changed[0], cur, true);
         loop {
             let h = st.crypto.bmt_hash(&cur);
@@ -91,7 +134,8 @@ impl BonsaiMerkleTree {
                 }
                 Some((pl, pi, slot)) => {
                     let pa = st.layout.meta_addr(pl, pi);
-                    let p = st.update(tree, pa, |p| bmt_set_slot(p, slot, h))?;
+                    let e = self.entry_for(level, h);
+                    let p = st.update(tree, pa, |p| bmt_set_slot(p, slot, e))?;
                     changed.push(pa);
                     (level, idx, cur) = (pl, pi, p);
                 }
@@ -125,12 +169,25 @@ impl BonsaiMerkleTree {
     /// the top with the root registers. On a match the rebuilt nodes replace
     /// the tree region of the image.
     pub fn rebuild(&self, st: &mut MetaStore) -> Option<RebuildOutcome> {
+        self.rebuild_over(st, &[])
+    }
+
+    /// [`Self::rebuild`] with some counter blocks taken from `overlay`
+    /// (index, bytes) instead of the image: a recovery that corrects
+    /// counters before checking them (Secon 3.2's roll-back) builds over
+    /// its corrections without writing them. Every counter block read is
+    /// counted.
+    pub fn rebuild_over(&self, st: &mut MetaStore, overlay: &[(u64, [u8; 64])]) -> Option<RebuildOutcome> {
         let layout = st.layout.clone();
         let mut level_blocks: FxHashMap<u64, [u8; 64]> = FxHashMap::default();
         for a in st.nvm.image.sorted_addrs() {
             if let Some((0, idx)) = layout.meta_pos(a) {
+                st.nvm.reads.counter += 1;
                 level_blocks.insert(idx, *st.nvm.image.get(a).unwrap());
             }
+        }
+        for &(idx, b) in overlay {
+            level_blocks.insert(idx, b);
         }
         let mut rebuilt: Vec<(u64, [u8; 64])> = Vec::new();
         for level in 0..layout.top_level() {
@@ -138,7 +195,7 @@ impl BonsaiMerkleTree {
             let mut idxs: Vec<u64> = level_blocks.keys().copied().collect();
             idxs.sort_unstable();
             for i in idxs {
-                let h = st.crypto.bmt_hash(&level_blocks[&i]);
+                let h = self.entry_for(level, st.crypto.bmt_hash(&level_blocks[&i]));
                 let p = parents.entry(i / layout.arity).or_insert(self.default_blocks[level as usize + 1]);
                 bmt_set_slot(p, (i % layout.arity) as usize, h);
             }

@@ -41,7 +41,7 @@ pub use btree::BtreeParams;
 pub use daxbench::DaxParams;
 pub use hash::HashParams;
 pub use params::{OpsPerTx, Ratio};
-pub use pheap::{log_region_of_thread, log_regions_of, TxStyle};
+pub use pheap::{log_region_of_thread, log_regions_of, TxStyle, LOG_BYTES};
 pub use queue::QueueParams;
 pub use rbtree::RbtreeParams;
 pub use synthetic::SyntheticParams;
