@@ -223,11 +223,18 @@ impl SimConfig {
                 }
             }
             PersistencyModel::Strict | PersistencyModel::Epoch => {
-                if p.tep != TepConfig::default() {
-                    return bad(
-                        "persistence.tep",
-                        format!("applies only with persistence.model = \"tep\", got persistence.model = \"{}\"", p.model.name()),
-                    );
+                let d = TepConfig::default();
+                for (key, differs) in [
+                    ("persistence.tep.pair_order", p.tep.pair_order != d.pair_order),
+                    ("persistence.tep.buffer_lines", p.tep.buffer_lines != d.buffer_lines),
+                    ("persistence.tep.early_flush_pct", p.tep.early_flush_pct != d.early_flush_pct),
+                ] {
+                    if differs {
+                        return bad(
+                            key,
+                            format!("applies only with persistence.model = \"tep\", got persistence.model = \"{}\"", p.model.name()),
+                        );
+                    }
                 }
             }
         }
@@ -278,7 +285,7 @@ mod tests {
         let e = err("[persistence]\nmodel='tep'\npoint={type='persist-buffer'}\n");
         assert!(e.contains("persistence.model") && e.contains("memory-controller"), "{e}");
         let e = err("[persistence]\nmodel='epoch'\ntep={pair_order=false}\n");
-        assert!(e.contains("persistence.tep") && e.contains("\"epoch\""), "{e}");
+        assert!(e.contains("persistence.tep.pair_order") && e.contains("\"epoch\""), "{e}");
         let e = err("[persistence]\nmodel='tep'\ntep={buffer_lines=0}\n");
         assert!(e.contains("persistence.tep.buffer_lines"), "{e}");
         let e = err("[persistence]\nmodel='tep'\ntep={early_flush_pct=101}\n");
