@@ -138,11 +138,12 @@ fn crash_images_of_every_preset_verify() {
         let dir = std::env::temp_dir().join(format!("spmsim-crash-every-{preset}-{}", std::process::id()));
         save_after(&dir, &preset, true);
         let r = verdict(&dir).unwrap();
-        if cfg.expect_crash_violations && cfg.persistence.model == spmsim::config::PersistencyModel::Strict {
+        if cfg.expect_crash_violations && cfg.persistence.tep.pair_order {
             // A control's crash leaves a real gap; verify must not hide it.
-            // (A relaxed model's control, tep-unordered, breaks the order of
-            // data and log, not integrity: its image verifies, and the crash
-            // oracle's transactional guarantee is what fails it.)
+            // (A control that drops TEP's pair order, tep-unordered and
+            // secon-tep-unordered, breaks the order of data and log, not
+            // integrity: its image verifies, and the crash oracle's
+            // transactional guarantee is what fails it.)
             assert!(!r.ok, "{preset}: a control's crash image verified");
         } else {
             assert!(r.ok, "{preset}: an untampered crash image fails: {:?}", &r.failures[..r.failures.len().min(3)]);

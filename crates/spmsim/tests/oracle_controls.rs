@@ -19,11 +19,11 @@ fn every_preset_meets_its_expectation_on_array_swap() {
         if cfg.expect_crash_violations {
             assert!(r.violations > 0, "{name} is a control and must fail the oracle");
             let v = &r.violation_list[0];
-            if cfg.persistence.model == spmsim::config::PersistencyModel::Strict {
+            if cfg.persistence.tep.pair_order {
                 assert!(v.actual.is_none() && v.check != "plaintext" && !v.detail.is_empty(), "{name}: {v:?}");
             } else {
-                // A relaxed model's control (tep-unordered) breaks the order
-                // of data and log: every check passes, the values are wrong.
+                // A control without TEP's pair order breaks the order of
+                // data and log: every check passes, the values are wrong.
                 assert!(v.actual.is_some() && v.check == "plaintext", "{name}: {v:?}");
             }
         } else {

@@ -138,7 +138,7 @@ fn a_torn_or_stale_log_entry_is_not_replayed() {
 
 #[test]
 fn strict_presets_are_checked_as_before() {
-    for name in ["sp", "cobcm", "wt"] {
+    for name in ["sp", "cobcm", "secure-wt"] {
         let cfg = preset(name);
         let w = WorkloadKind::parse("btree").unwrap();
         let events = w.generate(20, 7).unwrap();

@@ -35,6 +35,10 @@ pub struct CoreStats {
     /// The `ooo` model's counts (absent under `interval`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ooo: Option<OooStats>,
+    /// Transaction-specific epoch persistency's counts (`persistence.model
+    /// = "tep"` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tep: Option<super::tep::TepTimingStats>,
 }
 
 pub struct Core {

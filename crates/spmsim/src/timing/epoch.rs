@@ -51,7 +51,9 @@ pub(super) struct Flush {
 
 impl EpochLines {
     pub fn new(model: PersistencyModel) -> Self {
-        EpochLines { model, lines: Vec::new(), regular: false, log_ack: 0 }
+        // A thread's first epoch is regular, as `persist::tep` has it: what
+        // it stores before its first barrier is durable at that barrier.
+        EpochLines { model, lines: Vec::new(), regular: true, log_ack: 0 }
     }
 
     /// Whether stores wait in L1D for a barrier under this model.
@@ -136,6 +138,9 @@ mod tests {
     #[test]
     fn tep_orders_data_after_its_log_and_the_commit_after_everything() {
         let mut e = EpochLines::new(PersistencyModel::Tep);
+        // The first epoch is regular: its barrier waits for its ACKs.
+        e.store(3, 0, &[9; 8], 1, 1, true);
+        assert!(e.barrier(5, 0).wait_for_acks);
         // {L1} F: the log line goes at once; the core does not wait.
         e.store(1, 0, &[1; 8], 10, 10, true);
         let f = e.barrier(20, 0);

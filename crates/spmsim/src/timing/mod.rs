@@ -21,6 +21,7 @@ mod pcm;
 mod persist;
 mod stats;
 mod tags;
+mod tep;
 mod work;
 
 pub use ooo::OooStats;
@@ -212,7 +213,13 @@ impl TimingSim {
                         _ => crate::config::PersistencyModel::Strict,
                     }),
                     open_store: None,
-                    stats: CoreStats::default(),
+                    // TEP's counts exist under TEP only (at the MC).
+                    stats: CoreStats {
+                        tep: (cfg.persistence.model == crate::config::PersistencyModel::Tep
+                            && cfg.persistence.point == PersistPoint::MemoryController)
+                            .then(tep::TepTimingStats::default),
+                        ..CoreStats::default()
+                    },
                     persist: PersistPathStats::default(),
                     warmup: None,
                     roi_began: 0,
@@ -305,7 +312,8 @@ impl TimingSim {
         let u = &mut self.units[c];
         u.ooo_start = u.core.ooo_stats();
         u.roi_began = u.core.end_time().max(u.path.last_persist());
-        let warm = std::mem::take(&mut u.stats);
+        let fresh = CoreStats { tep: u.stats.tep.map(|_| Default::default()), ..CoreStats::default() };
+        let warm = std::mem::replace(&mut u.stats, fresh);
         u.persist = PersistPathStats::default();
         let w = self.stats.warmup.get_or_insert(WarmupStats { instructions: 0, cycles: 0 });
         w.instructions += warm.instructions;
@@ -454,6 +462,19 @@ impl TimingSim {
     fn send_epoch(&mut self, c: usize, t: u64) -> Result<bool, CheckFailure> {
         let u = &mut self.units[c];
         let flush = u.epoch.barrier(t, u.path.last_ack());
+        if let Some(s) = &mut u.stats.tep {
+            if flush.wait_for_acks {
+                s.regular_barriers += 1;
+            } else {
+                s.paired_barriers += 1;
+            }
+            for (line, at) in flush.sends.iter().filter(|(l, _)| !l.log) {
+                if *at > line.release.max(t) {
+                    s.log_ack_waits += 1;
+                    s.log_ack_wait_cycles += at - line.release.max(t);
+                }
+            }
+        }
         for (line, at) in flush.sends {
             let mut fill = self.sys.mc.peek_plaintext(line.block);
             for (i, b) in fill.iter_mut().enumerate() {

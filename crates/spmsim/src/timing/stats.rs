@@ -122,6 +122,9 @@ impl CoreStats {
         self.stores += o.stores;
         self.volatile_stores += o.volatile_stores;
         self.store_buffer_stall_cycles += o.store_buffer_stall_cycles;
+        if let Some(t) = &o.tep {
+            self.tep.get_or_insert_with(Default::default).add(t);
+        }
     }
 }
 
