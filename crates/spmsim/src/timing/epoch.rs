@@ -19,6 +19,8 @@
 //! does in the functional model.
 
 use crate::config::PersistencyModel;
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
 
 /// A line the epoch wrote: the bytes its stores changed and when the last
 /// of them was released.
@@ -35,7 +37,12 @@ pub(super) struct EpochLine {
 /// One core's lines of the open epoch, and the ACK times the model orders by.
 pub(super) struct EpochLines {
     pub model: PersistencyModel,
-    pub lines: Vec<EpochLine>,
+    /// The open epoch's lines by block, and their blocks oldest first.
+    lines: FxHashMap<u64, EpochLine>,
+    order: VecDeque<u64>,
+    /// Lines L1D can hold: one more makes the oldest leave (a write-back
+    /// the cache does on its own, still in the model's order).
+    capacity: usize,
     /// The open epoch follows one that wrote no log line (TEP's regular epoch).
     pub regular: bool,
     /// When the log lines sent so far are ACKed (TEP's log state table).
@@ -50,10 +57,23 @@ pub(super) struct Flush {
 }
 
 impl EpochLines {
-    pub fn new(model: PersistencyModel) -> Self {
+    pub fn new(model: PersistencyModel, capacity_lines: usize) -> Self {
         // A thread's first epoch is regular, as `persist::tep` has it: what
         // it stores before its first barrier is durable at that barrier.
-        EpochLines { model, lines: Vec::new(), regular: true, log_ack: 0 }
+        EpochLines {
+            model,
+            lines: FxHashMap::default(),
+            order: VecDeque::new(),
+            capacity: capacity_lines.max(1),
+            regular: true,
+            log_ack: 0,
+        }
+    }
+
+    /// Lines the open epoch holds.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.lines.len()
     }
 
     /// Whether stores wait in L1D for a barrier under this model.
@@ -65,7 +85,7 @@ impl EpochLines {
     /// bytes (coalesced); otherwise a new line.
     pub fn store(&mut self, block: u64, off: usize, bytes: &[u8], release: u64, data_ready: u64, log: bool) {
         let mask = (((1u128 << bytes.len()) - 1) as u64) << off;
-        match self.lines.iter_mut().find(|l| l.block == block) {
+        match self.lines.get_mut(&block) {
             Some(l) => {
                 l.bytes[off..off + bytes.len()].copy_from_slice(bytes);
                 l.mask |= mask;
@@ -76,42 +96,58 @@ impl EpochLines {
             None => {
                 let mut b = [0; 64];
                 b[off..off + bytes.len()].copy_from_slice(bytes);
-                self.lines.push(EpochLine { block, bytes: b, mask, release, data_ready, log });
+                self.lines.insert(block, EpochLine { block, bytes: b, mask, release, data_ready, log });
+                self.order.push_back(block);
             }
+        }
+    }
+
+    /// When the open epoch holds more lines than L1D can, its oldest line
+    /// leaves at `t`, when its order allows (as at a barrier).
+    pub fn overflow(&mut self, t: u64, all_ack: u64) -> Option<(EpochLine, u64)> {
+        if self.lines.len() <= self.capacity {
+            return None;
+        }
+        let block = self.order.pop_front()?;
+        let l = self.lines.remove(&block)?;
+        let at = self.earliest(&l, t, all_ack);
+        Some((l, at))
+    }
+
+    /// The earliest a line of the open epoch may go at `t`.
+    fn earliest(&self, l: &EpochLine, t: u64, all_ack: u64) -> u64 {
+        let at = l.release.max(t);
+        match self.model {
+            PersistencyModel::Strict | PersistencyModel::Epoch => at,
+            PersistencyModel::Tep if self.regular => at.max(all_ack),
+            PersistencyModel::Tep if l.log => at,
+            PersistencyModel::Tep => at.max(self.log_ack),
         }
     }
 
     /// A barrier at `t`: which lines go and from when. `all_ack` is when
     /// every line sent so far is ACKed.
     pub fn barrier(&mut self, t: u64, all_ack: u64) -> Flush {
-        let lines = std::mem::take(&mut self.lines);
+        let mut map = std::mem::take(&mut self.lines);
+        let lines: Vec<EpochLine> = self.order.drain(..).filter_map(|b| map.remove(&b)).collect();
         if lines.is_empty() {
             return Flush { sends: Vec::new(), wait_for_acks: self.model == PersistencyModel::Epoch };
         }
         let wrote_log = lines.iter().any(|l| l.log);
-        let at = |l: &EpochLine| l.release.max(t);
-        let flush = match self.model {
-            PersistencyModel::Strict | PersistencyModel::Epoch => {
-                Flush { sends: lines.into_iter().map(|l| (l.release.max(t), l)).map(|(a, l)| (l, a)).collect(), wait_for_acks: true }
-            }
-            PersistencyModel::Tep => {
-                let regular = self.regular;
-                // Log lines first: they wait for nothing but the log before
-                // them, which went in an earlier barrier; the data lines of
-                // a pair wait for the previous log epoch's ACK.
-                let (logs, data): (Vec<EpochLine>, Vec<EpochLine>) = lines.into_iter().partition(|l| l.log);
-                let mut sends: Vec<(EpochLine, u64)> = Vec::new();
-                for l in logs {
-                    let a = if regular { at(&l).max(all_ack) } else { at(&l) };
-                    sends.push((l, a));
-                }
-                for l in data {
-                    let a = if regular { at(&l).max(all_ack) } else { at(&l).max(self.log_ack) };
-                    sends.push((l, a));
-                }
-                Flush { sends, wait_for_acks: regular }
-            }
-        };
+        // Log lines first: they wait for nothing but the log before them,
+        // which went in an earlier barrier; the data lines of a pair wait
+        // for the previous log epoch's ACK (TEP; one order for epoch).
+        let (logs, data): (Vec<EpochLine>, Vec<EpochLine>) = lines.into_iter().partition(|l| l.log);
+        let sends: Vec<(EpochLine, u64)> = logs
+            .into_iter()
+            .chain(data)
+            .map(|l| {
+                let a = self.earliest(&l, t, all_ack);
+                (l, a)
+            })
+            .collect();
+        let wait_for_acks = self.model != PersistencyModel::Tep || self.regular;
+        let flush = Flush { sends, wait_for_acks };
         self.regular = !wrote_log;
         flush
     }
@@ -123,7 +159,7 @@ mod tests {
 
     #[test]
     fn stores_to_a_line_coalesce_until_the_barrier() {
-        let mut e = EpochLines::new(PersistencyModel::Epoch);
+        let mut e = EpochLines::new(PersistencyModel::Epoch, 512);
         e.store(7, 0, &[1; 8], 10, 10, false);
         e.store(7, 8, &[2; 8], 12, 11, false);
         e.store(9, 0, &[3; 8], 13, 13, false);
@@ -131,13 +167,13 @@ mod tests {
         assert_eq!(f.sends.len(), 2, "two lines, three stores");
         let (l, at) = &f.sends[0];
         assert_eq!((l.block, l.mask, l.release, *at), (7, 0xffff, 12, 20));
-        assert!(f.wait_for_acks && e.lines.is_empty());
+        assert!(f.wait_for_acks && e.len() == 0);
         assert!(e.barrier(30, 0).sends.is_empty(), "an empty epoch sends nothing");
     }
 
     #[test]
     fn tep_orders_data_after_its_log_and_the_commit_after_everything() {
-        let mut e = EpochLines::new(PersistencyModel::Tep);
+        let mut e = EpochLines::new(PersistencyModel::Tep, 512);
         // The first epoch is regular: its barrier waits for its ACKs.
         e.store(3, 0, &[9; 8], 1, 1, true);
         assert!(e.barrier(5, 0).wait_for_acks);
@@ -161,5 +197,24 @@ mod tests {
         let f = e.barrier(80, 900);
         assert_eq!(f.sends[0].1, 900);
         assert!(f.wait_for_acks);
+    }
+}
+
+#[cfg(test)]
+mod capacity_tests {
+    use super::*;
+
+    #[test]
+    fn an_epoch_larger_than_l1d_sends_its_oldest_lines_early() {
+        let mut e = EpochLines::new(PersistencyModel::Epoch, 2);
+        for b in 0..3 {
+            e.store(b, 0, &[1; 8], 10 + b, 10, false);
+            if b < 2 {
+                assert!(e.overflow(20, 0).is_none());
+            }
+        }
+        let (l, at) = e.overflow(20, 0).expect("three lines in a two-line L1D");
+        assert_eq!((l.block, at, e.len()), (0, 20, 2));
+        assert_eq!(e.barrier(30, 0).sends.iter().map(|(l, _)| l.block).collect::<Vec<_>>(), vec![1, 2]);
     }
 }

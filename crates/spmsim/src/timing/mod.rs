@@ -208,10 +208,13 @@ impl TimingSim {
                     path: PersistPath::new(cfg, i)?,
                     // The relaxed models order lines an L1 controller sends
                     // to the MC; a persist buffer orders its own entries.
-                    epoch: epoch::EpochLines::new(match cfg.persistence.point {
-                        PersistPoint::MemoryController => cfg.persistence.model,
-                        _ => crate::config::PersistencyModel::Strict,
-                    }),
+                    epoch: epoch::EpochLines::new(
+                        match cfg.persistence.point {
+                            PersistPoint::MemoryController => cfg.persistence.model,
+                            _ => crate::config::PersistencyModel::Strict,
+                        },
+                        (c.l1d.capacity_bytes / 64) as usize,
+                    ),
                     open_store: None,
                     // TEP's counts exist under TEP only (at the MC).
                     stats: CoreStats {
@@ -441,6 +444,10 @@ impl TimingSim {
             u.epoch.store(o.block, o.off, &o.bytes[o.off..o.off + o.len], o.release, o.data_ready, o.log);
             u.core.store_released(o.release, o.release.max(o.data_ready) + 1);
             u.stats.stores += 1;
+            let all_ack = u.path.last_ack();
+            if let Some(sent) = u.epoch.overflow(o.release, all_ack) {
+                self.send_lines(c, vec![sent])?;
+            }
             return Ok(());
         }
         // The rest of the block comes from memory only when the persist
@@ -475,7 +482,13 @@ impl TimingSim {
                 }
             }
         }
-        for (line, at) in flush.sends {
+        self.send_lines(c, flush.sends)?;
+        Ok(flush.wait_for_acks)
+    }
+
+    /// Lines of core `c` to the memory controller, each from its time.
+    fn send_lines(&mut self, c: usize, sends: Vec<(epoch::EpochLine, u64)>) -> Result<(), CheckFailure> {
+        for (line, at) in sends {
             let mut fill = self.sys.mc.peek_plaintext(line.block);
             for (i, b) in fill.iter_mut().enumerate() {
                 if line.mask >> i & 1 == 1 {
@@ -492,7 +505,7 @@ impl TimingSim {
                 u.epoch.log_ack = u.epoch.log_ack.max(u.path.last_ack());
             }
         }
-        Ok(flush.wait_for_acks)
+        Ok(())
     }
 
     fn apply(&mut self, c: usize, ev: &Event) -> Result<(), CheckFailure> {
