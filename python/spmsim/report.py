@@ -312,11 +312,52 @@ def _entries(row: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def secon_report(out_dir: str, r: dict, title: str | None = None) -> list[str]:
+    """The page of a `spmsim reproduce secon` directory: report.md with each
+    figure drawn (per scheme, the geometric mean over the workloads) and the
+    paper's printed claims beside ours."""
+    import pandas as pd  # noqa: PLC0415
+
+    figdir = os.path.join(out_dir, "figures")
+    with open(os.path.join(out_dir, "report.md"), encoding="utf-8") as f:
+        blocks = R.parse_markdown(f.read())
+    title = title or next((b["text"] for b in blocks if b["kind"] == "heading" and b["level"] == 1), "Secon reproduction")
+    placed: list[tuple[str, list[dict]]] = []
+    claims = pd.DataFrame(r["claims"])
+    for kind, unit, scale in (("change", "change (%)", 100.0), ("ratio", "factor (x)", 1.0)):
+        c = claims[claims["kind"] == kind].copy()
+        if len(c):
+            c["ours_v"], c["paper_v"] = c["ours"] * scale, c["paper"] * scale
+            placed.append((r"^The paper's claims", [R.figure(
+                f"The paper's claims ({unit}): ours beside the paper's.",
+                plots.compare_bars(c, label="id", ours="ours_v", paper="paper_v", out=os.path.join(figdir, f"claims_{kind}"),
+                                   ylabel=unit, title=f"Secon claims: {kind}"), f"claims_{kind}")]))
+    for fig in r["figures"]:
+        rows = [{"workload": w, "scheme": s, "x": x, "y": y}
+                for w, s, ys in fig["rows"] for x, y in zip(fig["xs"], ys)]
+        d = pd.DataFrame(rows)
+        agg = "mean" if fig["name"] == "fig13" else "gmean"
+        placed.append((r"^" + re.escape(fig["title"].split(":")[0]) + r"\b", [R.figure(
+            f"{fig['title']} ({'arithmetic' if agg == 'mean' else 'geometric'} mean over the workloads).",
+            plots.lines(d, x="x", y="y", series="scheme", agg=agg, out=os.path.join(figdir, fig["name"]),
+                        xlabel=fig["x_label"], ylabel=fig.get("y_label", ""), title=fig["title"].split(":")[0]),
+            fig["name"])]))
+    for pat, figs in placed:
+        if not _insert_after_section(blocks, pat, figs):
+            blocks.append(R.heading(figs[0]["caption"].split(":")[0], 2))
+            blocks += figs
+    html_path = os.path.join(out_dir, "report.html")
+    _write(html_path, R.to_html(title, blocks))
+    return [html_path]
+
+
 def reproduce_report(out_dir: str, title: str | None = None) -> list[str]:
     import pandas as pd  # noqa: PLC0415
 
     with open(os.path.join(out_dir, "results.json"), encoding="utf-8") as f:
         r = json.load(f)
+    if "claims" in r and "figures" in r:
+        return secon_report(out_dir, r, title)
     figdir = os.path.join(out_dir, "figures")
     md_path = os.path.join(out_dir, "report.md")
     if os.path.isfile(md_path):
@@ -393,7 +434,7 @@ def reproduce_report(out_dir: str, title: str | None = None) -> list[str]:
 def main(args: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="spmsim report", description="Write OUT_DIR/report.html (self-contained) "
                                  "and, for a sweep, OUT_DIR/report.md, with plots in OUT_DIR/figures/.")
-    ap.add_argument("out_dir", metavar="OUT_DIR", help="a sweep directory or a `spmsim reproduce secpb` directory")
+    ap.add_argument("out_dir", metavar="OUT_DIR", help="a sweep directory or a `spmsim reproduce secpb|secon` directory")
     ap.add_argument("--baseline", metavar="SCHEME", help="scheme to normalise to (default: bbb if swept, else "
                     "the first scheme)")
     ap.add_argument("--title", help="page title")

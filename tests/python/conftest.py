@@ -97,6 +97,17 @@ def reproduce_dir(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.fixture(scope="session")
+def secon_dir(tmp_path_factory) -> Path:
+    """A `spmsim reproduce secon --quick` directory from tiny runs (a few
+    seconds)."""
+    out = tmp_path_factory.mktemp("reproduce") / "secon"
+    p = rust_cli(["reproduce", "secon", "--quick", "--instructions", "20000", "--out", str(out)])
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert (out / "results.json").is_file() and (out / "report.md").is_file()
+    return out
+
+
 def chromium() -> str:
     for name in ("chromium", "chromium-browser", "google-chrome"):
         path = shutil.which(name)

@@ -254,6 +254,22 @@ def test_reproduce_report_renders_every_plot_in_chromium(reproduce_dir, tmp_path
     _assert_all_rendered(reproduce_dir / "report.html", tmp_path, 7)
 
 
+def test_secon_report_draws_every_figure_and_the_claims(secon_dir, tmp_path):
+    md_before = (secon_dir / "report.md").read_bytes()
+    assert report.main([str(secon_dir)]) == 0
+    assert (secon_dir / "report.md").read_bytes() == md_before
+    page = (secon_dir / "report.html").read_text()
+    assert_self_contained(page)
+    names = ["claims_change", "claims_ratio"] + [f"fig{n}" for n in range(9, 15)]
+    for name in names:
+        assert f'id="fig-{name}"' in page, name
+    # The claims table and the measured causes come from report.md.
+    assert "The paper's claims" in page and "Causes of the gaps" in page
+    # Each figure after its own heading: Fig. 11's plot between Fig. 11's and Fig. 12's.
+    assert page.index("Fig. 11: transaction") < page.index('id="fig-fig11"') < page.index("Fig. 12: PM writes")
+    _assert_all_rendered(secon_dir / "report.html", tmp_path, len(names))
+
+
 def test_the_render_check_fails_on_a_broken_or_blank_image(param_sweep_dir, tmp_path):
     """Proof that the screenshot test can fail: one plot's data replaced by
     bytes that are not an image, another by a valid but empty SVG."""

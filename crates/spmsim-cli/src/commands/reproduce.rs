@@ -184,6 +184,10 @@ pub fn run(cmd: ReproduceCmd) -> Result<ExitCode> {
             }
             println!("{n_ok} of {} claims reproduced within their tolerance", r.claims.len());
             println!("report: {}", out.join("report.md").display());
+            match super::python::report(&out) {
+                Ok(()) => println!("report with plots: {}", out.join("report.html").display()),
+                Err(e) => eprintln!("note: no report.html: {e}"),
+            }
             Ok(ExitCode::SUCCESS)
         }
     }

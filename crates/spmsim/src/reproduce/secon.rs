@@ -134,6 +134,7 @@ pub struct Figure {
     pub name: String,
     pub title: String,
     pub x_label: String,
+    pub y_label: String,
     pub xs: Vec<u64>,
     pub rows: Vec<(String, String, Vec<f64>)>,
 }
@@ -335,10 +336,11 @@ fn analyse(
         .collect();
 
     let mut figures = Vec::new();
-    let fig = |name: &str, title: &str, x_label: &str, xs: &[u64], rows: Vec<(String, String, Vec<f64>)>| Figure {
+    let fig = |name: &str, title: &str, (x_label, y_label): (&str, &str), xs: &[u64], rows: Vec<(String, String, Vec<f64>)>| Figure {
         name: name.into(),
         title: title.into(),
         x_label: x_label.into(),
+        y_label: y_label.into(),
         xs: xs.to_vec(),
         rows,
     };
@@ -352,14 +354,14 @@ fn analyse(
     figures.push(fig(
         "fig9",
         "Fig. 9: transaction latency against operations per transaction, normalised to WB",
-        "operations per transaction",
+        ("operations per transaction", "latency / WB"),
         g.ops,
         per(g.ops, &SCHEMES, &micro, &|l, s, x| norm("fig9", s, "wb", l, x, lat)),
     ));
     figures.push(fig(
         "fig10",
         "Fig. 10: PM writes against operations per transaction, normalised to WB",
-        "operations per transaction",
+        ("operations per transaction", "PM writes / WB"),
         g.ops,
         per(g.ops, &SCHEMES, &micro, &|l, s, x| norm("fig9", s, "wb", l, x, wr)),
     ));
@@ -367,21 +369,21 @@ fn analyse(
     figures.push(fig(
         "fig11",
         "Fig. 11: transaction throughput against cores, normalised to WB on one core",
-        "cores",
+        ("cores", "throughput / WB on one core"),
         g.cores,
         per(g.cores, &MAIN, &["TPCC", "YCSB"], &|l, s, x| tput(find(&runs, "fig11", s, l, x)) / wb1(l)),
     ));
     figures.push(fig(
         "fig12",
         "Fig. 12: PM writes against value size (1 operation per transaction), normalised to WB",
-        "value bytes",
+        ("value bytes", "PM writes / WB"),
         g.values,
         per(g.values, &MAIN, &micro, &|l, s, x| norm("fig12", s, "wb", l, x, wr)),
     ));
     figures.push(fig(
         "fig13",
         "Fig. 13: latency growth (Hash) and throughput decrease (YCSB) against the 40 ns hash",
-        "BMT hash ns",
+        ("BMT hash ns", "change against 40 ns"),
         g.hash_ns,
         per(g.hash_ns, &SENSITIVE, &["Hash", "YCSB"], &|l, s, x| {
             let (a, b) = (find(&runs, "fig13", s, l, x), find(&runs, "fig13", s, l, ns0));
@@ -396,7 +398,7 @@ fn analyse(
     figures.push(fig(
         "fig14",
         "Fig. 14: Secon's PM writes against WPQ entries, normalised to the smallest WPQ",
-        "WPQ entries",
+        ("WPQ entries", "PM writes / smallest WPQ"),
         g.wpq,
         per(g.wpq, &["secon"], &micro, &|l, s, x| wr(find(&runs, "fig14", s, l, x)) / wr(find(&runs, "fig14", s, l, wpq0))),
     ));
