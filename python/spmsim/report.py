@@ -312,6 +312,18 @@ def _entries(row: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def _place_and_write(out_dir: str, title: str, blocks: list[dict], placed: list[tuple[str, list[dict]]]) -> list[str]:
+    """Put each figure after the section its pattern names (a section of
+    its own when none does) and write OUT_DIR/report.html."""
+    for pat, figs in placed:
+        if not _insert_after_section(blocks, pat, figs):
+            blocks.append(R.heading(figs[0]["caption"].split(":")[0], 2))
+            blocks += figs
+    html_path = os.path.join(out_dir, "report.html")
+    _write(html_path, R.to_html(title, blocks))
+    return [html_path]
+
+
 def secon_report(out_dir: str, r: dict, title: str | None = None) -> list[str]:
     """The page of a `spmsim reproduce secon` directory: report.md with each
     figure drawn (per scheme, the geometric mean over the workloads) and the
@@ -342,13 +354,7 @@ def secon_report(out_dir: str, r: dict, title: str | None = None) -> list[str]:
             plots.lines(d, x="x", y="y", series="scheme", agg=agg, out=os.path.join(figdir, fig["name"]),
                         xlabel=fig["x_label"], ylabel=fig.get("y_label", ""), title=fig["title"].split(":")[0]),
             fig["name"])]))
-    for pat, figs in placed:
-        if not _insert_after_section(blocks, pat, figs):
-            blocks.append(R.heading(figs[0]["caption"].split(":")[0], 2))
-            blocks += figs
-    html_path = os.path.join(out_dir, "report.html")
-    _write(html_path, R.to_html(title, blocks))
-    return [html_path]
+    return _place_and_write(out_dir, title, blocks, placed)
 
 
 def reproduce_report(out_dir: str, title: str | None = None) -> list[str]:
@@ -418,13 +424,7 @@ def reproduce_report(out_dir: str, title: str | None = None) -> list[str]:
                 plots.write_traffic_bars(rw, prefix="nvm_writes.", normalize_to="bbb" if "bbb" in sel else None,
                                          series_order=sel, out=os.path.join(figdir, "nvm_writes"),
                                          title="NVM write traffic by kind"), "nvm_writes")]))
-    for pat, figs in placed:
-        if not _insert_after_section(blocks, pat, figs):
-            blocks.append(R.heading(figs[0]["caption"].split(":")[0], 2))
-            blocks += figs
-    html_path = os.path.join(out_dir, "report.html")
-    _write(html_path, R.to_html(title, blocks))
-    return [html_path]
+    return _place_and_write(out_dir, title, blocks, placed)
 
 
 # --------------------------------------------------------------------------

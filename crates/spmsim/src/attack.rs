@@ -38,6 +38,18 @@ pub struct AttackResult {
 }
 
 impl AttackResult {
+    /// An attack this run gave nothing to work on, and why.
+    fn skipped(name: &str, why: &str) -> Self {
+        AttackResult {
+            name: name.into(),
+            target: "none".into(),
+            detected: false,
+            where_: "not attempted".into(),
+            ruled_out: None,
+            skipped: Some(why.into()),
+        }
+    }
+
     /// Whether the attack was carried out: not ruled out, not skipped.
     pub fn applicable(&self) -> bool {
         self.ruled_out.is_none() && self.skipped.is_none()
@@ -209,15 +221,7 @@ pub fn run(cfg: &SimConfig, workload: &str, events: &[Event], seed: u64) -> Resu
         }
         None => {
             for n in ["replay-data-mac", "replay-data-mac-counter"] {
-                let why = "no block changed between the two snapshots; use more ops";
-                out.push(AttackResult {
-                    name: n.into(),
-                    target: "none".into(),
-                    detected: false,
-                    where_: "not attempted".into(),
-                    ruled_out: None,
-                    skipped: Some(why.into()),
-                });
+                out.push(AttackResult::skipped(n, "no block changed between the two snapshots; use more ops"));
             }
         }
     }
@@ -321,14 +325,7 @@ fn recovery_attacks(cfg: &SimConfig, events: &[Event], seed: u64, out: &mut Vec<
     }
     let Some(last) = last else {
         for &n in names {
-            out.push(AttackResult {
-                name: n.into(),
-                target: "none".into(),
-                detected: false,
-                where_: "not attempted".into(),
-                ruled_out: None,
-                skipped: Some("no crash point of this run leaves the scheme recovery state to attack; use more ops".into()),
-            });
+            out.push(AttackResult::skipped(n, "no crash point of this run leaves the scheme recovery state to attack; use more ops"));
         }
         return Ok(None);
     };
@@ -364,14 +361,7 @@ fn recovery_attacks(cfg: &SimConfig, events: &[Event], seed: u64, out: &mut Vec<
                     skipped: None,
                 });
             }
-            None => out.push(AttackResult {
-                name: n.into(),
-                target: "none".into(),
-                detected: false,
-                where_: "not attempted".into(),
-                ruled_out: None,
-                skipped: Some("the crashed image holds nothing this attack needs".into()),
-            }),
+            None => out.push(AttackResult::skipped(n, "the crashed image holds nothing this attack needs")),
         }
     }
     Ok(false_alarm)

@@ -336,14 +336,22 @@ impl CrashCheck<'_> {
         }
         flush(&mut batch, &mut results, self.max_listed);
 
-        let mut rep = CrashReport {
+        let mut rep = self.report(n, results.len() as u64, touched.len() as u64, guarantee, &sys);
+        self.summarise(&mut rep, &sys, results);
+        Ok(rep)
+    }
+
+    /// A report of this check with nothing folded in yet: `events` checked
+    /// at `points` crash points over `blocks` blocks each, under `guarantee`.
+    pub(crate) fn report(&self, events: u64, points: u64, blocks: u64, guarantee: Guarantee, sys: &System) -> CrashReport {
+        CrashReport {
             scheme: self.cfg.name.clone(),
             workload: self.workload_name.clone(),
             ops: self.ops,
             seed: self.seed,
-            events: n,
-            crash_points: results.len() as u64,
-            blocks_checked_per_point: touched.len() as u64,
+            events,
+            crash_points: points,
+            blocks_checked_per_point: blocks,
             violations: 0,
             violating_crash_points: 0,
             recovery_failures: 0,
@@ -352,12 +360,10 @@ impl CrashCheck<'_> {
             violations_listed: 0,
             violation_list: Vec::new(),
             guarantee,
-            log_replay_failures: None,
+            log_replay_failures: (guarantee == Guarantee::Transactional).then_some(0),
             tep: sys.tep_stats(),
             multicore: None,
-        };
-        self.summarise(&mut rep, &sys, results);
-        Ok(rep)
+        }
     }
 
     /// Fold the crash points' results into the report.

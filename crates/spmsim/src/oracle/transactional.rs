@@ -18,7 +18,7 @@
 //! a word; the oracle learns the program's initial value of a word from
 //! the first log entry that records it before any store has.
 
-use super::{check_point_drain, CrashCheck, CrashReport, DrainSummary, Guarantee, PendingBatch, PointResult, Violation};
+use super::{check_point_drain, CrashCheck, CrashReport, Guarantee, PendingBatch, PointResult, Violation};
 use crate::store::CheckFailure;
 use crate::system::System;
 use crate::workload::{log_regions_of, Event, Op};
@@ -514,26 +514,7 @@ impl CrashCheck<'_> {
             }
         }
         flush(&mut batch, &mut results);
-        let mut rep = CrashReport {
-            scheme: self.cfg.name.clone(),
-            workload: self.workload_name.clone(),
-            ops: self.ops,
-            seed: self.seed,
-            events: n,
-            crash_points: results.len() as u64,
-            blocks_checked_per_point: checked.len() as u64,
-            violations: 0,
-            violating_crash_points: 0,
-            recovery_failures: 0,
-            violations_by_check: BTreeMap::new(),
-            drain: DrainSummary::default(),
-            violations_listed: 0,
-            violation_list: Vec::new(),
-            guarantee: Guarantee::Transactional,
-            log_replay_failures: Some(0),
-            tep: sys.tep_stats(),
-            multicore: None,
-        };
+        let mut rep = self.report(n, results.len() as u64, checked.len() as u64, Guarantee::Transactional, &sys);
         self.summarise(&mut rep, &sys, results);
         Ok(rep)
     }
