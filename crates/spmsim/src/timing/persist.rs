@@ -545,7 +545,16 @@ impl PersistPath {
             let above = sys.mc.layout().levels().saturating_sub(1) as u64;
             engine.tree_updates += 1;
             engine.busy_cycles += if self.mc_pipelined { lat.hash_interval } else { above * lat.hash };
-            let ack = engine.tree.update(cmac, above * lat.hash, lat.hash_interval, self.mc_pipelined);
+            // A pipelined hash engine takes an update every hash interval, so
+            // one booked ahead (a TEP data line sent at its log's future ACK,
+            // another core running ahead) must not hold back those ready
+            // before it: the update starts when its CMAC is made (its
+            // utilisation stays below 1 %). A serial engine queues.
+            let ack = if self.mc_pipelined {
+                cmac + above * lat.hash
+            } else {
+                engine.tree.update(cmac, above * lat.hash, lat.hash_interval, false)
+            };
             let (counter_block, minor) = sys.mc.layout().counter_of(s.block);
             match engine.pending.iter_mut().find(|p| p.counter_block == counter_block) {
                 Some(p) => {
