@@ -41,8 +41,9 @@ class ReportError(ValueError):
 
 
 def is_reproduce_dir(out_dir: str) -> bool:
-    """A directory written by `spmsim reproduce secpb`: results.json with
-    runs, table4 and figs 6-8."""
+    """A directory written by `spmsim reproduce secpb` (results.json with
+    runs, table4 and figs 6-8) or `spmsim reproduce secon` (runs, claims
+    and figures)."""
     path = os.path.join(out_dir, "results.json")
     if not os.path.isfile(path):
         return False
@@ -51,7 +52,8 @@ def is_reproduce_dir(out_dir: str) -> bool:
             doc = json.load(f)
     except (OSError, ValueError):
         return False
-    return isinstance(doc, dict) and all(k in doc for k in ("runs", "table4", "fig6", "fig7", "fig8"))
+    return isinstance(doc, dict) and (all(k in doc for k in ("runs", "table4", "fig6", "fig7", "fig8"))
+                                      or all(k in doc for k in ("runs", "claims", "figures")))
 
 
 def is_sweep_dir(out_dir: str) -> bool:
@@ -69,7 +71,7 @@ def write_report(out_dir: str, baseline: str | None = None, title: str | None = 
     if is_sweep_dir(out_dir):
         return sweep_report(out_dir, baseline=baseline, title=title)
     raise ReportError(f"{out_dir}: neither a sweep directory (points/) nor a reproduce directory (results.json "
-                      "with runs, table4, fig6-8)")
+                      "with runs and table4, fig6-8 or claims, figures)")
 
 
 def _write(path: str, text: str) -> None:
