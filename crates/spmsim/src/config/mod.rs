@@ -103,6 +103,13 @@ pub struct SecurityConfig {
     /// starts of two BMT updates. 1 = a fully pipelined engine taking a new
     /// block every cycle; `mac_latency_cycles` = one hash unit per level.
     pub hash_pipeline_interval_cycles: u32,
+    /// How the pipelined tree unit orders updates stamped out of time
+    /// order (several cores, lines sent at a future ACK): `auto` is
+    /// `frontier` with one core (every earlier result) and `calendar` with
+    /// more, where an update booked ahead would otherwise hold back every
+    /// update ready before it.
+    #[serde(skip_serializing_if = "ReadScheduling::is_auto")]
+    pub tree_scheduling: TreeScheduling,
 }
 
 impl Default for SecurityConfig {
@@ -117,6 +124,7 @@ impl Default for SecurityConfig {
             metadata_cache_latency_cycles: 2,
             mc_bmt_pipelined: true,
             hash_pipeline_interval_cycles: 1,
+            tree_scheduling: TreeScheduling::Auto,
         }
     }
 }
@@ -317,6 +325,11 @@ pub struct NvmConfig {
     #[serde(skip_serializing_if = "ReadScheduling::is_auto")]
     pub read_scheduling: ReadScheduling,
 }
+
+/// How the security engine's pipelined tree unit takes updates that reach
+/// the model out of time order: the same choices as a bank's reads
+/// (`frontier` with one core by default, `calendar` with more).
+pub type TreeScheduling = ReadScheduling;
 
 /// How a PCM bank takes reads that reach the model out of time order.
 ///

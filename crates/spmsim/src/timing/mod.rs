@@ -251,7 +251,11 @@ impl TimingSim {
             units,
             l3: TagCache::new(c.l3.capacity_bytes, c.l3.ways),
             pcm,
-            engine: Engine::default(),
+            engine: if cfg.security.tree_scheduling.calendar(cfg.core.count) {
+                Engine::default().with_tree_calendar()
+            } else {
+                Engine::default()
+            },
             lat,
             stats: RunStats::new(cfg),
             sys,
@@ -725,6 +729,7 @@ impl TimingSim {
             // margin for the `ooo` core's memory operations, which may issue
             // a little before it).
             self.pcm.set_horizon(earliest.saturating_sub(self.horizon_margin));
+            self.engine.set_horizon(earliest.saturating_sub(self.horizon_margin));
             // Core `c` runs while it stays the earliest: the others' keys
             // stand still meanwhile, and which of them may run changes only
             // when `c` releases the lock or ends, so this is the same order

@@ -59,6 +59,20 @@ pub struct Engine {
     pending: VecDeque<PendingRoot>,
 }
 
+impl Engine {
+    /// An engine whose pipelined tree unit books updates in a calendar
+    /// (`security.tree_scheduling`), not behind a single frontier.
+    pub fn with_tree_calendar(mut self) -> Self {
+        self.tree.calendar = Some(Vec::new());
+        self
+    }
+
+    /// No tree update will be asked for before `t` from now on.
+    pub fn set_horizon(&mut self, t: u64) {
+        self.tree.horizon = self.tree.horizon.max(t);
+    }
+}
+
 struct PendingRoot {
     counter_block: u64,
     minors: u64,
@@ -71,10 +85,41 @@ struct TreeUnit {
     busy_until: u64,
     /// Earliest start of a pipelined update.
     next_issue: u64,
+    /// With calendar scheduling, the pipeline's booked issue slots
+    /// (start, end), sorted; `None`: the single frontier `next_issue`.
+    calendar: Option<Vec<(u64, u64)>>,
+    /// No update will be asked for before this (slots ending by then go).
+    horizon: u64,
 }
 
 impl TreeUnit {
+    /// The first issue slot of `stage` cycles at or after `ready` that no
+    /// booked update holds, booked.
+    fn book(&mut self, ready: u64, stage: u64) -> u64 {
+        let horizon = self.horizon;
+        let slots = self.calendar.as_mut().expect("calendar scheduling");
+        let old = slots.partition_point(|&(_, e)| e <= horizon);
+        slots.drain(..old);
+        let mut start = ready;
+        loop {
+            let i = slots.partition_point(|&(_, e)| e <= start);
+            if i < slots.len() && slots[i].0 < start + stage {
+                start = slots[i].1;
+            } else {
+                break;
+            }
+        }
+        let at = slots.partition_point(|&(s, _)| s < start);
+        slots.insert(at, (start, start + stage));
+        start
+    }
+
     fn update(&mut self, ready: u64, duration: u64, stage: u64, pipelined: bool) -> u64 {
+        if pipelined && self.calendar.is_some() {
+            let start = self.book(ready, stage.max(1));
+            self.busy_until = self.busy_until.max(start + duration);
+            return start + duration;
+        }
         let start = if pipelined { ready.max(self.next_issue) } else { ready.max(self.busy_until) };
         let done = start + duration;
         self.next_issue = self.next_issue.max(start + stage);
