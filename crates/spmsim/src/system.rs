@@ -32,9 +32,6 @@ pub struct System {
     /// by the cache hierarchy and lost on power failure, never ordered
     /// with the persistent stores nor checked by the crash oracle.
     pub volatile: rustc_hash::FxHashMap<u64, [u8; 64]>,
-    /// Cores whose undo-log region has been declared to the memory
-    /// controller ([`Self::note_log_store`]).
-    declared_log: Vec<bool>,
 }
 
 /// The work a battery pays for after power fails (SecPB V, Table III
@@ -107,7 +104,6 @@ impl System {
             mc,
             events: 0,
             volatile: Default::default(),
-            declared_log: Vec::new(),
         }
     }
 
@@ -131,7 +127,7 @@ impl System {
             Op::Store => {
                 let bytes = ev.value.to_le_bytes();
                 if ev.log {
-                    self.note_log_store(core, ev.addr);
+                    self.note_log_store(ev.addr);
                 }
                 self.claim_for_store(core, ev.block())?;
                 self.fronts[core].store(&mut self.mc, ev.block(), (ev.addr % 64) as usize, &bytes[..ev.size as usize])
@@ -157,25 +153,18 @@ impl System {
         }
     }
 
-    /// A log store of the thread on `core` at `addr`. Software declares its
-    /// undo log with `set_log_region` before its first transaction (Secon
-    /// 3.3); the workloads' first log store is their log's header, at the
-    /// region's start, so a core's first one declares its region
+    /// A log store at `addr`. Software declares its undo log with
+    /// `set_log_region` before its first transaction (Secon 3.3); the
+    /// workloads' first log store is their log's header, at the region's
+    /// start, so a log store outside every declared region declares
     /// `[addr, addr + LOG_BYTES)` (as `workload::log_regions_of` reads
     /// them), to the memory controller when its scheme uses it (Secon's
     /// counter-log colocation, 3.4.1).
-    pub fn note_log_store(&mut self, core: usize, addr: u64) {
+    pub fn note_log_store(&mut self, addr: u64) {
         let chip = &self.mc.st.chip;
-        if !self.cfg.scheme.plugin().uses_log_regions() || chip.log_regions.iter().any(|&(s, e)| addr >= s && addr < e) {
+        if !self.cfg.scheme.plugin().uses_log_regions() || chip.in_log_region(addr / 64) {
             return;
         }
-        if self.declared_log.get(core).copied().unwrap_or(false) {
-            return;
-        }
-        if self.declared_log.len() <= core {
-            self.declared_log.resize(core + 1, false);
-        }
-        self.declared_log[core] = true;
         let mut regions = chip.log_regions.clone();
         regions.push((addr, addr + crate::workload::LOG_BYTES));
         self.mc.set_log_regions(&regions);

@@ -537,7 +537,7 @@ impl TimingSim {
             }
             Op::Store => {
                 if ev.log && !ev.volatile {
-                    self.sys.note_log_store(c, ev.addr);
+                    self.sys.note_log_store(ev.addr);
                 }
                 // The fetch for ownership starts at dispatch (address known).
                 let fetch = self.fetch(c, t_disp, block, true)?;

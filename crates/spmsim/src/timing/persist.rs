@@ -558,6 +558,43 @@ impl PersistPath {
         t
     }
 
+    /// Start the background root update of a write whose first-level CMAC
+    /// is made at `cmac` (the levels above it, on the shared engine) and
+    /// note it pending; returns when it ACKs the write. The functional
+    /// model settles a level-1 node's updates at once where a barrier or a
+    /// full queue asks; their hashes are the updates booked here, not
+    /// priced again.
+    fn background_root(
+        &mut self,
+        engine: &mut Engine,
+        stats: &mut PersistPathStats,
+        lat: &Latencies,
+        (counter_block, minor): (u64, usize),
+        cmac: u64,
+        levels: u64,
+    ) -> u64 {
+        let above = levels.saturating_sub(1);
+        engine.tree_updates += 1;
+        engine.busy_cycles += if self.mc_pipelined { lat.hash_interval } else { above * lat.hash };
+        // A pipelined hash engine takes an update every hash interval, so
+        // one booked ahead (a TEP data line sent at its log's future ACK,
+        // another core running ahead) must not hold back those ready
+        // before it: the update starts when its CMAC is made (its
+        // utilisation stays below 1 %). A serial engine queues.
+        let ack =
+            if self.mc_pipelined { cmac + above * lat.hash } else { engine.tree.update(cmac, above * lat.hash, lat.hash_interval, false) };
+        match engine.pending.iter_mut().find(|p| p.counter_block == counter_block) {
+            Some(p) => {
+                p.minors |= 1 << minor;
+                p.ack = p.ack.max(ack);
+            }
+            None => engine.pending.push_back(PendingRoot { counter_block, minors: 1 << minor, ack }),
+        }
+        stats.deferred_roots.get_or_insert_with(Default::default).updates += 1;
+        self.last_ack = self.last_ack.max(ack);
+        ack
+    }
+
     fn mc_store(&mut self, sys: &mut System, cx: Ctx, s: ReleasedStore) -> Result<u64, CheckFailure> {
         let Ctx { pcm, lat, engine, stats } = cx;
         // Strict persistency at the MC: the store is flushed and its whole
@@ -575,60 +612,33 @@ impl PersistPath {
             arrive = Self::wait_for_pending_slot(engine, stats, arrive, sys.mc.layout().counter_of(s.block), deferred);
         }
         let mut done = arrive;
-        if sys.mc.secure && deferred > 0 {
-            // Secon 3.2: the tuple (ciphertext, counter, first-level CMAC)
-            // goes to the WPQ once its CMAC is made; the root update above
-            // the first level runs in the background and ACKs the write.
-            // The functional model settles a level-1 node's updates at once
-            // where a barrier or a full queue asks; their hashes are the
-            // background updates booked here, not priced again.
-            let (ctr, tree_extra) = Self::metadata_reads(pcm, lat, arrive, &rec);
-            let mac = ctr + lat.aes + 1 + lat.mac;
-            let cmac = ctr + tree_extra + lat.hash;
-            let reencrypted = Self::reencryption(pcm, lat, ctr, &rec);
-            done = mac.max(reencrypted).max(cmac);
-            let above = sys.mc.layout().levels().saturating_sub(1) as u64;
-            engine.tree_updates += 1;
-            engine.busy_cycles += if self.mc_pipelined { lat.hash_interval } else { above * lat.hash };
-            // A pipelined hash engine takes an update every hash interval, so
-            // one booked ahead (a TEP data line sent at its log's future ACK,
-            // another core running ahead) must not hold back those ready
-            // before it: the update starts when its CMAC is made (its
-            // utilisation stays below 1 %). A serial engine queues.
-            let ack = if self.mc_pipelined {
-                cmac + above * lat.hash
-            } else {
-                engine.tree.update(cmac, above * lat.hash, lat.hash_interval, false)
-            };
-            let (counter_block, minor) = sys.mc.layout().counter_of(s.block);
-            match engine.pending.iter_mut().find(|p| p.counter_block == counter_block) {
-                Some(p) => {
-                    p.minors |= 1 << minor;
-                    p.ack = p.ack.max(ack);
-                }
-                None => engine.pending.push_back(PendingRoot { counter_block, minors: 1 << minor, ack }),
-            }
-            let d = stats.deferred_roots.get_or_insert_with(Default::default);
-            d.updates += 1;
-            self.last_ack = self.last_ack.max(ack);
-            let persisted = Self::queue_writes(pcm, done, &rec.writes);
-            d.ack_lag_cycles += ack.saturating_sub(persisted);
-            stats.cycles += persisted - s.release;
-            self.last_persist = persisted;
-            self.rec = Some(rec);
-            return Ok(persisted);
-        }
+        let mut ack = None;
         if sys.mc.secure {
             let (ctr, tree_extra) = Self::metadata_reads(pcm, lat, arrive, &rec);
             let mac = ctr + lat.aes + 1 + lat.mac;
             let reencrypted = Self::reencryption(pcm, lat, ctr, &rec);
-            // An ideal baseline's tree update costs nothing (Secon 4.1).
-            let tree =
-                if self.scheme.ideal_metadata { None } else { Self::tree_update(engine, lat, ctr, &rec, tree_extra, self.mc_pipelined) };
+            let tree = if deferred > 0 {
+                // Secon 3.2: the tuple (ciphertext, counter, first-level
+                // CMAC) goes to the WPQ once its CMAC is made; the root
+                // update above the first level runs in the background and
+                // ACKs the write.
+                let cmac = ctr + tree_extra + lat.hash;
+                let levels = sys.mc.layout().levels() as u64;
+                ack = Some(self.background_root(engine, stats, lat, sys.mc.layout().counter_of(s.block), cmac, levels));
+                Some(cmac)
+            } else if self.scheme.ideal_metadata {
+                // An ideal baseline's tree update costs nothing (Secon 4.1).
+                None
+            } else {
+                Self::tree_update(engine, lat, ctr, &rec, tree_extra, self.mc_pipelined)
+            };
             done = mac.max(reencrypted).max(tree.unwrap_or(0));
         }
         self.drop_unpriced(&sys.mc.st.layout, &mut rec, stats);
         let persisted = Self::queue_writes(pcm, done, &rec.writes);
+        if let (Some(a), Some(d)) = (ack, &mut stats.deferred_roots) {
+            d.ack_lag_cycles += a.saturating_sub(persisted);
+        }
         stats.cycles += persisted - s.release;
         self.last_persist = persisted;
         self.rec = Some(rec);
