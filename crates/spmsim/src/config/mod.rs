@@ -105,8 +105,9 @@ pub struct SecurityConfig {
     pub hash_pipeline_interval_cycles: u32,
     /// How the pipelined tree unit orders updates stamped out of time
     /// order (several cores, lines sent at a future ACK): `auto` is
-    /// `frontier` with one core (every earlier result) and `calendar` with
-    /// more, where an update booked ahead would otherwise hold back every
+    /// `frontier` with one core under strict persistency (every earlier
+    /// result) and `calendar` with more cores or a relaxed persistency
+    /// model, where an update booked ahead would otherwise hold back every
     /// update ready before it.
     #[serde(skip_serializing_if = "ReadScheduling::is_auto")]
     pub tree_scheduling: TreeScheduling,

@@ -576,13 +576,11 @@ impl PersistPath {
         let above = levels.saturating_sub(1);
         engine.tree_updates += 1;
         engine.busy_cycles += if self.mc_pipelined { lat.hash_interval } else { above * lat.hash };
-        // A pipelined hash engine takes an update every hash interval, so
-        // one booked ahead (a TEP data line sent at its log's future ACK,
-        // another core running ahead) must not hold back those ready
-        // before it: the update starts when its CMAC is made (its
-        // utilisation stays below 1 %). A serial engine queues.
-        let ack =
-            if self.mc_pipelined { cmac + above * lat.hash } else { engine.tree.update(cmac, above * lat.hash, lat.hash_interval, false) };
+        // On the shared tree unit, as every root update: booked ahead of
+        // others (a TEP data line sent at its log's future ACK), it holds
+        // back none of them when the unit keeps a calendar (the `auto`
+        // scheduling under a relaxed model or with several cores).
+        let ack = engine.tree.update(cmac, above * lat.hash, lat.hash_interval, self.mc_pipelined);
         match engine.pending.iter_mut().find(|p| p.counter_block == counter_block) {
             Some(p) => {
                 p.minors |= 1 << minor;
