@@ -33,10 +33,10 @@ use crate::config::{PersistencyModel, SimConfig};
 use crate::rng::SplitMix64;
 use crate::system::{DrainWork, System};
 use crate::workload::{Event, Op};
-use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 mod transactional;
 
@@ -46,11 +46,11 @@ pub enum CrashPoints {
     Sample(u64),
 }
 
-/// A crash point waiting for its batch: the crashed machine, its event
-/// index, its label and the shadow values it must show.
-type PendingPoint = (System, u64, String, Vec<(u64, [u8; 64])>);
-/// Crash points waiting for their batch, with what each must show.
-type PendingBatch<E> = Vec<(System, u64, String, E)>;
+/// A thread's share of the crash points: the last share runs every event.
+enum Part<'a> {
+    Some(&'a [u64]),
+    Last(&'a [u64]),
+}
 
 /// What a crash check promises (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -192,7 +192,7 @@ impl CrashReport {
     }
 }
 
-struct PointResult {
+pub(crate) struct PointResult {
     /// A front end still held lines after the drain.
     undrained: bool,
     violations: Vec<Violation>,
@@ -223,8 +223,8 @@ fn check_point_drain(sys: &mut System) -> (DrainWork, bool, crate::system::Recov
     (drain, undrained, rec, why_recovery)
 }
 
-fn check_point(mut sys: System, k: u64, last: &str, shadow: &[(u64, [u8; 64])], max_keep: usize) -> PointResult {
-    let (drain, undrained, rec, why_recovery) = check_point_drain(&mut sys);
+fn check_point(sys: &mut System, k: u64, last: &str, shadow: &[(u64, [u8; 64])], max_keep: usize) -> PointResult {
+    let (drain, undrained, rec, why_recovery) = check_point_drain(sys);
     let mut violations = Vec::new();
     let mut count = 0u64;
     let mut by_check = BTreeMap::new();
@@ -295,33 +295,88 @@ impl CrashCheck<'_> {
         touched.sort_unstable();
         touched.dedup();
 
-        let mut sys = System::new(self.cfg, self.seed);
         if guarantee == Guarantee::Transactional {
-            return self.run_transactional(sys, chosen, touched, progress);
+            return self.run_transactional(chosen, touched, progress);
         }
-        let mut shadow: FxHashMap<u64, [u8; 64]> = touched.iter().map(|b| (*b, [0u8; 64])).collect();
-        let mut results: Vec<PointResult> = Vec::with_capacity(chosen.len());
-        let mut batch: Vec<PendingPoint> = Vec::new();
-        let batch_size = 64;
-        let mut next = 0usize;
-        // Only the first `max_listed` violations overall are kept in full.
-        let flush = |batch: &mut Vec<PendingPoint>, results: &mut Vec<PointResult>, max: usize| {
-            let kept: usize = results.iter().map(|r| r.violations.len()).sum();
-            let budget = max.saturating_sub(kept);
-            let out: Vec<PointResult> =
-                std::mem::take(batch).into_par_iter().map(|(s, k, last, sh)| check_point(s, k, &last, &sh, budget)).collect();
-            results.extend(out);
-            progress(results.len() as u64, chosen.len() as u64);
-        };
-        let shadow_vec = |shadow: &FxHashMap<u64, [u8; 64]>| -> Vec<(u64, [u8; 64])> { touched.iter().map(|b| (*b, shadow[b])).collect() };
-        for k in 0..=n {
-            if next < chosen.len() && chosen[next] == k {
-                let last = if k == 0 { "(start)".to_string() } else { format!("#{} {}", k, self.events[k as usize - 1].describe()) };
-                batch.push((sys.clone(), k, last, shadow_vec(&shadow)));
-                next += 1;
-                if batch.len() >= batch_size {
-                    flush(&mut batch, &mut results, self.max_listed);
+        let (results, sys) =
+            self.in_parallel(&chosen, progress, |points, to_end, done| self.strict_range(points, to_end, &touched, done))?;
+        let mut rep = self.report(n, results.len() as u64, touched.len() as u64, guarantee, &sys);
+        self.summarise(&mut rep, &sys, results);
+        Ok(rep)
+    }
+
+    /// Split the crash points into one run of consecutive points per
+    /// thread; each thread runs the events from the start on its own
+    /// machine and checks its points as it passes them. The results come
+    /// back in crash-point order (the report does not depend on the thread
+    /// count), with the machine of the run that went furthest.
+    /// `done` counts the points checked, for `progress`.
+    pub(crate) fn in_parallel(
+        &self,
+        chosen: &[u64],
+        progress: &dyn Fn(u64, u64),
+        range: impl Fn(&[u64], bool, &AtomicU64) -> Result<(Vec<PointResult>, System), String> + Sync,
+    ) -> Result<(Vec<PointResult>, System), String> {
+        let threads = rayon::current_num_threads().clamp(1, chosen.len().max(1));
+        let per = chosen.len().div_ceil(threads).max(1);
+        let done = AtomicU64::new(0);
+        let total = chosen.len() as u64;
+        let outs = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    let part = &chosen[(t * per).min(chosen.len())..((t + 1) * per).min(chosen.len())];
+                    let (range, done) = (&range, &done);
+                    // The last part runs every event, so its machine ends
+                    // where a single run's would.
+                    let part = if t + 1 == threads { Part::Last(part) } else { Part::Some(part) };
+                    scope.spawn(move || match part {
+                        Part::Some([]) => None,
+                        Part::Some(p) => Some(range(p, false, done)),
+                        Part::Last(p) => Some(range(p, true, done)),
+                    })
+                })
+                .collect();
+            let mut last = u64::MAX;
+            while handles.iter().any(|h| !h.is_finished()) {
+                let d = done.load(Ordering::Relaxed);
+                if d != last {
+                    progress(d, total);
+                    last = d;
                 }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            handles.into_iter().map(|h| h.join().expect("a crash-check thread panicked")).collect::<Vec<_>>()
+        });
+        progress(done.load(Ordering::Relaxed), total);
+        let mut results = Vec::with_capacity(chosen.len());
+        let mut sys = None;
+        for out in outs.into_iter().flatten() {
+            let (r, s) = out?;
+            results.extend(r);
+            sys = Some(s);
+        }
+        Ok((results, sys.expect("the last part always runs")))
+    }
+
+    /// The strict check of `points` (ascending): run the events, check each
+    /// point as the run passes it, on the live machine.
+    fn strict_range(&self, points: &[u64], to_end: bool, touched: &[u64], done: &AtomicU64) -> Result<(Vec<PointResult>, System), String> {
+        let n = self.events.len() as u64;
+        let mut sys = System::new(self.cfg, self.seed);
+        let mut shadow: FxHashMap<u64, [u8; 64]> = touched.iter().map(|b| (*b, [0u8; 64])).collect();
+        let mut results: Vec<PointResult> = Vec::with_capacity(points.len());
+        let mut kept = 0usize;
+        let mut next = 0usize;
+        let end = if to_end { n } else { points.last().copied().unwrap_or(0) };
+        for k in 0..=end {
+            if next < points.len() && points[next] == k {
+                let last = self.describe_point(k);
+                let sh: Vec<(u64, [u8; 64])> = touched.iter().map(|b| (*b, shadow[b])).collect();
+                let r = sys.at_crash(|crashed| check_point(crashed, k, &last, &sh, self.max_listed.saturating_sub(kept)));
+                kept += r.violations.len();
+                results.push(r);
+                done.fetch_add(1, Ordering::Relaxed);
+                next += 1;
             }
             if k == n {
                 break;
@@ -334,11 +389,16 @@ impl CrashCheck<'_> {
                 line[off..off + ev.size as usize].copy_from_slice(&ev.value.to_le_bytes()[..ev.size as usize]);
             }
         }
-        flush(&mut batch, &mut results, self.max_listed);
+        Ok((results, sys))
+    }
 
-        let mut rep = self.report(n, results.len() as u64, touched.len() as u64, guarantee, &sys);
-        self.summarise(&mut rep, &sys, results);
-        Ok(rep)
+    /// How a crash point is named in a violation: the last event before it.
+    pub(crate) fn describe_point(&self, k: u64) -> String {
+        if k == 0 {
+            "(start)".to_string()
+        } else {
+            format!("#{} {}", k, self.events[k as usize - 1].describe())
+        }
     }
 
     /// A report of this check with nothing folded in yet: `events` checked

@@ -253,6 +253,21 @@ impl System {
         }
     }
 
+    /// Run `f` on this machine as it is now but crashable: a copy of
+    /// everything but the NVM image, which is lent to the copy under a
+    /// journal and rolled back afterwards, so a crash point costs the
+    /// blocks its drain and recovery change, not a copy of the image.
+    pub fn at_crash<R>(&mut self, f: impl FnOnce(&mut System) -> R) -> R {
+        let image = std::mem::take(&mut self.mc.st.nvm.image);
+        let mut crashed = self.clone();
+        crashed.mc.st.nvm.image = image;
+        crashed.mc.st.nvm.image.begin_journal();
+        let r = f(&mut crashed);
+        crashed.mc.st.nvm.image.rollback();
+        self.mc.st.nvm.image = std::mem::take(&mut crashed.mc.st.nvm.image);
+        r
+    }
+
     /// Power fails: volatile state is lost, battery-backed state drains.
     pub fn power_fail(&mut self) -> DrainWork {
         let battery: BatteryDomain = self.cfg.persistence.battery.clone();

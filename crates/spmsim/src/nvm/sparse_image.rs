@@ -36,6 +36,17 @@ pub struct NvmImage {
     present: Vec<u64>,
     blocks: PageArena,
     len: usize,
+    /// While a crash point is checked on the live image: each block's
+    /// bytes before its first change since [`Self::begin_journal`]
+    /// (`None`: it was absent), so [`Self::rollback`] can put them back.
+    journal: Option<Journal>,
+}
+
+/// The blocks changed since the journal began, with what they held.
+#[derive(Clone, Debug, Default)]
+struct Journal {
+    old: Vec<(u64, Option<[u8; 64]>)>,
+    seen: rustc_hash::FxHashSet<u64>,
 }
 
 fn new_node() -> Node {
@@ -90,6 +101,9 @@ impl NvmImage {
     /// The block's bytes to change in place; a block never written is
     /// made present, all zero.
     pub fn get_mut_or_zero(&mut self, addr: u64) -> &mut [u8; 64] {
+        if self.journal.is_some() {
+            self.note(addr);
+        }
         let s = self.slot_or_insert(addr / PAGE_BLOCKS);
         let i = addr % PAGE_BLOCKS;
         let block = &mut self.blocks.page_mut(s)[i as usize];
@@ -104,6 +118,50 @@ impl NvmImage {
 
     pub fn put(&mut self, addr: u64, b: [u8; 64]) {
         *self.get_mut_or_zero(addr) = b;
+    }
+
+    /// Record the block's bytes before its first change under the journal.
+    fn note(&mut self, addr: u64) {
+        let old = self.get(addr).copied();
+        let j = self.journal.as_mut().expect("a journal");
+        if j.seen.insert(addr) {
+            j.old.push((addr, old));
+        }
+    }
+
+    /// Start recording every change, to be undone by [`Self::rollback`]:
+    /// the crash oracle checks a crash point on the live image instead of
+    /// copying it.
+    pub fn begin_journal(&mut self) {
+        self.journal = Some(Journal::default());
+    }
+
+    /// The blocks changed since [`Self::begin_journal`], in the order of
+    /// their first change.
+    pub fn journaled(&self) -> impl Iterator<Item = u64> + '_ {
+        self.journal.iter().flat_map(|j| j.old.iter().map(|(a, _)| *a))
+    }
+
+    /// Undo every change since [`Self::begin_journal`] and stop recording.
+    pub fn rollback(&mut self) {
+        let Some(j) = self.journal.take() else { return };
+        for (addr, old) in j.old.into_iter().rev() {
+            match old {
+                Some(b) => *self.get_mut_or_zero(addr) = b,
+                None => self.forget(addr),
+            }
+        }
+    }
+
+    /// Make a block absent again.
+    fn forget(&mut self, addr: u64) {
+        if let Some(s) = self.slot(addr / PAGE_BLOCKS) {
+            let i = addr % PAGE_BLOCKS;
+            if self.present[s] >> i & 1 == 1 {
+                self.present[s] &= !(1 << i);
+                self.len -= 1;
+            }
+        }
     }
 
     /// Blocks ever written.
@@ -126,6 +184,14 @@ impl NvmImage {
     /// Forget every block for which `keep` is false (emptied pages keep
     /// their slot, to be filled again if the page is written).
     pub fn retain(&mut self, mut keep: impl FnMut(u64) -> bool) {
+        if self.journal.is_some() {
+            let gone: Vec<u64> = self.iter().map(|(a, _)| a).filter(|&a| !keep(a)).collect();
+            for a in gone {
+                self.note(a);
+                self.forget(a);
+            }
+            return;
+        }
         let mut len = 0;
         for (&pn, present) in self.pages.iter().zip(&mut self.present) {
             for i in 0..PAGE_BLOCKS {
@@ -166,6 +232,33 @@ mod tests {
         let mut want = [0; 64];
         want[7] = 9;
         assert_eq!((m.len(), m.get(5)), (2, Some(&want)), "a forgotten block comes back zero, not with its old bytes");
+    }
+
+    #[test]
+    fn a_rollback_undoes_every_change_made_under_the_journal() {
+        let mut m = NvmImage::default();
+        for a in [1u64, 2, 64 * 5] {
+            m.put(a, [a as u8; 64]);
+        }
+        let before: Vec<(u64, [u8; 64])> = m.iter().map(|(a, b)| (a, *b)).collect();
+        m.begin_journal();
+        m.put(1, [9; 64]);
+        m.put(1, [8; 64]);
+        m.put(7, [7; 64]);
+        m.put(64 * 900, [6; 64]);
+        m.retain(|a| a != 2 && a != 7);
+        assert_eq!(m.len(), 3);
+        let mut changed: Vec<u64> = m.journaled().collect();
+        changed.sort_unstable();
+        assert_eq!(changed, vec![1, 2, 7, 64 * 900], "each changed block once");
+        m.rollback();
+        let after: Vec<(u64, [u8; 64])> = m.iter().map(|(a, b)| (a, *b)).collect();
+        assert_eq!(after, before);
+        assert_eq!(m.len(), 3);
+        assert_eq!(m.journaled().count(), 0, "the journal ends with the rollback");
+        m.put(2, [5; 64]);
+        m.rollback();
+        assert_eq!(m.get(2), Some(&[5; 64]), "no journal, nothing to undo");
     }
 
     #[test]

@@ -18,13 +18,13 @@
 //! a word; the oracle learns the program's initial value of a word from
 //! the first log entry that records it before any store has.
 
-use super::{check_point_drain, CrashCheck, CrashReport, Guarantee, PendingBatch, PointResult, Violation};
+use super::{check_point_drain, CrashCheck, CrashReport, Guarantee, PointResult, Violation};
 use crate::store::CheckFailure;
 use crate::system::System;
 use crate::workload::{log_regions_of, Event, Op};
-use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A store's bytes: block, offset, length, value.
 type Bytes = (u64, u8, u8, u64);
@@ -281,8 +281,8 @@ fn replay_record(sys: &mut System, start: u64, base: u64) -> Result<bool, String
 /// A thread's log: its region and format.
 type ThreadLog = Option<(u64, u64, LogFormat)>;
 
-fn check_point(mut sys: System, k: u64, last: &str, regions: &[ThreadLog], expect: &Expect, max_keep: usize) -> PointResult {
-    let (drain, undrained, rec, why_recovery) = check_point_drain(&mut sys);
+fn check_point(sys: &mut System, k: u64, last: &str, regions: &[ThreadLog], expect: &Expect, max_keep: usize) -> PointResult {
+    let (drain, undrained, rec, why_recovery) = check_point_drain(sys);
     let mut violations = Vec::new();
     let mut count = 0u64;
     let mut by_check = BTreeMap::new();
@@ -310,8 +310,8 @@ fn check_point(mut sys: System, k: u64, last: &str, regions: &[ThreadLog], expec
         let Some((start, end, format)) = *r else { continue };
         let written = expect.threads.get(t).map_or(&[][..], |th| &th.entries[..]);
         let open = match format {
-            LogFormat::Pheap => replay(&mut sys, start, end, written).map(|h| h != 0),
-            LogFormat::Record { base } => replay_record(&mut sys, start, base),
+            LogFormat::Pheap => replay(sys, start, end, written).map(|h| h != 0),
+            LogFormat::Record { base } => replay_record(sys, start, base),
         };
         match open {
             Ok(open) => committed_now[t] = !open,
@@ -370,13 +370,12 @@ impl CrashCheck<'_> {
     /// expected image kept per thread by transaction.
     pub(super) fn run_transactional(
         &self,
-        mut sys: System,
         chosen: Vec<u64>,
         touched: Vec<u64>,
         progress: &dyn Fn(u64, u64),
     ) -> Result<CrashReport, String> {
         let n = self.events.len() as u64;
-        let threads = sys.fronts.len();
+        let threads = System::new(self.cfg, self.seed).fronts.len();
         if threads > 1 || self.events.iter().any(|e| e.thread > 0) {
             // workload::threads moves each thread's accesses (partitioned:
             // up by t x span; shared: data above every thread's log) but not
@@ -398,6 +397,30 @@ impl CrashCheck<'_> {
             .enumerate()
             .map(|(t, r)| r.map(|(s, e)| LogFormat::detect(&self.events, t as u8, s).map(|f| (s, e, f))).transpose())
             .collect::<Result<_, _>>()?;
+        let in_log = |b: u64| regions.iter().flatten().any(|&(s, e)| b * 64 >= s && b * 64 < e);
+        let checked: Vec<u64> = touched.into_iter().filter(|b| !in_log(*b)).collect();
+        let (results, sys) = self.in_parallel(&chosen, progress, |points, to_end, done| {
+            self.transactional_range(points, to_end, &regions, &logs, &checked, done)
+        })?;
+        let mut rep = self.report(n, results.len() as u64, checked.len() as u64, Guarantee::Transactional, &sys);
+        self.summarise(&mut rep, &sys, results);
+        Ok(rep)
+    }
+
+    /// The transactional check of `points` (ascending), as
+    /// [`CrashCheck::in_parallel`] hands them out.
+    fn transactional_range(
+        &self,
+        points: &[u64],
+        to_end: bool,
+        regions: &[Option<(u64, u64)>],
+        logs: &[ThreadLog],
+        checked: &[u64],
+        done: &AtomicU64,
+    ) -> Result<(Vec<PointResult>, System), String> {
+        let n = self.events.len() as u64;
+        let mut sys = System::new(self.cfg, self.seed);
+        let threads = sys.fronts.len();
         // A thread with no undo log has no transaction to roll back: its
         // stores are loose, each persistent by the thread's next barrier
         // (the epoch guarantee), and its TEP manager sees no log write.
@@ -405,8 +428,6 @@ impl CrashCheck<'_> {
             let (s, e) = r.unwrap_or((0, 0));
             sys.set_log_region(core, s, e);
         }
-        let in_log = |b: u64| regions.iter().flatten().any(|&(s, e)| b * 64 >= s && b * 64 < e);
-        let checked: Vec<u64> = touched.into_iter().filter(|b| !in_log(*b)).collect();
         let mut committed: FxHashMap<u64, BlockImage> = checked.iter().map(|b| (*b, BlockImage::default())).collect();
         let mut state = vec![ThreadState::default(); threads];
         let mut parse = vec![LogParse::default(); threads];
@@ -417,27 +438,20 @@ impl CrashCheck<'_> {
         // after it changes (a commit, a barrier after loose stores, a word's
         // initial value learned).
         let mut snapshot: Option<std::sync::Arc<Vec<(u64, BlockImage)>>> = None;
-        let mut results: Vec<PointResult> = Vec::with_capacity(chosen.len());
-        let mut batch: PendingBatch<Expect> = Vec::new();
+        let mut results: Vec<PointResult> = Vec::with_capacity(points.len());
+        let mut kept = 0usize;
         let mut next = 0usize;
-        let flush = |batch: &mut PendingBatch<Expect>, results: &mut Vec<PointResult>| {
-            let kept: usize = results.iter().map(|r| r.violations.len()).sum();
-            let budget = self.max_listed.saturating_sub(kept);
-            let out: Vec<PointResult> =
-                std::mem::take(batch).into_par_iter().map(|(s, k, last, ex)| check_point(s, k, &last, &logs, &ex, budget)).collect();
-            results.extend(out);
-            progress(results.len() as u64, chosen.len() as u64);
-        };
-        for k in 0..=n {
-            if next < chosen.len() && chosen[next] == k {
-                let last = if k == 0 { "(start)".to_string() } else { format!("#{} {}", k, self.events[k as usize - 1].describe()) };
+        let end = if to_end { n } else { points.last().copied().unwrap_or(0) };
+        for k in 0..=end {
+            if next < points.len() && points[next] == k {
+                let last = self.describe_point(k);
                 let image = snapshot.get_or_insert_with(|| std::sync::Arc::new(checked.iter().map(|b| (*b, committed[b])).collect()));
                 let ex = Expect { committed: image.clone(), threads: state.clone() };
-                batch.push((sys.clone(), k, last, ex));
+                let r = sys.at_crash(|crashed| check_point(crashed, k, &last, logs, &ex, self.max_listed.saturating_sub(kept)));
+                kept += r.violations.len();
+                results.push(r);
+                done.fetch_add(1, Ordering::Relaxed);
                 next += 1;
-                if batch.len() >= 64 {
-                    flush(&mut batch, &mut results);
-                }
             }
             if k == n {
                 break;
@@ -513,9 +527,6 @@ impl CrashCheck<'_> {
                 _ => {}
             }
         }
-        flush(&mut batch, &mut results);
-        let mut rep = self.report(n, results.len() as u64, checked.len() as u64, Guarantee::Transactional, &sys);
-        self.summarise(&mut rep, &sys, results);
-        Ok(rep)
+        Ok((results, sys))
     }
 }
