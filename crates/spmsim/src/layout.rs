@@ -136,6 +136,27 @@ impl Layout {
     pub fn mac_line_of(&self, block: u64) -> (u64, usize) {
         (self.mac_base + block / MACS_PER_LINE, (block % MACS_PER_LINE) as usize)
     }
+    /// The counter blocks' addresses, `[start, end)`.
+    pub fn counter_range(&self) -> (u64, u64) {
+        (self.level_base[0], self.level_base[0] + self.level_nodes[0])
+    }
+    /// The addresses of tree level `level`, `[start, end)` (empty above
+    /// the top).
+    pub fn level_range(&self, level: u32) -> (u64, u64) {
+        let l = level as usize;
+        match (self.level_base.get(l), self.level_nodes.get(l)) {
+            (Some(&b), Some(&n)) => (b, b + n),
+            _ => (self.end, self.end),
+        }
+    }
+    /// The addresses of every tree level above the counter blocks, which
+    /// follow one another after the MAC lines, `[start, end)`.
+    pub fn tree_range(&self) -> (u64, u64) {
+        match self.level_base.get(1) {
+            Some(&start) => (start, self.end),
+            None => (self.end, self.end),
+        }
+    }
     /// Parent (level, index, slot) of a metadata node, or None at the top.
     pub fn parent_of(&self, level: u32, index: u64) -> Option<(u32, u64, usize)> {
         if level >= self.top_level() {

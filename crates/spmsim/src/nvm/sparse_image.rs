@@ -204,6 +204,54 @@ impl NvmImage {
         self.len = len;
     }
 
+    /// The written blocks in `[lo, hi)`, ascending: a walk of the radix
+    /// table over that range only, so a recovery that scans one region
+    /// (the counter blocks, a tree level) pays for that region's pages, not
+    /// for the whole image.
+    pub fn addrs_in(&self, lo: u64, hi: u64) -> Vec<u64> {
+        let mut out = Vec::new();
+        if lo >= hi {
+            return out;
+        }
+        let last = (hi - 1) / PAGE_BLOCKS;
+        let mut page = lo / PAGE_BLOCKS;
+        while page <= last {
+            let t = (page >> (2 * FANOUT_BITS)) as usize;
+            let Some(&mid) = self.top.get(t) else { break };
+            if mid == 0 {
+                page = (t as u64 + 1) << (2 * FANOUT_BITS);
+                continue;
+            }
+            let leaf = self.mids[mid as usize - 1][(page >> FANOUT_BITS) as usize % FANOUT];
+            if leaf == 0 {
+                page = (page | (FANOUT as u64 - 1)) + 1;
+                continue;
+            }
+            let slot = self.leaves[leaf as usize - 1][page as usize % FANOUT];
+            if slot != 0 {
+                let present = self.present[slot as usize - 1];
+                for i in 0..PAGE_BLOCKS {
+                    let a = page * PAGE_BLOCKS + i;
+                    if present >> i & 1 == 1 && a >= lo && a < hi {
+                        out.push(a);
+                    }
+                }
+            }
+            page += 1;
+        }
+        out
+    }
+
+    /// Forget every written block in `[lo, hi)`.
+    pub fn forget_in(&mut self, lo: u64, hi: u64) {
+        for a in self.addrs_in(lo, hi) {
+            if self.journal.is_some() {
+                self.note(a);
+            }
+            self.forget(a);
+        }
+    }
+
     pub fn sorted_addrs(&self) -> Vec<u64> {
         let mut v: Vec<u64> = self.iter().map(|(a, _)| a).collect();
         v.sort_unstable();
@@ -232,6 +280,24 @@ mod tests {
         let mut want = [0; 64];
         want[7] = 9;
         assert_eq!((m.len(), m.get(5)), (2, Some(&want)), "a forgotten block comes back zero, not with its old bytes");
+    }
+
+    #[test]
+    fn a_range_lists_and_forgets_only_its_blocks() {
+        let mut m = NvmImage::default();
+        let all: Vec<u64> = vec![3, 63, 64, 65, 64 * 1023 + 5, 64 * 1024 + 1, 64 << 20, (64 << 20) + 7, 1 << 40];
+        for &a in &all {
+            m.put(a, [1; 64]);
+        }
+        for (lo, hi) in
+            [(0, u64::MAX), (0, 64), (63, 66), (64 * 1000, 64 << 20), ((64 << 20) + 1, 1 << 40), (5, 5), (1 << 40, (1 << 40) + 1)]
+        {
+            let want: Vec<u64> = all.iter().copied().filter(|&a| a >= lo && a < hi).collect();
+            assert_eq!(m.addrs_in(lo, hi), want, "[{lo:#x}, {hi:#x})");
+        }
+        m.forget_in(64, 64 << 20);
+        assert_eq!(m.sorted_addrs(), vec![3, 63, 64 << 20, (64 << 20) + 7, 1 << 40]);
+        assert_eq!(m.len(), 5);
     }
 
     #[test]

@@ -619,8 +619,9 @@ impl Scheme for Secon {
         };
         let mut overlay: Vec<(u64, [u8; 64])> = Vec::new();
         let mut claimed = vec![false; track.units.len()];
-        for a in st.nvm.image.sorted_addrs() {
-            let Some((1, node)) = layout.meta_pos(a) else { continue };
+        let (first, end) = layout.level_range(1);
+        for a in st.nvm.image.addrs_in(first, end) {
+            let node = a - first;
             let line = *st.nvm.image.get(a).expect("listed");
             for (slot, entry) in bmt_slots(&line).into_iter().enumerate() {
                 let id = entry >> MAC_BITS;

@@ -180,11 +180,10 @@ impl BonsaiMerkleTree {
     pub fn rebuild_over(&self, st: &mut MetaStore, overlay: &[(u64, [u8; 64])]) -> Option<RebuildOutcome> {
         let layout = st.layout.clone();
         let mut level_blocks: FxHashMap<u64, [u8; 64]> = FxHashMap::default();
-        for a in st.nvm.image.sorted_addrs() {
-            if let Some((0, idx)) = layout.meta_pos(a) {
-                st.nvm.reads.counter += 1;
-                level_blocks.insert(idx, *st.nvm.image.get(a).unwrap());
-            }
+        let (lo, hi) = layout.counter_range();
+        for a in st.nvm.image.addrs_in(lo, hi) {
+            st.nvm.reads.counter += 1;
+            level_blocks.insert(a - lo, *st.nvm.image.get(a).unwrap());
         }
         for &(idx, b) in overlay {
             level_blocks.insert(idx, b);
@@ -219,7 +218,8 @@ impl BonsaiMerkleTree {
         mismatched.extend(extra);
         let nodes_rebuilt = rebuilt.len() as u64;
         if mismatched.is_empty() {
-            st.nvm.image.retain(|a| !matches!(layout.meta_pos(a), Some((l, _)) if l > 0));
+            let (lo, hi) = layout.tree_range();
+            st.nvm.image.forget_in(lo, hi);
             rebuilt.sort_unstable_by_key(|(a, _)| *a);
             for (a, b) in rebuilt {
                 st.nvm.writes.tree += 1;
