@@ -325,7 +325,20 @@ pub struct NvmConfig {
     /// How a bank orders its reads; see [`ReadScheduling`].
     #[serde(skip_serializing_if = "ReadScheduling::is_auto")]
     pub read_scheduling: ReadScheduling,
+    /// How a bank and the WPQ take writes that reach the model out of time
+    /// order (several cores, lines sent at a future ACK): `auto` is
+    /// `frontier` with one core under strict persistency (every earlier
+    /// result) and `calendar` with more cores or a relaxed persistency
+    /// model, as `security.tree_scheduling`. With the calendar a write
+    /// takes the first free slot of its bank at or after it is ready, and
+    /// holds its WPQ slot only from its arrival to its issue.
+    #[serde(skip_serializing_if = "ReadScheduling::is_auto")]
+    pub write_scheduling: WriteScheduling,
 }
+
+/// How PCM banks and the WPQ take writes that reach the model out of time
+/// order: the same choices as a bank's reads.
+pub type WriteScheduling = ReadScheduling;
 
 /// How the security engine's pipelined tree unit takes updates that reach
 /// the model out of time order: the same choices as a bank's reads
@@ -382,6 +395,7 @@ impl Default for NvmConfig {
             write_model: PcmWriteModel::Posted,
             burst_ns: 3.33,
             read_scheduling: ReadScheduling::Auto,
+            write_scheduling: WriteScheduling::Auto,
         }
     }
 }

@@ -234,12 +234,11 @@ impl TimingSim {
                 })
             })
             .collect::<Result<Vec<_>, String>>()?;
-        // Updates reach the tree unit out of time order with several cores,
-        // and with one core under a relaxed persistency model, whose lines
-        // go to the MC at a later ACK while the core runs on: the unit's
-        // `auto` scheduling takes the calendar in both cases.
-        let tree_streams =
-            if cfg.persistence.model == crate::config::PersistencyModel::Strict { cfg.core.count } else { cfg.core.count.max(2) };
+        // Updates reach the tree unit, and writes the PCM, out of time order
+        // with several cores, and with one core under a relaxed persistency
+        // model, whose lines go to the MC at a later ACK while the core runs
+        // on: `auto` scheduling takes the calendar in both cases.
+        let streams = if cfg.persistence.model == crate::config::PersistencyModel::Strict { cfg.core.count } else { cfg.core.count.max(2) };
         let mut pcm = Pcm::with_model(
             cfg.nvm.write_model,
             cfg.nvm.banks,
@@ -252,16 +251,15 @@ impl TimingSim {
         if cfg.nvm.read_scheduling.calendar(cfg.core.count) {
             pcm = pcm.with_read_calendar();
         }
+        if cfg.nvm.write_scheduling.calendar(streams) {
+            pcm = pcm.with_write_calendar();
+        }
         pcm = pcm.with_kinds(sys.mc.layout(), &cfg.persistence.wpq_coalesce);
         Ok(TimingSim {
             units,
             l3: TagCache::new(c.l3.capacity_bytes, c.l3.ways),
             pcm,
-            engine: if cfg.security.tree_scheduling.calendar(tree_streams) {
-                Engine::default().with_tree_calendar()
-            } else {
-                Engine::default()
-            },
+            engine: if cfg.security.tree_scheduling.calendar(streams) { Engine::default().with_tree_calendar() } else { Engine::default() },
             lat,
             stats: RunStats::new(cfg),
             sys,
@@ -666,6 +664,12 @@ impl TimingSim {
             if i % STOP_CHECK_EVENTS == 0 && stop.load(Ordering::Relaxed) {
                 return Err(SimError::Cancelled);
             }
+            // As the cores' loop of `run_threads` does: the calendars
+            // (a relaxed model's writes and tree updates) drop what ends
+            // before the core's clock.
+            let horizon = self.units[0].core.clock().saturating_sub(self.horizon_margin);
+            self.pcm.set_horizon(horizon);
+            self.engine.set_horizon(horizon);
             self.step(0, i, &ev)?;
             if self.units[0].core.ooo_exhausted() {
                 // A synthetic profile's borrowed stream ran out: the run

@@ -15,6 +15,20 @@
 //! queued writes, as memory controllers schedule them: a read waits for the
 //! other reads of its bank and for the write in service there (writes of a
 //! bank are taken to run back to back), not for the whole write queue.
+//!
+//! Writes reach the model out of time order with several cores, and with
+//! one core under a relaxed persistency model (a line goes to the MC at a
+//! later ACK while the core runs on). Booked behind single frontiers
+//! (`bank_free`, a heap of slot-free times), one write booked far ahead
+//! holds back every write ready before it, and the WPQ looks full of
+//! writes that have not arrived yet. With `nvm.write_scheduling =
+//! "calendar"` (a modelling device, as the read calendar is, not a
+//! mechanism of the papers) a write takes the first free bank slot at or
+//! after it is ready, and holds its WPQ slot from its arrival to its
+//! issue, so only the writes queued at a moment count against the
+//! entries then. A write waits for a slot only if every slot is held at
+//! its arrival, and then until one is free; a read waits for the write in
+//! service at its bank, and goes ahead of one booked to start just then.
 
 use crate::nvm::ByKind;
 use rustc_hash::FxHashMap;
@@ -52,11 +66,132 @@ pub struct Pcm {
     wpq: BinaryHeap<Reverse<(u64, u64)>>,
     /// Block -> issue time of its queued write, while that write waits.
     queued: FxHashMap<u64, u64>,
+    /// Writes booked by calendar (`nvm.write_scheduling`); `None`: by the
+    /// frontiers `bank_free`, `in_flight` and `wpq`.
+    writes: Option<WriteCalendar>,
     wpq_entries: usize,
     pub stats: PcmStats,
     /// The layout that tells an address's kind (for the counts by kind
     /// and the merge rule), and the kinds whose writes never merge.
     kinds: Option<(crate::layout::Layout, Vec<crate::layout::RegionKind>)>,
+}
+
+/// The write path's bookings as intervals, so that a write ready earlier
+/// than one booked before it takes the free slot before it.
+#[derive(Clone, Debug, Default)]
+struct WriteCalendar {
+    /// Each bank's writes `(start, start + bank_busy)`, sorted, disjoint.
+    banks: Vec<Vec<(u64, u64)>>,
+    /// Issue times of the writes in flight, each for `write_cycles`,
+    /// sorted (the posted model's `max_in_flight` limit).
+    in_flight: Vec<u64>,
+    /// A queued write holds its WPQ slot over `[arrival, issue)`, so one
+    /// booked to arrive later takes no slot before then. Arrivals and
+    /// issues are kept sorted each on its own: the slots held at `t` are
+    /// the arrivals by `t` less the issues by `t` (no write issues before
+    /// it arrives).
+    arrivals: Vec<u64>,
+    issues: Vec<u64>,
+    /// Block -> `(arrival, issue)` of its queued writes, for merging.
+    queued: FxHashMap<u64, Vec<(u64, u64)>>,
+    /// `queued` is swept of issued writes when it grows past this.
+    sweep_at: usize,
+}
+
+impl WriteCalendar {
+    /// When a write offered at `t` takes a WPQ slot: at `t` unless every
+    /// slot is held then (by writes that have arrived by `t` and not yet
+    /// issued), else at the first issue after which one is free.
+    fn take_slot(&self, mut t: u64, entries: usize) -> u64 {
+        let mut arrived = self.arrivals.partition_point(|&a| a <= t);
+        let mut issued = self.issues.partition_point(|&i| i <= t);
+        while arrived.saturating_sub(issued) >= entries {
+            // Slots free only when their writes issue: the next issue.
+            t = self.issues[issued];
+            while issued < self.issues.len() && self.issues[issued] <= t {
+                issued += 1;
+            }
+            while arrived < self.arrivals.len() && self.arrivals[arrived] <= t {
+                arrived += 1;
+            }
+        }
+        t
+    }
+
+    /// Whether a write of `block` whose data is ready at `ready` merges at
+    /// `t` into a queued write of that block: one that holds its slot at
+    /// `t` (it has arrived and not yet issued) and issues no earlier than
+    /// `ready`.
+    fn merges_at(&self, t: u64, ready: u64, block: u64) -> bool {
+        self.queued.get(&block).is_some_and(|v| v.iter().any(|&(a, i)| a <= t && t < i && i >= ready))
+    }
+
+    /// Forget what ended by `horizon` (of the banks, bank `b`'s).
+    fn prune(&mut self, horizon: u64, write_cycles: u64, b: usize) {
+        // The slots freed by `horizon` count once among the arrivals and
+        // once among the issues by any later `t`: drop as many of each.
+        let k = self.issues.partition_point(|&i| i <= horizon);
+        self.issues.drain(..k);
+        self.arrivals.drain(..k);
+        self.in_flight.drain(..self.in_flight.partition_point(|&a| a + write_cycles <= horizon));
+        let bank = &mut self.banks[b];
+        bank.drain(..bank.partition_point(|&(_, e)| e <= horizon));
+        if self.queued.len() > self.sweep_at {
+            self.queued.retain(|_, v| {
+                v.retain(|&(_, i)| i > horizon);
+                !v.is_empty()
+            });
+            self.sweep_at = 2 * self.queued.len().max(1024);
+        }
+    }
+}
+
+/// The first start at or after `start` of `len` cycles that overlaps none
+/// of the sorted, disjoint intervals `slots`.
+fn first_gap(slots: &[(u64, u64)], mut start: u64, len: u64) -> u64 {
+    // The first interval ending after `start` (ends are sorted too); past
+    // one that overlaps, the next is the next in the list.
+    let mut i = slots.partition_point(|&(_, e)| e <= start);
+    while i < slots.len() && slots[i].0 < start + len {
+        start = start.max(slots[i].1);
+        i += 1;
+    }
+    start
+}
+
+/// The first start at or after `start` at which a write can be in flight
+/// for `w` cycles with fewer than `k` other writes in flight throughout;
+/// `starts` are the issue times of the writes in flight (each for `w`),
+/// sorted.
+fn first_in_flight_slot(starts: &[u64], w: u64, k: usize, mut start: u64) -> u64 {
+    loop {
+        // In flight at `x`: the writes issued in `(x - w, x]`, i.e. those
+        // from `lo` (the first not done by `x`) up to `hi` (the first not
+        // yet issued). The count only rises at an issue, so checking
+        // `start` and every issue in `(start, start + w)` covers the window.
+        let mut lo = starts.partition_point(|&a| a + w <= start);
+        let mut hi = starts.partition_point(|&a| a <= start);
+        let full_at = loop {
+            if hi - lo >= k {
+                break Some(lo);
+            }
+            if hi == starts.len() || starts[hi] >= start + w {
+                break None;
+            }
+            let x = starts[hi];
+            while hi < starts.len() && starts[hi] <= x {
+                hi += 1;
+            }
+            while lo < hi && starts[lo] + w <= x {
+                lo += 1;
+            }
+        };
+        match full_at {
+            // The first write in flight then completes.
+            Some(lo) => start = starts[lo] + w,
+            None => return start,
+        }
+    }
 }
 
 /// What the PCM and its write queue counted.
@@ -145,6 +280,7 @@ impl Pcm {
             write_cycles,
             wpq: BinaryHeap::new(),
             queued: FxHashMap::default(),
+            writes: None,
             wpq_entries: wpq_entries as usize,
             kinds: None,
             stats: PcmStats::default(),
@@ -170,7 +306,13 @@ impl Pcm {
         self
     }
 
-    /// No read will be asked for before `t` from now on.
+    /// Book writes by calendar (`nvm.write_scheduling`).
+    pub fn with_write_calendar(mut self) -> Self {
+        self.writes = Some(WriteCalendar { banks: vec![Vec::new(); self.bank_free.len()], ..WriteCalendar::default() });
+        self
+    }
+
+    /// No read or write will be asked for before `t` from now on.
     pub fn set_horizon(&mut self, t: u64) {
         self.horizon = self.horizon.max(t);
     }
@@ -178,6 +320,14 @@ impl Pcm {
     /// When a read of bank `b` that could start at `start` does start: the
     /// write in service there ends first (writes of a bank run back to back).
     fn after_write_in_service(&self, b: usize, start: u64) -> u64 {
+        if let Some(w) = &self.writes {
+            // The write that began before `start`; one booked to begin at
+            // `start` itself is still queued, and the read goes ahead of it
+            // (else a read would wait out every write booked back to back).
+            let slots = &w.banks[b];
+            let i = slots.partition_point(|&(_, e)| e <= start);
+            return if i < slots.len() && slots[i].0 < start { slots[i].1 } else { start };
+        }
         if self.run_start[b] <= start && start < self.bank_free[b] {
             let k = (start - self.run_start[b]) / self.bank_busy + 1;
             (self.run_start[b] + k * self.bank_busy).min(self.bank_free[b])
@@ -281,6 +431,9 @@ impl Pcm {
         let kind = self.kinds.as_ref().map(|(layout, never)| (layout.kind_of(block), never));
         let merges = kind.is_none_or(|(k, never)| !never.contains(&k));
         let kind = kind.map(|(k, _)| k);
+        if self.writes.is_some() {
+            return self.write_by_calendar(t, ready, block, merges, kind);
+        }
         let mergeable = |p: &Self, t: u64| merges && p.queued.get(&block).is_some_and(|&issue| issue > t && issue >= ready);
         if mergeable(self, t) {
             self.stats.merged_writes += 1;
@@ -318,6 +471,58 @@ impl Pcm {
         self.wpq.push(Reverse((issue, block)));
         self.queued.insert(block, issue);
         t
+    }
+
+    /// [`Self::write_when_ready`] by calendar: the write waits for a WPQ
+    /// slot only if every slot is held at `t` (by writes that have arrived
+    /// by `t` and not yet issued), then issues at the first time from
+    /// `ready` on that its bank is free and the device has room.
+    fn write_by_calendar(&mut self, t: u64, ready: u64, block: u64, merges: bool, kind: Option<crate::layout::RegionKind>) -> u64 {
+        let (entries, busy, wc, max_in_flight) = (self.wpq_entries, self.bank_busy, self.write_cycles, self.max_in_flight);
+        let b = self.bank(block);
+        let w = self.writes.as_mut().expect("calendar scheduling");
+        w.prune(self.horizon, wc, b);
+        if merges && w.merges_at(t, ready, block) {
+            self.stats.merged_writes += 1;
+            return t;
+        }
+        let at = w.take_slot(t, entries);
+        if at > t {
+            self.stats.wpq_full_waits += 1;
+            self.stats.wpq_wait_cycles += at - t;
+            if merges && w.merges_at(at, ready, block) {
+                self.stats.merged_writes += 1;
+                return at;
+            }
+        }
+        // Unbounded for bank-serial writes: the banks alone limit them.
+        let limited = max_in_flight < usize::MAX;
+        let mut issue = at.max(ready);
+        loop {
+            let s0 = issue;
+            issue = first_gap(&w.banks[b], issue, busy);
+            if limited {
+                issue = first_in_flight_slot(&w.in_flight, wc, max_in_flight, issue);
+            }
+            if issue == s0 {
+                break;
+            }
+        }
+        let bank = &mut w.banks[b];
+        bank.insert(bank.partition_point(|&(s, _)| s < issue), (issue, issue + busy));
+        if limited {
+            w.in_flight.insert(w.in_flight.partition_point(|&a| a <= issue), issue);
+        }
+        if issue > at {
+            w.arrivals.insert(w.arrivals.partition_point(|&a| a <= at), at);
+            w.issues.insert(w.issues.partition_point(|&i| i <= issue), issue);
+            w.queued.entry(block).or_default().push((at, issue));
+        }
+        self.stats.device_writes += 1;
+        if let Some(k) = kind {
+            self.stats.device_writes_by_kind.bump(k);
+        }
+        at
     }
 }
 
@@ -399,6 +604,97 @@ mod tests {
         // Secon's WT: tree nodes do not merge; the data still does.
         let wt = offer(&[RegionKind::Data, RegionKind::Mac]);
         assert_eq!((wt.merged_writes, wt.device_writes_by_kind.data, wt.device_writes_by_kind.tree), (1, 2, 3));
+    }
+
+    #[test]
+    fn a_calendar_write_ready_earlier_takes_the_free_slot_before_a_later_booked_write() {
+        // One bank, 100-cycle writes. A write booked at 1000 (another
+        // core's, or a line sent at a future ACK) ...
+        let mut frontier = Pcm::new(1, 10, 100, 8);
+        let mut calendar = Pcm::new(1, 10, 100, 8).with_write_calendar();
+        for p in [&mut frontier, &mut calendar] {
+            assert_eq!(p.write(1000, 1), 1000);
+            assert_eq!(p.write(0, 2), 0);
+        }
+        // ... holds a write ready at 0 back to 1100 behind one frontier;
+        // with the calendar it issues at once, into the bank's idle time.
+        assert_eq!(frontier.bank_free[0], 1200);
+        assert_eq!(calendar.writes.as_ref().unwrap().banks[0], vec![(0, 100), (1000, 1100)]);
+        calendar.write(50, 3);
+        assert_eq!(calendar.writes.as_ref().unwrap().banks[0], vec![(0, 100), (100, 200), (1000, 1100)]);
+        // A write that would overlap a booked one takes the gap after it.
+        calendar.write(950, 4);
+        assert_eq!(calendar.writes.as_ref().unwrap().banks[0].last(), Some(&(1100, 1200)));
+        assert_eq!(calendar.stats.device_writes, 4);
+        // Reads wait for the write in service, not for the writes booked
+        // back to back after it.
+        let mut reads = Pcm::new(1, 10, 100, 8).with_write_calendar().with_read_calendar();
+        reads.write(0, 1);
+        reads.write(0, 2);
+        assert_eq!(reads.read(50, 9), 110, "after the write at 0..100, ahead of the one at 100");
+        assert_eq!(reads.read(0, 8), 10, "a read goes ahead of a write that starts with it");
+    }
+
+    #[test]
+    fn calendar_wpq_occupancy_counts_only_writes_that_have_arrived() {
+        // One bank, 100-cycle writes, two WPQ entries. Three writes booked
+        // to arrive at 1000: the first issues at once, the other two hold
+        // both slots over [1000, 1100) and [1000, 1200).
+        let mut frontier = Pcm::new(1, 10, 100, 2);
+        let mut calendar = Pcm::new(1, 10, 100, 2).with_write_calendar();
+        for p in [&mut frontier, &mut calendar] {
+            for b in 1..=3 {
+                assert_eq!(p.write(1000, b), 1000);
+            }
+        }
+        // A write at 0: the frontier counts the future writes as holding
+        // the queue now, and makes it wait for the first of them to issue.
+        assert_eq!(frontier.write(0, 4), 1100);
+        assert_eq!(frontier.stats.wpq_full_waits, 1);
+        // The calendar does not: the queue is empty at 0.
+        assert_eq!(calendar.write(0, 4), 0);
+        assert_eq!(calendar.stats.wpq_full_waits, 0);
+        // At 1000 both slots are held; the next write waits until the
+        // first of them issues (1100), and only that long.
+        assert_eq!(calendar.write(1000, 5), 1100);
+        assert_eq!((calendar.stats.wpq_full_waits, calendar.stats.wpq_wait_cycles), (1, 100));
+        // Writes to other blocks that arrive while a slot is free take it.
+        assert_eq!(calendar.write(999, 6), 999, "one slot held at 999 (block 5 arrives later)");
+    }
+
+    #[test]
+    fn a_calendar_write_merges_only_into_a_queued_write_that_has_arrived() {
+        let mut p = Pcm::new(1, 10, 100, 8).with_write_calendar();
+        p.write(1000, 1); // issues at 1000
+        p.write(1000, 2); // queued over [1000, 1100)
+        assert_eq!(p.write(500, 2), 500);
+        assert_eq!(p.stats.merged_writes, 0, "block 2's queued write arrives only at 1000");
+        assert_eq!(p.write(1050, 2), 1050);
+        assert_eq!(p.stats.merged_writes, 1, "block 2's write of 1000 waits until 1100");
+        assert_eq!(p.write(1150, 2), 1150);
+        assert_eq!(p.stats.merged_writes, 1, "it issued at 1100: a new write");
+        assert_eq!(p.stats.device_writes, 4);
+    }
+
+    #[test]
+    fn calendar_posted_writes_keep_the_device_limit_over_their_whole_flight() {
+        // One bank, 10-cycle bursts, 100-cycle writes, 3 in flight.
+        let mut p = Pcm::with_model(PcmWriteModel::Posted, 1, 10, 100, 8, 10, 3).with_write_calendar();
+        for a in 0..3 {
+            p.write(1000, a); // bursts at 1000, 1010, 1020
+        }
+        p.write(0, 3);
+        p.write(950, 4);
+        let w = p.writes.as_ref().unwrap();
+        assert_eq!(w.in_flight, vec![0, 1000, 1010, 1020, 1100]);
+        assert_eq!(w.banks[0][0], (0, 10), "the write at 0 is clear of the others' flight");
+        // Issued at 950 it would be the fourth in flight at 1020: it waits
+        // for the first of the three to complete.
+        assert_eq!(w.banks[0].last(), Some(&(1100, 1110)));
+        assert_eq!(first_in_flight_slot(&[0, 10, 20], 100, 3, 5), 100);
+        assert_eq!(first_in_flight_slot(&[0, 10, 20], 100, 4, 5), 5);
+        assert_eq!(first_in_flight_slot(&[200, 210, 220], 100, 3, 50), 50, "done before the first starts");
+        assert_eq!(first_in_flight_slot(&[200, 210, 220], 100, 3, 150), 300);
     }
 
     #[test]
