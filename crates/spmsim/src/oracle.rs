@@ -38,7 +38,11 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+mod incremental;
 mod transactional;
+
+use incremental::IncrementalReads;
+pub use incremental::Reads;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CrashPoints {
@@ -223,33 +227,64 @@ fn check_point_drain(sys: &mut System) -> (DrainWork, bool, crate::system::Recov
     (drain, undrained, rec, why_recovery)
 }
 
-fn check_point(sys: &mut System, k: u64, last: &str, shadow: &[(u64, [u8; 64])], max_keep: usize) -> PointResult {
+/// A crash point of the strict check: power fails, the scheme recovers,
+/// and the checked blocks are read ([`IncrementalReads`]: those whose read
+/// may have changed; `changes`, the blocks the main run wrote since the
+/// last point) and judged against the shadow (`stored`: the blocks whose
+/// shadow changed since the last point).
+#[allow(clippy::too_many_arguments)]
+fn check_point(
+    sys: &mut System,
+    k: u64,
+    last: &str,
+    shadow: &FxHashMap<u64, [u8; 64]>,
+    stored: &[usize],
+    changes: &[u64],
+    reads: &mut IncrementalReads,
+    max_keep: usize,
+) -> PointResult {
     let (drain, undrained, rec, why_recovery) = check_point_drain(sys);
-    let mut violations = Vec::new();
-    let mut count = 0u64;
-    let mut by_check = BTreeMap::new();
-    for (block, expect) in shadow {
-        let got = sys.mc.read(*block);
-        let (actual, check, detail) = match got {
-            Ok(v) if v == *expect => continue,
-            Ok(v) => (Some(hex64(&v)), "plaintext".to_string(), "decrypted value differs from the last persisted store".to_string()),
-            Err(e) => (None, e.name().to_string(), format!("{why_recovery}{e}")),
+    let mut judge = reads.read(sys, changes);
+    judge.extend_from_slice(stored);
+    judge.sort_unstable();
+    judge.dedup();
+    for j in judge {
+        let expect = &shadow[&reads.blocks()[j]];
+        let failed = match reads.results[j].as_ref().expect("read at the first point") {
+            Ok(v) if v == expect => None,
+            Ok(_) => Some("plaintext".to_string()),
+            Err(e) => Some(e.name().to_string()),
         };
-        count += 1;
-        *by_check.entry(check.clone()).or_insert(0u64) += 1;
-        if violations.len() < max_keep {
+        reads.judge(j, failed);
+    }
+    let mut violations = Vec::new();
+    if reads.failing > 0 && max_keep > 0 {
+        for j in reads.failing_blocks().take(max_keep) {
+            let block = reads.blocks()[j];
+            let (actual, check, detail) = match reads.results[j].as_ref().expect("read") {
+                Ok(v) => (Some(hex64(v)), "plaintext".to_string(), "decrypted value differs from the last persisted store".to_string()),
+                Err(e) => (None, e.name().to_string(), format!("{why_recovery}{e}")),
+            };
             violations.push(Violation {
                 crash_point: k,
                 after_event: last.to_string(),
                 address: format!("{:#x}", block * 64),
-                expected: hex64(expect),
+                expected: hex64(&shadow[&block]),
                 actual,
                 check,
                 detail,
             });
         }
     }
-    PointResult { undrained, violations, count, by_check, recovery_failed: !rec.ok(), replay_failed: false, drain }
+    PointResult {
+        undrained,
+        violations,
+        count: reads.failing,
+        by_check: reads.by_check.clone(),
+        recovery_failed: !rec.ok(),
+        replay_failed: false,
+        drain,
+    }
 }
 
 pub struct CrashCheck<'a> {
@@ -274,6 +309,13 @@ impl CrashCheck<'_> {
     /// [`Self::run`], calling `progress(done, total)` with the crash points
     /// checked so far after each batch (for a progress display).
     pub fn run_with_progress(&self, progress: &dyn Fn(u64, u64)) -> Result<CrashReport, String> {
+        self.run_reads(Reads::Incremental, progress)
+    }
+
+    /// [`Self::run_with_progress`] with the checked blocks read as `reads`
+    /// says: the report is the same either way (tests/incremental_reads.rs
+    /// holds the two to it), incremental reads are far quicker.
+    pub fn run_reads(&self, reads: Reads, progress: &dyn Fn(u64, u64)) -> Result<CrashReport, String> {
         let guarantee = self.guarantee.unwrap_or_else(|| Guarantee::of(self.cfg));
         let n = self.events.len() as u64;
         let chosen: Vec<u64> = match self.points {
@@ -296,10 +338,10 @@ impl CrashCheck<'_> {
         touched.dedup();
 
         if guarantee == Guarantee::Transactional {
-            return self.run_transactional(chosen, touched, progress);
+            return self.run_transactional(chosen, touched, reads, progress);
         }
         let (results, sys) =
-            self.in_parallel(&chosen, progress, |points, to_end, done| self.strict_range(points, to_end, &touched, done))?;
+            self.in_parallel(&chosen, progress, |points, to_end, done| self.strict_range(points, to_end, &touched, reads, done))?;
         let mut rep = self.report(n, results.len() as u64, touched.len() as u64, guarantee, &sys);
         self.summarise(&mut rep, &sys, results);
         Ok(rep)
@@ -360,9 +402,19 @@ impl CrashCheck<'_> {
 
     /// The strict check of `points` (ascending): run the events, check each
     /// point as the run passes it, on the live machine.
-    fn strict_range(&self, points: &[u64], to_end: bool, touched: &[u64], done: &AtomicU64) -> Result<(Vec<PointResult>, System), String> {
+    fn strict_range(
+        &self,
+        points: &[u64],
+        to_end: bool,
+        touched: &[u64],
+        reads: Reads,
+        done: &AtomicU64,
+    ) -> Result<(Vec<PointResult>, System), String> {
         let n = self.events.len() as u64;
         let mut sys = System::new(self.cfg, self.seed);
+        sys.mc.st.nvm.image.track_changes();
+        let mut incremental = IncrementalReads::new(&sys, touched.to_vec(), reads);
+        let mut stored: Vec<usize> = Vec::new();
         let mut shadow: FxHashMap<u64, [u8; 64]> = touched.iter().map(|b| (*b, [0u8; 64])).collect();
         let mut results: Vec<PointResult> = Vec::with_capacity(points.len());
         let mut kept = 0usize;
@@ -371,8 +423,10 @@ impl CrashCheck<'_> {
         for k in 0..=end {
             if next < points.len() && points[next] == k {
                 let last = self.describe_point(k);
-                let sh: Vec<(u64, [u8; 64])> = touched.iter().map(|b| (*b, shadow[b])).collect();
-                let r = sys.at_crash(|crashed| check_point(crashed, k, &last, &sh, self.max_listed.saturating_sub(kept)));
+                let changes = sys.mc.st.nvm.image.take_changes();
+                let budget = self.max_listed.saturating_sub(kept);
+                let r = sys.at_crash(|crashed| check_point(crashed, k, &last, &shadow, &stored, &changes, &mut incremental, budget));
+                stored.clear();
                 kept += r.violations.len();
                 results.push(r);
                 done.fetch_add(1, Ordering::Relaxed);
@@ -384,6 +438,7 @@ impl CrashCheck<'_> {
             let ev = &self.events[k as usize];
             sys.apply(ev).map_err(|e| format!("event {} ({}) failed an integrity check before any crash: {e}", k + 1, ev.describe()))?;
             if ev.op == Op::Store && !ev.volatile {
+                stored.push(touched.binary_search(&ev.block()).expect("a touched block"));
                 let line = shadow.get_mut(&ev.block()).unwrap();
                 let off = (ev.addr % 64) as usize;
                 line[off..off + ev.size as usize].copy_from_slice(&ev.value.to_le_bytes()[..ev.size as usize]);

@@ -258,13 +258,15 @@ impl System {
     /// journal and rolled back afterwards, so a crash point costs the
     /// blocks its drain and recovery change, not a copy of the image.
     pub fn at_crash<R>(&mut self, f: impl FnOnce(&mut System) -> R) -> R {
-        let image = std::mem::take(&mut self.mc.st.nvm.image);
+        let mut image = std::mem::take(&mut self.mc.st.nvm.image);
+        let changes = image.pause_changes();
         let mut crashed = self.clone();
         crashed.mc.st.nvm.image = image;
         crashed.mc.st.nvm.image.begin_journal();
         let r = f(&mut crashed);
         crashed.mc.st.nvm.image.rollback();
         self.mc.st.nvm.image = std::mem::take(&mut crashed.mc.st.nvm.image);
+        self.mc.st.nvm.image.resume_changes(changes);
         r
     }
 

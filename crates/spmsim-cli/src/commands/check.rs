@@ -2,7 +2,7 @@ use super::SimArgs;
 use crate::progress::Progress;
 use anyhow::{anyhow, Result};
 use spmsim::config::SimConfig;
-use spmsim::oracle::{CrashCheck, CrashPoints, CrashReport, Guarantee};
+use spmsim::oracle::{CrashCheck, CrashPoints, CrashReport, Guarantee, Reads};
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -25,6 +25,11 @@ pub struct CheckCrashArgs {
     /// and tep).
     #[arg(long)]
     pub guarantee: Option<String>,
+    /// `incremental` (default: at each crash point, read again only the
+    /// blocks whose read may have changed; Bonsai Merkle trees) or `full`
+    /// (read every checked block at every point). The report is the same.
+    #[arg(long, default_value = "incremental")]
+    pub reads: String,
     #[arg(long)]
     pub json: bool,
 }
@@ -45,7 +50,8 @@ pub fn check(a: &CheckCrashArgs, progress: &dyn Fn(u64, u64)) -> Result<(SimConf
         max_listed: a.max_listed,
         guarantee,
     };
-    let rep = c.run_with_progress(progress).map_err(|e| anyhow!(e))?;
+    let reads: Reads = a.reads.parse().map_err(|e: String| anyhow!(e))?;
+    let rep = c.run_reads(reads, progress).map_err(|e| anyhow!(e))?;
     Ok((cfg, rep))
 }
 

@@ -35,8 +35,14 @@ pub fn run(a: CheckAllArgs) -> Result<ExitCode> {
         // The crash oracle takes most of a preset's time (about nine tenths
         // on the defaults); the share only shapes the ETA.
         let step = |part: f64, what: String| bar.update_partial(done as u64, part, presets.len() as u64, &format!("{p}: {what}"));
-        let args =
-            CheckCrashArgs { sim: sim("array-swap", a.crash_ops), crash_points: "all".into(), max_listed: 3, guarantee: None, json: true };
+        let args = CheckCrashArgs {
+            sim: sim("array-swap", a.crash_ops),
+            crash_points: "all".into(),
+            max_listed: 3,
+            guarantee: None,
+            reads: "incremental".into(),
+            json: true,
+        };
         let (_, crash) = check(&args, &|d, t| step(0.9 * d as f64 / t.max(1) as f64, format!("crash points {d}/{t}")))?;
         step(0.9, "attacks".into());
         let (_, att) = attack(&sim("random-writes", a.attack_ops))?;

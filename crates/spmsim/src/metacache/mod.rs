@@ -70,6 +70,11 @@ impl MetaCaches {
         }
     }
 
+    /// The address of every line on chip, in any of the caches.
+    pub fn resident_addrs(&self) -> Vec<u64> {
+        self.all().into_iter().flat_map(|(_, c)| c.entries().map(|(a, _)| a).collect::<Vec<_>>()).collect()
+    }
+
     pub fn all_mut(&mut self) -> Vec<&mut LineCache> {
         match self {
             MetaCaches::Separate { counter, mac, tree } => vec![counter, mac, tree],

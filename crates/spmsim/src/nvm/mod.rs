@@ -159,6 +159,11 @@ impl Nvm {
         self.wpq_index.clear();
     }
 
+    /// The blocks the WPQ holds writes for.
+    pub fn wpq_addrs(&self) -> impl Iterator<Item = u64> + '_ {
+        self.wpq.iter().map(|(a, _)| *a)
+    }
+
     pub fn wpq_len(&self) -> usize {
         self.wpq.len()
     }

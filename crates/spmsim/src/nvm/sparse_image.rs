@@ -40,6 +40,9 @@ pub struct NvmImage {
     /// bytes before its first change since [`Self::begin_journal`]
     /// (`None`: it was absent), so [`Self::rollback`] can put them back.
     journal: Option<Journal>,
+    /// When tracked: every block changed since the last
+    /// [`Self::take_changes`] (repeats allowed).
+    changes: Option<Vec<u64>>,
 }
 
 /// The blocks changed since the journal began, with what they held.
@@ -104,6 +107,9 @@ impl NvmImage {
         if self.journal.is_some() {
             self.note(addr);
         }
+        if let Some(c) = &mut self.changes {
+            c.push(addr);
+        }
         let s = self.slot_or_insert(addr / PAGE_BLOCKS);
         let i = addr % PAGE_BLOCKS;
         let block = &mut self.blocks.page_mut(s)[i as usize];
@@ -153,8 +159,30 @@ impl NvmImage {
         }
     }
 
+    /// Start listing the blocks changed (for [`Self::take_changes`]).
+    pub fn track_changes(&mut self) {
+        self.changes = Some(Vec::new());
+    }
+
+    /// The blocks changed since the last call (or since tracking began).
+    pub fn take_changes(&mut self) -> Vec<u64> {
+        self.changes.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    /// Stop listing changes for a while, keeping the list so far.
+    pub fn pause_changes(&mut self) -> Option<Vec<u64>> {
+        self.changes.take()
+    }
+
+    pub fn resume_changes(&mut self, changes: Option<Vec<u64>>) {
+        self.changes = changes;
+    }
+
     /// Make a block absent again.
     fn forget(&mut self, addr: u64) {
+        if let Some(c) = &mut self.changes {
+            c.push(addr);
+        }
         if let Some(s) = self.slot(addr / PAGE_BLOCKS) {
             let i = addr % PAGE_BLOCKS;
             if self.present[s] >> i & 1 == 1 {

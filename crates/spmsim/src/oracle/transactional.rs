@@ -18,7 +18,7 @@
 //! a word; the oracle learns the program's initial value of a word from
 //! the first log entry that records it before any store has.
 
-use super::{check_point_drain, CrashCheck, CrashReport, Guarantee, PointResult, Violation};
+use super::{check_point_drain, CrashCheck, CrashReport, Guarantee, IncrementalReads, PointResult, Reads, Violation};
 use crate::store::CheckFailure;
 use crate::system::System;
 use crate::workload::{log_regions_of, Event, Op};
@@ -281,7 +281,26 @@ fn replay_record(sys: &mut System, start: u64, base: u64) -> Result<bool, String
 /// A thread's log: its region and format.
 type ThreadLog = Option<(u64, u64, LogFormat)>;
 
-fn check_point(sys: &mut System, k: u64, last: &str, regions: &[ThreadLog], expect: &Expect, max_keep: usize) -> PointResult {
+/// What the checked blocks' reads at a crash point start from: the reads
+/// themselves, the blocks whose expected image changed since the last point
+/// (`changed`, indices), the expected images the last point laid over the
+/// committed one (`last_laid`), and the blocks the main run wrote since.
+struct PointReads<'r> {
+    reads: &'r mut IncrementalReads,
+    changed: &'r [usize],
+    last_laid: &'r mut Vec<usize>,
+    changes: &'r [u64],
+}
+
+fn check_point(
+    sys: &mut System,
+    k: u64,
+    last: &str,
+    regions: &[ThreadLog],
+    expect: &Expect,
+    max_keep: usize,
+    pr: PointReads,
+) -> PointResult {
     let (drain, undrained, rec, why_recovery) = check_point_drain(sys);
     let mut violations = Vec::new();
     let mut count = 0u64;
@@ -347,20 +366,59 @@ fn check_point(sys: &mut System, k: u64, last: &str, regions: &[ThreadLog], expe
             }
         }
     }
-    for (block, img) in committed.iter() {
+    // Judge the blocks read again, those whose expected image changed, and
+    // those laid over the committed image now or at the last point.
+    let reads = pr.reads;
+    let position = |b: &u64| committed.binary_search_by_key(b, |(k, _)| *k).expect("a checked block");
+    let laid: Vec<usize> = over.keys().chain(loose.keys()).map(position).collect();
+    let mut judge = reads.read(sys, pr.changes);
+    judge.extend_from_slice(pr.changed);
+    judge.extend_from_slice(&laid);
+    judge.append(pr.last_laid);
+    *pr.last_laid = laid;
+    judge.sort_unstable();
+    judge.dedup();
+    let want_of = |j: usize| -> (&BlockImage, &BlockImage) {
+        let (block, img) = &committed[j];
         let want = over.get(block).unwrap_or(img);
-        let alt = loose.get(block).unwrap_or(want);
-        let got = sys.mc.read(*block);
-        let (actual, check, detail) = match got {
-            Ok(v) if want.accepts(alt, &v) => continue,
-            Ok(v) => (
-                Some(hex::encode(v)),
-                "plaintext".to_string(),
-                "differs from the transactional state after the log replay: the last commit, the open transaction rolled back".to_string(),
-            ),
-            Err(e) => (None, e.name().to_string(), format!("{why_recovery}{e}")),
+        (want, loose.get(block).unwrap_or(want))
+    };
+    for j in judge {
+        let (want, alt) = want_of(j);
+        let failed = match reads.results[j].as_ref().expect("read at the first point") {
+            Ok(v) if want.accepts(alt, v) => None,
+            Ok(_) => Some("plaintext".to_string()),
+            Err(e) => Some(e.name().to_string()),
         };
-        note(&check, block * 64, hex::encode(want.value), actual, detail, &mut violations);
+        reads.judge(j, failed);
+    }
+    count += reads.failing;
+    for (c, n) in &reads.by_check {
+        *by_check.entry(c.clone()).or_insert(0) += n;
+    }
+    let room = max_keep.saturating_sub(violations.len());
+    if reads.failing > 0 && room > 0 {
+        for j in reads.failing_blocks().take(room) {
+            let block = committed[j].0;
+            let (actual, check, detail) = match reads.results[j].as_ref().expect("read") {
+                Ok(v) => (
+                    Some(hex::encode(v)),
+                    "plaintext".to_string(),
+                    "differs from the transactional state after the log replay: the last commit, the open transaction rolled back"
+                        .to_string(),
+                ),
+                Err(e) => (None, e.name().to_string(), format!("{why_recovery}{e}")),
+            };
+            violations.push(Violation {
+                crash_point: k,
+                after_event: last.to_string(),
+                address: format!("{:#x}", block * 64),
+                expected: hex::encode(want_of(j).0.value),
+                actual,
+                check,
+                detail,
+            });
+        }
     }
     PointResult { undrained, violations, count, by_check, recovery_failed: !rec.ok(), replay_failed, drain }
 }
@@ -372,6 +430,7 @@ impl CrashCheck<'_> {
         &self,
         chosen: Vec<u64>,
         touched: Vec<u64>,
+        reads: Reads,
         progress: &dyn Fn(u64, u64),
     ) -> Result<CrashReport, String> {
         let n = self.events.len() as u64;
@@ -400,7 +459,7 @@ impl CrashCheck<'_> {
         let in_log = |b: u64| regions.iter().flatten().any(|&(s, e)| b * 64 >= s && b * 64 < e);
         let checked: Vec<u64> = touched.into_iter().filter(|b| !in_log(*b)).collect();
         let (results, sys) = self.in_parallel(&chosen, progress, |points, to_end, done| {
-            self.transactional_range(points, to_end, &regions, &logs, &checked, done)
+            self.transactional_range(points, to_end, &regions, &logs, &checked, reads, done)
         })?;
         let mut rep = self.report(n, results.len() as u64, checked.len() as u64, Guarantee::Transactional, &sys);
         self.summarise(&mut rep, &sys, results);
@@ -409,6 +468,7 @@ impl CrashCheck<'_> {
 
     /// The transactional check of `points` (ascending), as
     /// [`CrashCheck::in_parallel`] hands them out.
+    #[allow(clippy::too_many_arguments)]
     fn transactional_range(
         &self,
         points: &[u64],
@@ -416,10 +476,17 @@ impl CrashCheck<'_> {
         regions: &[Option<(u64, u64)>],
         logs: &[ThreadLog],
         checked: &[u64],
+        reads: Reads,
         done: &AtomicU64,
     ) -> Result<(Vec<PointResult>, System), String> {
         let n = self.events.len() as u64;
         let mut sys = System::new(self.cfg, self.seed);
+        sys.mc.st.nvm.image.track_changes();
+        let mut incremental = IncrementalReads::new(&sys, checked.to_vec(), reads);
+        // Blocks whose committed image changed since the last point, and
+        // those the last point laid over it.
+        let mut changed: Vec<u64> = Vec::new();
+        let mut last_laid: Vec<usize> = Vec::new();
         let threads = sys.fronts.len();
         // A thread with no undo log has no transaction to roll back: its
         // stores are loose, each persistent by the thread's next barrier
@@ -447,7 +514,15 @@ impl CrashCheck<'_> {
                 let last = self.describe_point(k);
                 let image = snapshot.get_or_insert_with(|| std::sync::Arc::new(checked.iter().map(|b| (*b, committed[b])).collect()));
                 let ex = Expect { committed: image.clone(), threads: state.clone() };
-                let r = sys.at_crash(|crashed| check_point(crashed, k, &last, logs, &ex, self.max_listed.saturating_sub(kept)));
+                let changes = sys.mc.st.nvm.image.take_changes();
+                changed.sort_unstable();
+                changed.dedup();
+                let at: Vec<usize> = changed.drain(..).map(|b| checked.binary_search(&b).expect("a checked block")).collect();
+                let budget = self.max_listed.saturating_sub(kept);
+                let r = sys.at_crash(|crashed| {
+                    let pr = PointReads { reads: &mut incremental, changed: &at, last_laid: &mut last_laid, changes: &changes };
+                    check_point(crashed, k, &last, logs, &ex, budget, pr)
+                });
                 kept += r.violations.len();
                 results.push(r);
                 done.fetch_add(1, Ordering::Relaxed);
@@ -467,6 +542,7 @@ impl CrashCheck<'_> {
                     }
                     for &(b, o, l, v) in &th.tx {
                         committed.get_mut(&b).expect("a checked block").store(o, l, v);
+                        changed.push(b);
                     }
                     *th = ThreadState { loose: std::mem::take(&mut th.loose), ..Default::default() };
                 }
@@ -476,6 +552,7 @@ impl CrashCheck<'_> {
                     }
                     for &(b, o, l, v) in &th.loose {
                         committed.get_mut(&b).expect("a checked block").store(o, l, v);
+                        changed.push(b);
                     }
                     th.loose.clear();
                 }
@@ -503,6 +580,7 @@ impl CrashCheck<'_> {
                                         if img.known & (1 << w) == 0 {
                                             snapshot = None;
                                             img.known |= 1 << w;
+                                            changed.push(b);
                                             apply(&mut img.initial, (w * 8) as u8, 8, ev.value);
                                         }
                                     }

@@ -302,18 +302,23 @@ impl Secon {
                 st.nvm.reads.counter += 1;
                 let stored = st.nvm.image.get(ca).copied().unwrap_or_else(|| tree.default_block(0));
                 let mut ctr = SplitCounterBlock::decode(&stored);
-                let mut lines = std::collections::BTreeSet::new();
+                // The page's MAC lines, each read once; a line never
+                // written holds no minor.
+                let (first_line, _) = st.layout.mac_line_of(page * per);
+                let (last_line, _) = st.layout.mac_line_of(page * per + per - 1);
+                let mut line: (u64, Option<[u8; 64]>) = (u64::MAX, None);
                 for j in 0..per {
-                    let b = page * per + j;
-                    let (la, slot) = st.layout.mac_line_of(b);
-                    lines.insert(la);
-                    let line = st.nvm.image.get(la).copied().unwrap_or([0; 64]);
-                    let mctr = (u64::from_le_bytes(line[slot * 8..slot * 8 + 8].try_into().unwrap()) >> MAC_BITS) as u8 & 0x7f;
+                    let (la, slot) = st.layout.mac_line_of(page * per + j);
+                    if line.0 != la {
+                        line = (la, st.nvm.image.get(la).copied());
+                    }
+                    let Some(bytes) = &line.1 else { continue };
+                    let mctr = (u64::from_le_bytes(bytes[slot * 8..slot * 8 + 8].try_into().unwrap()) >> MAC_BITS) as u8 & 0x7f;
                     if mctr > ctr.minors[j as usize] {
                         ctr.minors[j as usize] = mctr;
                     }
                 }
-                st.nvm.reads.mac += lines.len() as u64;
+                st.nvm.reads.mac += last_line - first_line + 1;
                 let newer = ctr.encode();
                 if newer != stored {
                     out.push((page, newer));

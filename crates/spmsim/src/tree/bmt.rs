@@ -89,8 +89,7 @@ impl BonsaiMerkleTree {
         let h = st.crypto.bmt_hash(bytes);
         match st.layout.parent_of(level, index) {
             None => {
-                let expect = st.chip.roots.value_or(index, self.default_root());
-                if h == expect {
+                if self.root_matches(&st.chip.roots, index, h) {
                     Ok(())
                 } else {
                     Err(CheckFailure::Root { index })
@@ -104,6 +103,23 @@ impl BonsaiMerkleTree {
                     Err(CheckFailure::Tree { level, index })
                 }
             }
+        }
+    }
+
+    fn root_matches(&self, roots: &crate::roots::RootRegisters, index: u64, h: u64) -> bool {
+        roots.value_or(index, self.default_root()) == h
+    }
+
+    /// Whether node `index` of `level` holding `bytes` matches its parent
+    /// holding `parent` (or, at the top, its root register): one edge of
+    /// [`Self::verify`], by the same comparisons, with nothing fetched or
+    /// counted. The crash oracle's incremental reads ask it which edges a
+    /// crash point changed.
+    pub fn edge_holds(&self, st: &MetaStore, level: u32, index: u64, bytes: &[u8; 64], parent: &[u8; 64]) -> bool {
+        let h = st.crypto.bmt_hash_uncounted(bytes);
+        match st.layout.parent_of(level, index) {
+            None => self.root_matches(&st.chip.roots, index, h),
+            Some((_, _, slot)) => self.entry_matches(level, bmt_slots(parent)[slot], h),
         }
     }
 
