@@ -413,6 +413,7 @@ impl CrashCheck<'_> {
         let n = self.events.len() as u64;
         let mut sys = System::new(self.cfg, self.seed);
         sys.mc.st.nvm.image.track_changes();
+        sys.mc.st.crypto.memoize_tree_hashes();
         let mut incremental = IncrementalReads::new(&sys, touched.to_vec(), reads);
         let mut stored: Vec<usize> = Vec::new();
         let mut shadow: FxHashMap<u64, [u8; 64]> = touched.iter().map(|b| (*b, [0u8; 64])).collect();

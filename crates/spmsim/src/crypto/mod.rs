@@ -48,6 +48,12 @@ impl CryptoWork {
     }
 }
 
+/// Tree hashes by input, shared by a machine and its copies.
+type HashMemo = std::sync::Arc<std::sync::Mutex<rustc_hash::FxHashMap<[u8; 64], u64>>>;
+
+/// At most this many memoized tree hashes (72 MiB) before the memo starts over.
+const MEMO_ENTRIES: usize = 1 << 20;
+
 /// The crypto engine of one memory controller: keys plus work counters.
 #[derive(Clone)]
 pub struct CryptoEngine {
@@ -58,11 +64,16 @@ pub struct CryptoEngine {
     /// pads and MACs are zero, so every check passes and the simulation
     /// makes the same cache and queue decisions as with real crypto.
     pub real: bool,
+    /// Tree hashes already computed, by input, when set: the crash oracle
+    /// recovers from nearly the same image at every crash point, so the
+    /// same counter blocks and nodes are hashed again and again. Each value
+    /// is the keyed hash, computed once; the work is counted every time.
+    memo: Option<HashMemo>,
 }
 
 impl CryptoEngine {
     pub fn new(keys: &KeySet) -> Self {
-        CryptoEngine { otp: OtpEngine::new(keys), mac: MacEngine::new(keys), work: CryptoWork::default(), real: true }
+        CryptoEngine { otp: OtpEngine::new(keys), mac: MacEngine::new(keys), work: CryptoWork::default(), real: true, memo: None }
     }
 
     pub fn timing_only(keys: &KeySet) -> Self {
@@ -71,11 +82,27 @@ impl CryptoEngine {
 
     /// A BMT hash for set-up work (default nodes): not counted.
     pub fn bmt_hash_uncounted(&self, child: &[u8; 64]) -> u64 {
-        if self.real {
-            self.mac.bmt_hash(child)
-        } else {
-            0
+        if !self.real {
+            return 0;
         }
+        let Some(memo) = &self.memo else { return self.mac.bmt_hash(child) };
+        let mut m = memo.lock().expect("the tree-hash memo");
+        if let Some(&h) = m.get(child) {
+            return h;
+        }
+        if m.len() >= MEMO_ENTRIES {
+            m.clear();
+        }
+        let h = self.mac.bmt_hash(child);
+        m.insert(*child, h);
+        h
+    }
+
+    /// Remember tree hashes from now on, this engine and its copies
+    /// sharing them (for the crash oracle, which copies the machine at
+    /// every crash point).
+    pub fn memoize_tree_hashes(&mut self) {
+        self.memo = Some(Default::default());
     }
 
     /// 64-byte one-time pad for a data block (SecPB II-B, Triad-NVM II).
@@ -119,10 +146,7 @@ impl CryptoEngine {
     /// Keyed 64-bit hash of a Bonsai Merkle tree child (a counter block or node).
     pub fn bmt_hash(&mut self, child: &[u8; 64]) -> u64 {
         self.work.tree_hashes += 1;
-        if !self.real {
-            return 0;
-        }
-        self.mac.bmt_hash(child)
+        self.bmt_hash_uncounted(child)
     }
 
     /// 64-bit MAC of an SGX integrity-tree node: its counters, its address and

@@ -297,15 +297,28 @@ impl Secon {
         for (start, end) in regions {
             let first = (start / 64).div_ceil(per);
             let last = (end / 64) / per;
-            for page in first..last {
+            if first >= last {
+                continue;
+            }
+            // Every page's counter block and MAC lines are read; only a
+            // page with a MAC line ever written can hold a newer minor.
+            let (first_line, _) = st.layout.mac_line_of(first * per);
+            let (end_line, _) = st.layout.mac_line_of(last * per - 1);
+            st.nvm.reads.counter += last - first;
+            st.nvm.reads.mac += end_line + 1 - first_line;
+            let mut pages: Vec<u64> = Vec::new();
+            for la in st.nvm.image.addrs_in(first_line, end_line + 1) {
+                let page = (la - st.layout.mac_base) * crate::layout::MACS_PER_LINE / per;
+                if pages.last() != Some(&page) {
+                    pages.push(page);
+                }
+            }
+            for page in pages {
                 let ca = st.layout.meta_addr(0, page);
-                st.nvm.reads.counter += 1;
                 let stored = st.nvm.image.get(ca).copied().unwrap_or_else(|| tree.default_block(0));
                 let mut ctr = SplitCounterBlock::decode(&stored);
                 // The page's MAC lines, each read once; a line never
                 // written holds no minor.
-                let (first_line, _) = st.layout.mac_line_of(page * per);
-                let (last_line, _) = st.layout.mac_line_of(page * per + per - 1);
                 let mut line: (u64, Option<[u8; 64]>) = (u64::MAX, None);
                 for j in 0..per {
                     let (la, slot) = st.layout.mac_line_of(page * per + j);
@@ -318,7 +331,6 @@ impl Secon {
                         ctr.minors[j as usize] = mctr;
                     }
                 }
-                st.nvm.reads.mac += last_line - first_line + 1;
                 let newer = ctr.encode();
                 if newer != stored {
                     out.push((page, newer));
