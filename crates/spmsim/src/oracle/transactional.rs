@@ -151,11 +151,11 @@ enum LogParse {
 
 /// What a crash point must show.
 #[derive(Clone, Debug)]
-struct Expect {
-    /// The committed image of every checked block (outside the logs),
-    /// shared by the crash points between two changes of it.
-    committed: std::sync::Arc<Vec<(u64, BlockImage)>>,
-    threads: Vec<ThreadState>,
+struct Expect<'e> {
+    /// The committed image of every checked block (outside the logs), in
+    /// block order.
+    committed: &'e [(u64, BlockImage)],
+    threads: &'e [ThreadState],
 }
 
 fn apply(line: &mut [u8; 64], off: u8, len: u8, value: u64) {
@@ -344,7 +344,7 @@ fn check_point(
     // window changes (when its commit record persisted) laid over it; the
     // checked blocks are looked up in the index (binary search: they are
     // sorted).
-    let committed = &expect.committed;
+    let committed = expect.committed;
     let index = |b: u64| committed.binary_search_by_key(&b, |(k, _)| *k).ok();
     let mut over: FxHashMap<u64, BlockImage> = FxHashMap::default();
     for (t, th) in expect.threads.iter().enumerate() {
@@ -358,7 +358,7 @@ fn check_point(
     }
     // Loose stores may or may not have persisted: either image is right.
     let mut loose: FxHashMap<u64, BlockImage> = FxHashMap::default();
-    for th in &expect.threads {
+    for th in expect.threads {
         for &(b, o, l, v) in &th.loose {
             if let Some(i) = index(b) {
                 let base = *over.get(&b).unwrap_or(&committed[i].1);
@@ -496,16 +496,13 @@ impl CrashCheck<'_> {
             let (s, e) = r.unwrap_or((0, 0));
             sys.set_log_region(core, s, e);
         }
-        let mut committed: FxHashMap<u64, BlockImage> = checked.iter().map(|b| (*b, BlockImage::default())).collect();
+        let mut committed: Vec<(u64, BlockImage)> = checked.iter().map(|b| (*b, BlockImage::default())).collect();
+        let at = |b: u64| checked.binary_search(&b).ok();
         let mut state = vec![ThreadState::default(); threads];
         let mut parse = vec![LogParse::default(); threads];
         // Words some data store has written (their log's old value is no
         // longer the program's initial one).
         let mut stored: FxHashMap<u64, u8> = FxHashMap::default();
-        // The committed image as the crash points see it, remade only
-        // after it changes (a commit, a barrier after loose stores, a word's
-        // initial value learned).
-        let mut snapshot: Option<std::sync::Arc<Vec<(u64, BlockImage)>>> = None;
         let mut results: Vec<PointResult> = Vec::with_capacity(points.len());
         let mut kept = 0usize;
         let mut next = 0usize;
@@ -513,8 +510,7 @@ impl CrashCheck<'_> {
         for k in 0..=end {
             if next < points.len() && points[next] == k {
                 let last = self.describe_point(k);
-                let image = snapshot.get_or_insert_with(|| std::sync::Arc::new(checked.iter().map(|b| (*b, committed[b])).collect()));
-                let ex = Expect { committed: image.clone(), threads: state.clone() };
+                let ex = Expect { committed: &committed, threads: &state };
                 let changes = sys.mc.st.nvm.image.take_changes();
                 changed.sort_unstable();
                 changed.dedup();
@@ -538,21 +534,15 @@ impl CrashCheck<'_> {
             match ev.op {
                 Op::TxBegin => *th = ThreadState { loose: std::mem::take(&mut th.loose), open: true, ..Default::default() },
                 Op::TxCommit => {
-                    if !th.tx.is_empty() {
-                        snapshot = None;
-                    }
                     for &(b, o, l, v) in &th.tx {
-                        committed.get_mut(&b).expect("a checked block").store(o, l, v);
+                        committed[at(b).expect("a checked block")].1.store(o, l, v);
                         changed.push(b);
                     }
                     *th = ThreadState { loose: std::mem::take(&mut th.loose), ..Default::default() };
                 }
                 Op::Fence | Op::Epoch => {
-                    if !th.loose.is_empty() {
-                        snapshot = None;
-                    }
                     for &(b, o, l, v) in &th.loose {
-                        committed.get_mut(&b).expect("a checked block").store(o, l, v);
+                        committed[at(b).expect("a checked block")].1.store(o, l, v);
                         changed.push(b);
                     }
                     th.loose.clear();
@@ -577,9 +567,8 @@ impl CrashCheck<'_> {
                                     let a = addr + 8 * k;
                                     let (b, w) = (a / 64, (a % 64) / 8);
                                     let never_stored = stored.get(&b).is_none_or(|m| m & (1 << w) == 0);
-                                    if let (true, Some(img)) = (never_stored, committed.get_mut(&b)) {
+                                    if let (true, Some(img)) = (never_stored, at(b).map(|i| &mut committed[i].1)) {
                                         if img.known & (1 << w) == 0 {
-                                            snapshot = None;
                                             img.known |= 1 << w;
                                             changed.push(b);
                                             apply(&mut img.initial, (w * 8) as u8, 8, ev.value);
