@@ -5,10 +5,17 @@
 //! promises: the value of the last store before the crash.
 //!
 //! ```text
-//!  events: e1 e2 ... ek | crash -> clone(System) -> power_fail -> recover
-//!                                   -> for each touched block: read == shadow[k] ?
+//!  events: e1 e2 ... ek | crash -> System::at_crash (a copy of all but the
+//!                                  NVM image, the image lent under a journal)
+//!                          -> power_fail -> recover
+//!                          -> for each touched block: read == shadow[k] ?
+//!                          -> roll the image back, run on to e(k+1)
 //! ```
-//! Crash point k means "after the first k events", k = 0..=N.
+//! Crash point k means "after the first k events", k = 0..=N. Each thread
+//! takes a run of consecutive points ([`CrashCheck::in_parallel`]). Reads
+//! are incremental by default (`incremental`: only the blocks whose read
+//! may have changed since the last point are read again); the report is
+//! the one full reads give ([`Reads`]).
 //!
 //! That is the strict guarantee. A relaxed persistency model (epoch, Secon's
 //! TEP) promises less, so it is checked with its own, the transactional
