@@ -418,10 +418,7 @@ impl CrashCheck<'_> {
         done: &AtomicU64,
     ) -> Result<(Vec<PointResult>, System), String> {
         let n = self.events.len() as u64;
-        let mut sys = System::new(self.cfg, self.seed);
-        sys.mc.st.nvm.image.track_changes();
-        sys.mc.st.crypto.memoize_tree_hashes();
-        let mut incremental = IncrementalReads::new(&sys, touched.to_vec(), reads);
+        let (mut sys, mut incremental) = self.checking_machine(touched, reads);
         let mut stored: Vec<usize> = Vec::new();
         let mut shadow: FxHashMap<u64, [u8; 64]> = touched.iter().map(|b| (*b, [0u8; 64])).collect();
         let mut results: Vec<PointResult> = Vec::with_capacity(points.len());
@@ -453,6 +450,17 @@ impl CrashCheck<'_> {
             }
         }
         Ok((results, sys))
+    }
+
+    /// A fresh machine for a run of crash points, listing the image blocks
+    /// it changes and remembering tree hashes, with reads of `blocks` as
+    /// `reads` says.
+    pub(crate) fn checking_machine(&self, blocks: &[u64], reads: Reads) -> (System, IncrementalReads) {
+        let mut sys = System::new(self.cfg, self.seed);
+        sys.mc.st.nvm.image.track_changes();
+        sys.mc.st.crypto.memoize_tree_hashes();
+        let incremental = IncrementalReads::new(&sys, blocks.to_vec(), reads);
+        (sys, incremental)
     }
 
     /// How a crash point is named in a violation: the last event before it.

@@ -480,10 +480,7 @@ impl CrashCheck<'_> {
         done: &AtomicU64,
     ) -> Result<(Vec<PointResult>, System), String> {
         let n = self.events.len() as u64;
-        let mut sys = System::new(self.cfg, self.seed);
-        sys.mc.st.nvm.image.track_changes();
-        sys.mc.st.crypto.memoize_tree_hashes();
-        let mut incremental = IncrementalReads::new(&sys, checked.to_vec(), reads);
+        let (mut sys, mut incremental) = self.checking_machine(checked, reads);
         // Blocks whose committed image changed since the last point, and
         // those the last point laid over it.
         let mut changed: Vec<u64> = Vec::new();
