@@ -434,7 +434,7 @@ impl CrashCheck<'_> {
         progress: &dyn Fn(u64, u64),
     ) -> Result<CrashReport, String> {
         let n = self.events.len() as u64;
-        let threads = System::new(self.cfg, self.seed).fronts.len();
+        let threads = self.cfg.core.count.max(1) as usize;
         if threads > 1 || self.events.iter().any(|e| e.thread > 0) {
             // workload::threads moves each thread's accesses (partitioned:
             // up by t x span; shared: data above every thread's log) but not
