@@ -459,6 +459,7 @@ impl CrashCheck<'_> {
         let mut sys = System::new(self.cfg, self.seed);
         sys.mc.st.nvm.image.track_changes();
         sys.mc.st.crypto.memoize_tree_hashes();
+        sys.mc.tree.keep_rebuilds();
         let incremental = IncrementalReads::new(&sys, blocks.to_vec(), reads);
         (sys, incremental)
     }

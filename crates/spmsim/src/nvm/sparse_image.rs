@@ -30,6 +30,9 @@ pub struct NvmImage {
     mids: Vec<Node>,
     /// Bits 0..10 of the page number -> slot + 1.
     leaves: Vec<Node>,
+    /// Which entries of each leaf node hold a slot, so a range walk
+    /// skips the empty ones a word at a time.
+    leaf_used: Vec<[u64; FANOUT / 64]>,
     /// Page number of each slot (first-touch order).
     pages: Vec<u64>,
     /// Which blocks of each slot were ever written.
@@ -86,10 +89,13 @@ impl NvmImage {
         let mi = (page >> FANOUT_BITS) as usize % FANOUT;
         if self.mids[m][mi] == 0 {
             self.mids[m][mi] = push_node(&mut self.leaves);
+            self.leaf_used.push([0; FANOUT / 64]);
         }
         let l = self.mids[m][mi] as usize - 1;
         let s = self.blocks.push_zeroed();
-        self.leaves[l][page as usize % FANOUT] = u32::try_from(s + 1).expect("fewer than 2^32 pages (16 TiB) touched");
+        let e = page as usize % FANOUT;
+        self.leaves[l][e] = u32::try_from(s + 1).expect("fewer than 2^32 pages (16 TiB) touched");
+        self.leaf_used[l][e / 64] |= 1 << (e % 64);
         self.pages.push(page);
         self.present.push(0);
         s
@@ -251,33 +257,44 @@ impl NvmImage {
                 continue;
             }
             let leaf = self.mids[mid as usize - 1][(page >> FANOUT_BITS) as usize % FANOUT];
-            if leaf == 0 {
-                page = (page | (FANOUT as u64 - 1)) + 1;
-                continue;
-            }
-            let slot = self.leaves[leaf as usize - 1][page as usize % FANOUT];
-            if slot != 0 {
-                let present = self.present[slot as usize - 1];
-                for i in 0..PAGE_BLOCKS {
-                    let a = page * PAGE_BLOCKS + i;
-                    if present >> i & 1 == 1 && a >= lo && a < hi {
-                        out.push(a);
+            let base = page & !(FANOUT as u64 - 1);
+            let stop = (last - base).min(FANOUT as u64 - 1) as usize;
+            if leaf != 0 {
+                let (used, slots) = (&self.leaf_used[leaf as usize - 1], &self.leaves[leaf as usize - 1]);
+                let mut e = (page - base) as usize;
+                while e <= stop {
+                    let w = used[e / 64] >> (e % 64);
+                    if w == 0 {
+                        e = (e / 64 + 1) * 64;
+                        continue;
                     }
+                    e += w.trailing_zeros() as usize;
+                    if e > stop {
+                        break;
+                    }
+                    let first = (base + e as u64) * PAGE_BLOCKS;
+                    let mut present = self.present[slots[e] as usize - 1];
+                    while present != 0 {
+                        let a = first + present.trailing_zeros() as u64;
+                        present &= present - 1;
+                        if a >= lo && a < hi {
+                            out.push(a);
+                        }
+                    }
+                    e += 1;
                 }
             }
-            page += 1;
+            page = base + stop as u64 + 1;
         }
         out
     }
 
-    /// Forget every written block in `[lo, hi)`.
-    pub fn forget_in(&mut self, lo: u64, hi: u64) {
-        for a in self.addrs_in(lo, hi) {
-            if self.journal.is_some() {
-                self.note(a);
-            }
-            self.forget(a);
+    /// Make a written block absent again (journaled like any change).
+    pub fn remove(&mut self, addr: u64) {
+        if self.journal.is_some() {
+            self.note(addr);
         }
+        self.forget(addr);
     }
 
     pub fn sorted_addrs(&self) -> Vec<u64> {
@@ -323,7 +340,9 @@ mod tests {
             let want: Vec<u64> = all.iter().copied().filter(|&a| a >= lo && a < hi).collect();
             assert_eq!(m.addrs_in(lo, hi), want, "[{lo:#x}, {hi:#x})");
         }
-        m.forget_in(64, 64 << 20);
+        for a in m.addrs_in(64, 64 << 20) {
+            m.remove(a);
+        }
         assert_eq!(m.sorted_addrs(), vec![3, 63, 64 << 20, (64 << 20) + 7, 1 << 40]);
         assert_eq!(m.len(), 5);
     }

@@ -4,6 +4,7 @@
 //! Updates are eager: a counter change is hashed up to the root at once
 //! (the "BMT root update" every SecPB scheme times).
 
+use super::rebuilt::RebuiltNodes;
 use super::{IntegrityTree, RebuildOutcome};
 use crate::counter::{bmt_set_slot, bmt_slots};
 use crate::crypto::CryptoEngine;
@@ -21,6 +22,8 @@ pub struct BonsaiMerkleTree {
     default_blocks: Vec<[u8; 64]>,
     /// Hash of `default_blocks[l]`, per level.
     default_hashes: Vec<u64>,
+    /// The last rebuild's nodes, when kept (see [`Self::keep_rebuilds`]).
+    kept: Option<std::sync::Arc<std::sync::Mutex<RebuiltNodes>>>,
 }
 
 impl BonsaiMerkleTree {
@@ -45,7 +48,7 @@ impl BonsaiMerkleTree {
             default_hashes.push(crypto.bmt_hash_uncounted(&b));
             default_blocks.push(b);
         }
-        BonsaiMerkleTree { leaf_mask, default_blocks, default_hashes }
+        BonsaiMerkleTree { leaf_mask, default_blocks, default_hashes, kept: None }
     }
 
     pub fn default_block(&self, level: u32) -> [u8; 64] {
@@ -191,58 +194,75 @@ impl BonsaiMerkleTree {
     /// [`Self::rebuild`] with some counter blocks taken from `overlay`
     /// (index, bytes) instead of the image: a recovery that corrects
     /// counters before checking them (Secon 3.2's roll-back) builds over
-    /// its corrections without writing them. Every counter block read is
-    /// counted.
+    /// its corrections without writing them. Every counter block read, node
+    /// hashed and node written is counted, whatever [`Self::keep_rebuilds`]
+    /// spares the simulator.
     pub fn rebuild_over(&self, st: &mut MetaStore, overlay: &[(u64, [u8; 64])]) -> Option<RebuildOutcome> {
         let layout = st.layout.clone();
-        let mut level_blocks: FxHashMap<u64, [u8; 64]> = FxHashMap::default();
+        let top = layout.top_level();
+        let mut corrected: FxHashMap<u64, [u8; 64]> = overlay.iter().copied().collect();
         let (lo, hi) = layout.counter_range();
+        let mut leaves: Vec<(u64, [u8; 64])> = Vec::new();
         for a in st.nvm.image.addrs_in(lo, hi) {
             st.nvm.reads.counter += 1;
-            level_blocks.insert(a - lo, *st.nvm.image.get(a).unwrap());
+            let i = a - lo;
+            let b = corrected.remove(&i).unwrap_or_else(|| *st.nvm.image.get(a).expect("listed"));
+            leaves.push((i, b));
         }
-        for &(idx, b) in overlay {
-            level_blocks.insert(idx, b);
-        }
-        let mut rebuilt: Vec<(u64, [u8; 64])> = Vec::new();
-        for level in 0..layout.top_level() {
-            let mut parents: FxHashMap<u64, [u8; 64]> = FxHashMap::default();
-            let mut idxs: Vec<u64> = level_blocks.keys().copied().collect();
-            idxs.sort_unstable();
-            for i in idxs {
-                let h = self.entry_for(level, st.crypto.bmt_hash(&level_blocks[&i]));
-                let p = parents.entry(i / layout.arity).or_insert(self.default_blocks[level as usize + 1]);
-                bmt_set_slot(p, (i % layout.arity) as usize, h);
+        leaves.extend(corrected);
+        let fresh;
+        let mut kept = match &self.kept {
+            Some(k) => k.lock().expect("the kept rebuild"),
+            None => {
+                fresh = std::sync::Mutex::new(RebuiltNodes::default());
+                fresh.lock().expect("a fresh rebuild")
             }
-            for (&i, b) in &parents {
-                rebuilt.push((layout.meta_addr(level + 1, i), *b));
-            }
-            level_blocks = parents;
-        }
-        let mut mismatched = Vec::new();
-        let mut tops: Vec<u64> = level_blocks.keys().copied().collect();
-        tops.sort_unstable();
-        for &i in &tops {
-            let h = st.crypto.bmt_hash(&level_blocks[&i]);
-            if st.chip.roots.value_or(i, self.default_root()) != h {
-                mismatched.push(i);
-            }
-        }
+        };
+        kept.update(self, &st.crypto, layout.arity, top, &leaves);
+        st.crypto.work.tree_hashes += kept.total();
+        let nodes_rebuilt = kept.total() - kept.level(0).len() as u64;
+        let tops = kept.level(top);
+        let mut mismatched: Vec<u64> =
+            tops.iter().filter(|(i, n)| st.chip.roots.value_or(**i, self.default_root()) != n.hash).map(|(i, _)| *i).collect();
+        mismatched.sort_unstable();
         let mut extra: Vec<u64> =
-            st.chip.roots.iter().filter(|(i, r)| !level_blocks.contains_key(i) && *r != self.default_root()).map(|(i, _)| i).collect();
+            st.chip.roots.iter().filter(|(i, r)| !tops.contains_key(i) && *r != self.default_root()).map(|(i, _)| i).collect();
         extra.sort_unstable();
         mismatched.extend(extra);
-        let nodes_rebuilt = rebuilt.len() as u64;
         if mismatched.is_empty() {
+            // The tree region becomes the rebuilt nodes: a node the image
+            // already holds as rebuilt is left as it is.
             let (lo, hi) = layout.tree_range();
-            st.nvm.image.forget_in(lo, hi);
-            rebuilt.sort_unstable_by_key(|(a, _)| *a);
-            for (a, b) in rebuilt {
-                st.nvm.writes.tree += 1;
+            for a in st.nvm.image.addrs_in(lo, hi) {
+                let (l, i) = layout.meta_pos(a).expect("a tree node");
+                if !kept.level(l).contains_key(&i) {
+                    st.nvm.image.remove(a);
+                }
+            }
+            let mut changed: Vec<(u64, [u8; 64])> = Vec::new();
+            for l in 1..=top {
+                for (&i, n) in kept.level(l) {
+                    let a = layout.meta_addr(l, i);
+                    if st.nvm.image.get(a) != Some(&n.bytes) {
+                        changed.push((a, n.bytes));
+                    }
+                }
+            }
+            changed.sort_unstable_by_key(|(a, _)| *a);
+            for (a, b) in changed {
                 st.nvm.image.put(a, b);
             }
+            st.nvm.writes.tree += nodes_rebuilt;
         }
         Some(RebuildOutcome { nodes_rebuilt, mismatched_roots: mismatched })
+    }
+
+    /// Keep each rebuild's nodes for the next, this tree and its copies
+    /// sharing them (for the crash oracle, which recovers from nearly the
+    /// same image at every crash point): a rebuild then hashes only the
+    /// paths above the counter blocks that changed since the last.
+    pub fn keep_rebuilds(&mut self) {
+        self.kept = Some(Default::default());
     }
 }
 
@@ -357,6 +377,49 @@ mod tests {
         let out = mc.tree.rebuild(&mut mc.st).unwrap();
         assert_eq!(out.mismatched_roots, vec![0]);
         assert_eq!(tree_nodes(&mc), before, "a failed rebuild leaves the stored nodes alone");
+    }
+
+    /// A rebuild that keeps its nodes between calls gives, at every step,
+    /// the outcome, nodes and counted work of a rebuild from nothing: over
+    /// the same image, a stale node to drop, a changed leaf, a lost leaf,
+    /// and the image put back.
+    #[test]
+    fn a_kept_rebuild_matches_a_fresh_one_at_every_step() {
+        let mut image = written_machine();
+        let l = image.st.layout.clone();
+        let mut kept = image.tree.clone();
+        kept.keep_rebuilds();
+        let original = image.st.nvm.image.clone();
+        let written = tree_nodes(&image);
+        let changed_leaf = {
+            let mut b = *original.get(l.meta_addr(0, 4000)).unwrap();
+            b[20] ^= 1;
+            b
+        };
+        let steps: [(&str, bool); 5] =
+            [("as written", true), ("a stale node", true), ("a changed leaf", false), ("a lost leaf", false), ("put back", true)];
+        for (step, matches) in steps {
+            match step {
+                "a stale node" => image.st.nvm.image.put(l.meta_addr(1, 1000), [7; 64]),
+                "a changed leaf" => image.st.nvm.image.put(l.meta_addr(0, 4000), changed_leaf),
+                "a lost leaf" => image.st.nvm.image.remove(l.meta_addr(0, 8)),
+                "put back" => image.st.nvm.image = original.clone(),
+                _ => {}
+            }
+            let mut fresh = image.clone();
+            let mut reused = image.clone();
+            reused.tree = kept.clone();
+            let want = fresh.tree.rebuild(&mut fresh.st).unwrap();
+            let got = reused.tree.rebuild(&mut reused.st).unwrap();
+            assert_eq!(got, want, "{step}");
+            assert_eq!(want.mismatched_roots.is_empty(), matches, "{step}");
+            assert_eq!(tree_nodes(&reused), tree_nodes(&fresh), "{step}");
+            if matches {
+                assert_eq!(tree_nodes(&reused), written, "{step}: a matching rebuild leaves the written tree, no more");
+            }
+            let work = |m: &MemoryController| format!("{:?} {:?} {:?}", m.st.crypto.work, m.st.nvm.reads, m.st.nvm.writes);
+            assert_eq!(work(&reused), work(&fresh), "{step}");
+        }
     }
 
     #[test]

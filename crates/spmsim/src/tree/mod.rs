@@ -32,6 +32,7 @@
 //! lives in that tree's own file.
 
 mod bmt;
+mod rebuilt;
 mod sit;
 
 pub use bmt::BonsaiMerkleTree;
@@ -144,6 +145,14 @@ impl IntegrityTree {
         match self {
             IntegrityTree::Bmt(t) => t.flush_all(self, st),
             IntegrityTree::Sit(t) => t.flush_all(self, st),
+        }
+    }
+    /// Keep each rebuild's nodes for the next (the crash oracle's
+    /// recoveries; see [`BonsaiMerkleTree::keep_rebuilds`]). A SIT is
+    /// never rebuilt, so keeps nothing.
+    pub fn keep_rebuilds(&mut self) {
+        if let IntegrityTree::Bmt(t) = self {
+            t.keep_rebuilds();
         }
     }
     /// None when this tree cannot be rebuilt from its leaves (lazy SIT).
