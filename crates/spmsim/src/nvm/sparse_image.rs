@@ -221,8 +221,7 @@ impl NvmImage {
         if self.journal.is_some() {
             let gone: Vec<u64> = self.iter().map(|(a, _)| a).filter(|&a| !keep(a)).collect();
             for a in gone {
-                self.note(a);
-                self.forget(a);
+                self.remove(a);
             }
             return;
         }

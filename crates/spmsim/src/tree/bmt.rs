@@ -210,12 +210,15 @@ impl BonsaiMerkleTree {
             leaves.push((i, b));
         }
         leaves.extend(corrected);
-        let fresh;
-        let mut kept = match &self.kept {
-            Some(k) => k.lock().expect("the kept rebuild"),
+        let (mut guard, mut fresh);
+        let kept: &mut RebuiltNodes = match &self.kept {
+            Some(k) => {
+                guard = k.lock().expect("the kept rebuild");
+                &mut guard
+            }
             None => {
-                fresh = std::sync::Mutex::new(RebuiltNodes::default());
-                fresh.lock().expect("a fresh rebuild")
+                fresh = RebuiltNodes::default();
+                &mut fresh
             }
         };
         kept.update(self, &st.crypto, layout.arity, top, &leaves);

@@ -50,18 +50,9 @@ impl RebuiltNodes {
         let mut changed: Vec<u64> = Vec::new();
         let l0 = &mut self.levels[0];
         for &(i, bytes) in leaves {
-            match l0.get_mut(&i) {
-                Some(n) if n.bytes == bytes => {}
-                slot => {
-                    let node = Node { bytes, hash: crypto.bmt_hash_uncounted(&bytes) };
-                    match slot {
-                        Some(n) => *n = node,
-                        None => {
-                            l0.insert(i, node);
-                        }
-                    }
-                    changed.push(i);
-                }
+            if l0.get(&i).is_none_or(|n| n.bytes != bytes) {
+                l0.insert(i, Node { bytes, hash: crypto.bmt_hash_uncounted(&bytes) });
+                changed.push(i);
             }
         }
         if l0.len() != leaves.len() {
@@ -92,17 +83,11 @@ impl RebuiltNodes {
                 if !any {
                     return parents.remove(&p).is_some();
                 }
-                match parents.get_mut(&p) {
-                    Some(n) if n.bytes == bytes => false,
-                    Some(n) => {
-                        *n = Node { bytes, hash: crypto.bmt_hash_uncounted(&bytes) };
-                        true
-                    }
-                    None => {
-                        parents.insert(p, Node { bytes, hash: crypto.bmt_hash_uncounted(&bytes) });
-                        true
-                    }
+                if parents.get(&p).is_some_and(|n| n.bytes == bytes) {
+                    return false;
                 }
+                parents.insert(p, Node { bytes, hash: crypto.bmt_hash_uncounted(&bytes) });
+                true
             });
         }
     }
