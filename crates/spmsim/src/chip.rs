@@ -31,6 +31,14 @@ pub struct ChipState {
     /// log write by its address (Secon 3.4.1).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub log_regions: Vec<(u64, u64)>,
+    /// STAR's bitmap lines in ADR and the top layer of its index (an
+    /// on-chip NV register), STAR III-C, III-D.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bitmap: Option<crate::scheme::bitmap_lines::BitmapLines>,
+    /// The root of the scheme's small on-chip Merkle tree: STAR's
+    /// cache-tree (III-E), Anubis's shadow-table tree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_root: Option<u64>,
 }
 
 impl ChipState {
@@ -42,6 +50,8 @@ impl ChipState {
             crashed: false,
             counter_track: CounterTrack::default(),
             log_regions: Vec::new(),
+            bitmap: None,
+            recovery_root: None,
         }
     }
 

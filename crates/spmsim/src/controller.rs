@@ -63,6 +63,8 @@ impl MemoryController {
             TreeConfig::Sit { levels, .. } => (CounterFormat::Sit, *levels),
         };
         let layout = Layout::new(cfg.memory.capacity_bytes, format, cfg.tree.arity(), tree_levels);
+        let recovery_lines = cfg.scheme.plugin().recovery_area_lines(&layout, cfg);
+        let layout = layout.with_recovery_area(recovery_lines);
         let crypto = match cfg.security.crypto {
             crate::config::CryptoMode::Real => CryptoEngine::new(&chip.keys),
             crate::config::CryptoMode::TimingOnly => CryptoEngine::timing_only(&chip.keys),
@@ -71,10 +73,11 @@ impl MemoryController {
             TreeConfig::Bmt { .. } => {
                 IntegrityTree::Bmt(BonsaiMerkleTree::with_leaf_bits(&layout, &crypto, cfg.scheme.plugin().first_level_entry_bits()))
             }
-            TreeConfig::Sit { .. } => IntegrityTree::Sit(SgxIntegrityTree),
+            TreeConfig::Sit { .. } => IntegrityTree::Sit(SgxIntegrityTree { lsbs_in_mac: cfg.scheme.plugin().sit_parent_lsbs_in_mac() }),
         };
         let caches = MetaCaches::new(&cfg.metadata_cache.organization);
-        let st = MetaStore::new(layout, crypto, nvm, caches, chip, cfg.scheme);
+        let mut st = MetaStore::new(layout, crypto, nvm, caches, chip, cfg.scheme);
+        st.mac_in_data_line = cfg.security.mac_placement == crate::config::MacPlacement::DataLine;
         MemoryController { st, tree, secure: cfg.security.enabled, early_pending: Default::default() }
     }
 
@@ -143,7 +146,11 @@ impl MemoryController {
     fn decrypt_verified(&mut self, block: u64, major: u64, minor: u64) -> Result<[u8; 64], CheckFailure> {
         let ct = self.st.nvm.read(&self.st.layout, block);
         let (line_addr, slot) = self.st.layout.mac_line_of(block);
-        let line = self.st.fetch_mac_line(line_addr);
+        let line = match self.st.mac_in_data_line {
+            // Synergy's ninth chip: the MAC came with the data just read.
+            true => self.st.nvm.peek(line_addr).unwrap_or([0; 64]),
+            false => self.st.fetch_mac_line(line_addr),
+        };
         let stored = get_u64(&line, slot);
         if (major, minor) == (0, 0) {
             // Never written: the verified counter vouches for an all-zero block.
@@ -241,6 +248,14 @@ impl MemoryController {
     fn store_ciphertext(&mut self, block: u64, ct: [u8; 64], mac: u64) -> Result<(), CheckFailure> {
         self.st.nvm.write(&self.st.layout, block, ct);
         let (line_addr, slot) = self.st.layout.mac_line_of(block);
+        if self.st.mac_in_data_line {
+            // Synergy's ninth chip (STAR II-D): the MAC is written in the
+            // same access as its data, atomically, with no write of its own.
+            let mut line = self.st.nvm.peek(line_addr).unwrap_or([0; 64]);
+            set_u64(&mut line, slot, mac);
+            self.st.nvm.image.put(line_addr, line);
+            return Ok(());
+        }
         let mut line = self.st.fetch_mac_line(line_addr);
         set_u64(&mut line, slot, mac);
         self.st.install(line_addr, line, true);

@@ -216,9 +216,11 @@ pub fn verify_saved(cfg: &SimConfig, mc: MemoryController) -> VerifyReport {
     let mut sys = System::with_controller(cfg, mc);
     let mut applied = None;
     let mut track_mismatches = 0;
+    let mut scheme_failure = None;
     // The scheme's own recovery hook decides whether it rebuilds.
     if let Some(rec) = (sys.mc.chip().crashed && sys.mc.secure).then(|| sys.recover()) {
         track_mismatches = rec.counter_track_mismatches;
+        scheme_failure = rec.scheme_failure;
         if let Some(out) = rec.rebuild {
             applied = Some(RecoveryApplied {
                 action: format!("crash image: the scheme's recovery rebuilt {} tree nodes from the stored counter blocks and compared them with the root registers", out.nodes_rebuilt),
@@ -228,6 +230,18 @@ pub fn verify_saved(cfg: &SimConfig, mc: MemoryController) -> VerifyReport {
         }
     }
     let mut rep = verify(&mut sys.mc);
+    if let Some(why) = scheme_failure {
+        rep.failures.insert(
+            0,
+            VerifyFailure {
+                address: "recovery area".into(),
+                region: "scheme recovery".into(),
+                check: "recovery".into(),
+                detail: format!("recovery: {why}"),
+            },
+        );
+        rep.ok = false;
+    }
     if track_mismatches > 0 {
         // Secon 3.2: the marks in first-level CMACs and the ADR bitmap
         // must agree before any counter is rolled back.

@@ -25,10 +25,24 @@ pub const MACS_PER_LINE: u64 = 8;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(tag = "region", rename_all = "kebab-case")]
 pub enum Region {
-    Data { block: u64 },
-    Counter { index: u64 },
-    MacLine { index: u64 },
-    Tree { level: u32, index: u64 },
+    Data {
+        block: u64,
+    },
+    Counter {
+        index: u64,
+    },
+    MacLine {
+        index: u64,
+    },
+    Tree {
+        level: u32,
+        index: u64,
+    },
+    /// A line of a scheme's own recovery area, after the tree (STAR's
+    /// bitmap lines, III-C; Anubis's shadow table).
+    Recovery {
+        index: u64,
+    },
 }
 
 /// What kind of block an address holds, without its position: the key of
@@ -40,10 +54,15 @@ pub enum RegionKind {
     Counter,
     Mac,
     Tree,
+    Recovery,
 }
 
 impl RegionKind {
-    pub const ALL: [RegionKind; 4] = [RegionKind::Data, RegionKind::Counter, RegionKind::Mac, RegionKind::Tree];
+    pub const ALL: [RegionKind; 5] = [RegionKind::Data, RegionKind::Counter, RegionKind::Mac, RegionKind::Tree, RegionKind::Recovery];
+    /// The kinds a WPQ merges by default (`persistence.wpq_coalesce`): a
+    /// scheme's recovery area is left out, so its lines are written as
+    /// often as the scheme writes them.
+    pub const COALESCED_BY_DEFAULT: [RegionKind; 4] = [RegionKind::Data, RegionKind::Counter, RegionKind::Mac, RegionKind::Tree];
 
     /// The name reports and the stats JSON use.
     pub fn name(self) -> &'static str {
@@ -52,6 +71,7 @@ impl RegionKind {
             RegionKind::Counter => "counter",
             RegionKind::Mac => "mac",
             RegionKind::Tree => "tree",
+            RegionKind::Recovery => "recovery",
         }
     }
 }
@@ -63,6 +83,7 @@ impl Region {
             Region::Counter { .. } => RegionKind::Counter,
             Region::MacLine { .. } => RegionKind::Mac,
             Region::Tree { .. } => RegionKind::Tree,
+            Region::Recovery { .. } => RegionKind::Recovery,
         }
     }
 }
@@ -79,6 +100,9 @@ pub struct Layout {
     pub level_base: Vec<u64>,
     pub mac_base: u64,
     pub mac_lines: u64,
+    /// A scheme's recovery area, `(first block, lines)`, after the tree.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<(u64, u64)>,
     pub end: u64,
 }
 
@@ -112,7 +136,60 @@ impl Layout {
             level_base.push(next);
             next += n;
         }
-        Layout { capacity_bytes, data_blocks, counter_format, arity, level_nodes, level_base, mac_base, mac_lines, end: next }
+        Layout {
+            capacity_bytes,
+            data_blocks,
+            counter_format,
+            arity,
+            level_nodes,
+            level_base,
+            mac_base,
+            mac_lines,
+            recovery: None,
+            end: next,
+        }
+    }
+
+    /// The same layout with a recovery area of `lines` blocks after the
+    /// tree (none when 0).
+    pub fn with_recovery_area(mut self, lines: u64) -> Layout {
+        if lines > 0 {
+            self.recovery = Some((self.end, lines));
+            self.end += lines;
+        }
+        self
+    }
+
+    /// Block address of line `index` of the recovery area.
+    pub fn recovery_addr(&self, index: u64) -> u64 {
+        let (base, lines) = self.recovery.expect("the scheme asked for a recovery area");
+        debug_assert!(index < lines);
+        base + index
+    }
+
+    /// Metadata lines (counter blocks and tree nodes, not MAC lines), in
+    /// the order STAR's bitmap lines number them (III-C: bit i of the
+    /// first line is the i-th metadata line).
+    pub fn metadata_lines(&self) -> u64 {
+        self.level_nodes.iter().sum()
+    }
+
+    /// The position of a metadata line in [`Self::metadata_lines`]'s order.
+    pub fn metadata_line_of(&self, addr: u64) -> Option<u64> {
+        let (level, index) = self.meta_pos(addr)?;
+        Some(self.level_nodes[..level as usize].iter().sum::<u64>() + index)
+    }
+
+    /// The address of metadata line `m` ([`Self::metadata_line_of`]'s inverse).
+    pub fn metadata_line_addr(&self, m: u64) -> u64 {
+        let mut rest = m;
+        for (l, &n) in self.level_nodes.iter().enumerate() {
+            if rest < n {
+                return self.meta_addr(l as u32, rest);
+            }
+            rest -= n;
+        }
+        panic!("metadata line {m} is past the last tree level")
     }
 
     pub fn levels(&self) -> u32 {
@@ -182,7 +259,10 @@ impl Layout {
                 });
             }
         }
-        None
+        match self.recovery {
+            Some((base, n)) if addr >= base && addr < base + n => Some(Region::Recovery { index: addr - base }),
+            _ => None,
+        }
     }
 
     /// The kind of block at `addr`. Every address the memory controller
@@ -228,8 +308,15 @@ mod tests {
         let (m, slot) = l.mac_line_of(17);
         assert_eq!((l.region(m), slot), (Some(Region::MacLine { index: 2 }), 1));
         assert_eq!(l.region(l.end), None);
-        let kinds: Vec<RegionKind> = [5, c, m, t].iter().map(|&a| l.kind_of(a)).collect();
+        let l = l.with_recovery_area(3);
+        let r = l.recovery_addr(2);
+        assert_eq!((l.region(r), l.region(r + 1)), (Some(Region::Recovery { index: 2 }), None));
+        let kinds: Vec<RegionKind> = [5, c, m, t, r].iter().map(|&a| l.kind_of(a)).collect();
         assert_eq!(kinds, RegionKind::ALL);
+        for a in [c, t, l.meta_addr(l.top_level(), 0)] {
+            assert_eq!(l.metadata_line_addr(l.metadata_line_of(a).unwrap()), a);
+        }
+        assert_eq!(l.metadata_line_of(m), None, "MAC lines are not metadata lines");
     }
 
     #[test]

@@ -220,18 +220,42 @@ fn hex64(b: &[u8; 64]) -> String {
 
 /// Power fails and the scheme recovers: the drain's work, whether a front
 /// end still holds lines, the recovery report and what to say of it.
-fn check_point_drain(sys: &mut System) -> (DrainWork, bool, crate::system::RecoveryReport, &'static str) {
+fn check_point_drain(sys: &mut System) -> (DrainWork, bool, crate::system::RecoveryReport, &'static str, Vec<u64>) {
+    // A scheme that restores the dirty metadata lines the crash loses
+    // (STAR, Anubis) must restore each exactly: its counters (a SIT node's
+    // first 56 bytes; the MAC is recomputed) as the cache held them.
+    let scheme = sys.cfg.scheme;
+    let dirty: Vec<(u64, [u8; 64])> = match scheme.plugin().restores_dirty_metadata() && sys.mc.secure {
+        true => sys.mc.st.caches.dirty_lines().into_iter().filter(|(a, _)| sys.mc.st.layout.meta_pos(*a).is_some()).collect(),
+        false => Vec::new(),
+    };
     let drain = sys.power_fail();
     let undrained = sys.fronts.iter().any(|f| !f.is_empty());
     let rec = sys.recover();
+    let unrestored: Vec<u64> =
+        dirty.into_iter().filter(|(a, b)| sys.mc.st.nvm.peek(*a).is_none_or(|n| n[..56] != b[..56])).map(|(a, _)| a).collect();
     let why_recovery = match &rec.rebuild {
         Some(r) if !r.mismatched_roots.is_empty() => {
             "recovery failed: the BMT rebuilt from persisted counters disagrees with the root register; "
         }
         _ if rec.root_registers_lost => "recovery failed: root registers lost; ",
+        _ if rec.scheme_failure.is_some() => "recovery failed: the scheme's own check of its recovery failed; ",
         _ => "",
     };
-    (drain, undrained, rec, why_recovery)
+    (drain, undrained, rec, why_recovery, unrestored)
+}
+
+/// A dirty metadata line that recovery did not restore as the cache held it.
+fn unrestored_violation(k: u64, last: &str, addr: u64, why: &str) -> Violation {
+    Violation {
+        crash_point: k,
+        after_event: last.to_string(),
+        address: format!("{:#x}", addr * 64),
+        expected: "the counters the metadata cache held before the crash".into(),
+        actual: None,
+        check: "stale-restore".into(),
+        detail: format!("{why}a dirty metadata line lost in the crash was not restored exactly"),
+    }
 }
 
 /// A crash point of the strict check: power fails, the scheme recovers,
@@ -250,7 +274,7 @@ fn check_point(
     reads: &mut IncrementalReads,
     max_keep: usize,
 ) -> PointResult {
-    let (drain, undrained, rec, why_recovery) = check_point_drain(sys);
+    let (drain, undrained, rec, why_recovery, unrestored) = check_point_drain(sys);
     let mut judge = reads.read(sys, changes);
     judge.extend_from_slice(stored);
     judge.sort_unstable();
@@ -283,11 +307,18 @@ fn check_point(
             });
         }
     }
+    let mut by_check = reads.by_check.clone();
+    if !unrestored.is_empty() {
+        *by_check.entry("stale-restore".into()).or_insert(0) += unrestored.len() as u64;
+        for &a in unrestored.iter().take(max_keep.saturating_sub(violations.len())) {
+            violations.push(unrestored_violation(k, last, a, why_recovery));
+        }
+    }
     PointResult {
         undrained,
         violations,
-        count: reads.failing,
-        by_check: reads.by_check.clone(),
+        count: reads.failing + unrestored.len() as u64,
+        by_check,
         recovery_failed: !rec.ok(),
         replay_failed: false,
         drain,

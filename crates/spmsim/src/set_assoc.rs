@@ -229,6 +229,26 @@ impl<P> SetAssoc<P> {
     }
 
     /// Resident keys.
+    /// The set `key` maps to (STAR's cache-tree groups dirty lines by it).
+    pub fn set_of(&self, key: u64) -> usize {
+        self.base(key) / self.ways
+    }
+
+    pub fn sets(&self) -> u64 {
+        self.nsets
+    }
+
+    pub fn ways(&self) -> usize {
+        self.ways
+    }
+
+    /// The way (payload slot, `set * ways + way`) holding `key`: a line
+    /// keeps its way while resident, whatever its recency (Anubis's
+    /// shadow table has one entry per way of the metadata cache).
+    pub fn way_of(&self, key: u64) -> Option<usize> {
+        self.find(key).map(|(b, pos)| self.slot(b, pos))
+    }
+
     pub fn len(&self) -> usize {
         self.tags.iter().filter(|&&t| t != EMPTY).count()
     }

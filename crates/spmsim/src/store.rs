@@ -90,6 +90,11 @@ pub struct MetaStore {
     /// Tree hashes computed to verify fetched lines so far (the timing
     /// model tells these from the hashes of updates).
     pub verify_hashes: u64,
+    /// Data MACs live in the data line's ninth chip
+    /// (`security.mac_placement = "data-line"`), not in MAC lines.
+    pub mac_in_data_line: bool,
+    /// Anubis's shadow-tree updates (one per shadow-table write).
+    pub shadow_tree_updates: u64,
     /// A verification is under way (its parents' nested ones are counted
     /// with it).
     verifying: bool,
@@ -109,6 +114,8 @@ impl MetaStore {
             policy: scheme.work().metadata,
             root_updates: 0,
             verify_hashes: 0,
+            mac_in_data_line: false,
+            shadow_tree_updates: 0,
             verifying: false,
         }
     }

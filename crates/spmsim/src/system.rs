@@ -69,6 +69,14 @@ pub struct RecoveryReport {
     /// marked minor at zero): tampering, or a bitmap lost (Secon 3.2).
     #[serde(skip_serializing_if = "is_zero")]
     pub counter_track_mismatches: u64,
+    /// Metadata lines the scheme restored (STAR's stale nodes, Anubis's
+    /// shadowed lines).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub stale_restored: u64,
+    /// The scheme's own recovery check failed (STAR's cache-tree root,
+    /// Anubis's shadow-tree root), and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scheme_failure: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -79,6 +87,7 @@ impl RecoveryReport {
     pub fn ok(&self) -> bool {
         !self.root_registers_lost
             && self.counter_track_mismatches == 0
+            && self.scheme_failure.is_none()
             && self.rebuild.as_ref().is_none_or(|r| r.mismatched_roots.is_empty())
     }
 }

@@ -107,7 +107,32 @@ pub fn check_all_used(input: &Table, cfg: &SimConfig) -> Result<(), KeyError> {
         Value::Table(t) => t,
         _ => unreachable!("a config serializes to a table"),
     };
-    unused_key(input, &resolved, "").map_or(Ok(()), Err)
+    let mut trimmed = input.clone();
+    while let Some((path, msg)) = unused_key(&trimmed, &resolved, "") {
+        // A field the config leaves out while it holds its default (`auto`
+        // scheduling, the MAC placement) is a key all the same: one that
+        // changes nothing when dropped was set to that default.
+        let parts: Vec<String> = path.split('.').map(str::to_string).collect();
+        remove(&mut trimmed, &parts);
+        let same = try_deserialize(&trimmed).ok().and_then(|c| Value::try_from(&c).ok()) == Some(Value::Table(resolved.clone()));
+        if !same {
+            return Err((path, msg));
+        }
+    }
+    Ok(())
+}
+
+/// Remove `path` from `table`, if there.
+fn remove(table: &mut Table, path: &[String]) {
+    let Some((last, parents)) = path.split_last() else { return };
+    let mut cur = table;
+    for p in parents {
+        match cur.get_mut(p).and_then(Value::as_table_mut) {
+            Some(t) => cur = t,
+            None => return,
+        }
+    }
+    cur.remove(last);
 }
 
 fn unused_key(input: &Table, resolved: &Table, prefix: &str) -> Option<KeyError> {

@@ -111,6 +111,26 @@ pub struct SecurityConfig {
     /// update ready before it.
     #[serde(skip_serializing_if = "ReadScheduling::is_auto")]
     pub tree_scheduling: TreeScheduling,
+    /// Where a data block's MAC is stored: `mac-lines` (eight MACs to a
+    /// metadata line, cached and written like other metadata) or
+    /// `data-line` (Synergy's ninth chip, as STAR II-D assumes: read and
+    /// written with its data in the same access, no line of its own).
+    #[serde(skip_serializing_if = "MacPlacement::is_mac_lines")]
+    pub mac_placement: MacPlacement,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum MacPlacement {
+    #[default]
+    MacLines,
+    DataLine,
+}
+
+impl MacPlacement {
+    pub fn is_mac_lines(&self) -> bool {
+        *self == MacPlacement::MacLines
+    }
 }
 
 impl Default for SecurityConfig {
@@ -126,6 +146,7 @@ impl Default for SecurityConfig {
             mc_bmt_pipelined: true,
             hash_pipeline_interval_cycles: 1,
             tree_scheduling: TreeScheduling::Auto,
+            mac_placement: MacPlacement::MacLines,
         }
     }
 }
@@ -637,7 +658,7 @@ impl Default for PersistenceConfig {
             point: PersistPoint::MemoryController,
             battery: BatteryDomain::default(),
             wpq_entries: 32,
-            wpq_coalesce: crate::layout::RegionKind::ALL.to_vec(),
+            wpq_coalesce: crate::layout::RegionKind::COALESCED_BY_DEFAULT.to_vec(),
             model: PersistencyModel::default(),
             tep: TepConfig::default(),
         }

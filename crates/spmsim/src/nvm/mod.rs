@@ -20,6 +20,14 @@ pub struct ByKind {
     pub counter: u64,
     pub mac: u64,
     pub tree: u64,
+    /// A scheme's recovery area (STAR's bitmap lines, Anubis's shadow
+    /// table); left out of the JSON when 0, as it is for every other scheme.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub recovery: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl ByKind {
@@ -32,6 +40,7 @@ impl ByKind {
             RegionKind::Counter => self.counter,
             RegionKind::Mac => self.mac,
             RegionKind::Tree => self.tree,
+            RegionKind::Recovery => self.recovery,
         }
     }
     fn of_mut(&mut self, kind: RegionKind) -> &mut u64 {
@@ -40,13 +49,20 @@ impl ByKind {
             RegionKind::Counter => &mut self.counter,
             RegionKind::Mac => &mut self.mac,
             RegionKind::Tree => &mut self.tree,
+            RegionKind::Recovery => &mut self.recovery,
         }
     }
     pub fn total(&self) -> u64 {
-        self.data + self.counter + self.mac + self.tree
+        self.data + self.counter + self.mac + self.tree + self.recovery
     }
     pub fn since(&self, b: &ByKind) -> ByKind {
-        ByKind { data: self.data - b.data, counter: self.counter - b.counter, mac: self.mac - b.mac, tree: self.tree - b.tree }
+        ByKind {
+            data: self.data - b.data,
+            counter: self.counter - b.counter,
+            mac: self.mac - b.mac,
+            tree: self.tree - b.tree,
+            recovery: self.recovery - b.recovery,
+        }
     }
 }
 

@@ -18,7 +18,7 @@
 //! a word; the oracle learns the program's initial value of a word from
 //! the first log entry that records it before any store has.
 
-use super::{check_point_drain, CrashCheck, CrashReport, Guarantee, IncrementalReads, PointResult, Reads, Violation};
+use super::{check_point_drain, unrestored_violation, CrashCheck, CrashReport, Guarantee, IncrementalReads, PointResult, Reads, Violation};
 use crate::store::CheckFailure;
 use crate::system::System;
 use crate::workload::{log_regions_of, Event, Op};
@@ -301,10 +301,14 @@ fn check_point(
     max_keep: usize,
     pr: PointReads,
 ) -> PointResult {
-    let (drain, undrained, rec, why_recovery) = check_point_drain(sys);
+    let (drain, undrained, rec, why_recovery, unrestored) = check_point_drain(sys);
     let mut violations = Vec::new();
-    let mut count = 0u64;
+    let mut count = unrestored.len() as u64;
     let mut by_check = BTreeMap::new();
+    if count > 0 {
+        by_check.insert("stale-restore".to_string(), count);
+        violations.extend(unrestored.iter().take(max_keep).map(|&a| unrestored_violation(k, last, a, why_recovery)));
+    }
     let mut replay_failed = false;
     let mut note =
         |check: &str, address: u64, expected: String, actual: Option<String>, detail: String, violations: &mut Vec<Violation>| {

@@ -200,6 +200,7 @@ fn merge_points(parts: &[(RunRecord, f64)]) -> RunRecord {
         counter: per(&|p| of(p).counter),
         mac: per(&|p| of(p).mac),
         tree: per(&|p| of(p).tree),
+        recovery: per(&|p| of(p).recovery),
     };
     r.nvm_writes = by_kind(&|p| &p.nvm_writes);
     r.nvm_reads = by_kind(&|p| &p.nvm_reads);

@@ -21,22 +21,28 @@
 //! scheme is one file here, one arm of [`SchemeKind`] and one preset in
 //! `configs/` (see `docs/architecture.md`).
 
+mod anubis_sit;
 mod bbb;
+pub mod bitmap_lines;
 mod eadr;
 mod level_write_through;
 mod plp;
 mod secon;
 mod secpb;
+mod sit_restore;
+mod star;
 mod toy_lazy_tree;
 mod write_back;
 mod write_through;
 
+pub use anubis_sit::AnubisSit;
 pub use bbb::{Bbb, BbbGap};
 pub use eadr::Eadr;
 pub use level_write_through::LevelWriteThrough;
 pub use plp::Plp;
 pub use secon::{CounterTrack, Secon, SeconRecovery, TrackStats, TrackUnit, SECON_MAX_TRACK_UNITS, SECON_TRACK_UNITS};
 pub use secpb::{SecPb, SecPbVariant};
+pub use star::{Star, STAR_BITMAP_LINES};
 pub use toy_lazy_tree::ToyLazyTree;
 pub use write_back::{BatteryWriteBack, IdealWriteBack, WriteBackNoBattery};
 pub use write_through::WriteThrough;
@@ -270,6 +276,32 @@ pub trait Scheme {
         check_front(self, cfg)
     }
 
+    /// Blocks of NVM the scheme keeps for its own recovery state after the
+    /// tree (STAR's recovery area of bitmap lines, Anubis's shadow table);
+    /// 0: none.
+    fn recovery_area_lines(&self, _layout: &crate::layout::Layout, _cfg: &SimConfig) -> u64 {
+        0
+    }
+
+    /// A SIT node written back carries the 10 LSBs of its parent's counter
+    /// for it in the spare bits of its MAC field (STAR III-B's counter-MAC
+    /// synergization). Default: no, the MAC takes all 64 bits.
+    fn sit_parent_lsbs_in_mac(&self) -> bool {
+        false
+    }
+
+    /// A metadata line was just written to NVM and is clean (a write-back,
+    /// a flush, a write-through). Default: nothing. STAR clears its
+    /// bitmap bit here (III-C).
+    fn on_metadata_written(&self, _st: &mut MetaStore, _addr: u64) {}
+
+    /// Recovery restores the dirty metadata lines the crash lost (STAR,
+    /// Anubis): the crash oracle then checks every one against the cache's
+    /// copy before the crash.
+    fn restores_dirty_metadata(&self) -> bool {
+        false
+    }
+
     /// Bits of a counter block's hash its level-1 BMT entry keeps (64; a
     /// scheme that takes spare bits there says fewer).
     fn first_level_entry_bits(&self) -> u32 {
@@ -317,10 +349,7 @@ pub trait Scheme {
     /// evicted. Secon's pre-persist, STAR's bitmap lines and Anubis's
     /// shadow table hook in here.
     fn on_metadata_dirty(&self, tree: &IntegrityTree, st: &mut MetaStore, addr: u64) -> Result<(), CheckFailure> {
-        if st.policy_for(addr) == WritePolicy::WriteThrough {
-            tree.persist_line(st, addr)?;
-        }
-        Ok(())
+        default_on_metadata_dirty(tree, st, addr)
     }
 
     /// Background work a scheme defers past a write (Secon's root update,
@@ -414,6 +443,15 @@ pub trait Scheme {
     }
 }
 
+/// The default [`Scheme::on_metadata_dirty`]: the scheme's policy for the
+/// line's kind (write-through lines persisted now).
+pub fn default_on_metadata_dirty(tree: &IntegrityTree, st: &mut MetaStore, addr: u64) -> Result<(), CheckFailure> {
+    if st.policy_for(addr) == WritePolicy::WriteThrough {
+        tree.persist_line(st, addr)?;
+    }
+    Ok(())
+}
+
 /// The check every scheme shares: the configuration's persist point is
 /// the scheme's front end, and an insecure scheme runs without security.
 pub fn check_front(scheme: &(impl Scheme + ?Sized), cfg: &SimConfig) -> Result<(), String> {
@@ -491,6 +529,10 @@ pub enum SchemeKind {
     WriteBackNoBattery(WriteBackNoBattery),
     /// eADR and secure eADR (SecPB II-C).
     Eadr(Eadr),
+    /// STAR: counter-MAC synergization, bitmap lines, cache-tree (STAR III).
+    Star(Star),
+    /// Anubis's shadow table for the SGX integrity tree (STAR's baseline).
+    AnubisSit(AnubisSit),
     /// Test-only: a write-back tree with nothing to recover it.
     ToyLazyTree(ToyLazyTree),
 }
@@ -516,6 +558,8 @@ impl SchemeKind {
             SchemeKind::Secon(s) => s,
             SchemeKind::WriteBackNoBattery(s) => s,
             SchemeKind::Eadr(s) => s,
+            SchemeKind::Star(s) => s,
+            SchemeKind::AnubisSit(s) => s,
             SchemeKind::ToyLazyTree(s) => s,
         }
     }

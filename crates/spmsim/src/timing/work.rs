@@ -61,7 +61,9 @@ impl WorkRecord {
         for a in mc.st.nvm.read_log.drain(..) {
             match mc.st.layout.region(a) {
                 Some(Region::Counter { .. }) => r.counter_reads.push(a),
-                Some(Region::Tree { .. }) => r.tree_reads.push(a),
+                // A scheme's recovery-area line (STAR's bitmap line read on
+                // a miss) is a metadata read of the controller, as a node's.
+                Some(Region::Tree { .. }) | Some(Region::Recovery { .. }) => r.tree_reads.push(a),
                 Some(Region::MacLine { .. }) => r.mac_reads.push(a),
                 Some(Region::Data { .. }) if a != own => r.data_reads.push(a),
                 Some(Region::Data { .. }) | None => {}

@@ -36,7 +36,7 @@ mod rebuilt;
 mod sit;
 
 pub use bmt::BonsaiMerkleTree;
-pub use sit::SgxIntegrityTree;
+pub use sit::{SgxIntegrityTree, SIT_LSB_BITS, SIT_LSB_MASK};
 
 use crate::store::{CheckFailure, MetaStore};
 use serde::Serialize;

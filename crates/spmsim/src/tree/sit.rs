@@ -13,9 +13,35 @@ use crate::counter::{SitNode, SIT_COUNTER_MAX};
 use crate::store::{CheckFailure, MetaStore};
 
 #[derive(Clone, Debug, Default)]
-pub struct SgxIntegrityTree;
+pub struct SgxIntegrityTree {
+    /// STAR's counter-MAC synergization (III-B): a node's 64-bit MAC field
+    /// keeps a 54-bit MAC and, in its 10 spare bits, the LSBs of the
+    /// parent's counter for it, so a parent's change persists with its child.
+    pub lsbs_in_mac: bool,
+}
+
+/// Spare bits of a SIT node's MAC field under synergization (STAR III-B).
+pub const SIT_LSB_BITS: u32 = crate::crypto::SPARE_BITS;
+pub const SIT_LSB_MASK: u64 = (1 << SIT_LSB_BITS) - 1;
 
 impl SgxIntegrityTree {
+    /// The MAC field of a node with these counters at `addr` under parent
+    /// counter `pc`: 64 bits of MAC, or with synergization 54 bits of MAC
+    /// and the LSBs of `pc` above them. The LSBs are an input of the MAC
+    /// through `pc` itself, so tampering with them is detected.
+    pub fn mac_field(&self, st: &mut MetaStore, counters: &[u8; 56], addr: u64, pc: u64) -> u64 {
+        let mac = st.crypto.sit_mac(counters, addr, pc);
+        self.pack(mac, pc)
+    }
+
+    /// [`Self::mac_field`] from a MAC already computed.
+    pub fn pack(&self, mac: u64, pc: u64) -> u64 {
+        match self.lsbs_in_mac {
+            true => (mac & crate::crypto::MAC_MASK) | (pc & SIT_LSB_MASK) << crate::crypto::MAC_BITS,
+            false => mac,
+        }
+    }
+
     /// A never-written node of any level is all zero bytes.
     pub fn default_block(&self, _level: u32) -> [u8; 64] {
         [0; 64]
@@ -57,7 +83,7 @@ impl SgxIntegrityTree {
         }
         let n = SitNode::decode(bytes);
         let addr = st.layout.meta_addr(level, index);
-        if st.crypto.sit_mac(&n.counter_bytes(), addr, pc) == n.mac {
+        if self.mac_field(st, &n.counter_bytes(), addr, pc) == n.mac {
             Ok(())
         } else {
             Err(fail())
@@ -117,12 +143,14 @@ impl SgxIntegrityTree {
             }
         };
         let mut n = SitNode::decode(&bytes);
-        n.mac = st.crypto.sit_mac(&n.counter_bytes(), addr, new_pc);
+        n.mac = self.mac_field(st, &n.counter_bytes(), addr, new_pc);
         let out = n.encode();
         st.nvm.write(&layout, addr, out);
         if was_cached {
             st.install(addr, out, false);
         }
+        let scheme = st.scheme;
+        scheme.plugin().on_metadata_written(st, addr);
         // The parent changed only after this node was written, so the
         // scheme hears of it now (a write-through scheme persists it next).
         match parent {

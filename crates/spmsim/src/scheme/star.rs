@@ -1,0 +1,442 @@
+//! STAR (Huang and Hua): a write-back metadata cache on the SGX integrity
+//! tree made recoverable by counter-MAC synergization, bitmap lines in the
+//! ADR domain and a cache-tree (STAR III, Fig. 5).
+//!
+//! ```text
+//!  data write:  counter++ in its counter block; its 10 LSBs ride in the
+//!               data MAC's spare bits (III-B), written with the data
+//!  write-back:  parent counter++; its 10 LSBs ride in the written node's
+//!               MAC field (54-bit MAC + LSBs), one write for both
+//!  LSBs wrap:   the parent is written back at once, so NVM keeps its MSBs
+//!  dirty/clean: bit of the line set/cleared in the bitmap lines (III-C)
+//!  power fail:  ADR bitmap lines -> recovery area; the cache-tree root
+//!               (8-ary, over the set-MACs of dirty lines, III-E) is on chip
+//!  recovery:    index -> bitmap lines -> stale nodes; each: MSBs from NVM +
+//!               LSBs from its 8 children -> MAC under the parent's counter
+//!               -> set-MACs -> cache-tree root == register? (III-F)
+//! ```
+//! Two rules the paper leaves open, chosen here:
+//! - The cache-tree register is the value its eager branch updates would
+//!   hold. The functional model computes it when power fails, from the
+//!   dirty lines then cached (the same value); each update the hardware
+//!   would make is counted (`cache_tree_updates`) and, as the paper
+//!   argues (IV-C), kept off the write path.
+//! - Recovery writes each restored node to NVM, clears the bitmap lines
+//!   it read and the register, and leaves the cache empty.
+
+use super::bitmap_lines::BitmapLines;
+use super::sit_restore::{hash8, small_tree_root, write_restored};
+use super::{OwnState, RecoveryAttack, Scheme, SchemeWork};
+use crate::config::{MacPlacement, SimConfig, TreeConfig, WritePolicy};
+use crate::counter::SitNode;
+use crate::crypto::MAC_BITS;
+use crate::layout::Layout;
+use crate::nvm::NvmImage;
+use crate::scheme::MetadataPolicy;
+use crate::store::{CheckFailure, MetaStore};
+use crate::system::{DrainWork, RecoveryReport, System};
+use crate::tree::{IntegrityTree, SgxIntegrityTree, SIT_LSB_BITS, SIT_LSB_MASK};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Bitmap lines in ADR (STAR IV-E: 16).
+pub const STAR_BITMAP_LINES: u32 = 16;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Star {
+    /// Bitmap lines in the ADR domain (STAR Table II sweeps 2..32).
+    #[serde(default = "sixteen")]
+    pub bitmap_lines: u32,
+    /// Counter-MAC synergization (III-B). false is the control
+    /// `star-no-synergy`: no LSBs are carried, stale nodes cannot be rebuilt.
+    #[serde(default = "yes")]
+    pub synergy: bool,
+    /// The bitmap lines are in the battery-backed ADR domain. false is the
+    /// control `star-no-bitmap-persist`: power failure loses the ADR lines.
+    #[serde(default = "yes")]
+    pub bitmap_persist: bool,
+    /// Recovery checks the cache-tree root (III-E). false is the ablation
+    /// `star-no-cache-tree`: replays during recovery go unseen.
+    #[serde(default = "yes")]
+    pub cache_tree: bool,
+}
+
+fn sixteen() -> u32 {
+    STAR_BITMAP_LINES
+}
+fn yes() -> bool {
+    true
+}
+
+impl Default for Star {
+    fn default() -> Self {
+        Star { bitmap_lines: STAR_BITMAP_LINES, synergy: true, bitmap_persist: true, cache_tree: true }
+    }
+}
+
+fn sit(tree: &IntegrityTree) -> &SgxIntegrityTree {
+    match tree {
+        IntegrityTree::Sit(t) => t,
+        IntegrityTree::Bmt(_) => unreachable!("check() requires the SGX integrity tree"),
+    }
+}
+
+/// The MAC fields of a set's dirty lines, in ascending address order, make
+/// its set-MAC; the set-MACs are the cache-tree's leaves (STAR III-E).
+pub fn cache_tree_root(st: &mut MetaStore, macs: &BTreeMap<u64, u64>, counted: bool) -> u64 {
+    let layout = st.layout.clone();
+    let mut sets: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    let mut nsets = 1;
+    for (&a, &m) in macs {
+        let cache = st.caches.for_addr(&layout, a);
+        nsets = cache.sets();
+        sets.entry(cache.set_of(a) as u64).or_default().push(m);
+    }
+    let leaves: BTreeMap<u64, u64> = sets.into_iter().map(|(s, m)| (s, hash8(&mut st.crypto, &m, counted))).collect();
+    small_tree_root(&mut st.crypto, nsets, &leaves, counted)
+}
+
+impl Star {
+    fn bitmap<'a>(&self, st: &'a mut MetaStore) -> &'a mut BitmapLines {
+        let (n, lines) = (st.layout.metadata_lines(), self.bitmap_lines);
+        st.chip.bitmap.get_or_insert_with(|| BitmapLines::new(n, lines))
+    }
+
+    /// Whether a dirty line's counters left the MSBs its NVM copy holds
+    /// (its LSBs wrapped, STAR III-B): it must be written back now.
+    fn msbs_moved(st: &MetaStore, addr: u64, line: &[u8; 64]) -> bool {
+        let now = SitNode::decode(line).counters;
+        let was = SitNode::decode(&st.nvm.peek(addr).unwrap_or([0; 64])).counters;
+        now.iter().zip(&was).any(|(n, w)| n >> SIT_LSB_BITS != w >> SIT_LSB_BITS)
+    }
+
+    /// The MAC field each dirty metadata line would carry if written now
+    /// (its parent's counter for it cannot change while it is dirty): the
+    /// leaves' inputs of the cache-tree as the hardware holds them.
+    fn dirty_macs(tree: &SgxIntegrityTree, st: &MetaStore) -> BTreeMap<u64, u64> {
+        let layout = &st.layout;
+        let mut out = BTreeMap::new();
+        let victims = st.victims.iter().copied();
+        for (a, bytes) in st.caches.dirty_lines().into_iter().chain(victims) {
+            let Some((level, index)) = layout.meta_pos(a) else { continue };
+            let pc = match layout.parent_of(level, index) {
+                None => st.chip.roots.value_or(index, 0),
+                Some((pl, pi, slot)) => SitNode::decode(&st.peek_line(layout.meta_addr(pl, pi)).unwrap_or([0; 64])).counters[slot],
+            };
+            let n = SitNode::decode(&bytes);
+            out.insert(a, tree.pack(st.crypto.sit_mac_uncounted(&n.counter_bytes(), a, pc), pc));
+        }
+        out
+    }
+
+    /// The LSBs a child carries for its parent: a data block's in its MAC's
+    /// spare bits, a node's in its MAC field; read from NVM (counted).
+    fn child_lsbs(st: &mut MetaStore, level: u32, index: u64, slot: usize) -> Option<u64> {
+        let layout = st.layout.clone();
+        let child = index * layout.arity + slot as u64;
+        if level == 0 {
+            if child >= layout.data_blocks {
+                return None;
+            }
+            // The MAC travels with its data (Synergy's ninth chip): one read.
+            st.nvm.read(&layout, child);
+            let (line, s) = layout.mac_line_of(child);
+            let word = st.nvm.peek(line).map(|l| u64::from_le_bytes(l[s * 8..s * 8 + 8].try_into().expect("8 bytes")));
+            return Some(word.unwrap_or(0) >> MAC_BITS & SIT_LSB_MASK);
+        }
+        if child >= layout.level_nodes[level as usize - 1] {
+            return None;
+        }
+        let bytes = st.nvm.read(&layout, layout.meta_addr(level - 1, child)).unwrap_or([0; 64]);
+        Some(SitNode::decode(&bytes).mac >> MAC_BITS & SIT_LSB_MASK)
+    }
+}
+
+impl Scheme for Star {
+    fn name(&self) -> &'static str {
+        "star"
+    }
+
+    fn work(&self) -> SchemeWork {
+        SchemeWork::at_memory_controller(MetadataPolicy::uniform(WritePolicy::WriteBack), false, false)
+    }
+
+    fn check(&self, cfg: &SimConfig) -> Result<(), String> {
+        if !matches!(cfg.tree, TreeConfig::Sit { .. }) {
+            return Err("scheme `star` carries parent counters' LSBs in SIT MACs (STAR III-B); set tree.type = \"sit\"".into());
+        }
+        if cfg.security.mac_placement != MacPlacement::DataLine {
+            return Err("scheme `star` keeps counter LSBs in data MACs written with their data (STAR II-D); set security.mac_placement = \"data-line\"".into());
+        }
+        if self.bitmap_lines < 2 {
+            return Err(format!("scheme.bitmap_lines = {}: STAR needs at least 2 bitmap lines in ADR", self.bitmap_lines));
+        }
+        super::check_front(self, cfg)
+    }
+
+    fn recovery_area_lines(&self, layout: &Layout, _cfg: &SimConfig) -> u64 {
+        BitmapLines::area_lines(layout.metadata_lines())
+    }
+
+    fn sit_parent_lsbs_in_mac(&self) -> bool {
+        self.synergy
+    }
+
+    fn data_mac_spare(&self, _st: &MetaStore, _block: u64, (counter, _): (u64, u64)) -> u16 {
+        match self.synergy {
+            true => (counter & SIT_LSB_MASK) as u16,
+            false => 0,
+        }
+    }
+
+    fn on_metadata_dirty(&self, tree: &IntegrityTree, st: &mut MetaStore, addr: u64) -> Result<(), CheckFailure> {
+        let layout = st.layout.clone();
+        let Some(m) = layout.metadata_line_of(addr) else {
+            // MAC lines (none with data-line MACs): the policy.
+            return super::default_on_metadata_dirty(tree, st, addr);
+        };
+        let Some((line, true)) = st.caches.for_addr(&layout, addr).peek(addr) else { return Ok(()) };
+        if self.synergy && Self::msbs_moved(st, addr, &line) {
+            return tree.write_back(st, addr, line);
+        }
+        let b = self.bitmap(st);
+        b.stats.cache_tree_updates += 1;
+        let mut b = st.chip.bitmap.take().expect("made above");
+        if !b.is_marked(&st.nvm, &layout, m) {
+            b.mark(&mut st.nvm, &layout, m, true);
+        }
+        st.chip.bitmap = Some(b);
+        Ok(())
+    }
+
+    fn on_metadata_written(&self, st: &mut MetaStore, addr: u64) {
+        let layout = st.layout.clone();
+        let Some(m) = layout.metadata_line_of(addr) else { return };
+        self.bitmap(st);
+        let mut b = st.chip.bitmap.take().expect("made above");
+        if b.is_marked(&st.nvm, &layout, m) {
+            b.stats.cache_tree_updates += 1;
+            b.mark(&mut st.nvm, &layout, m, false);
+        }
+        st.chip.bitmap = Some(b);
+    }
+
+    fn restores_dirty_metadata(&self) -> bool {
+        true
+    }
+
+    fn own_state(&self) -> Vec<OwnState> {
+        vec![OwnState::OnChip {
+            name: "star-adr-bitmap-tamper",
+            why: "the bitmap lines in ADR, the top index register and the cache-tree root are in the memory controller, inside the trusted chip (STAR III-C, III-D, III-E)",
+        }]
+    }
+
+    fn recovery_attack_names(&self) -> &'static [&'static str] {
+        &[
+            "star-tamper-stale-msbs",
+            "star-replay-stale-node",
+            "star-tamper-child-lsbs",
+            "star-replay-child",
+            "star-tamper-bitmap-line",
+            "star-replay-bitmap-line",
+            "star-tamper-index",
+        ]
+    }
+
+    fn recovery_state_pending(&self, sys: &System) -> bool {
+        sys.mc.st.caches.dirty_lines().iter().any(|(a, _)| sys.mc.st.layout.meta_pos(*a).is_some_and(|(l, _)| l > 0))
+    }
+
+    fn recovery_attacks(&self, crashed: &System, earlier: &NvmImage) -> Vec<RecoveryAttack> {
+        star_attacks(crashed, earlier)
+    }
+
+    fn on_power_fail(&self, sys: &mut System, work: &mut DrainWork) {
+        super::drain_front_and_metadata(self, sys, work);
+        if !sys.mc.secure {
+            return;
+        }
+        let tree = sit(&sys.mc.tree).clone();
+        let st = &mut sys.mc.st;
+        let macs = Self::dirty_macs(&tree, st);
+        st.chip.recovery_root = Some(cache_tree_root(st, &macs, false));
+        let layout = st.layout.clone();
+        if let Some(b) = st.chip.bitmap.as_mut() {
+            match self.bitmap_persist {
+                true => work.metadata_lines += b.drain(&mut st.nvm, &layout),
+                false => b.lose_adr(),
+            }
+        }
+    }
+
+    fn recover(&self, sys: &mut System, rep: &mut RecoveryReport) {
+        if !sys.mc.secure {
+            return;
+        }
+        let tree = sit(&sys.mc.tree).clone();
+        let st = &mut sys.mc.st;
+        let layout = st.layout.clone();
+        self.bitmap(st);
+        let mut b = st.chip.bitmap.take().expect("made above");
+        let stale: Vec<u64> = b.take_marked(&mut st.nvm, &layout).into_iter().map(|m| layout.metadata_line_addr(m)).collect();
+        st.chip.bitmap = Some(b);
+        // III-F: each stale node's counters are its MSBs in NVM with the
+        // LSBs its children carry.
+        let mut restored: BTreeMap<u64, [u64; 8]> = BTreeMap::new();
+        for &a in &stale {
+            let (level, index) = layout.meta_pos(a).expect("bitmap bits are metadata lines");
+            let old = SitNode::decode(&st.nvm.read(&layout, a).unwrap_or([0; 64])).counters;
+            let mut c = old;
+            for (slot, ctr) in c.iter_mut().enumerate() {
+                if let Some(lsbs) = Self::child_lsbs(st, level, index, slot) {
+                    *ctr = (*ctr & !SIT_LSB_MASK) | lsbs;
+                }
+            }
+            restored.insert(a, c);
+        }
+        let macs = write_restored(&tree, st, &restored);
+        rep.stale_restored = restored.len() as u64;
+        if let Some(expect) = st.chip.recovery_root.take() {
+            let got = cache_tree_root(st, &macs, true);
+            if self.cache_tree && got != expect {
+                rep.scheme_failure = Some(format!(
+                    "the cache-tree rebuilt from {} restored node(s) does not match the on-chip root (STAR III-E): recovery input was tampered with or lost",
+                    restored.len()
+                ));
+            }
+        }
+    }
+}
+
+/// Tamper with and replay what STAR's recovery reads (STAR III-F): a stale
+/// node's MSBs, a child's LSBs, a bitmap line and the index.
+fn star_attacks(crashed: &System, earlier: &NvmImage) -> Vec<RecoveryAttack> {
+    let st = &crashed.mc.st;
+    let layout = &st.layout;
+    let img = &st.nvm.image;
+    let Some(b) = st.chip.bitmap.as_ref() else { return Vec::new() };
+    let mut out = Vec::new();
+    let with = |addr: u64, bytes: [u8; 64]| {
+        let mut i = img.clone();
+        i.put(addr, bytes);
+        i
+    };
+    let Some((base, lines)) = layout.recovery else { return out };
+    let l1 = b.layer_lines[0];
+    // The marked metadata lines, from the L1 lines as the battery left them.
+    let mut stale = Vec::new();
+    for i in 0..l1.min(lines) {
+        if let Some(line) = img.get(base + i) {
+            for (w, chunk) in line.chunks(8).enumerate() {
+                let word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+                stale.extend((0..64).filter(|bit| word >> bit & 1 == 1).map(|bit| i * 512 + w as u64 * 64 + bit));
+            }
+        }
+    }
+    // A stale tree node above the counter blocks whose stored copy and some
+    // child differ from `earlier`'s, where one exists; else any stale node.
+    let nodes: Vec<u64> = stale.iter().map(|&m| layout.metadata_line_addr(m)).collect();
+    let pick = nodes
+        .iter()
+        .copied()
+        .find(|&a| img.get(a).is_some() && earlier.get(a).is_some_and(|e| Some(e) != img.get(a)))
+        .or(nodes.first().copied());
+    if let Some(a) = pick {
+        let (level, index) = layout.meta_pos(a).expect("a metadata line");
+        let mut n = SitNode::decode(&img.get(a).copied().unwrap_or([0; 64]));
+        let slot = n.counters.iter().position(|&c| c > 0).unwrap_or(0);
+        n.counters[slot] ^= 1 << SIT_LSB_BITS;
+        out.push(RecoveryAttack {
+            name: "star-tamper-stale-msbs",
+            target: format!("an MSB of counter {slot} of stale level-{level} node {index:#x} in NVM"),
+            image: with(a, n.encode()),
+        });
+        if let Some(e) = earlier.get(a).filter(|e| Some(*e) != img.get(a)) {
+            out.push(RecoveryAttack {
+                name: "star-replay-stale-node",
+                target: format!("stale level-{level} node {index:#x} replayed to an earlier copy"),
+                image: with(a, *e),
+            });
+        }
+        // A child whose carried LSBs are non-zero (a written child).
+        for s in 0..layout.arity as usize {
+            let child = index * layout.arity + s as u64;
+            let (caddr, word_at) = if level == 0 {
+                if child >= layout.data_blocks {
+                    continue;
+                }
+                let (line, ws) = layout.mac_line_of(child);
+                (line, ws * 8)
+            } else {
+                (layout.meta_addr(level - 1, child), 56)
+            };
+            let Some(cur) = img.get(caddr).copied() else { continue };
+            let word = u64::from_le_bytes(cur[word_at..word_at + 8].try_into().expect("8 bytes"));
+            if word >> MAC_BITS == 0 {
+                continue;
+            }
+            let mut t = cur;
+            t[word_at + (MAC_BITS / 8) as usize] ^= 1 << (MAC_BITS % 8);
+            out.push(RecoveryAttack {
+                name: "star-tamper-child-lsbs",
+                target: format!("a spare bit of the MAC of child {s} of stale level-{level} node {index:#x}"),
+                image: with(caddr, t),
+            });
+            // The child's whole tuple as it was earlier (data, MAC, LSBs).
+            let mut i = img.clone();
+            let mut replayed = false;
+            let keys: Vec<u64> = if level == 0 { vec![child, caddr] } else { vec![caddr] };
+            for k in keys {
+                if let Some(e) = earlier.get(k).filter(|e| Some(*e) != img.get(k)) {
+                    i.put(k, *e);
+                    replayed = true;
+                }
+            }
+            if replayed {
+                out.push(RecoveryAttack {
+                    name: "star-replay-child",
+                    target: format!("child {s} of stale level-{level} node {index:#x} replayed with its MAC and LSBs"),
+                    image: i,
+                });
+            }
+            break;
+        }
+    }
+    // The first non-zero L1 line: one of its bits cleared (a stale node
+    // hidden from recovery), and the line replayed.
+    if let Some(i) = (0..l1.min(lines)).find(|&i| img.get(base + i).is_some_and(|l| *l != [0; 64])) {
+        let cur = *img.get(base + i).expect("found");
+        let mut t = cur;
+        let byte = t.iter().position(|&x| x != 0).expect("non-zero");
+        t[byte] &= t[byte] - 1;
+        out.push(RecoveryAttack {
+            name: "star-tamper-bitmap-line",
+            target: format!("a set bit of bitmap line {i} in the recovery area cleared"),
+            image: with(base + i, t),
+        });
+        let old = earlier.get(base + i).copied().unwrap_or([0; 64]);
+        if old != cur {
+            out.push(RecoveryAttack {
+                name: "star-replay-bitmap-line",
+                target: format!("bitmap line {i} in the recovery area replayed to an earlier copy"),
+                image: with(base + i, old),
+            });
+        }
+    }
+    // The index: a layer-2 line's bit for a non-zero L1 line cleared.
+    if b.layer_lines.len() > 2 {
+        if let Some(i) = (l1..lines).find(|&i| img.get(base + i).is_some_and(|l| *l != [0; 64])) {
+            let mut t = *img.get(base + i).expect("found");
+            let byte = t.iter().position(|&x| x != 0).expect("non-zero");
+            t[byte] &= t[byte] - 1;
+            out.push(RecoveryAttack {
+                name: "star-tamper-index",
+                target: format!("a set bit of index line {} (layer 2) cleared", i - l1),
+                image: with(base + i, t),
+            });
+        }
+    }
+    out
+}
