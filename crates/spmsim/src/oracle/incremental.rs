@@ -20,12 +20,14 @@
 //! A block none of whose inputs changed and under no changed edge reads as
 //! before, since every edge on its path and every line it reads are as
 //! before. The edge comparison is the tree's own
-//! ([`BonsaiMerkleTree::edge_holds`], the one `verify` makes). Chip state
-//! other than the root registers that differs after recovery re-reads
-//! everything. Bonsai Merkle trees and insecure machines only; the SGX
-//! tree's edges carry counters and are read in full.
+//! ([`BonsaiMerkleTree::edge_holds`], [`SgxIntegrityTree::edge_holds`]: the
+//! one `verify` makes; a SIT edge is the node's MAC under its parent's
+//! counter, so a parent whose view changes re-checks its children's edges).
+//! Chip state other than the root registers and a scheme's recovery state
+//! that differs after recovery re-reads everything.
 //!
 //! [`BonsaiMerkleTree::edge_holds`]: crate::tree::BonsaiMerkleTree::edge_holds
+//! [`SgxIntegrityTree::edge_holds`]: crate::tree::SgxIntegrityTree::edge_holds
 
 use crate::chip::ChipState;
 use crate::layout::Region;
@@ -98,7 +100,7 @@ pub(crate) struct IncrementalReads {
 impl IncrementalReads {
     pub fn new(sys: &System, blocks: Vec<u64>, reads: Reads) -> Self {
         let st = &sys.mc.st;
-        let enabled = reads == Reads::Incremental && (!sys.mc.secure || matches!(sys.mc.tree, IntegrityTree::Bmt(_)));
+        let enabled = reads == Reads::Incremental;
         let mut readers: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
         if enabled {
             for (j, &b) in blocks.iter().enumerate() {
@@ -185,7 +187,11 @@ impl IncrementalReads {
             return all;
         };
         let roots_changed = last_chip.roots != chip.roots;
-        let rest_changed = ChipState { roots: chip.roots.clone(), ..last_chip } != chip;
+        // A scheme's recovery state (STAR's bitmap lines, its cache-tree
+        // root) is read by its recovery alone, which has run: reads do not
+        // see it.
+        let rest_changed =
+            ChipState { roots: chip.roots.clone(), bitmap: chip.bitmap.clone(), recovery_root: chip.recovery_root, ..last_chip } != chip;
         if rest_changed {
             self.views.clear();
             self.edges.clear();
@@ -272,7 +278,6 @@ fn view(st: &MetaStore, a: u64) -> View {
 
 /// The state of metadata line `c`'s edge to its parent (or root register).
 fn edge(st: &MetaStore, tree: &IntegrityTree, c: u64) -> Edge {
-    let IntegrityTree::Bmt(bmt) = tree else { unreachable!("incremental reads are for Bonsai Merkle trees") };
     let layout = &st.layout;
     let (level, index) = layout.meta_pos(c).expect("a metadata line");
     let bytes = match view(st, c) {
@@ -287,7 +292,11 @@ fn edge(st: &MetaStore, tree: &IntegrityTree, c: u64) -> Edge {
             View::Absent => tree.default_block(pl),
         },
     };
-    if bmt.edge_holds(st, level, index, &bytes, &parent) {
+    let holds = match tree {
+        IntegrityTree::Bmt(bmt) => bmt.edge_holds(st, level, index, &bytes, &parent),
+        IntegrityTree::Sit(sit) => sit.edge_holds(st, level, index, &bytes, &parent),
+    };
+    if holds {
         Edge::Holds
     } else {
         Edge::Fails

@@ -34,6 +34,22 @@ impl SgxIntegrityTree {
         self.pack(mac, pc)
     }
 
+    /// Whether a node's stored bytes verify against its parent's (or, at
+    /// the top, the root register's) counter, as [`Self::verify`] decides,
+    /// with nothing counted: the crash oracle's incremental reads.
+    pub fn edge_holds(&self, st: &MetaStore, level: u32, index: u64, bytes: &[u8; 64], parent: &[u8; 64]) -> bool {
+        let pc = match st.layout.parent_of(level, index) {
+            None => st.chip.roots.value_or(index, 0),
+            Some((_, _, slot)) => SitNode::decode(parent).counters[slot],
+        };
+        if *bytes == [0u8; 64] {
+            return pc == 0;
+        }
+        let n = SitNode::decode(bytes);
+        let addr = st.layout.meta_addr(level, index);
+        self.pack(st.crypto.sit_mac_uncounted(&n.counter_bytes(), addr, pc), pc) == n.mac
+    }
+
     /// [`Self::mac_field`] from a MAC already computed.
     pub fn pack(&self, mac: u64, pc: u64) -> u64 {
         match self.lsbs_in_mac {
