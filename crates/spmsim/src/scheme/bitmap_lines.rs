@@ -49,6 +49,25 @@ pub struct BitmapStats {
     pub cache_tree_updates: u64,
 }
 
+impl BitmapStats {
+    /// What happened between `before` and `self`.
+    pub fn since(&self, b: &BitmapStats) -> BitmapStats {
+        BitmapStats {
+            accesses: self.accesses - b.accesses,
+            hits: self.hits - b.hits,
+            misses: self.misses - b.misses,
+            reads: self.reads - b.reads,
+            writes: self.writes - b.writes,
+            cache_tree_updates: self.cache_tree_updates - b.cache_tree_updates,
+        }
+    }
+
+    /// Share of accesses that found their line in ADR (STAR Table II).
+    pub fn hit_ratio(&self) -> f64 {
+        self.hits as f64 / self.accesses.max(1) as f64
+    }
+}
+
 /// The bitmap lines of one machine: ADR lines, the top register, counts.
 /// The recovery area itself is NVM (`Layout::recovery`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -29,6 +29,9 @@ pub struct Roi {
     /// The metadata caches by name (`counter`, `mac`, `tree` or `unified`).
     pub metadata_caches: BTreeMap<String, CacheReport>,
     pub tree: TreeStats,
+    /// STAR's bitmap lines (STAR Fig. 10, Table II): STAR only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bitmap_lines: Option<crate::scheme::bitmap_lines::BitmapStats>,
     /// Pads, MACs and tree hashes the security engine computed.
     pub crypto: CryptoWork,
     pub memory: MemoryStats,
@@ -210,6 +213,7 @@ impl RunStats {
             b.stale_early_counters = stale;
         }
         r.tree = TreeStats { root_updates: d.root_updates };
+        r.bitmap_lines = d.bitmap;
         r.memory = pcm.report(&d.pcm, d.nvm_reads, d.nvm_writes, c.cycles);
         r.crypto = d.crypto;
         for (name, c) in ["l1d", "l2", "l3"].iter().zip(d.caches) {
@@ -235,6 +239,7 @@ pub(super) struct Counters {
     /// (stores, allocations, stale early counters) of the persist buffer.
     persist_buffer: Option<(u64, u64, u64)>,
     root_updates: u64,
+    bitmap: Option<crate::scheme::bitmap_lines::BitmapStats>,
     nvm_reads: ByKind,
     nvm_writes: ByKind,
     crypto: CryptoWork,
@@ -269,6 +274,7 @@ impl Counters {
             pcm: pcm.stats,
             persist_buffer,
             root_updates: sys.mc.st.root_updates,
+            bitmap: sys.mc.st.chip.bitmap.as_ref().map(|b| b.stats),
             nvm_reads: sys.mc.st.nvm.reads,
             nvm_writes: sys.mc.st.nvm.enqueued,
             crypto: sys.mc.st.crypto.work,
@@ -304,6 +310,7 @@ impl Counters {
             pcm: self.pcm.since(&before.pcm),
             persist_buffer,
             root_updates: self.root_updates - before.root_updates,
+            bitmap: self.bitmap.map(|b| b.since(&before.bitmap.unwrap_or_default())),
             nvm_reads: self.nvm_reads.since(&before.nvm_reads),
             nvm_writes: self.nvm_writes.since(&before.nvm_writes),
             crypto: self.crypto.since(&before.crypto),
