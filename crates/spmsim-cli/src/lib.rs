@@ -43,6 +43,9 @@ enum Cmd {
     /// Battery or supercapacitor size needed to drain and secure the
     /// persistence domain (SecPB V-B), beside the paper's Tables V and VI.
     Battery(commands::battery::BatteryArgs),
+    /// Recovery time of a scheme that restores metadata (STAR, Anubis),
+    /// from a real recovery's counted work (STAR Fig. 14).
+    Recovery(commands::recovery::RecoveryArgs),
     /// Simulation speed (instructions/s) and peak memory on a fixed trace.
     Bench(commands::bench::BenchArgs),
     /// The real-program suite: install from Debian's packages, generate
@@ -109,6 +112,7 @@ where
         Cmd::Battery(a) => commands::battery::run(a),
         Cmd::Reproduce { cmd } => commands::reproduce::run(cmd),
         Cmd::Bench(a) => commands::bench::run(a),
+        Cmd::Recovery(a) => commands::recovery::run(a),
         Cmd::Trace { cmd } => commands::trace::run(cmd),
         Cmd::Suite { cmd } => commands::suite::run(cmd),
         Cmd::Sweep { args } => commands::python::forward("sweep", &args),

@@ -26,6 +26,7 @@ pub mod nvm;
 pub mod oracle;
 pub mod output;
 pub mod persist;
+pub mod recovery;
 pub mod reproduce;
 pub mod rng;
 pub mod roots;

@@ -6,6 +6,7 @@ pub mod check_all;
 pub mod config;
 pub mod image;
 pub mod python;
+pub mod recovery;
 pub mod reproduce;
 pub mod run;
 pub mod suite;

@@ -203,6 +203,8 @@ mod tests {
             assert_eq!(b.of(k), n as u64 + 1, "{k:?}");
             assert_eq!(json[k.name()], n as u64 + 1, "{k:?} in {json}");
         }
-        assert_eq!(b.total(), 1 + 2 + 3 + 4);
+        assert_eq!(b.total(), 1 + 2 + 3 + 4 + 5);
+        let none = serde_json::to_value(ByKind { recovery: 0, ..b }).unwrap();
+        assert!(none.get("recovery").is_none(), "a scheme with no recovery area shows none: {none}");
     }
 }
