@@ -1,6 +1,6 @@
 use anyhow::{anyhow, Result};
 use clap::Subcommand;
-use spmsim::reproduce::{secon, secpb};
+use spmsim::reproduce::{secon, secpb, star};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -50,6 +50,20 @@ pub enum ReproduceCmd {
         #[arg(long, default_value_t = 1)]
         seed: u64,
         #[arg(long, default_value = "results/secon")]
+        out: PathBuf,
+    },
+    /// STAR: Figs. 10-14 and Table II, against WB, Anubis and strict
+    /// persistence (single-core).
+    Star {
+        /// 2 M instructions per simulation and two metadata-cache sizes.
+        #[arg(long)]
+        quick: bool,
+        /// Instructions per simulation (default 2 M with --quick, else 20 M).
+        #[arg(long)]
+        instructions: Option<u64>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, default_value = "results/star")]
         out: PathBuf,
     },
 }
@@ -158,6 +172,36 @@ pub fn run(cmd: ReproduceCmd) -> Result<ExitCode> {
                 Ok(()) => println!("report with plots: {}", out.join("report.html").display()),
                 Err(e) => eprintln!("note: no report.html: {e}"),
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        ReproduceCmd::Star { quick, instructions, seed, out } => {
+            let n = instructions.unwrap_or(if quick { 2_000_000 } else { 20_000_000 });
+            let bar = crate::progress::Progress::new("reproduce star", "runs", 0);
+            let runs = std::sync::atomic::AtomicU64::new(0);
+            let progress = |done: usize, total: usize, what: &str| {
+                runs.store(total as u64, std::sync::atomic::Ordering::Relaxed);
+                bar.update(done as u64, total as u64, what)
+            };
+            let r = star::run(n, seed, quick, progress).map_err(|e| anyhow!("reproduce star: {e}"))?;
+            bar.finish(runs.into_inner());
+            star::write(&r, &out).map_err(|e| anyhow!(e))?;
+            for c in &r.claims {
+                let show = |x: f64| match c.kind.as_str() {
+                    "ratio" | "at-most" => format!("{x:.2}x"),
+                    "seconds" => format!("{x:.4} s"),
+                    _ => format!("{:.1} %", x * 100.0),
+                };
+                println!(
+                    "{:<30} paper {:>10}  ours {:>10}  {}",
+                    c.id,
+                    show(c.paper),
+                    show(c.ours),
+                    if c.reproduced { "reproduced" } else { "not reproduced" }
+                );
+            }
+            let n_ok = r.claims.iter().filter(|c| c.reproduced).count();
+            println!("{n_ok} of {} claims reproduced within their tolerance (single core; the paper runs 8)", r.claims.len());
+            println!("report: {}", out.join("report.md").display());
             Ok(ExitCode::SUCCESS)
         }
         ReproduceCmd::Secon { quick, instructions, seed, out } => {

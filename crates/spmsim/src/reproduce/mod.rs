@@ -4,6 +4,7 @@
 pub mod published_ipc;
 pub mod secon;
 pub mod secpb;
+pub mod star;
 
 use serde::Serialize;
 
