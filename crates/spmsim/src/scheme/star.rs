@@ -191,35 +191,31 @@ impl Scheme for Star {
     }
 
     fn on_metadata_dirty(&self, tree: &IntegrityTree, st: &mut MetaStore, addr: u64) -> Result<(), CheckFailure> {
-        let layout = st.layout.clone();
-        let Some(m) = layout.metadata_line_of(addr) else {
+        let Some(m) = st.layout.metadata_line_of(addr) else {
             // MAC lines (none with data-line MACs): the policy.
             return super::default_on_metadata_dirty(tree, st, addr);
         };
-        let Some((line, true)) = st.caches.for_addr(&layout, addr).peek(addr) else { return Ok(()) };
+        let Some((line, true)) = st.caches.for_addr(&st.layout, addr).peek(addr) else { return Ok(()) };
         if self.synergy && Self::msbs_moved(st, addr, &line) {
             return tree.write_back(st, addr, line);
         }
-        let b = self.bitmap(st);
+        let lines = st.layout.metadata_lines();
+        let b = st.chip.bitmap.get_or_insert_with(|| BitmapLines::new(lines, self.bitmap_lines));
         b.stats.cache_tree_updates += 1;
-        let mut b = st.chip.bitmap.take().expect("made above");
-        if !b.is_marked(&st.nvm, &layout, m) {
-            b.mark(&mut st.nvm, &layout, m, true);
+        if !b.is_marked(&st.nvm, &st.layout, m) {
+            b.mark(&mut st.nvm, &st.layout, m, true);
         }
-        st.chip.bitmap = Some(b);
         Ok(())
     }
 
     fn on_metadata_written(&self, st: &mut MetaStore, addr: u64) {
-        let layout = st.layout.clone();
-        let Some(m) = layout.metadata_line_of(addr) else { return };
-        self.bitmap(st);
-        let mut b = st.chip.bitmap.take().expect("made above");
-        if b.is_marked(&st.nvm, &layout, m) {
+        let Some(m) = st.layout.metadata_line_of(addr) else { return };
+        let lines = st.layout.metadata_lines();
+        let b = st.chip.bitmap.get_or_insert_with(|| BitmapLines::new(lines, self.bitmap_lines));
+        if b.is_marked(&st.nvm, &st.layout, m) {
             b.stats.cache_tree_updates += 1;
-            b.mark(&mut st.nvm, &layout, m, false);
+            b.mark(&mut st.nvm, &st.layout, m, false);
         }
-        st.chip.bitmap = Some(b);
     }
 
     fn restores_dirty_metadata(&self) -> bool {
