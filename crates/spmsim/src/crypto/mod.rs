@@ -51,6 +51,11 @@ impl CryptoWork {
 /// Tree hashes by input, shared by a machine and its copies.
 type HashMemo = std::sync::Arc<std::sync::Mutex<rustc_hash::FxHashMap<MemoKey, u64>>>;
 
+/// SIT node MACs by (counters, node address), with the parent counter
+/// they were taken under: STAR's and Anubis's recoveries MAC the same
+/// restored nodes at every crash point.
+type SitMemo = std::sync::Arc<std::sync::Mutex<rustc_hash::FxHashMap<MemoKey, (u64, u64)>>>;
+
 /// A memoized hash's input, compared as eight words in line rather than by
 /// a call to `memcmp` (most of a lookup's time when it was).
 #[derive(Clone, Copy)]
@@ -94,11 +99,19 @@ pub struct CryptoEngine {
     /// same counter blocks and nodes are hashed again and again. Each value
     /// is the keyed hash, computed once; the work is counted every time.
     memo: Option<HashMemo>,
+    sit_memo: Option<SitMemo>,
 }
 
 impl CryptoEngine {
     pub fn new(keys: &KeySet) -> Self {
-        CryptoEngine { otp: OtpEngine::new(keys), mac: MacEngine::new(keys), work: CryptoWork::default(), real: true, memo: None }
+        CryptoEngine {
+            otp: OtpEngine::new(keys),
+            mac: MacEngine::new(keys),
+            work: CryptoWork::default(),
+            real: true,
+            memo: None,
+            sit_memo: None,
+        }
     }
 
     pub fn timing_only(keys: &KeySet) -> Self {
@@ -128,6 +141,7 @@ impl CryptoEngine {
     /// every crash point).
     pub fn memoize_tree_hashes(&mut self) {
         self.memo = Some(Default::default());
+        self.sit_memo = Some(Default::default());
     }
 
     /// 64-byte one-time pad for a data block (SecPB II-B, Triad-NVM II).
@@ -178,10 +192,7 @@ impl CryptoEngine {
     /// the parent's counter for it (STAR II-C, Fig. 3).
     pub fn sit_mac(&mut self, counters: &[u8; 56], node_addr: u64, parent_counter: u64) -> u64 {
         self.work.tree_hashes += 1;
-        if !self.real {
-            return 0;
-        }
-        self.mac.sit_mac(counters, node_addr, parent_counter)
+        self.sit_mac_uncounted(counters, node_addr, parent_counter)
     }
 }
 
@@ -193,7 +204,23 @@ impl CryptoEngine {
         if !self.real {
             return 0;
         }
-        self.mac.sit_mac(counters, node_addr, parent_counter)
+        let Some(memo) = &self.sit_memo else { return self.mac.sit_mac(counters, node_addr, parent_counter) };
+        let mut key = [0u8; 64];
+        key[..56].copy_from_slice(counters);
+        key[56..].copy_from_slice(&node_addr.to_le_bytes());
+        let key = MemoKey(key);
+        let mut m = memo.lock().expect("the SIT MAC memo");
+        if let Some(&(pc, mac)) = m.get(&key) {
+            if pc == parent_counter {
+                return mac;
+            }
+        }
+        if m.len() >= MEMO_ENTRIES {
+            m.clear();
+        }
+        let mac = self.mac.sit_mac(counters, node_addr, parent_counter);
+        m.insert(key, (parent_counter, mac));
+        mac
     }
 }
 
