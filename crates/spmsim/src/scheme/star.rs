@@ -380,15 +380,22 @@ fn star_attacks(crashed: &System, earlier: &NvmImage) -> Vec<RecoveryAttack> {
                 target: format!("a spare bit of the MAC of child {s} of stale level-{level} node {index:#x}"),
                 image: with(caddr, t),
             });
-            // The child's whole tuple as it was earlier (data, MAC, LSBs).
+            // The child's whole tuple as it was earlier (data, MAC, LSBs):
+            // a data block's own MAC word only, as it travels in its line.
             let mut i = img.clone();
             let mut replayed = false;
-            let keys: Vec<u64> = if level == 0 { vec![child, caddr] } else { vec![caddr] };
-            for k in keys {
-                if let Some(e) = earlier.get(k).filter(|e| Some(*e) != img.get(k)) {
-                    i.put(k, *e);
+            if level == 0 {
+                if let Some(e) = earlier.get(child).filter(|e| Some(*e) != img.get(child)) {
+                    let old = earlier.get(caddr).copied().unwrap_or([0; 64]);
+                    let mut line = cur;
+                    line[word_at..word_at + 8].copy_from_slice(&old[word_at..word_at + 8]);
+                    i.put(child, *e);
+                    i.put(caddr, line);
                     replayed = true;
                 }
+            } else if let Some(e) = earlier.get(caddr).filter(|e| Some(*e) != img.get(caddr)) {
+                i.put(caddr, *e);
+                replayed = true;
             }
             if replayed {
                 out.push(RecoveryAttack {
