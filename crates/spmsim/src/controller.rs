@@ -253,7 +253,7 @@ impl MemoryController {
             // same access as its data, atomically, with no write of its own.
             let mut line = self.st.nvm.peek(line_addr).unwrap_or([0; 64]);
             set_u64(&mut line, slot, mac);
-            self.st.nvm.image.put(line_addr, line);
+            self.st.nvm.write_riding(&self.st.layout, line_addr, line);
             return Ok(());
         }
         let mut line = self.st.fetch_mac_line(line_addr);

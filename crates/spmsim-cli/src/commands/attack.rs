@@ -24,6 +24,12 @@ pub fn attack(sim: &SimArgs) -> Result<(SimConfig, AttackReport)> {
 
 /// One line saying whether the report is what the configuration expects.
 fn verdict(cfg: &SimConfig, rep: &AttackReport) -> String {
+    if cfg.security.enabled && cfg.expect_undetected_attacks {
+        return match rep.as_expected(cfg) {
+            true => format!("as expected: {} attacks undetected on an ablation that leaves a check out (expect_undetected_attacks = true)", rep.undetected),
+            false => "NOT AS EXPECTED: an ablation that leaves a check out (expect_undetected_attacks = true) let no attack through, or raised a false alarm".into(),
+        };
+    }
     match (cfg.security.enabled, rep.as_expected(cfg)) {
         (true, true) => "as expected: every applicable attack detected".into(),
         (true, false) => format!("NOT AS EXPECTED: {} applicable attacks undetected on a secure configuration", rep.undetected),

@@ -26,6 +26,11 @@ pub struct SimConfig {
     /// A control configuration that is built to fail the crash oracle
     /// (the oracle must be able to fail). Used by `check-all` and the tests.
     pub expect_crash_violations: bool,
+    /// An ablation that leaves out an integrity check on purpose
+    /// (`star-no-cache-tree`): the attack harness must find some attack it
+    /// misses, and no false alarm.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub expect_undetected_attacks: bool,
     /// The scheme: what it does with security metadata (the plugin;
     /// `crate::scheme`). The other sections are its mechanism.
     pub scheme: SchemeKind,
@@ -45,6 +50,7 @@ impl Default for SimConfig {
             name: "default".into(),
             description: String::new(),
             expect_crash_violations: false,
+            expect_undetected_attacks: false,
             scheme: SchemeKind::default(),
             memory: MemoryConfig::default(),
             security: SecurityConfig::default(),

@@ -74,7 +74,11 @@ pub use sparse_image::NvmImage;
 #[derive(Clone, Debug)]
 pub struct Nvm {
     pub image: NvmImage,
-    wpq: VecDeque<(u64, [u8; 64])>,
+    /// Queued writes: (block, bytes, rides): a rider travels in another
+    /// write's entry (a data MAC in the data line's ninth chip) and is
+    /// neither counted nor holds a slot of its own.
+    wpq: VecDeque<(u64, [u8; 64], bool)>,
+    riders: usize,
     /// How many WPQ entries hold each block, so a read looks the WPQ up
     /// without scanning it.
     wpq_index: FxHashMap<u64, u32>,
@@ -97,6 +101,7 @@ impl Nvm {
         Nvm {
             image: NvmImage::default(),
             wpq: VecDeque::new(),
+            riders: 0,
             wpq_index: FxHashMap::default(),
             wpq_entries: wpq_entries.max(1),
             reads: ByKind::default(),
@@ -123,7 +128,7 @@ impl Nvm {
     /// the newest WPQ entry for it, else the image.
     pub fn peek(&self, addr: u64) -> Option<[u8; 64]> {
         if self.wpq_index.contains_key(&addr) {
-            if let Some((_, b)) = self.wpq.iter().rev().find(|(a, _)| *a == addr) {
+            if let Some((_, b, _)) = self.wpq.iter().rev().find(|(a, _, _)| *a == addr) {
                 return Some(*b);
             }
         }
@@ -136,12 +141,28 @@ impl Nvm {
         if self.log_writes {
             self.write_log.push(addr);
         }
-        self.wpq.push_back((addr, b));
+        self.wpq.push_back((addr, b, false));
         *self.wpq_index.entry(addr).or_insert(0) += 1;
-        while self.wpq.len() > self.wpq_entries {
-            let (a, blk) = self.wpq.pop_front().unwrap();
+        self.spill(layout);
+    }
+
+    /// Queue a block that rides in the write just queued (a data MAC in
+    /// the ninth chip of its data line, STAR II-D): persistent with it, not
+    /// counted, no slot of its own.
+    pub fn write_riding(&mut self, layout: &Layout, addr: u64, b: [u8; 64]) {
+        self.wpq.push_back((addr, b, true));
+        self.riders += 1;
+        *self.wpq_index.entry(addr).or_insert(0) += 1;
+        self.spill(layout);
+    }
+
+    /// Commit the oldest entries while more writes are queued than slots.
+    fn spill(&mut self, layout: &Layout) {
+        while self.wpq.len() - self.riders > self.wpq_entries {
+            let (a, blk, rides) = self.wpq.pop_front().unwrap();
+            self.riders -= rides as usize;
             self.unindex(a);
-            self.commit(layout, a, blk);
+            self.commit(layout, a, blk, !rides);
         }
     }
 
@@ -154,17 +175,20 @@ impl Nvm {
         }
     }
 
-    fn commit(&mut self, layout: &Layout, addr: u64, b: [u8; 64]) {
-        self.writes.bump(layout.kind_of(addr));
+    fn commit(&mut self, layout: &Layout, addr: u64, b: [u8; 64], counted: bool) {
+        if counted {
+            self.writes.bump(layout.kind_of(addr));
+        }
         self.image.put(addr, b);
     }
 
     /// Drain the whole WPQ to the image; returns entries moved.
     pub fn drain_wpq(&mut self, layout: &Layout) -> u64 {
-        let n = self.wpq.len() as u64;
-        while let Some((a, b)) = self.wpq.pop_front() {
-            self.commit(layout, a, b);
+        let n = (self.wpq.len() - self.riders) as u64;
+        while let Some((a, b, rides)) = self.wpq.pop_front() {
+            self.commit(layout, a, b, !rides);
         }
+        self.riders = 0;
         self.wpq_index.clear();
         n
     }
@@ -172,16 +196,17 @@ impl Nvm {
     /// Power lost without ADR: the WPQ contents vanish.
     pub fn discard_wpq(&mut self) {
         self.wpq.clear();
+        self.riders = 0;
         self.wpq_index.clear();
     }
 
     /// The blocks the WPQ holds writes for.
     pub fn wpq_addrs(&self) -> impl Iterator<Item = u64> + '_ {
-        self.wpq.iter().map(|(a, _)| *a)
+        self.wpq.iter().map(|(a, _, _)| *a)
     }
 
     pub fn wpq_len(&self) -> usize {
-        self.wpq.len()
+        self.wpq.len() - self.riders
     }
 }
 

@@ -242,7 +242,7 @@ impl Scheme for Star {
     }
 
     fn recovery_state_pending(&self, sys: &System) -> bool {
-        sys.mc.st.caches.dirty_lines().iter().any(|(a, _)| sys.mc.st.layout.meta_pos(*a).is_some_and(|(l, _)| l > 0))
+        sys.mc.st.caches.dirty_lines().iter().any(|(a, _)| sys.mc.st.layout.meta_pos(*a).is_some())
     }
 
     fn recovery_attacks(&self, crashed: &System, earlier: &NvmImage) -> Vec<RecoveryAttack> {
@@ -304,6 +304,41 @@ impl Scheme for Star {
             }
         }
     }
+}
+
+/// The paper's replay (III-E): a child of some stale node put back to an
+/// earlier tuple (a data block with its own MAC word, as it travels in its
+/// line; a node whole), so its parent is restored to the earlier counter.
+fn child_replay(layout: &Layout, img: &NvmImage, earlier: &NvmImage, stale: &[u64]) -> Option<RecoveryAttack> {
+    for &a in stale {
+        let (level, index) = layout.meta_pos(a).expect("a metadata line");
+        for s in 0..layout.arity as usize {
+            let child = index * layout.arity + s as u64;
+            let mut i = img.clone();
+            if level == 0 {
+                if child >= layout.data_blocks {
+                    break;
+                }
+                let Some(e) = earlier.get(child).filter(|e| Some(*e) != img.get(child)) else { continue };
+                let (line, ws) = layout.mac_line_of(child);
+                let old = earlier.get(line).copied().unwrap_or([0; 64]);
+                let mut cur = img.get(line).copied().unwrap_or([0; 64]);
+                cur[ws * 8..ws * 8 + 8].copy_from_slice(&old[ws * 8..ws * 8 + 8]);
+                i.put(child, *e);
+                i.put(line, cur);
+            } else {
+                let caddr = layout.meta_addr(level - 1, child);
+                let Some(e) = earlier.get(caddr).filter(|e| Some(*e) != img.get(caddr)) else { continue };
+                i.put(caddr, *e);
+            }
+            return Some(RecoveryAttack {
+                name: "star-replay-child",
+                target: format!("child {s} of stale level-{level} node {index:#x} replayed with its MAC and LSBs"),
+                image: i,
+            });
+        }
+    }
+    None
 }
 
 /// Tamper with and replay what STAR's recovery reads (STAR III-F): a stale
@@ -380,32 +415,11 @@ fn star_attacks(crashed: &System, earlier: &NvmImage) -> Vec<RecoveryAttack> {
                 target: format!("a spare bit of the MAC of child {s} of stale level-{level} node {index:#x}"),
                 image: with(caddr, t),
             });
-            // The child's whole tuple as it was earlier (data, MAC, LSBs):
-            // a data block's own MAC word only, as it travels in its line.
-            let mut i = img.clone();
-            let mut replayed = false;
-            if level == 0 {
-                if let Some(e) = earlier.get(child).filter(|e| Some(*e) != img.get(child)) {
-                    let old = earlier.get(caddr).copied().unwrap_or([0; 64]);
-                    let mut line = cur;
-                    line[word_at..word_at + 8].copy_from_slice(&old[word_at..word_at + 8]);
-                    i.put(child, *e);
-                    i.put(caddr, line);
-                    replayed = true;
-                }
-            } else if let Some(e) = earlier.get(caddr).filter(|e| Some(*e) != img.get(caddr)) {
-                i.put(caddr, *e);
-                replayed = true;
-            }
-            if replayed {
-                out.push(RecoveryAttack {
-                    name: "star-replay-child",
-                    target: format!("child {s} of stale level-{level} node {index:#x} replayed with its MAC and LSBs"),
-                    image: i,
-                });
-            }
             break;
         }
+    }
+    if let Some(a) = child_replay(layout, img, earlier, &nodes) {
+        out.push(a);
     }
     // The first non-zero L1 line: one of its bits cleared (a stale node
     // hidden from recovery), and the line replayed.
