@@ -121,6 +121,26 @@ fn recorded_suite(instructions: u64, programs: Option<PathBuf>, regions: &str) -
     Ok(entries)
 }
 
+/// A progress bar over a reproduction's runs, finished with the run count
+/// it was last told.
+struct RunsBar {
+    bar: crate::progress::Progress,
+    runs: std::sync::atomic::AtomicU64,
+}
+
+impl RunsBar {
+    fn new(label: &str) -> Self {
+        RunsBar { bar: crate::progress::Progress::new(label, "runs", 0), runs: std::sync::atomic::AtomicU64::new(0) }
+    }
+    fn update(&self, done: usize, total: usize, what: &str) {
+        self.runs.store(total as u64, std::sync::atomic::Ordering::Relaxed);
+        self.bar.update(done as u64, total as u64, what)
+    }
+    fn finish(self) {
+        self.bar.finish(self.runs.into_inner());
+    }
+}
+
 pub fn run(cmd: ReproduceCmd) -> Result<ExitCode> {
     match cmd {
         ReproduceCmd::Secpb { quick, instructions, seed, out, builtin, programs, regions } => {
@@ -176,14 +196,9 @@ pub fn run(cmd: ReproduceCmd) -> Result<ExitCode> {
         }
         ReproduceCmd::Star { quick, instructions, seed, out } => {
             let n = instructions.unwrap_or(if quick { 2_000_000 } else { 20_000_000 });
-            let bar = crate::progress::Progress::new("reproduce star", "runs", 0);
-            let runs = std::sync::atomic::AtomicU64::new(0);
-            let progress = |done: usize, total: usize, what: &str| {
-                runs.store(total as u64, std::sync::atomic::Ordering::Relaxed);
-                bar.update(done as u64, total as u64, what)
-            };
-            let r = star::run(n, seed, quick, progress).map_err(|e| anyhow!("reproduce star: {e}"))?;
-            bar.finish(runs.into_inner());
+            let bar = RunsBar::new("reproduce star");
+            let r = star::run(n, seed, quick, |d, t, w| bar.update(d, t, w)).map_err(|e| anyhow!("reproduce star: {e}"))?;
+            bar.finish();
             star::write(&r, &out).map_err(|e| anyhow!(e))?;
             for c in &r.claims {
                 let show = |x: f64| match c.kind.as_str() {
@@ -206,14 +221,9 @@ pub fn run(cmd: ReproduceCmd) -> Result<ExitCode> {
         }
         ReproduceCmd::Secon { quick, instructions, seed, out } => {
             let n = instructions.unwrap_or(if quick { 300_000 } else { 2_000_000 });
-            let bar = crate::progress::Progress::new("reproduce secon", "runs", 0);
-            let runs = std::sync::atomic::AtomicU64::new(0);
-            let progress = |done: usize, total: usize, what: &str| {
-                runs.store(total as u64, std::sync::atomic::Ordering::Relaxed);
-                bar.update(done as u64, total as u64, what)
-            };
-            let r = secon::run(n, seed, quick, progress).map_err(|e| anyhow!("reproduce secon: {e}"))?;
-            bar.finish(runs.into_inner());
+            let bar = RunsBar::new("reproduce secon");
+            let r = secon::run(n, seed, quick, |d, t, w| bar.update(d, t, w)).map_err(|e| anyhow!("reproduce secon: {e}"))?;
+            bar.finish();
             secon::write(&r, &out).map_err(|e| anyhow!(e))?;
             let n_ok = r.claims.iter().filter(|c| c.reproduced).count();
             for c in &r.claims {

@@ -139,6 +139,22 @@ pub struct Figure {
     pub rows: Vec<(String, String, Vec<f64>)>,
 }
 
+impl Figure {
+    /// The figure as a Markdown table with `digits` decimals; a figure
+    /// with no x label has one column, headed by its y label.
+    pub fn markdown(&self, digits: usize) -> String {
+        let mut s = format!("### {}\n\n", self.title);
+        let head = |x: &u64| if self.x_label.is_empty() { self.y_label.clone() } else { format!("{} {x}", self.x_label) };
+        let _ = writeln!(s, "| workload | scheme | {} |", self.xs.iter().map(head).collect::<Vec<_>>().join(" | "));
+        let _ = writeln!(s, "|---|---|{}", "---|".repeat(self.xs.len()));
+        for (l, sc, v) in &self.rows {
+            let _ = writeln!(s, "| {l} | {sc} | {} |", v.iter().map(|x| format!("{x:.digits$}")).collect::<Vec<_>>().join(" | "));
+        }
+        s.push('\n');
+        s
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Results {
     pub instructions: u64,
@@ -505,14 +521,7 @@ pub fn report(r: &Results) -> String {
     }
     let _ = writeln!(s, "\n## Figures\n");
     for f in &r.figures {
-        let _ = writeln!(s, "### {}\n", f.title);
-        let _ =
-            writeln!(s, "| workload | scheme | {} |", f.xs.iter().map(|x| format!("{} {x}", f.x_label)).collect::<Vec<_>>().join(" | "));
-        let _ = writeln!(s, "|---|---|{}", "---|".repeat(f.xs.len()));
-        for (l, sc, v) in &f.rows {
-            let _ = writeln!(s, "| {l} | {sc} | {} |", v.iter().map(|x| format!("{x:.3}")).collect::<Vec<_>>().join(" | "));
-        }
-        let _ = writeln!(s);
+        s.push_str(&f.markdown(3));
     }
     s
 }

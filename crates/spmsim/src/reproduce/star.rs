@@ -516,20 +516,7 @@ pub fn report(r: &Results) -> String {
     }
     let _ = writeln!(s, "\n## Figures\n");
     for f in &r.figures {
-        let _ = writeln!(s, "### {}\n", f.title);
-        let _ = writeln!(
-            s,
-            "| workload | scheme | {} |",
-            f.xs.iter()
-                .map(|x| if f.x_label.is_empty() { f.y_label.clone() } else { format!("{} {x}", f.x_label) })
-                .collect::<Vec<_>>()
-                .join(" | ")
-        );
-        let _ = writeln!(s, "|---|---|{}", "---|".repeat(f.xs.len()));
-        for (l, sc, v) in &f.rows {
-            let _ = writeln!(s, "| {l} | {sc} | {} |", v.iter().map(|x| format!("{x:.4}")).collect::<Vec<_>>().join(" | "));
-        }
-        let _ = writeln!(s);
+        s.push_str(&f.markdown(4));
     }
     s
 }
