@@ -246,6 +246,10 @@ impl SimConfig {
             // The 10 spare bits of a first-level CMAC name the unit (0: none).
             in_range("scheme.track_units", s.track_units as u64, 1, crate::scheme::SECON_MAX_TRACK_UNITS as u64)?;
         }
+        if let crate::scheme::SchemeKind::Star(s) = &self.scheme {
+            // STAR IV-E sweeps 2..32; the ADR domain holds tens of entries.
+            in_range("scheme.bitmap_lines", s.bitmap_lines as u64, 2, 1024)?;
+        }
         // The scheme says which mechanism it needs; the sections must give it.
         self.scheme.check(self).map_err(|m| ("scheme.type".to_string(), m))?;
         Ok(())
