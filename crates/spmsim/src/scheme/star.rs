@@ -98,9 +98,10 @@ pub fn cache_tree_root(st: &mut MetaStore, macs: &BTreeMap<u64, u64>, counted: b
 }
 
 impl Star {
-    fn bitmap<'a>(&self, st: &'a mut MetaStore) -> &'a mut BitmapLines {
-        let (n, lines) = (st.layout.metadata_lines(), self.bitmap_lines);
-        st.chip.bitmap.get_or_insert_with(|| BitmapLines::new(n, lines))
+    /// The chip's bitmap lines, made on first use over `metadata_lines`
+    /// (a field, not the store, so the NVM and layout stay borrowable).
+    fn bitmap<'a>(&self, chip_bitmap: &'a mut Option<BitmapLines>, metadata_lines: u64) -> &'a mut BitmapLines {
+        chip_bitmap.get_or_insert_with(|| BitmapLines::new(metadata_lines, self.bitmap_lines))
     }
 
     /// Whether a dirty line's counters left the MSBs its NVM copy holds
@@ -199,8 +200,7 @@ impl Scheme for Star {
         if self.synergy && Self::msbs_moved(st, addr, &line) {
             return tree.write_back(st, addr, line);
         }
-        let lines = st.layout.metadata_lines();
-        let b = st.chip.bitmap.get_or_insert_with(|| BitmapLines::new(lines, self.bitmap_lines));
+        let b = self.bitmap(&mut st.chip.bitmap, st.layout.metadata_lines());
         b.stats.cache_tree_updates += 1;
         if !b.is_marked(&st.nvm, &st.layout, m) {
             b.mark(&mut st.nvm, &st.layout, m, true);
@@ -210,8 +210,7 @@ impl Scheme for Star {
 
     fn on_metadata_written(&self, st: &mut MetaStore, addr: u64) {
         let Some(m) = st.layout.metadata_line_of(addr) else { return };
-        let lines = st.layout.metadata_lines();
-        let b = st.chip.bitmap.get_or_insert_with(|| BitmapLines::new(lines, self.bitmap_lines));
+        let b = self.bitmap(&mut st.chip.bitmap, st.layout.metadata_lines());
         if b.is_marked(&st.nvm, &st.layout, m) {
             b.stats.cache_tree_updates += 1;
             b.mark(&mut st.nvm, &st.layout, m, false);
@@ -274,10 +273,8 @@ impl Scheme for Star {
         let tree = sit(&sys.mc.tree).clone();
         let st = &mut sys.mc.st;
         let layout = st.layout.clone();
-        self.bitmap(st);
-        let mut b = st.chip.bitmap.take().expect("made above");
+        let b = self.bitmap(&mut st.chip.bitmap, layout.metadata_lines());
         let stale: Vec<u64> = b.take_marked(&mut st.nvm, &layout).into_iter().map(|m| layout.metadata_line_addr(m)).collect();
-        st.chip.bitmap = Some(b);
         // III-F: each stale node's counters are its MSBs in NVM with the
         // LSBs its children carry.
         let mut restored: BTreeMap<u64, [u64; 8]> = BTreeMap::new();
