@@ -39,6 +39,15 @@ pub struct ChipState {
     /// cache-tree (III-E), Anubis's shadow-table tree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery_root: Option<u64>,
+    /// Recoveries so far: the volatile key set of the non-persistent
+    /// regions is the one of this boot (Triad-NVM III-B1), so a recovery
+    /// moves it on and no one-time pad of an earlier boot comes back.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub boots: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl ChipState {
@@ -52,6 +61,7 @@ impl ChipState {
             log_regions: Vec::new(),
             bitmap: None,
             recovery_root: None,
+            boots: 0,
         }
     }
 

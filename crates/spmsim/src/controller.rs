@@ -64,14 +64,20 @@ impl MemoryController {
         };
         let layout = Layout::new(cfg.memory.capacity_bytes, format, cfg.tree.arity(), tree_levels);
         let recovery_lines = cfg.scheme.plugin().recovery_area_lines(&layout, cfg);
-        let layout = layout.with_recovery_area(recovery_lines);
-        let crypto = match cfg.security.crypto {
+        let layout = layout.with_recovery_area(recovery_lines).with_persistent_regions(&cfg.memory.persistent_regions);
+        let mut crypto = match cfg.security.crypto {
             crate::config::CryptoMode::Real => CryptoEngine::new(&chip.keys),
             crate::config::CryptoMode::TimingOnly => CryptoEngine::timing_only(&chip.keys),
         };
+        if cfg.security.volatile_key {
+            let keys = crate::crypto::KeySet::derive_volatile(chip.seed, chip.boots, chip.keys.aes_bits);
+            crypto.set_volatile_keys(&keys, chip.boots, &layout.persistent);
+        }
         let tree = match cfg.tree {
-            TreeConfig::Bmt { .. } => {
-                IntegrityTree::Bmt(BonsaiMerkleTree::with_leaf_bits(&layout, &crypto, cfg.scheme.plugin().first_level_entry_bits()))
+            TreeConfig::Bmt { onchip_levels, .. } => {
+                let scheme = cfg.scheme.plugin();
+                let bits = scheme.first_level_entry_bits();
+                IntegrityTree::Bmt(BonsaiMerkleTree::configured(&layout, &crypto, bits, scheme.lazy_counter_init(), onchip_levels))
             }
             TreeConfig::Sit { .. } => IntegrityTree::Sit(SgxIntegrityTree { lsbs_in_mac: cfg.scheme.plugin().sit_parent_lsbs_in_mac() }),
         };
@@ -79,6 +85,19 @@ impl MemoryController {
         let mut st = MetaStore::new(layout, crypto, nvm, caches, chip, cfg.scheme);
         st.mac_in_data_line = cfg.security.mac_placement == crate::config::MacPlacement::DataLine;
         MemoryController { st, tree, secure: cfg.security.enabled, early_pending: Default::default() }
+    }
+
+    /// A new boot: the non-persistent regions' volatile key set moves on
+    /// (Triad-NVM III-B1), when the configuration has one. Recovery calls
+    /// it; the chip counts the boots, so a saved chip re-creates the keys.
+    pub fn next_boot(&mut self, cfg: &SimConfig) {
+        self.st.chip.boots += 1;
+        if cfg.security.volatile_key {
+            let chip = &self.st.chip;
+            let keys = crate::crypto::KeySet::derive_volatile(chip.seed, chip.boots, chip.keys.aes_bits);
+            let persistent = self.st.layout.persistent.clone();
+            self.st.crypto.set_volatile_keys(&keys, chip.boots, &persistent);
+        }
     }
 
     pub fn layout(&self) -> &Layout {
@@ -167,6 +186,7 @@ impl MemoryController {
     /// Encrypt, MAC and queue one block under a given counter.
     fn encrypt_and_queue(&mut self, block: u64, major: u64, minor: u64, pt: &[u8; 64]) -> Result<(), CheckFailure> {
         let ct = self.st.crypto.xor_pad(block, major, minor, pt);
+        self.st.crypto.note_encryption(block, (major, minor), &std::array::from_fn(|i| ct[i] ^ pt[i]));
         let scheme = self.st.scheme;
         let spare = scheme.plugin().data_mac_spare(&self.st, block, (major, minor));
         let mac = self.st.crypto.data_mac(&ct, block, major, minor, spare);
@@ -230,6 +250,7 @@ impl MemoryController {
             (None, Some(pad)) => std::array::from_fn(|i| pt[i] ^ pad[i]),
             (None, None) => self.st.crypto.xor_pad(block, ctr.0, ctr.1, pt),
         };
+        self.st.crypto.note_encryption(block, ctr, &std::array::from_fn(|i| ct[i] ^ pt[i]));
         let mac = match prep.mac {
             Some(m) => m,
             None => self.data_mac(block, &ct, ctr),

@@ -104,6 +104,23 @@ pub struct Layout {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recovery: Option<(u64, u64)>,
     pub end: u64,
+    /// The persistent regions as data-block ranges `[start, end)`, sorted
+    /// (Triad-NVM III-B); empty: all of memory is persistent.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub persistent: Vec<(u64, u64)>,
+}
+
+/// Which kind of data a metadata line covers (Triad-NVM III-B2, Fig. 6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Cover {
+    /// Only data in persistent regions.
+    Persistent,
+    /// Only data outside them.
+    Volatile,
+    /// Both: only on-chip levels may be mixed (each root register covers
+    /// one kind).
+    Mixed,
 }
 
 impl Layout {
@@ -147,7 +164,98 @@ impl Layout {
             mac_lines,
             recovery: None,
             end: next,
+            persistent: Vec::new(),
         }
+    }
+
+    /// The same layout with persistent regions given in bytes
+    /// (`memory.persistent_regions`, already checked to be page-aligned
+    /// and inside memory); none: all of memory is persistent.
+    pub fn with_persistent_regions(mut self, regions: &[crate::config::PersistentRegion]) -> Layout {
+        let mut r: Vec<(u64, u64)> =
+            regions.iter().map(|p| (p.start_bytes / BLOCK_BYTES, (p.start_bytes + p.size_bytes) / BLOCK_BYTES)).collect();
+        r.sort_unstable();
+        self.persistent = r;
+        self
+    }
+
+    /// Whether memory is split into persistent and non-persistent regions.
+    pub fn has_regions(&self) -> bool {
+        !self.persistent.is_empty()
+    }
+
+    /// Whether data block `block` lies in a persistent region (every block
+    /// does when no region is declared).
+    pub fn is_persistent(&self, block: u64) -> bool {
+        self.persistent.is_empty() || self.persistent.iter().any(|&(s, e)| block >= s && block < e)
+    }
+
+    /// What the data blocks `[lo, hi)` are.
+    fn cover_of_blocks(&self, lo: u64, hi: u64) -> Cover {
+        if self.persistent.is_empty() {
+            return Cover::Persistent;
+        }
+        let inside: u64 = self.persistent.iter().map(|&(s, e)| e.min(hi).saturating_sub(s.max(lo))).sum();
+        match inside {
+            0 => Cover::Volatile,
+            n if n == hi - lo => Cover::Persistent,
+            _ => Cover::Mixed,
+        }
+    }
+
+    /// The data blocks under node `index` of `level` (0: a counter block).
+    pub fn blocks_under(&self, level: u32, index: u64) -> (u64, u64) {
+        let span = self.arity.pow(level) * self.blocks_per_counter_block();
+        ((index * span).min(self.data_blocks), ((index + 1) * span).min(self.data_blocks))
+    }
+
+    /// What the node `index` of `level` (0: a counter block) covers.
+    pub fn cover(&self, level: u32, index: u64) -> Cover {
+        let (lo, hi) = self.blocks_under(level, index);
+        self.cover_of_blocks(lo, hi)
+    }
+
+    /// What the metadata line at `addr` (counter block, tree node or MAC
+    /// line) covers.
+    pub fn cover_of_line(&self, addr: u64) -> Cover {
+        match self.region(addr) {
+            Some(Region::MacLine { index }) => {
+                self.cover_of_blocks(index * MACS_PER_LINE, ((index + 1) * MACS_PER_LINE).min(self.data_blocks))
+            }
+            Some(Region::Counter { index }) => self.cover(0, index),
+            Some(Region::Tree { level, index }) => self.cover(level, index),
+            _ => Cover::Persistent,
+        }
+    }
+
+    /// The nodes of `level` whose cover is `kind`, as index ranges
+    /// `[start, end)` in order: the work of a recovery over one kind of
+    /// region, level by level.
+    pub fn nodes_covering(&self, level: u32, kind: Cover) -> Vec<(u64, u64)> {
+        let n = self.level_nodes[level as usize];
+        let mut out: Vec<(u64, u64)> = Vec::new();
+        // Boundaries of the regions, as node indexes at this level: the
+        // cover changes only at the nodes they fall in.
+        let span = self.arity.pow(level) * self.blocks_per_counter_block();
+        let mut cuts: Vec<u64> = vec![0, n];
+        for &(s, e) in &self.persistent {
+            for b in [s, e] {
+                cuts.push((b / span).min(n));
+                cuts.push((b.div_ceil(span)).min(n));
+            }
+        }
+        cuts.sort_unstable();
+        cuts.dedup();
+        for w in cuts.windows(2) {
+            let (lo, hi) = (w[0], w[1]);
+            if lo < hi && self.cover(level, lo) == kind && self.cover(level, hi - 1) == kind {
+                match out.last_mut() {
+                    Some(last) if last.1 == lo => last.1 = hi,
+                    _ => out.push((lo, hi)),
+                }
+            }
+        }
+        out
     }
 
     /// The same layout with a recovery area of `lines` blocks after the

@@ -101,7 +101,7 @@ impl Measured {
 
 /// Run `ops` operations of `workload` on `cfg`, crash, recover, count.
 pub fn measure(cfg: &SimConfig, workload: &WorkloadKind, ops: u64, seed: u64, progress: &dyn Fn(u64, u64)) -> Result<Measured, String> {
-    let events = workload.generate(ops, seed)?;
+    let events = workload.generate_placed(ops, seed, crate::workload::Placement::of(cfg))?;
     let mut sys = System::new(cfg, seed);
     let n = events.len() as u64;
     for (i, e) in events.iter().enumerate() {

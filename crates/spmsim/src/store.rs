@@ -174,18 +174,25 @@ impl MetaStore {
             return Ok(b);
         }
         let (level, index) = self.layout.meta_pos(addr).expect("metadata address");
-        let bytes = self.nvm.read(&self.layout, addr).unwrap_or_else(|| tree.default_block(level));
+        let mut bytes = self.nvm.read(&self.layout, addr).unwrap_or_else(|| tree.default_block(level));
         let scheme = self.scheme;
-        if self.verifying {
-            scheme.plugin().verify_on_fetch(tree, self, level, index, &bytes)?;
-        } else {
-            let before = self.crypto.work.tree_hashes;
-            self.verifying = true;
-            let r = scheme.plugin().verify_on_fetch(tree, self, level, index, &bytes);
-            self.verifying = false;
+        let nested = self.verifying;
+        let before = self.crypto.work.tree_hashes;
+        self.verifying = true;
+        let r = (|| {
+            // Triad-NVM III-C: a counter block its level-1 node marks as
+            // unwritten since the last recovery starts again from zero.
+            if level == 0 && tree.marks_unwritten(self, index)? {
+                bytes = tree.default_block(0);
+                return Ok(());
+            }
+            scheme.plugin().verify_on_fetch(tree, self, level, index, &bytes)
+        })();
+        self.verifying = nested;
+        if !nested {
             self.verify_hashes += self.crypto.work.tree_hashes - before;
-            r?;
         }
+        r?;
         self.install(addr, bytes, false);
         Ok(bytes)
     }

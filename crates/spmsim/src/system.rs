@@ -32,6 +32,13 @@ pub struct System {
     /// by the cache hierarchy and lost on power failure, never ordered
     /// with the persistent stores nor checked by the crash oracle.
     pub volatile: rustc_hash::FxHashMap<u64, [u8; 64]>,
+    /// Volatile stores reach NVM: memory has non-persistent regions
+    /// (Triad-NVM), and the functional model writes each volatile store's
+    /// block there at once, as if the caches evicted it, so that a crash
+    /// finds non-persistent data and counters in every state the metadata
+    /// caches leave them. The timing model keeps volatile lines in its
+    /// caches instead.
+    pub volatile_reaches_nvm: bool,
 }
 
 /// The work a battery pays for after power fails (SecPB V, Table III
@@ -113,6 +120,7 @@ impl System {
             mc,
             events: 0,
             volatile: Default::default(),
+            volatile_reaches_nvm: !cfg.memory.persistent_regions.is_empty(),
         }
     }
 
@@ -235,11 +243,21 @@ impl System {
     /// Volatile memory is one for all cores (shared, coherent).
     pub fn store_volatile(&mut self, core: usize, block: u64, offset: usize, bytes: &[u8]) -> Result<(), CheckFailure> {
         if !self.volatile.contains_key(&block) {
-            let b = self.read_on(core, block)?;
+            let b = match self.read_on(core, block) {
+                // Non-persistent memory a recovery started afresh reads as
+                // unwritten (Triad-NVM III-C): the program's first store
+                // finds a zeroed line, as the OS hands out zeroed pages.
+                Err(CheckFailure::Unwritten { .. }) if !self.mc.layout().is_persistent(block) => [0; 64],
+                r => r?,
+            };
             self.volatile.insert(block, b);
         }
         let line = self.volatile.get_mut(&block).expect("inserted above");
         line[offset..offset + bytes.len()].copy_from_slice(bytes);
+        if self.volatile_reaches_nvm {
+            let line = *line;
+            self.mc.write(block, &line)?;
+        }
         Ok(())
     }
 

@@ -235,7 +235,12 @@ fn one_case(case: &str, instructions: u64) -> Result<CaseResult> {
     let mut sim = spmsim::timing::TimingSim::for_workload(&cfg, 1, &w).map_err(anyhow::Error::msg)?;
     // The same instructions in all, split evenly over the cores.
     let per_core = (instructions / w.threads() as u64).max(1);
-    let mut streams = w.thread_streams(1, 0, per_core, cfg.memory.capacity_bytes).map_err(|e| anyhow!(e))?;
+    let mut streams: Vec<_> = w
+        .thread_streams(1, 0, per_core, cfg.memory.capacity_bytes)
+        .map_err(|e| anyhow!(e))?
+        .into_iter()
+        .map(|s| s.with_placement(spmsim::workload::Placement::of(&cfg)))
+        .collect();
     sim.run_threads(&mut streams, &std::sync::atomic::AtomicBool::new(false)).map_err(|e| anyhow!(e))?;
     for s in &streams {
         s.finish().map_err(|e| anyhow!(e))?;

@@ -43,7 +43,7 @@ impl SimArgs {
         if self.ops == 0 {
             return Err(anyhow!("--ops must be at least 1"));
         }
-        let events = w.generate(self.ops, self.seed).map_err(|e| anyhow!(e))?;
+        let events = w.generate_placed(self.ops, self.seed, spmsim::workload::Placement::of(&cfg)).map_err(|e| anyhow!(e))?;
         check_fits(&cfg, &events)?;
         Ok((cfg, w, events))
     }

@@ -72,11 +72,37 @@ pub struct MemoryConfig {
     pub capacity_bytes: u64,
     /// Page size; one split counter block covers one page.
     pub page_bytes: u64,
+    /// The persistent regions of physical memory, as the kernel declares
+    /// them (Triad-NVM III-B1: `memmap=4G!12G` is `{ start_bytes =
+    /// 12 GiB, size_bytes = 4 GiB }`). Empty (the default): all of memory
+    /// is persistent. With regions, a workload's persistent heap is placed
+    /// in the first one and its volatile data outside them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub persistent_regions: Vec<PersistentRegion>,
+    /// Bytes of volatile stack each transaction of a program writes as it
+    /// begins (a PMDK transaction's frame: its arguments and the library's
+    /// state), in the program's non-persistent memory. 0 (the default):
+    /// not modelled. Triad-NVM's machines set it, so that the
+    /// non-persistent region holds data a crash may lose.
+    #[serde(skip_serializing_if = "is_zero_u64")]
+    pub tx_stack_bytes: u64,
+}
+
+/// One persistent region `[start_bytes, start_bytes + size_bytes)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PersistentRegion {
+    pub start_bytes: u64,
+    pub size_bytes: u64,
+}
+
+fn is_zero_u64(v: &u64) -> bool {
+    *v == 0
 }
 
 impl Default for MemoryConfig {
     fn default() -> Self {
-        MemoryConfig { capacity_bytes: 8 << 30, page_bytes: 4096 }
+        MemoryConfig { capacity_bytes: 8 << 30, page_bytes: 4096, persistent_regions: Vec::new(), tx_stack_bytes: 0 }
     }
 }
 
@@ -123,6 +149,13 @@ pub struct SecurityConfig {
     /// written with its data in the same access, no line of its own).
     #[serde(skip_serializing_if = "MacPlacement::is_mac_lines")]
     pub mac_placement: MacPlacement,
+    /// Data outside the persistent regions is encrypted and MACed under a
+    /// volatile key set that changes at every recovery (Triad-NVM III-B1,
+    /// Observation 3), so its counters may be lost in a crash without a
+    /// one-time pad ever being used twice. false (the default): one key
+    /// set for all of memory.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub volatile_key: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -153,6 +186,7 @@ impl Default for SecurityConfig {
             hash_pipeline_interval_cycles: 1,
             tree_scheduling: TreeScheduling::Auto,
             mac_placement: MacPlacement::MacLines,
+            volatile_key: false,
         }
     }
 }
@@ -454,6 +488,12 @@ pub enum TreeConfig {
         /// Levels including the counter-block level; absent = derived.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         levels: Option<u32>,
+        /// Levels of the tree above the top level kept in on-chip
+        /// non-volatile registers (Triad-NVM Observation 5): never in NVM,
+        /// so they need no persisting, but each root update hashes them
+        /// too, and that work is counted. 0: the root registers alone.
+        #[serde(default, skip_serializing_if = "is_zero_u32")]
+        onchip_levels: u32,
     },
     /// SGX integrity tree over SIT counter blocks, lazily updated: a parent
     /// counter changes only when its child is written back (STAR II-C).
@@ -469,9 +509,13 @@ fn default_arity() -> u64 {
     8
 }
 
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
+}
+
 impl Default for TreeConfig {
     fn default() -> Self {
-        TreeConfig::Bmt { arity: 8, levels: None }
+        TreeConfig::Bmt { arity: 8, levels: None, onchip_levels: 0 }
     }
 }
 

@@ -99,6 +99,30 @@ impl SimConfig {
         if m.capacity_bytes > MAX_MEMORY_BYTES {
             return bad("memory.capacity_bytes", format!("{} exceeds the 2^50 B the pad seed encodes", m.capacity_bytes));
         }
+        let mut regions: Vec<(u64, u64)> = Vec::new();
+        for (i, r) in m.persistent_regions.iter().enumerate() {
+            let key = format!("memory.persistent_regions[{i}]");
+            let end = r.start_bytes.saturating_add(r.size_bytes);
+            if r.size_bytes == 0 || !r.start_bytes.is_multiple_of(m.page_bytes) || !r.size_bytes.is_multiple_of(m.page_bytes) {
+                return bad(&key, format!("start_bytes and size_bytes must be positive multiples of the {} B page (one counter block covers one page, and it is persisted or not as a whole), got {} and {}", m.page_bytes, r.start_bytes, r.size_bytes));
+            }
+            if end > m.capacity_bytes {
+                return bad(&key, format!("ends at {end} B, past memory.capacity_bytes = {}", m.capacity_bytes));
+            }
+            if let Some(&(s0, e0)) = regions.iter().find(|(s0, e0)| r.start_bytes < *e0 && *s0 < end) {
+                return bad(&key, format!("[{}, {end}) overlaps an earlier region [{s0}, {e0})", r.start_bytes));
+            }
+            regions.push((r.start_bytes, end));
+        }
+        if m.tx_stack_bytes > 0 && (m.tx_stack_bytes > 65536 || !m.tx_stack_bytes.is_multiple_of(8)) {
+            return bad("memory.tx_stack_bytes", format!("must be a multiple of 8 up to 65536, got {}", m.tx_stack_bytes));
+        }
+        if self.security.volatile_key && m.persistent_regions.is_empty() {
+            return bad("security.volatile_key", "a volatile key covers the memory outside the persistent regions, and memory.persistent_regions declares none (all of memory is persistent)".into());
+        }
+        if let TreeConfig::Bmt { onchip_levels, .. } = self.tree {
+            in_range("tree.onchip_levels", onchip_levels as u64, 0, 8)?;
+        }
         let s = &self.security;
         for (k, v) in [
             ("security.mac_latency_cycles", s.mac_latency_cycles),

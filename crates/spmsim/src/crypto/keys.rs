@@ -45,4 +45,21 @@ impl KeySet {
         };
         KeySet { aes_bits, aes_key: aes_full[..len].to_vec(), mac_key: kdf(seed, "mac"), tree_key: kdf(seed, "tree") }
     }
+
+    /// The volatile key set of boot `boot` (Triad-NVM III-B1): the keys of
+    /// the non-persistent regions, new at every recovery. Its tree key is
+    /// the persistent one (one tree covers both kinds of region).
+    pub fn derive_volatile(seed: u64, boot: u64, aes_bits: AesKeyBits) -> Self {
+        let aes_full = kdf(seed ^ boot.rotate_left(32), &format!("aes volatile {boot}"));
+        let len = match aes_bits {
+            AesKeyBits::Aes128 => 16,
+            AesKeyBits::Aes192 => 24,
+        };
+        KeySet {
+            aes_bits,
+            aes_key: aes_full[..len].to_vec(),
+            mac_key: kdf(seed, &format!("mac volatile {boot}")),
+            tree_key: kdf(seed, "tree"),
+        }
+    }
 }

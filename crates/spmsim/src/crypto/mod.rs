@@ -81,6 +81,39 @@ impl std::hash::Hash for MemoKey {
 
 impl Eq for MemoKey {}
 
+/// The keys of the non-persistent regions (Triad-NVM III-B1), beside the
+/// persistent ones, and where the persistent regions are.
+#[derive(Clone)]
+struct VolatileKeys {
+    otp: OtpEngine,
+    mac: MacEngine,
+    /// The boot these keys belong to.
+    boot: u64,
+    /// Persistent data-block ranges `[start, end)`.
+    persistent: Vec<(u64, u64)>,
+}
+
+impl VolatileKeys {
+    fn covers(&self, block: u64) -> bool {
+        !self.persistent.iter().any(|&(s, e)| block >= s && block < e)
+    }
+}
+
+/// One use of a one-time pad for an encryption: the key it came from (0:
+/// the persistent key set; 1 + boot: a volatile one), the block and its
+/// counter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PadUse {
+    pub key: u64,
+    pub block: u64,
+    pub major: u64,
+    pub minor: u64,
+}
+
+/// Every pad used for an encryption, with the pad: what an attacker who
+/// saw a known plaintext's ciphertext knows (Triad-NVM II-A4).
+pub type PadLedger = std::sync::Arc<std::sync::Mutex<rustc_hash::FxHashMap<PadUse, [u8; 64]>>>;
+
 /// At most this many memoized tree hashes (72 MiB) before the memo starts over.
 const MEMO_ENTRIES: usize = 1 << 20;
 
@@ -100,6 +133,10 @@ pub struct CryptoEngine {
     /// is the keyed hash, computed once; the work is counted every time.
     memo: Option<HashMemo>,
     sit_memo: Option<SitMemo>,
+    volatile: Option<std::sync::Arc<VolatileKeys>>,
+    /// Pads used for encryptions, when kept (the crash oracle's and the
+    /// attack harness's pad-reuse checks).
+    pub ledger: Option<PadLedger>,
 }
 
 impl CryptoEngine {
@@ -111,7 +148,60 @@ impl CryptoEngine {
             real: true,
             memo: None,
             sit_memo: None,
+            volatile: None,
+            ledger: None,
         }
+    }
+
+    /// Encrypt and MAC the data outside `persistent` (data-block ranges)
+    /// under `keys`, the volatile key set of boot `boot`, from now on.
+    pub fn set_volatile_keys(&mut self, keys: &KeySet, boot: u64, persistent: &[(u64, u64)]) {
+        self.volatile = Some(std::sync::Arc::new(VolatileKeys {
+            otp: OtpEngine::new(keys),
+            mac: MacEngine::new(keys),
+            boot,
+            persistent: persistent.to_vec(),
+        }));
+    }
+
+    /// The key set a block's pad and MAC come from: 0 for the persistent
+    /// one, 1 + boot for a volatile one.
+    pub fn key_of(&self, block: u64) -> u64 {
+        match &self.volatile {
+            Some(v) if v.covers(block) => 1 + v.boot,
+            _ => 0,
+        }
+    }
+
+    fn otp_for(&self, block: u64) -> &OtpEngine {
+        match &self.volatile {
+            Some(v) if v.covers(block) => &v.otp,
+            _ => &self.otp,
+        }
+    }
+
+    fn mac_for(&self, block: u64) -> &MacEngine {
+        match &self.volatile {
+            Some(v) if v.covers(block) => &v.mac,
+            _ => &self.mac,
+        }
+    }
+
+    /// Record that `block` was encrypted under `counter` with `pad`, when
+    /// a ledger is kept.
+    pub fn note_encryption(&self, block: u64, counter: (u64, u64), pad: &[u8; 64]) {
+        if let Some(l) = &self.ledger {
+            let u = PadUse { key: self.key_of(block), block, major: counter.0, minor: counter.1 };
+            l.lock().expect("the pad ledger").insert(u, *pad);
+        }
+    }
+
+    /// The pad an earlier encryption used for the key, block and counter
+    /// the next encryption of `block` under `counter` would use, if any.
+    pub fn pad_used_before(&self, block: u64, counter: (u64, u64)) -> Option<[u8; 64]> {
+        let l = self.ledger.as_ref()?;
+        let u = PadUse { key: self.key_of(block), block, major: counter.0, minor: counter.1 };
+        l.lock().expect("the pad ledger").get(&u).copied()
     }
 
     pub fn timing_only(keys: &KeySet) -> Self {
@@ -150,7 +240,7 @@ impl CryptoEngine {
         if !self.real {
             return [0; 64];
         }
-        self.otp.pad(block_addr, major, minor)
+        self.otp_for(block_addr).pad(block_addr, major, minor)
     }
 
     /// Encrypt or decrypt (the same XOR) a block.
@@ -169,7 +259,7 @@ impl CryptoEngine {
         if !self.real {
             return *data;
         }
-        let pad = self.otp.pad(block_addr, major, minor);
+        let pad = self.otp_for(block_addr).pad(block_addr, major, minor);
         std::array::from_fn(|i| data[i] ^ pad[i])
     }
 
@@ -179,7 +269,7 @@ impl CryptoEngine {
         if !self.real {
             return 0;
         }
-        self.mac.data_mac(ciphertext, block_addr, major, minor, spare)
+        self.mac_for(block_addr).data_mac(ciphertext, block_addr, major, minor, spare)
     }
 
     /// Keyed 64-bit hash of a Bonsai Merkle tree child (a counter block or node).

@@ -92,8 +92,10 @@ fn word_mask(off: u8, len: u8) -> u8 {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum LogFormat {
     /// `workload::pheap`'s: the header (the active transaction's id, 0 for
-    /// none) at the region's start, entries from `start + 64`.
-    Pheap,
+    /// none) at the region's start, entries from `start + 64`. Entries name
+    /// words by their offset in the program's pool, which is mapped at
+    /// `base` (0; a persistent region's start on a Triad-NVM machine).
+    Pheap { base: u64 },
     /// array-swap's one record at the region's start, `[i, a[i], j, a[j],
     /// valid]`, over the array at `base` (where a data store after the
     /// first record puts `a[i]`). The valid word, written last in the same
@@ -107,7 +109,9 @@ impl LogFormat {
         let of_thread = |e: &&Event| e.thread == thread && e.op == Op::Store && !e.volatile;
         let offsets: Vec<u64> = events.iter().filter(of_thread).filter(|e| e.log).map(|e| e.addr - start).collect();
         if offsets.iter().any(|&o| o >= 64) {
-            return Ok(LogFormat::Pheap);
+            // The log region is the pool's own first part.
+            let base = start.wrapping_sub(crate::workload::log_region_of_thread(thread as usize).0);
+            return Ok(LogFormat::Pheap { base });
         }
         if !offsets.iter().all(|o| [0, 8, 16, 24, 32].contains(o)) {
             return Err(format!("thread {thread}'s log at {start:#x} is neither pheap's (header, entries from +64) nor a 5-word record"));
@@ -127,7 +131,7 @@ impl LogFormat {
     /// The commit record: the store that ends a transaction in the log.
     fn commit_record(self, start: u64) -> u64 {
         match self {
-            LogFormat::Pheap => start,
+            LogFormat::Pheap { .. } => start,
             LogFormat::Record { .. } => start + 32,
         }
     }
@@ -214,7 +218,7 @@ impl Words<'_> {
 /// at its place. The data an entry covers is stored only after the fence
 /// that ends the entry's epoch, so a torn entry's data has not been
 /// written and stopping there loses nothing.
-fn replay(sys: &mut System, start: u64, end: u64, written: &[(u64, Vec<u64>)]) -> Result<u64, String> {
+fn replay(sys: &mut System, (start, end, base): (u64, u64, u64), written: &[(u64, Vec<u64>)]) -> Result<u64, String> {
     let mut w = Words { sys, cached: None };
     let header = w.word(start).map_err(|e| format!("the log header at {start:#x} fails its check: {e}"))?;
     if header == 0 {
@@ -239,7 +243,7 @@ fn replay(sys: &mut System, start: u64, end: u64, written: &[(u64, Vec<u64>)]) -
         if !whole {
             break;
         }
-        let addr = words[0] & ((1 << 48) - 1);
+        let addr = base + (words[0] & ((1 << 48) - 1));
         entries.push(Entry { addr, old: words[2..].to_vec() });
         pos += 8 * words.len() as u64;
     }
@@ -333,7 +337,7 @@ fn check_point(
         let Some((start, end, format)) = *r else { continue };
         let written = expect.threads.get(t).map_or(&[][..], |th| &th.entries[..]);
         let open = match format {
-            LogFormat::Pheap => replay(sys, start, end, written).map(|h| h != 0),
+            LogFormat::Pheap { base } => replay(sys, (start, end, base), written).map(|h| h != 0),
             LogFormat::Record { base } => replay_record(sys, start, base),
         };
         match open {
@@ -554,7 +558,7 @@ impl CrashCheck<'_> {
                         let log = logs[ev.thread as usize];
                         if log.is_some_and(|(s, _, f)| ev.addr == f.commit_record(s)) {
                             th.committing |= th.open && ev.value == 0;
-                        } else if log.is_some_and(|(_, _, f)| f == LogFormat::Pheap) {
+                        } else if let Some((_, _, LogFormat::Pheap { base })) = log {
                             match (parse[ev.thread as usize], &mut th.partial) {
                                 (LogParse::Head, p) => *p = Some((ev.addr, vec![ev.value])),
                                 (_, Some((_, words))) => words.push(ev.value),
@@ -562,7 +566,7 @@ impl CrashCheck<'_> {
                             }
                             let p = &mut parse[ev.thread as usize];
                             *p = match *p {
-                                LogParse::Head => LogParse::TxId { addr: ev.value & ((1 << 48) - 1), n: ev.value >> 48 },
+                                LogParse::Head => LogParse::TxId { addr: base + (ev.value & ((1 << 48) - 1)), n: ev.value >> 48 },
                                 LogParse::TxId { addr, n } => LogParse::Old { addr, n, k: 0 },
                                 LogParse::Old { addr, n, k } => {
                                     let a = addr + 8 * k;

@@ -32,6 +32,7 @@ mod secpb;
 mod sit_restore;
 mod star;
 mod toy_lazy_tree;
+mod triad;
 mod write_back;
 mod write_through;
 
@@ -44,6 +45,7 @@ pub use secon::{CounterTrack, Secon, SeconRecovery, TrackStats, TrackUnit, SECON
 pub use secpb::{SecPb, SecPbVariant};
 pub use star::{Star, STAR_BITMAP_LINES};
 pub use toy_lazy_tree::ToyLazyTree;
+pub use triad::Triad;
 pub use write_back::{BatteryWriteBack, IdealWriteBack, WriteBackNoBattery};
 pub use write_through::WriteThrough;
 
@@ -302,6 +304,13 @@ pub trait Scheme {
         false
     }
 
+    /// A zero level-1 BMT entry marks a counter block as not written since
+    /// the last recovery, which then starts again from zero (Triad-NVM
+    /// III-C's lazy recovery of the non-persistent subtree). Default: no.
+    fn lazy_counter_init(&self) -> bool {
+        false
+    }
+
     /// Bits of a counter block's hash its level-1 BMT entry keeps (64; a
     /// scheme that takes spare bits there says fewer).
     fn first_level_entry_bits(&self) -> u32 {
@@ -533,6 +542,8 @@ pub enum SchemeKind {
     Star(Star),
     /// Anubis's shadow table for the SGX integrity tree (STAR's baseline).
     AnubisSit(AnubisSit),
+    /// Triad-NVM: persistent regions, two key sets, level-N persistence.
+    Triad(Triad),
     /// Test-only: a write-back tree with nothing to recover it.
     ToyLazyTree(ToyLazyTree),
 }
@@ -560,6 +571,7 @@ impl SchemeKind {
             SchemeKind::Eadr(s) => s,
             SchemeKind::Star(s) => s,
             SchemeKind::AnubisSit(s) => s,
+            SchemeKind::Triad(s) => s,
             SchemeKind::ToyLazyTree(s) => s,
         }
     }

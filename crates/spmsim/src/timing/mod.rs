@@ -181,6 +181,8 @@ impl TimingSim {
     /// scheme whose mechanism the timing model has no pricing rule for).
     pub fn new(cfg: &SimConfig, seed: u64) -> Result<Self, String> {
         let mut sys = System::new(cfg, seed);
+        // Volatile lines stay in the modelled caches (see `close_store`).
+        sys.volatile_reaches_nvm = false;
         sys.mc.st.nvm.log_writes = true;
         let ghz = cfg.core.frequency_ghz;
         let c = &cfg.caches;
@@ -907,7 +909,12 @@ pub fn simulate_after_warmup(
     let mut sim = TimingSim::for_workload(cfg, seed, workload).map_err(SimError::Invalid)?.with_warmup(warmup);
     // One stream per core, each with its own warm-up and instruction limit
     // (ChampSim's per-core counts); one thread's is the workload's stream.
-    let mut streams = workload.thread_streams(seed, warmup, instructions, cfg.memory.capacity_bytes).map_err(SimError::Invalid)?;
+    let mut streams: Vec<_> = workload
+        .thread_streams(seed, warmup, instructions, cfg.memory.capacity_bytes)
+        .map_err(SimError::Invalid)?
+        .into_iter()
+        .map(|s| s.with_placement(crate::workload::Placement::of(cfg)))
+        .collect();
     sim.run_threads(&mut streams, stop)?;
     for s in &streams {
         s.finish().map_err(SimError::Invalid)?;

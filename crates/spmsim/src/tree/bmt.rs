@@ -8,7 +8,7 @@ use super::rebuilt::RebuiltNodes;
 use super::{IntegrityTree, RebuildOutcome};
 use crate::counter::{bmt_set_slot, bmt_slots};
 use crate::crypto::CryptoEngine;
-use crate::layout::Layout;
+use crate::layout::{Cover, Layout};
 use crate::store::{CheckFailure, MetaStore};
 use rustc_hash::FxHashMap;
 
@@ -24,6 +24,14 @@ pub struct BonsaiMerkleTree {
     default_hashes: Vec<u64>,
     /// The last rebuild's nodes, when kept (see [`Self::keep_rebuilds`]).
     kept: Option<std::sync::Arc<std::sync::Mutex<RebuiltNodes>>>,
+    /// A level-1 entry of zero marks its counter block as not written since
+    /// the last recovery (Triad-NVM III-C, lazy recovery): the block is
+    /// taken as all-zero whatever NVM holds, and a written block's entry is
+    /// never zero. Never-written level-1 nodes are then all-zero.
+    zero_marks: bool,
+    /// Tree levels above the top kept on chip (`tree.onchip_levels`): each
+    /// root update hashes them too.
+    onchip_levels: u32,
 }
 
 impl BonsaiMerkleTree {
@@ -36,9 +44,17 @@ impl BonsaiMerkleTree {
     /// A tree whose level-1 entries keep `bits` bits of their counter
     /// block's hash (64: all; see `leaf_mask`).
     pub fn with_leaf_bits(layout: &Layout, crypto: &CryptoEngine, bits: u32) -> Self {
+        Self::configured(layout, crypto, bits, false, 0)
+    }
+
+    /// A tree whose level-1 entries keep `bits` bits, with zero entries
+    /// marking unwritten counter blocks when `zero_marks` (see the field),
+    /// and `onchip_levels` levels above the top on chip.
+    pub fn configured(layout: &Layout, crypto: &CryptoEngine, bits: u32, zero_marks: bool, onchip_levels: u32) -> Self {
         let leaf_mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
         let mut default_blocks = vec![[0u8; 64]];
-        let mut default_hashes = vec![crypto.bmt_hash_uncounted(&[0u8; 64]) & leaf_mask];
+        let leaf = if zero_marks { 0 } else { crypto.bmt_hash_uncounted(&[0u8; 64]) & leaf_mask };
+        let mut default_hashes = vec![leaf];
         for _ in 1..layout.levels() {
             let h = *default_hashes.last().unwrap();
             let mut b = [0u8; 64];
@@ -48,7 +64,12 @@ impl BonsaiMerkleTree {
             default_hashes.push(crypto.bmt_hash_uncounted(&b));
             default_blocks.push(b);
         }
-        BonsaiMerkleTree { leaf_mask, default_blocks, default_hashes, kept: None }
+        BonsaiMerkleTree { leaf_mask, default_blocks, default_hashes, kept: None, zero_marks, onchip_levels }
+    }
+
+    /// Whether zero level-1 entries mark unwritten counter blocks.
+    pub fn zero_marks(&self) -> bool {
+        self.zero_marks
     }
 
     pub fn default_block(&self, level: u32) -> [u8; 64] {
@@ -71,21 +92,36 @@ impl BonsaiMerkleTree {
 
     /// The entry a parent keeps for a level-`level` child whose hash is `h`.
     pub fn entry_for(&self, level: u32, h: u64) -> u64 {
-        if level == 0 {
-            h & self.leaf_mask
-        } else {
-            h
+        match level {
+            // Triad-NVM III-C re-encrypts a line of a counter block whose
+            // MAC comes out zero; taking 1 instead keeps the entry non-zero
+            // at the same (2^-64) odds of a collision.
+            0 if self.zero_marks && h & self.leaf_mask == 0 => 1,
+            0 => h & self.leaf_mask,
+            _ => h,
         }
     }
 
     /// Whether a parent's entry vouches for a level-`level` child hashing
     /// to `h`; bits outside a level-1 entry's mask are not the hash's.
     fn entry_matches(&self, level: u32, entry: u64, h: u64) -> bool {
-        if level == 0 {
-            (entry ^ h) & self.leaf_mask == 0
-        } else {
-            entry == h
+        match level {
+            0 if self.zero_marks => entry == self.entry_for(0, h),
+            0 => (entry ^ h) & self.leaf_mask == 0,
+            _ => entry == h,
         }
+    }
+
+    /// Whether the level-1 node above counter block `index` marks it as not
+    /// written since the last recovery (a zero entry; see `zero_marks`).
+    /// The node is fetched, so checked, first.
+    pub fn marks_unwritten(&self, tree: &IntegrityTree, st: &mut MetaStore, index: u64) -> Result<bool, CheckFailure> {
+        if !self.zero_marks {
+            return Ok(false);
+        }
+        let Some((pl, pi, slot)) = st.layout.parent_of(0, index) else { return Ok(false) };
+        let parent = st.fetch(tree, st.layout.meta_addr(pl, pi))?;
+        Ok(bmt_slots(&parent)[slot] == 0)
     }
 
     pub fn verify(&self, tree: &IntegrityTree, st: &mut MetaStore, level: u32, index: u64, bytes: &[u8; 64]) -> Result<(), CheckFailure> {
@@ -149,6 +185,8 @@ impl BonsaiMerkleTree {
                 None => {
                     st.chip.roots.set(idx, h);
                     st.root_updates += 1;
+                    // The on-chip levels above the top are hashed too.
+                    st.crypto.work.tree_hashes += self.onchip_levels as u64;
                     break;
                 }
                 Some((pl, pi, slot)) => {
@@ -221,7 +259,7 @@ impl BonsaiMerkleTree {
                 &mut fresh
             }
         };
-        kept.update(self, &st.crypto, layout.arity, top, &leaves);
+        kept.update(self, &st.crypto, layout.arity, (0, top), &leaves);
         st.crypto.work.tree_hashes += kept.total();
         let nodes_rebuilt = kept.total() - kept.level(0).len() as u64;
         let tops = kept.level(top);
@@ -258,6 +296,120 @@ impl BonsaiMerkleTree {
             st.nvm.writes.tree += nodes_rebuilt;
         }
         Some(RebuildOutcome { nodes_rebuilt, mismatched_roots: mismatched })
+    }
+
+    /// Nodes of levels `from..=to` whose cover is `kind`.
+    fn nodes_in(layout: &Layout, from: u32, to: u32, kind: Cover) -> u64 {
+        (from..=to).map(|l| layout.nodes_covering(l, kind).iter().map(|(a, b)| b - a).sum::<u64>()).sum()
+    }
+
+    /// Rebuild the subtrees over the data `kind` covers from their nodes
+    /// at level `base`, as persisted (Triad-NVM III-C: "iterating over the
+    /// intermediate nodes at the persist level and construct the upper
+    /// levels"), and compare each top node with its root register. Every
+    /// node of `base` in the region is read and hashed and every node above
+    /// it hashed and written, as hardware that cannot know which were ever
+    /// written must; the simulator reads only the stored ones (the rest are
+    /// the never-written block) and counts the others with them. On a match
+    /// the rebuilt nodes replace the region's nodes above `base`.
+    pub fn rebuild_region(&self, st: &mut MetaStore, base: u32, kind: Cover) -> RebuildOutcome {
+        let layout = st.layout.clone();
+        let top = layout.top_level();
+        let base = base.min(top);
+        let mut leaves: Vec<(u64, [u8; 64])> = Vec::new();
+        for (lo, hi) in layout.nodes_covering(base, kind) {
+            let (a0, a1) = (layout.meta_addr(base, lo), layout.meta_addr(base, hi));
+            for a in st.nvm.image.addrs_in(a0, a1) {
+                leaves.push((a - layout.meta_addr(base, 0), *st.nvm.image.get(a).expect("listed")));
+            }
+        }
+        let read = Self::nodes_in(&layout, base, base, kind);
+        match base {
+            0 => st.nvm.reads.counter += read,
+            _ => st.nvm.reads.tree += read,
+        }
+        st.crypto.work.tree_hashes += Self::nodes_in(&layout, base, top, kind);
+        let (mut guard, mut fresh);
+        let kept: &mut RebuiltNodes = match &self.kept {
+            Some(k) => {
+                guard = k.lock().expect("the kept rebuild");
+                &mut guard
+            }
+            None => {
+                fresh = RebuiltNodes::default();
+                &mut fresh
+            }
+        };
+        kept.update(self, &st.crypto, layout.arity, (base, top), &leaves);
+        let mut mismatched: Vec<u64> = Vec::new();
+        for (lo, hi) in layout.nodes_covering(top, kind) {
+            for i in lo..hi {
+                let h = kept.level(top).get(&i).map_or(self.default_hash(top), |n| n.hash);
+                if st.chip.roots.value_or(i, self.default_root()) != h {
+                    mismatched.push(i);
+                }
+            }
+        }
+        let nodes_rebuilt = if base < top { Self::nodes_in(&layout, base + 1, top, kind) } else { 0 };
+        if mismatched.is_empty() {
+            for l in base + 1..=top {
+                for (lo, hi) in layout.nodes_covering(l, kind) {
+                    let (a0, a1) = (layout.meta_addr(l, lo), layout.meta_addr(l, hi));
+                    for a in st.nvm.image.addrs_in(a0, a1) {
+                        if !kept.level(l).contains_key(&(a - layout.meta_addr(l, 0))) {
+                            st.nvm.image.remove(a);
+                        }
+                    }
+                    let mut changed: Vec<(u64, [u8; 64])> = kept
+                        .level(l)
+                        .iter()
+                        .filter(|(i, _)| **i >= lo && **i < hi)
+                        .map(|(&i, n)| (layout.meta_addr(l, i), n.bytes))
+                        .filter(|(a, b)| st.nvm.image.get(*a) != Some(b))
+                        .collect();
+                    changed.sort_unstable_by_key(|(a, _)| *a);
+                    for (a, b) in changed {
+                        st.nvm.image.put(a, b);
+                    }
+                }
+            }
+            st.nvm.writes.tree += nodes_rebuilt;
+        }
+        RebuildOutcome { nodes_rebuilt, mismatched_roots: mismatched }
+    }
+
+    /// Start the subtrees over the data `kind` covers afresh (Triad-NVM
+    /// III-C, lazy recovery of the non-persistent subtree): every level-1
+    /// node is zeroed, so each counter block below reads as unwritten until
+    /// its first write, and the levels above are built over the zeroed
+    /// nodes, up to root registers that vouch for an unwritten region.
+    /// Counter blocks, MACs and data are left as they are: nothing below
+    /// level 1 is read. Every node is counted as hardware writes and hashes
+    /// it; the simulator drops the stored ones, which then read as the
+    /// never-written (all-zero) node. Returns the nodes reset.
+    pub fn reset_region(&self, st: &mut MetaStore, kind: Cover) -> u64 {
+        let layout = st.layout.clone();
+        let top = layout.top_level();
+        if top == 0 {
+            return 0;
+        }
+        for l in 1..=top {
+            for (lo, hi) in layout.nodes_covering(l, kind) {
+                let (a0, a1) = (layout.meta_addr(l, lo), layout.meta_addr(l, hi));
+                for a in st.nvm.image.addrs_in(a0, a1) {
+                    st.nvm.image.remove(a);
+                }
+            }
+        }
+        for (lo, hi) in layout.nodes_covering(top, kind) {
+            for i in lo..hi {
+                st.chip.roots.set(i, self.default_root());
+            }
+        }
+        let nodes = Self::nodes_in(&layout, 1, top, kind);
+        st.crypto.work.tree_hashes += nodes;
+        st.nvm.writes.tree += nodes;
+        nodes
     }
 
     /// Keep each rebuild's nodes for the next, this tree and its copies

@@ -155,6 +155,15 @@ impl IntegrityTree {
             t.keep_rebuilds();
         }
     }
+    /// Whether counter block `index` is marked as not written since the
+    /// last recovery (a zero level-1 entry: Triad-NVM's lazy recovery).
+    pub fn marks_unwritten(&self, st: &mut MetaStore, index: u64) -> Result<bool, CheckFailure> {
+        match self {
+            IntegrityTree::Bmt(t) if t.zero_marks() => t.marks_unwritten(self, st, index),
+            _ => Ok(false),
+        }
+    }
+
     /// None when this tree cannot be rebuilt from its leaves (lazy SIT).
     pub fn rebuild(&self, st: &mut MetaStore) -> Option<RebuildOutcome> {
         match self {

@@ -24,17 +24,18 @@ pub struct Node {
     pub hash: u64,
 }
 
-/// Every node of the last rebuild, by level (0: the counter blocks it
-/// read) and index.
+/// Every node of the last rebuild, by level (from `base`, the level of
+/// the blocks it read: 0 for counter blocks) and index.
 #[derive(Clone, Debug, Default)]
 pub struct RebuiltNodes {
+    base: u32,
     levels: Vec<FxHashMap<u64, Node>>,
 }
 
 impl RebuiltNodes {
-    /// The nodes of `level`, by index.
+    /// The nodes of `level` (at least the base), by index.
     pub fn level(&self, level: u32) -> &FxHashMap<u64, Node> {
-        &self.levels[level as usize]
+        &self.levels[(level - self.base) as usize]
     }
 
     /// Nodes at every level from 0 to the top.
@@ -42,11 +43,22 @@ impl RebuiltNodes {
         self.levels.iter().map(|l| l.len() as u64).sum()
     }
 
-    /// Make these the nodes of a tree of `top + 1` levels whose leaves are
-    /// `leaves` (distinct indexes): rehash the leaves whose bytes changed,
-    /// and redo each parent of a changed node, level by level.
-    pub fn update(&mut self, tree: &BonsaiMerkleTree, crypto: &CryptoEngine, arity: u64, top: u32, leaves: &[(u64, [u8; 64])]) {
-        self.levels.resize_with(top as usize + 1, FxHashMap::default);
+    /// Make these the nodes of a tree from level `base` to `top` whose
+    /// blocks at `base` are `leaves` (distinct indexes): rehash the leaves
+    /// whose bytes changed, and redo each parent of a changed node, level
+    /// by level.
+    pub fn update(
+        &mut self,
+        tree: &BonsaiMerkleTree,
+        crypto: &CryptoEngine,
+        arity: u64,
+        (base, top): (u32, u32),
+        leaves: &[(u64, [u8; 64])],
+    ) {
+        if self.base != base {
+            *self = RebuiltNodes { base, levels: Vec::new() };
+        }
+        self.levels.resize_with((top - base) as usize + 1, FxHashMap::default);
         let mut changed: Vec<u64> = Vec::new();
         let l0 = &mut self.levels[0];
         for &(i, bytes) in leaves {
@@ -65,12 +77,13 @@ impl RebuiltNodes {
                 keep
             });
         }
-        for level in 0..top {
+        for level in base..top {
             changed.iter_mut().for_each(|i| *i /= arity);
             changed.sort_unstable();
             changed.dedup();
-            let (below, above) = self.levels.split_at_mut(level as usize + 1);
-            let (children, parents) = (&below[level as usize], &mut above[0]);
+            let at = (level - base) as usize;
+            let (below, above) = self.levels.split_at_mut(at + 1);
+            let (children, parents) = (&below[at], &mut above[0]);
             changed.retain(|&p| {
                 let mut bytes = tree.default_block(level + 1);
                 let mut any = false;

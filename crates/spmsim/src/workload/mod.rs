@@ -26,6 +26,7 @@ pub mod daxbench;
 pub mod hash;
 pub mod params;
 pub mod pheap;
+mod placement;
 pub mod queue;
 mod random_writes;
 pub mod rbtree;
@@ -42,6 +43,7 @@ pub use daxbench::DaxParams;
 pub use hash::HashParams;
 pub use params::{OpsPerTx, Ratio};
 pub use pheap::{log_region_of_thread, log_regions_of, TxStyle, LOG_BYTES};
+pub use placement::Placement;
 pub use queue::QueueParams;
 pub use rbtree::RbtreeParams;
 pub use synthetic::SyntheticParams;
@@ -478,7 +480,14 @@ impl WorkloadKind {
     /// operation is one transaction or step of a generator, one record of
     /// a trace.
     pub fn generate(&self, ops: u64, seed: u64) -> Result<Vec<Event>, String> {
+        self.generate_placed(ops, seed, None)
+    }
+
+    /// [`Self::generate`] with the events placed in physical memory as a
+    /// configuration with persistent regions says ([`Placement`]).
+    pub fn generate_placed(&self, ops: u64, seed: u64, placement: Option<Placement>) -> Result<Vec<Event>, String> {
         let mut s = EventStream::new(self.source(seed, u64::MAX)?, u64::MAX, u64::MAX);
+        s.placement = placement;
         let mut v = Vec::new();
         for _ in 0..ops {
             if !s.refill(&mut v) {
@@ -604,6 +613,8 @@ pub struct EventStream {
     kind_notes: Vec<String>,
     /// Events before the region of interest, outside the instruction limit.
     warmup: Option<Warmup>,
+    /// Where the events go in physical memory (persistent regions).
+    placement: Option<Placement>,
 }
 
 impl EventStream {
@@ -618,11 +629,33 @@ impl EventStream {
             error: None,
             kind_notes: Vec::new(),
             warmup: None,
+            placement: None,
         }
+    }
+
+    /// The same stream, its events placed in physical memory as `p` says.
+    pub fn with_placement(mut self, p: Option<Placement>) -> Self {
+        self.placement = p;
+        self
     }
 
     /// Append one operation's events to `out`; false at the end or on error.
     fn refill(&mut self, out: &mut Vec<Event>) -> bool {
+        let start = out.len();
+        let more = self.refill_unplaced(out);
+        if let (true, Some(p)) = (more, self.placement.as_mut()) {
+            let ops = out.split_off(start);
+            for e in ops {
+                if let Err(err) = p.place(e, out) {
+                    self.error = Some(err);
+                    return false;
+                }
+            }
+        }
+        more
+    }
+
+    fn refill_unplaced(&mut self, out: &mut Vec<Event>) -> bool {
         match &mut self.src {
             Source::Generator(g) => {
                 let start = out.len();

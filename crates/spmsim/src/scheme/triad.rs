@@ -1,0 +1,159 @@
+//! Triad-NVM (Awad et al., III-B and III-C): persistent and non-persistent
+//! regions, two key sets, and the tree persisted bottom-up to level N for
+//! the persistent region only.
+//!
+//! ```text
+//!  write of persistent data (Fig. 7): counter, MAC, tree nodes of levels
+//!    1..=N above it --persistent registers + READY bit--> WPQ with the data
+//!    (the rest of the path, and everything of non-persistent data, stays
+//!    in the metadata caches, written back when evicted)
+//!  recovery: new volatile key set (a new boot)
+//!    persistent subtrees: read level N, rebuild above it, compare roots
+//!    non-persistent subtrees: zero every level-1 node, build above them;
+//!      a zero entry then marks "first write since recovery" (lazy)
+//! ```
+//! The persistent registers make a write's tuple atomic: spmsim puts a
+//! write's lines in the WPQ together, within the event that makes it, so a
+//! crash falls before or after all of them, as the READY bit gives.
+//!
+//! TriadNVM-N persists "the highest level ... guaranteed to be strictly
+//! persisted, e.g., if such a level is 2, then counters, their parents and
+//! grandparents" (III-C): N = 1 writes the counter block and its parent.
+
+use super::{check_front, MetadataPolicy, OwnState, RecoveryAttack, Scheme, SchemeWork};
+use crate::config::{SimConfig, TreeConfig, WritePolicy};
+use crate::layout::{Cover, Layout, Region};
+use crate::store::{CheckFailure, MetaStore};
+use crate::system::{RecoveryReport, System};
+use crate::tree::IntegrityTree;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Triad {
+    /// N of TriadNVM-N: the highest tree level written with each write of
+    /// persistent data (1 = the counter block's parent).
+    pub persist_level: u32,
+    /// The lowest tree level written with it: 1. The control
+    /// `triad-1-unpersisted` sets 2, so level 1 is not written with the
+    /// counter and recovery, which reads level 1, cannot match the root.
+    #[serde(default = "first_level", skip_serializing_if = "is_first_level")]
+    pub first_persisted_level: u32,
+}
+
+fn first_level() -> u32 {
+    1
+}
+
+fn is_first_level(l: &u32) -> bool {
+    *l == 1
+}
+
+/// The top-level nodes whose root register would cover both kinds of
+/// data, if any: Triad-NVM III-B2 asks that each covers one kind (the
+/// ratios k:8-k at the root).
+pub fn mixed_roots(layout: &Layout) -> Vec<u64> {
+    let top = layout.top_level();
+    (0..layout.level_nodes[top as usize]).filter(|&i| layout.cover(top, i) == Cover::Mixed).collect()
+}
+
+/// The check both Triad schemes share: a BMT whose root registers each
+/// cover one kind of region.
+pub fn check_regions(name: &str, cfg: &SimConfig) -> Result<(), String> {
+    let TreeConfig::Bmt { levels, .. } = cfg.tree else {
+        return Err(format!("scheme `{name}` works on a Bonsai Merkle tree (Triad-NVM II-A); set tree.type = \"bmt\""));
+    };
+    let layout = Layout::new(cfg.memory.capacity_bytes, crate::counter::CounterFormat::Split, cfg.tree.arity(), levels)
+        .with_persistent_regions(&cfg.memory.persistent_regions);
+    let mixed = mixed_roots(&layout);
+    if let Some(&i) = mixed.first() {
+        let (lo, hi) = layout.blocks_under(layout.top_level(), i);
+        return Err(format!(
+            "memory.persistent_regions: the root register of top node {i} covers [{:#x}, {:#x}), persistent and non-persistent data both; \
+             Triad-NVM III-B2 needs each to cover one kind: align the regions to {} B, or keep more levels on chip (a lower tree.levels, \
+             with tree.onchip_levels for the levels above)",
+            lo * 64,
+            hi * 64,
+            (hi - lo) * 64
+        ));
+    }
+    Ok(())
+}
+
+impl Triad {
+    /// Whether a dirty metadata line is written through now: lines over
+    /// persistent data only, and of the tree only levels
+    /// `first_persisted_level..=persist_level` (III-B1, III-B3).
+    fn writes_through(&self, layout: &Layout, addr: u64) -> bool {
+        if layout.cover_of_line(addr) == Cover::Volatile {
+            return false;
+        }
+        match layout.region(addr) {
+            Some(Region::Tree { level, .. }) => (self.first_persisted_level..=self.persist_level).contains(&level),
+            _ => true,
+        }
+    }
+}
+
+impl Scheme for Triad {
+    fn name(&self) -> &'static str {
+        "triad"
+    }
+    fn work(&self) -> SchemeWork {
+        // The policy of persistent data; `on_metadata_dirty` applies it by
+        // region.
+        SchemeWork::at_memory_controller(
+            MetadataPolicy {
+                tree_through_levels: self.persist_level,
+                ..MetadataPolicy::uniform(WritePolicy::WriteThrough).with_tree(WritePolicy::WriteBack)
+            },
+            false,
+            false,
+        )
+    }
+    fn check(&self, cfg: &SimConfig) -> Result<(), String> {
+        check_front(self, cfg)?;
+        if self.persist_level == 0 || self.first_persisted_level == 0 {
+            return Err(
+                "scheme.persist_level and scheme.first_persisted_level count tree levels from 1 (the counter block's parent)".into()
+            );
+        }
+        check_regions(self.name(), cfg)
+    }
+    fn lazy_counter_init(&self) -> bool {
+        true
+    }
+    fn on_metadata_dirty(&self, tree: &IntegrityTree, st: &mut MetaStore, addr: u64) -> Result<(), CheckFailure> {
+        if self.writes_through(&st.layout, addr) {
+            tree.persist_line(st, addr)?;
+        }
+        Ok(())
+    }
+    fn own_state(&self) -> Vec<OwnState> {
+        vec![OwnState::OnChip {
+            name: "persistent-registers-tamper",
+            why: "the persistent registers and READY bit that stage a write's tuple are inside the processor (Triad-NVM III-C, Fig. 7)",
+        }]
+    }
+    fn recover(&self, sys: &mut System, rep: &mut RecoveryReport) {
+        if !sys.mc.secure {
+            return;
+        }
+        let cfg = sys.cfg.clone();
+        sys.mc.next_boot(&cfg);
+        let IntegrityTree::Bmt(t) = &sys.mc.tree else { return };
+        let t = t.clone();
+        let st = &mut sys.mc.st;
+        rep.stale_restored = 0;
+        t.reset_region(st, Cover::Volatile);
+        let out = t.rebuild_region(st, self.persist_level, Cover::Persistent);
+        rep.tree_rebuilt = out.mismatched_roots.is_empty();
+        rep.rebuild = Some(out);
+    }
+    fn recovery_attack_names(&self) -> &'static [&'static str] {
+        &[]
+    }
+    fn recovery_attacks(&self, _crashed: &System, _earlier: &crate::nvm::NvmImage) -> Vec<RecoveryAttack> {
+        Vec::new()
+    }
+}
