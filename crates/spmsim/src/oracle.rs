@@ -46,10 +46,12 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 mod incremental;
+mod non_persistent;
 mod transactional;
 
 use incremental::IncrementalReads;
 pub use incremental::Reads;
+pub use non_persistent::NonPersistentSummary;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CrashPoints {
@@ -174,6 +176,11 @@ pub struct CrashReport {
     /// checked order, and what the cores' front ends did between them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub multicore: Option<MulticoreCheck>,
+    /// With persistent regions (Triad-NVM): what non-persistent memory
+    /// showed after each recovery. Its losses are allowed and counted
+    /// here; a stale value accepted or a pad reused is a violation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub non_persistent: Option<NonPersistentSummary>,
 }
 
 /// The multi-core part of a crash check (issue 14). A crash point is
@@ -212,6 +219,8 @@ pub(crate) struct PointResult {
     recovery_failed: bool,
     replay_failed: bool,
     drain: DrainWork,
+    /// Non-persistent memory's account, with persistent regions.
+    np: Option<non_persistent::Point>,
 }
 
 fn hex64(b: &[u8; 64]) -> String {
@@ -220,7 +229,9 @@ fn hex64(b: &[u8; 64]) -> String {
 
 /// Power fails and the scheme recovers: the drain's work, whether a front
 /// end still holds lines, the recovery report and what to say of it.
-fn check_point_drain(sys: &mut System) -> (DrainWork, bool, crate::system::RecoveryReport, &'static str, Vec<u64>) {
+fn check_point_drain(
+    sys: &mut System,
+) -> (DrainWork, bool, crate::system::RecoveryReport, &'static str, Vec<u64>, Option<non_persistent::Point>) {
     // A scheme that restores the dirty metadata lines the crash loses
     // (STAR, Anubis) must restore each exactly: its counters (a SIT node's
     // first 56 bytes; the MAC is recomputed) as the cache held them.
@@ -229,9 +240,11 @@ fn check_point_drain(sys: &mut System) -> (DrainWork, bool, crate::system::Recov
         true => sys.mc.st.caches.dirty_lines().into_iter().filter(|(a, _)| sys.mc.st.layout.meta_pos(*a).is_some()).collect(),
         false => Vec::new(),
     };
+    let np = non_persistent::before_crash(sys);
     let drain = sys.power_fail();
     let undrained = sys.fronts.iter().any(|f| !f.is_empty());
     let rec = sys.recover();
+    let np = np.map(|b| non_persistent::after_recovery(sys, b));
     let unrestored: Vec<u64> =
         dirty.into_iter().filter(|(a, b)| sys.mc.st.nvm.peek(*a).is_none_or(|n| n[..56] != b[..56])).map(|(a, _)| a).collect();
     let why_recovery = match &rec.rebuild {
@@ -242,7 +255,35 @@ fn check_point_drain(sys: &mut System) -> (DrainWork, bool, crate::system::Recov
         _ if rec.scheme_failure.is_some() => "recovery failed: the scheme's own check of its recovery failed; ",
         _ => "",
     };
-    (drain, undrained, rec, why_recovery, unrestored)
+    (drain, undrained, rec, why_recovery, unrestored, np)
+}
+
+/// Fold non-persistent memory's findings at point `k` into a point's
+/// violations.
+fn np_violations(
+    np: &Option<non_persistent::Point>,
+    k: u64,
+    last: &str,
+    max_keep: usize,
+    violations: &mut Vec<Violation>,
+    by_check: &mut BTreeMap<String, u64>,
+) -> u64 {
+    let Some(p) = np else { return 0 };
+    for f in &p.findings {
+        *by_check.entry(f.check.to_string()).or_insert(0) += 1;
+        if violations.len() < max_keep {
+            violations.push(Violation {
+                crash_point: k,
+                after_event: last.to_string(),
+                address: format!("{:#x}", f.block * 64),
+                expected: hex64(&f.expected),
+                actual: f.actual.as_ref().map(hex64),
+                check: f.check.to_string(),
+                detail: f.detail.clone(),
+            });
+        }
+    }
+    p.findings.len() as u64
 }
 
 /// A dirty metadata line that recovery did not restore as the cache held it.
@@ -274,7 +315,7 @@ fn check_point(
     reads: &mut IncrementalReads,
     max_keep: usize,
 ) -> PointResult {
-    let (drain, undrained, rec, why_recovery, unrestored) = check_point_drain(sys);
+    let (drain, undrained, rec, why_recovery, unrestored, np) = check_point_drain(sys);
     let mut judge = reads.read(sys, changes);
     judge.extend_from_slice(stored);
     judge.sort_unstable();
@@ -314,14 +355,16 @@ fn check_point(
             violations.push(unrestored_violation(k, last, a, why_recovery));
         }
     }
+    let np_count = np_violations(&np, k, last, max_keep, &mut violations, &mut by_check);
     PointResult {
         undrained,
         violations,
-        count: reads.failing + unrestored.len() as u64,
+        count: reads.failing + unrestored.len() as u64 + np_count,
         by_check,
         recovery_failed: !rec.ok(),
         replay_failed: false,
         drain,
+        np,
     }
 }
 
@@ -491,6 +534,9 @@ impl CrashCheck<'_> {
         sys.mc.st.nvm.image.track_changes();
         sys.mc.st.crypto.memoize_tree_hashes();
         sys.mc.tree.keep_rebuilds();
+        if sys.mc.layout().has_regions() {
+            sys.mc.st.crypto.ledger = Some(Default::default());
+        }
         let incremental = IncrementalReads::new(&sys, blocks.to_vec(), reads);
         (sys, incremental)
     }
@@ -526,6 +572,7 @@ impl CrashCheck<'_> {
             log_replay_failures: (guarantee == Guarantee::Transactional).then_some(0),
             tep: sys.tep_stats(),
             multicore: None,
+            non_persistent: sys.mc.layout().has_regions().then(NonPersistentSummary::default),
         }
     }
 
@@ -547,6 +594,9 @@ impl CrashCheck<'_> {
             rep.violations += r.count;
             rep.violating_crash_points += (r.count > 0) as u64;
             rep.recovery_failures += r.recovery_failed as u64;
+            if let (Some(s), Some(p)) = (&mut rep.non_persistent, &r.np) {
+                s.add(p);
+            }
             if let Some(m) = &mut rep.multicore {
                 m.undrained_points += r.undrained as u64;
             }

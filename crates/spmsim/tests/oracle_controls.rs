@@ -7,7 +7,7 @@ use spmsim::oracle::{CrashCheck, CrashPoints, CrashReport};
 use spmsim::workload::WorkloadKind;
 
 fn check(cfg: &spmsim::config::SimConfig, w: &WorkloadKind, ops: u64, points: CrashPoints) -> CrashReport {
-    let events = w.generate(ops, 7).unwrap();
+    let events = w.generate_placed(ops, 7, spmsim::workload::Placement::of(cfg)).unwrap();
     CrashCheck { cfg, workload_name: w.name(), events, ops, seed: 7, points, max_listed: 50, guarantee: None }.run().unwrap()
 }
 
@@ -19,7 +19,11 @@ fn every_preset_meets_its_expectation_on_array_swap() {
         if cfg.expect_crash_violations {
             assert!(r.violations > 0, "{name} is a control and must fail the oracle");
             let v = &r.violation_list[0];
-            if cfg.persistence.tep.pair_order {
+            if !cfg.memory.persistent_regions.is_empty() {
+                // Triad-NVM's controls fail a check of their own: a pad
+                // used twice, a rebuilt tree that misses the root.
+                assert!(v.actual.is_none() && v.check != "plaintext", "{name}: {v:?}");
+            } else if cfg.persistence.tep.pair_order {
                 assert!(v.actual.is_none() && v.check != "plaintext" && !v.detail.is_empty(), "{name}: {v:?}");
             } else {
                 // A control without TEP's pair order breaks the order of

@@ -305,7 +305,7 @@ fn check_point(
     max_keep: usize,
     pr: PointReads,
 ) -> PointResult {
-    let (drain, undrained, rec, why_recovery, unrestored) = check_point_drain(sys);
+    let (drain, undrained, rec, why_recovery, unrestored, np) = check_point_drain(sys);
     let mut violations = Vec::new();
     let mut count = unrestored.len() as u64;
     let mut by_check = BTreeMap::new();
@@ -428,7 +428,8 @@ fn check_point(
             });
         }
     }
-    PointResult { undrained, violations, count, by_check, recovery_failed: !rec.ok(), replay_failed, drain }
+    count += super::np_violations(&np, k, last, max_keep, &mut violations, &mut by_check);
+    PointResult { undrained, violations, count, by_check, recovery_failed: !rec.ok(), replay_failed, drain, np }
 }
 
 impl CrashCheck<'_> {

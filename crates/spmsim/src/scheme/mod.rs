@@ -262,6 +262,13 @@ pub struct RecoveryAttack {
     /// What the attacker changed.
     pub target: String,
     pub image: crate::nvm::NvmImage,
+    /// Blocks the attacker writes (Some) or removes (None) once recovery
+    /// is over and before anything is read: what a recovery leaves for
+    /// later (Triad-NVM's zeroed level-1 nodes) is attacked there.
+    pub after_recovery: Vec<(u64, Option<[u8; 64]>)>,
+    /// A data block whose read decides the attack when no check fails:
+    /// read back as valid, the attack succeeded; refused, it did not.
+    pub focus: Option<u64>,
 }
 
 /// The hooks a scheme plugs into the mechanism. Every method but `name`

@@ -235,6 +235,8 @@ impl Secon {
             let mut i = img.clone();
             i.put(la, line);
             out.push(RecoveryAttack {
+                after_recovery: Vec::new(),
+                focus: None,
                 name: "secon-tamper-log-mctr",
                 target: format!("the minor carried by log line {:#x} set from {mctr} to {raised}", b * 64),
                 image: i,
@@ -269,6 +271,8 @@ impl Secon {
         }
         if changed {
             out.push(RecoveryAttack {
+                after_recovery: Vec::new(),
+                focus: None,
                 name: "secon-replay-log-region",
                 target: format!("the log region's {} pages (lines, MAC lines, counter blocks) replayed from an earlier image", pages.len()),
                 image: i,
@@ -564,6 +568,8 @@ impl Scheme for Secon {
         if let Some(cs) = (0..layout.arity as usize).find(|&s| s != ms && bmt_slots(img.get(ma).unwrap())[s] >> MAC_BITS == 0) {
             let e = bmt_slots(img.get(ma).unwrap())[cs] | (me >> MAC_BITS) << MAC_BITS;
             out.push(RecoveryAttack {
+                after_recovery: Vec::new(),
+                focus: None,
                 name: "secon-mark-clean-cmac",
                 target: format!(
                     "spare bits of the clean CMAC of counter block {:#x} set to unit {}",
@@ -574,6 +580,8 @@ impl Scheme for Secon {
             });
         }
         out.push(RecoveryAttack {
+            after_recovery: Vec::new(),
+            focus: None,
             name: "secon-clear-marked-cmac",
             target: format!("spare bits of the marked CMAC of counter block {marked:#x} cleared"),
             image: set(ma, ms, me & MAC_MASK),
@@ -585,6 +593,8 @@ impl Scheme for Secon {
             b[12] ^= 0x04;
             i.put(ca, b);
             out.push(RecoveryAttack {
+                after_recovery: Vec::new(),
+                focus: None,
                 name: "secon-tamper-marked-counter",
                 target: format!("a minor of marked counter block {ca:#x}"),
                 image: i,
@@ -602,6 +612,8 @@ impl Scheme for Secon {
                 let mut i = img.clone();
                 i.put(ca, c.encode());
                 out.push(RecoveryAttack {
+                    after_recovery: Vec::new(),
+                    focus: None,
                     name: "secon-replay-marked-counter",
                     target: format!("marked counter block {ca:#x} replayed to its value before the pending increments"),
                     image: i,

@@ -329,6 +329,8 @@ fn child_replay(layout: &Layout, img: &NvmImage, earlier: &NvmImage, stale: &[u6
                 i.put(caddr, *e);
             }
             return Some(RecoveryAttack {
+                after_recovery: Vec::new(),
+                focus: None,
                 name: "star-replay-child",
                 target: format!("child {s} of stale level-{level} node {index:#x} replayed with its MAC and LSBs"),
                 image: i,
@@ -377,12 +379,16 @@ fn star_attacks(crashed: &System, earlier: &NvmImage) -> Vec<RecoveryAttack> {
         let slot = n.counters.iter().position(|&c| c > 0).unwrap_or(0);
         n.counters[slot] ^= 1 << SIT_LSB_BITS;
         out.push(RecoveryAttack {
+            after_recovery: Vec::new(),
+            focus: None,
             name: "star-tamper-stale-msbs",
             target: format!("an MSB of counter {slot} of stale level-{level} node {index:#x} in NVM"),
             image: with(a, n.encode()),
         });
         if let Some(e) = earlier.get(a).filter(|e| Some(*e) != img.get(a)) {
             out.push(RecoveryAttack {
+                after_recovery: Vec::new(),
+                focus: None,
                 name: "star-replay-stale-node",
                 target: format!("stale level-{level} node {index:#x} replayed to an earlier copy"),
                 image: with(a, *e),
@@ -408,6 +414,8 @@ fn star_attacks(crashed: &System, earlier: &NvmImage) -> Vec<RecoveryAttack> {
             let mut t = cur;
             t[word_at + (MAC_BITS / 8) as usize] ^= 1 << (MAC_BITS % 8);
             out.push(RecoveryAttack {
+                after_recovery: Vec::new(),
+                focus: None,
                 name: "star-tamper-child-lsbs",
                 target: format!("a spare bit of the MAC of child {s} of stale level-{level} node {index:#x}"),
                 image: with(caddr, t),
@@ -426,6 +434,8 @@ fn star_attacks(crashed: &System, earlier: &NvmImage) -> Vec<RecoveryAttack> {
         let byte = t.iter().position(|&x| x != 0).expect("non-zero");
         t[byte] &= t[byte] - 1;
         out.push(RecoveryAttack {
+            after_recovery: Vec::new(),
+            focus: None,
             name: "star-tamper-bitmap-line",
             target: format!("a set bit of bitmap line {i} in the recovery area cleared"),
             image: with(base + i, t),
@@ -433,6 +443,8 @@ fn star_attacks(crashed: &System, earlier: &NvmImage) -> Vec<RecoveryAttack> {
         let old = earlier.get(base + i).copied().unwrap_or([0; 64]);
         if old != cur {
             out.push(RecoveryAttack {
+                after_recovery: Vec::new(),
+                focus: None,
                 name: "star-replay-bitmap-line",
                 target: format!("bitmap line {i} in the recovery area replayed to an earlier copy"),
                 image: with(base + i, old),
@@ -446,6 +458,8 @@ fn star_attacks(crashed: &System, earlier: &NvmImage) -> Vec<RecoveryAttack> {
             let byte = t.iter().position(|&x| x != 0).expect("non-zero");
             t[byte] &= t[byte] - 1;
             out.push(RecoveryAttack {
+                after_recovery: Vec::new(),
+                focus: None,
                 name: "star-tamper-index",
                 target: format!("a set bit of index line {} (layer 2) cleared", i - l1),
                 image: with(base + i, t),

@@ -23,6 +23,7 @@
 use super::{check_front, MetadataPolicy, OwnState, RecoveryAttack, Scheme, SchemeWork};
 use crate::config::{SimConfig, TreeConfig, WritePolicy};
 use crate::layout::{Cover, Layout, Region};
+use crate::nvm::NvmImage;
 use crate::store::{CheckFailure, MetaStore};
 use crate::system::{RecoveryReport, System};
 use crate::tree::IntegrityTree;
@@ -151,9 +152,78 @@ impl Scheme for Triad {
         rep.rebuild = Some(out);
     }
     fn recovery_attack_names(&self) -> &'static [&'static str] {
-        &[]
+        &TRIAD_ATTACKS
     }
-    fn recovery_attacks(&self, _crashed: &System, _earlier: &crate::nvm::NvmImage) -> Vec<RecoveryAttack> {
-        Vec::new()
+    fn recovery_state_pending(&self, sys: &System) -> bool {
+        sys.mc.layout().has_regions() && !sys.volatile.is_empty()
     }
+    fn recovery_attacks(&self, crashed: &System, earlier: &NvmImage) -> Vec<RecoveryAttack> {
+        triad_attacks(self.persist_level, crashed, earlier)
+    }
+}
+
+const TRIAD_ATTACKS: [&str; 4] = ["triad-level-n-tamper", "triad-level-n-replay", "triad-zeroed-node-tamper", "triad-stale-np-data"];
+
+/// The attacks on what Triad-NVM's recovery reads and leaves (III-C): the
+/// persisted level-N nodes it rebuilds from, and the zeroed level-1 nodes
+/// and stale blocks of the non-persistent region it leaves for later.
+fn triad_attacks(level: u32, crashed: &System, earlier: &NvmImage) -> Vec<RecoveryAttack> {
+    let layout = crashed.mc.layout();
+    let img = &crashed.mc.st.nvm.image;
+    let mut out = Vec::new();
+    let attack = |name: &'static str, target: String, image: NvmImage| RecoveryAttack {
+        name,
+        target,
+        image,
+        after_recovery: Vec::new(),
+        focus: None,
+    };
+    // A persisted level-N node over persistent data.
+    let level = level.min(layout.top_level());
+    let persisted: Vec<u64> = layout
+        .nodes_covering(level, Cover::Persistent)
+        .iter()
+        .flat_map(|&(lo, hi)| img.addrs_in(layout.meta_addr(level, lo), layout.meta_addr(level, hi)))
+        .collect();
+    if let Some(&a) = persisted.first() {
+        let mut tampered = img.clone();
+        let mut b = *img.get(a).expect("listed");
+        b[5] ^= 0x20;
+        tampered.put(a, b);
+        out.push(attack("triad-level-n-tamper", format!("persisted level-{level} node {a:#x}, bit 45"), tampered));
+    }
+    if let Some(&a) = persisted.iter().find(|&&a| earlier.get(a).is_some_and(|old| Some(old) != img.get(a))) {
+        let mut replayed = img.clone();
+        replayed.put(a, *earlier.get(a).expect("found"));
+        out.push(attack("triad-level-n-replay", format!("persisted level-{level} node {a:#x} from an earlier image"), replayed));
+    }
+    // A non-persistent block the program wrote before the crash, whose
+    // ciphertext reached NVM.
+    let np = img.addrs_in(0, layout.data_blocks).into_iter().find(|&b| !layout.is_persistent(b));
+    if let Some(b) = np {
+        let (ci, _) = layout.counter_of(b);
+        if let Some((pl, pi, _)) = layout.parent_of(0, ci) {
+            let node = layout.meta_addr(pl, pi);
+            let mut forged = [0u8; 64];
+            forged[9] = 0x01;
+            out.push(RecoveryAttack {
+                after_recovery: vec![(node, Some(forged))],
+                focus: Some(b),
+                ..attack(
+                    "triad-zeroed-node-tamper",
+                    format!("zeroed level-1 node {node:#x} over non-persistent block {:#x}, made non-zero after recovery", b * 64),
+                    img.clone(),
+                )
+            });
+        }
+        out.push(RecoveryAttack {
+            focus: Some(b),
+            ..attack(
+                "triad-stale-np-data",
+                format!("non-persistent block {:#x}: its ciphertext, MAC and counter block of before the crash, left in NVM and read after recovery", b * 64),
+                img.clone(),
+            )
+        });
+    }
+    out
 }
