@@ -71,7 +71,8 @@ impl MemoryController {
         };
         if cfg.security.volatile_key {
             let keys = crate::crypto::KeySet::derive_volatile(chip.seed, chip.boots, chip.keys.aes_bits);
-            crypto.set_volatile_keys(&keys, chip.boots, &layout.persistent);
+            let kept = if cfg.scheme.plugin().rekeys_all_memory() { &[][..] } else { &layout.persistent[..] };
+            crypto.set_volatile_keys(&keys, chip.boots, kept);
         }
         let tree = match cfg.tree {
             TreeConfig::Bmt { onchip_levels, .. } => {
@@ -95,7 +96,7 @@ impl MemoryController {
         if cfg.security.volatile_key {
             let chip = &self.st.chip;
             let keys = crate::crypto::KeySet::derive_volatile(chip.seed, chip.boots, chip.keys.aes_bits);
-            let persistent = self.st.layout.persistent.clone();
+            let persistent = if cfg.scheme.plugin().rekeys_all_memory() { Vec::new() } else { self.st.layout.persistent.clone() };
             self.st.crypto.set_volatile_keys(&keys, chip.boots, &persistent);
         }
     }

@@ -270,6 +270,11 @@ impl SimConfig {
             // The 10 spare bits of a first-level CMAC name the unit (0: none).
             in_range("scheme.track_units", s.track_units as u64, 1, crate::scheme::SECON_MAX_TRACK_UNITS as u64)?;
         }
+        if let crate::scheme::SchemeKind::Triad(t) = &self.scheme {
+            // Levels count from 1, the counter block's parent (Triad-NVM III-C).
+            in_range("scheme.persist_level", t.persist_level as u64, 1, 32)?;
+            in_range("scheme.first_persisted_level", t.first_persisted_level as u64, 1, 32)?;
+        }
         if let crate::scheme::SchemeKind::Star(s) = &self.scheme {
             // STAR IV-E sweeps 2..32; the ADR domain holds tens of entries.
             in_range("scheme.bitmap_lines", s.bitmap_lines as u64, 2, 1024)?;

@@ -33,6 +33,7 @@ mod sit_restore;
 mod star;
 mod toy_lazy_tree;
 mod triad;
+mod triad_no_persist;
 mod write_back;
 mod write_through;
 
@@ -46,6 +47,7 @@ pub use secpb::{SecPb, SecPbVariant};
 pub use star::{Star, STAR_BITMAP_LINES};
 pub use toy_lazy_tree::ToyLazyTree;
 pub use triad::Triad;
+pub use triad_no_persist::TriadNoPersist;
 pub use write_back::{BatteryWriteBack, IdealWriteBack, WriteBackNoBattery};
 pub use write_through::WriteThrough;
 
@@ -318,6 +320,13 @@ pub trait Scheme {
         false
     }
 
+    /// The volatile key set covers all of memory, persistent regions too
+    /// (Triad-NVM's no-persistence baseline loses every counter). Default:
+    /// the non-persistent regions only.
+    fn rekeys_all_memory(&self) -> bool {
+        false
+    }
+
     /// Bits of a counter block's hash its level-1 BMT entry keeps (64; a
     /// scheme that takes spare bits there says fewer).
     fn first_level_entry_bits(&self) -> u32 {
@@ -551,6 +560,8 @@ pub enum SchemeKind {
     AnubisSit(AnubisSit),
     /// Triad-NVM: persistent regions, two key sets, level-N persistence.
     Triad(Triad),
+    /// Triad-NVM's baseline that persists no metadata (recovery scans all).
+    TriadNoPersist(TriadNoPersist),
     /// Test-only: a write-back tree with nothing to recover it.
     ToyLazyTree(ToyLazyTree),
 }
@@ -579,6 +590,7 @@ impl SchemeKind {
             SchemeKind::Star(s) => s,
             SchemeKind::AnubisSit(s) => s,
             SchemeKind::Triad(s) => s,
+            SchemeKind::TriadNoPersist(s) => s,
             SchemeKind::ToyLazyTree(s) => s,
         }
     }

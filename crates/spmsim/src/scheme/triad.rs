@@ -114,11 +114,6 @@ impl Scheme for Triad {
     }
     fn check(&self, cfg: &SimConfig) -> Result<(), String> {
         check_front(self, cfg)?;
-        if self.persist_level == 0 || self.first_persisted_level == 0 {
-            return Err(
-                "scheme.persist_level and scheme.first_persisted_level count tree levels from 1 (the counter block's parent)".into()
-            );
-        }
         check_regions(self.name(), cfg)
     }
     fn lazy_counter_init(&self) -> bool {

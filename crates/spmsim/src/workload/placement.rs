@@ -42,15 +42,20 @@ impl Placement {
         let first = m.persistent_regions.first()?;
         let regions: Vec<(u64, u64)> = m.persistent_regions.iter().map(|r| (r.start_bytes, r.start_bytes + r.size_bytes)).collect();
         // The stacks go just below the first region, or after the last one
-        // when there is no room below.
-        let stack_base =
-            if first.start_bytes >= STACK_AREA { first.start_bytes - STACK_AREA } else { regions.iter().map(|r| r.1).max().unwrap_or(0) };
+        // when there is no room below; with no non-persistent memory to
+        // hold them (all of memory persistent), there is no stack.
+        let after = regions.iter().map(|r| r.1).max().unwrap_or(0);
+        let stack_base = if first.start_bytes >= STACK_AREA {
+            Some(first.start_bytes - STACK_AREA)
+        } else {
+            (after + STACK_AREA <= m.capacity_bytes).then_some(after)
+        };
         Some(Placement {
             base: first.start_bytes,
             size: first.size_bytes,
             regions,
-            stack_bytes: m.tx_stack_bytes,
-            stack_base,
+            stack_bytes: if stack_base.is_some() { m.tx_stack_bytes } else { 0 },
+            stack_base: stack_base.unwrap_or(0),
             begun: Vec::new(),
         })
     }
