@@ -1,6 +1,6 @@
 use anyhow::{anyhow, Result};
 use clap::Subcommand;
-use spmsim::reproduce::{secon, secpb, star};
+use spmsim::reproduce::{secon, secpb, star, triad};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -66,6 +66,35 @@ pub enum ReproduceCmd {
         #[arg(long, default_value = "results/star")]
         out: PathBuf,
     },
+    /// Triad-NVM: Figs. 8-10 against no persistence and strict persistence
+    /// (single-core, persistent workloads; recovery on machines of 1-64 TiB).
+    Triad {
+        /// 1 M instructions per simulation and three memory sizes.
+        #[arg(long)]
+        quick: bool,
+        /// Instructions per simulation (default 1 M with --quick, else 20 M).
+        #[arg(long)]
+        instructions: Option<u64>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, default_value = "results/triad")]
+        out: PathBuf,
+    },
+}
+
+/// Each claim with the paper's number and ours, and how many were reproduced.
+fn print_claims(claims: &[secon::ClaimResult]) {
+    for c in claims {
+        println!(
+            "{:<30} paper {:>10}  ours {:>10}  {}",
+            c.id,
+            c.show(c.paper),
+            c.show(c.ours),
+            if c.reproduced { "reproduced" } else { "not reproduced" }
+        );
+    }
+    let n_ok = claims.iter().filter(|c| c.reproduced).count();
+    println!("{n_ok} of {} claims reproduced within their tolerance (single core; the paper runs 8)", claims.len());
 }
 
 /// The recorded suite, recording what the cache lacks first (the same
@@ -200,22 +229,20 @@ pub fn run(cmd: ReproduceCmd) -> Result<ExitCode> {
             let r = star::run(n, seed, quick, |d, t, w| bar.update(d, t, w)).map_err(|e| anyhow!("reproduce star: {e}"))?;
             bar.finish();
             star::write(&r, &out).map_err(|e| anyhow!(e))?;
-            for c in &r.claims {
-                let show = |x: f64| match c.kind.as_str() {
-                    "ratio" | "at-most" => format!("{x:.2}x"),
-                    "seconds" => format!("{x:.4} s"),
-                    _ => format!("{:.1} %", x * 100.0),
-                };
-                println!(
-                    "{:<30} paper {:>10}  ours {:>10}  {}",
-                    c.id,
-                    show(c.paper),
-                    show(c.ours),
-                    if c.reproduced { "reproduced" } else { "not reproduced" }
-                );
+            print_claims(&r.claims);
+            println!("report: {}", out.join("report.md").display());
+            Ok(ExitCode::SUCCESS)
+        }
+        ReproduceCmd::Triad { quick, instructions, seed, out } => {
+            let n = instructions.unwrap_or(if quick { 1_000_000 } else { 20_000_000 });
+            let bar = RunsBar::new("reproduce triad");
+            let r = triad::run(n, seed, quick, |d, t, w| bar.update(d, t, w)).map_err(|e| anyhow!("reproduce triad: {e}"))?;
+            bar.finish();
+            triad::write(&r, &out).map_err(|e| anyhow!(e))?;
+            print_claims(&r.claims);
+            for (w, why) in &r.not_run {
+                println!("not run: {w}: {why}");
             }
-            let n_ok = r.claims.iter().filter(|c| c.reproduced).count();
-            println!("{n_ok} of {} claims reproduced within their tolerance (single core; the paper runs 8)", r.claims.len());
             println!("report: {}", out.join("report.md").display());
             Ok(ExitCode::SUCCESS)
         }

@@ -5,6 +5,7 @@ pub mod published_ipc;
 pub mod secon;
 pub mod secpb;
 pub mod star;
+pub mod triad;
 
 use serde::Serialize;
 

@@ -104,7 +104,12 @@ pub struct Reference {
 
 impl Reference {
     pub fn load() -> Result<Self, String> {
-        let path = crate::config::presets_dir().join("reference/secon.toml");
+        Self::load_named("secon")
+    }
+
+    /// `configs/reference/<paper>.toml`.
+    pub fn load_named(paper: &str) -> Result<Self, String> {
+        let path = crate::config::presets_dir().join(format!("reference/{paper}.toml"));
         let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
     }
@@ -125,6 +130,67 @@ pub struct ClaimResult {
     pub ours_arithmetic: f64,
     pub difference: f64,
     pub reproduced: bool,
+}
+
+impl ClaimResult {
+    /// Each reference claim with a number of ours in `found` (id, (ours,
+    /// ours by the other averaging)), judged by the claim's kind: within
+    /// its tolerance, or at most the paper's for `at-most`.
+    pub fn evaluate(claims: &[Claim], found: &[(&str, (f64, f64))]) -> Vec<ClaimResult> {
+        claims
+            .iter()
+            .filter_map(|c| {
+                let &(_, (ours, arith)) = found.iter().find(|(id, _)| *id == c.id)?;
+                let reproduced = match c.kind.as_str() {
+                    k if k.starts_with("at-most") => ours <= c.paper,
+                    _ => (ours - c.paper).abs() <= c.tolerance,
+                };
+                Some(ClaimResult {
+                    id: c.id.clone(),
+                    text: c.text.clone(),
+                    where_: c.where_.clone(),
+                    kind: c.kind.clone(),
+                    paper: c.paper,
+                    ours,
+                    ours_arithmetic: arith,
+                    difference: ours - c.paper,
+                    reproduced,
+                })
+            })
+            .collect()
+    }
+
+    /// A value of this claim's kind as the reports print it.
+    pub fn show(&self, x: f64) -> String {
+        match self.kind.as_str() {
+            "ratio" | "at-most" => format!("{x:.2}x"),
+            "seconds" | "at-most-seconds" => format!("{x:.4} s"),
+            _ => format!("{:.1} %", x * 100.0),
+        }
+    }
+
+    /// The claims as the reports' Markdown table, headed by how many were
+    /// reproduced against `reference` (the file they come from).
+    pub fn markdown(claims: &[ClaimResult], reference: &str) -> String {
+        let mut s = String::new();
+        let n = claims.iter().filter(|c| c.reproduced).count();
+        let _ = writeln!(s, "## The paper's claims\n\n{n} of {} reproduced within their tolerance ({reference}).\n", claims.len());
+        let _ = writeln!(s, "| claim | where | paper | ours | ours (arith/pooled) | reproduced |\n|---|---|---|---|---|---|");
+        for c in claims {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {}{} | {} | {} | {} |",
+                c.text,
+                c.where_,
+                if c.kind.starts_with("at-most") { "< " } else { "" },
+                c.show(c.paper),
+                c.show(c.ours),
+                c.show(c.ours_arithmetic),
+                if c.reproduced { "yes" } else { "no" }
+            );
+        }
+        s
+    }
 }
 
 /// One figure as rows (workload, scheme) by columns (x values), each cell

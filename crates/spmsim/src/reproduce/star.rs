@@ -283,28 +283,7 @@ fn analyse(instructions: u64, seed: u64, quick: bool, runs: Vec<RunRecord>, reco
     };
     found.push(("star_recovery_4mb", (at4("star"), at4("star"))));
     found.push(("anubis_recovery_4mb", (at4("anubis-sit"), at4("anubis-sit"))));
-    let claims: Vec<ClaimResult> = rf
-        .claim
-        .iter()
-        .filter_map(|c| {
-            let &(_, (ours, arith)) = found.iter().find(|(id, _)| *id == c.id)?;
-            let reproduced = match c.kind.as_str() {
-                "at-most" => ours <= c.paper,
-                _ => (ours - c.paper).abs() <= c.tolerance,
-            };
-            Some(ClaimResult {
-                id: c.id.clone(),
-                text: c.text.clone(),
-                where_: c.where_.clone(),
-                kind: c.kind.clone(),
-                paper: c.paper,
-                ours,
-                ours_arithmetic: arith,
-                difference: ours - c.paper,
-                reproduced,
-            })
-        })
-        .collect();
+    let claims = ClaimResult::evaluate(&rf.claim, &found);
     let schemes: Vec<&str> = SCHEMES.iter().map(|s| s.0).collect();
     let per = |f: &dyn Fn(&str, &str) -> f64, ss: &[&str]| -> Vec<(String, String, Vec<f64>)> {
         labels.iter().flat_map(|l| ss.iter().map(move |s| (l.to_string(), s.to_string(), vec![f(l, s)]))).collect()
@@ -485,31 +464,7 @@ pub fn report(r: &Results) -> String {
         r.seed,
         if r.quick { ", --quick" } else { "" }
     );
-    let n = r.claims.iter().filter(|c| c.reproduced).count();
-    let _ = writeln!(
-        s,
-        "## The paper's claims\n\n{n} of {} reproduced within their tolerance (configs/reference/star.toml).\n",
-        r.claims.len()
-    );
-    let _ = writeln!(s, "| claim | where | paper | ours | ours (arith/pooled) | reproduced |\n|---|---|---|---|---|---|");
-    for c in &r.claims {
-        let show = |x: f64| match c.kind.as_str() {
-            "ratio" | "at-most" => format!("{x:.2}x"),
-            "seconds" => format!("{x:.4} s"),
-            _ => format!("{:.1} %", x * 100.0),
-        };
-        let _ = writeln!(
-            s,
-            "| {} | {} | {}{} | {} | {} | {} |",
-            c.text,
-            c.where_,
-            if c.kind == "at-most" { "< " } else { "" },
-            show(c.paper),
-            show(c.ours),
-            show(c.ours_arithmetic),
-            if c.reproduced { "yes" } else { "no" }
-        );
-    }
+    s.push_str(&ClaimResult::markdown(&r.claims, "configs/reference/star.toml"));
     let _ = writeln!(s, "\n## Causes of the gaps (measured)\n");
     for c in &r.causes {
         let _ = writeln!(s, "- {c}");

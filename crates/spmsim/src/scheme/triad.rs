@@ -33,20 +33,21 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct Triad {
     /// N of TriadNVM-N: the highest tree level written with each write of
-    /// persistent data (1 = the counter block's parent).
-    pub persist_level: u32,
+    /// persistent data (1, the default: the counter block's parent).
+    #[serde(default = "first_level")]
+    pub persist_level: u64,
     /// The lowest tree level written with it: 1. The control
     /// `triad-1-unpersisted` sets 2, so level 1 is not written with the
     /// counter and recovery, which reads level 1, cannot match the root.
     #[serde(default = "first_level", skip_serializing_if = "is_first_level")]
-    pub first_persisted_level: u32,
+    pub first_persisted_level: u64,
 }
 
-fn first_level() -> u32 {
+fn first_level() -> u64 {
     1
 }
 
-fn is_first_level(l: &u32) -> bool {
+fn is_first_level(l: &u64) -> bool {
     *l == 1
 }
 
@@ -82,6 +83,11 @@ pub fn check_regions(name: &str, cfg: &SimConfig) -> Result<(), String> {
 }
 
 impl Triad {
+    /// N, as a tree level (validated to at most 32).
+    fn level(&self) -> u32 {
+        self.persist_level.min(u32::MAX as u64) as u32
+    }
+
     /// Whether a dirty metadata line is written through now: lines over
     /// persistent data only, and of the tree only levels
     /// `first_persisted_level..=persist_level` (III-B1, III-B3).
@@ -90,7 +96,7 @@ impl Triad {
             return false;
         }
         match layout.region(addr) {
-            Some(Region::Tree { level, .. }) => (self.first_persisted_level..=self.persist_level).contains(&level),
+            Some(Region::Tree { level, .. }) => (self.first_persisted_level..=self.persist_level).contains(&(level as u64)),
             _ => true,
         }
     }
@@ -105,7 +111,7 @@ impl Scheme for Triad {
         // region.
         SchemeWork::at_memory_controller(
             MetadataPolicy {
-                tree_through_levels: self.persist_level,
+                tree_through_levels: self.level(),
                 ..MetadataPolicy::uniform(WritePolicy::WriteThrough).with_tree(WritePolicy::WriteBack)
             },
             false,
@@ -142,7 +148,7 @@ impl Scheme for Triad {
         let st = &mut sys.mc.st;
         rep.stale_restored = 0;
         t.reset_region(st, Cover::Volatile);
-        let out = t.rebuild_region(st, self.persist_level, Cover::Persistent);
+        let out = t.rebuild_region(st, self.level(), Cover::Persistent);
         rep.tree_rebuilt = out.mismatched_roots.is_empty();
         rep.rebuild = Some(out);
     }
@@ -153,7 +159,7 @@ impl Scheme for Triad {
         sys.mc.layout().has_regions() && !sys.volatile.is_empty()
     }
     fn recovery_attacks(&self, crashed: &System, earlier: &NvmImage) -> Vec<RecoveryAttack> {
-        triad_attacks(self.persist_level, crashed, earlier)
+        triad_attacks(self.level(), crashed, earlier)
     }
 }
 
