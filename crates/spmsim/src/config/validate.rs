@@ -272,8 +272,8 @@ impl SimConfig {
         }
         if let crate::scheme::SchemeKind::Triad(t) = &self.scheme {
             // Levels count from 1, the counter block's parent (Triad-NVM III-C).
-            in_range("scheme.persist_level", t.persist_level as u64, 1, 32)?;
-            in_range("scheme.first_persisted_level", t.first_persisted_level as u64, 1, 32)?;
+            in_range("scheme.persist_level", t.persist_level, 1, 32)?;
+            in_range("scheme.first_persisted_level", t.first_persisted_level, 1, 32)?;
         }
         if let crate::scheme::SchemeKind::Star(s) = &self.scheme {
             // STAR IV-E sweeps 2..32; the ADR domain holds tens of entries.
