@@ -90,14 +90,7 @@ pub fn run(a: RecoveryArgs) -> Result<ExitCode> {
         let hash_ns = a.hash_ns.unwrap_or(cfg.security.mac_latency_cycles as f64 / cfg.core.frequency_ghz);
         let p = Prices { read_ns: a.read_ns, hash_ns };
         let ops = a.ops.unwrap_or((bytes / 64 / 2).max(2000));
-        let bar = crate::progress::Progress::new(&format!("recovery {} {}", cfg.name, bytes), "events", 0);
-        let events = std::cell::Cell::new(0);
-        let m = measure(&cfg, &w, ops, a.seed, &|d, t| {
-            events.set(t);
-            bar.update(d, t, "")
-        })
-        .map_err(|e| anyhow!(e))?;
-        bar.finish(events.get());
+        let m = measured(&cfg, &w, ops, a.seed, &bytes.to_string())?;
         let e = m.estimate(p);
         rows.push(vec![
             human(bytes),
@@ -161,14 +154,7 @@ fn run_memory(a: RecoveryArgs) -> Result<ExitCode> {
         sets.extend(a.overrides.iter().cloned());
         let cfg = load_preset(&a.scheme, &sets)?;
         let ops = a.ops.unwrap_or(2000);
-        let bar = crate::progress::Progress::new(&format!("recovery {} {}", cfg.name, human(bytes)), "events", 0);
-        let events = std::cell::Cell::new(0);
-        let m = measure(&cfg, &w, ops, a.seed, &|d, t| {
-            events.set(t);
-            bar.update(d, t, "")
-        })
-        .map_err(|e| anyhow!(e))?;
-        bar.finish(events.get());
+        let m = measured(&cfg, &w, ops, a.seed, &human(bytes))?;
         // Each block read and MACed, or computed and MACed, once: the
         // hashes and data MACs the recovery counted.
         let seconds = m.hashes as f64 * a.block_ns * 1e-9;
@@ -202,6 +188,19 @@ fn run_memory(a: RecoveryArgs) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A real recovery after `ops` operations of `w`, with a progress bar.
+fn measured(cfg: &spmsim::config::SimConfig, w: &WorkloadKind, ops: u64, seed: u64, what: &str) -> Result<Measured> {
+    let bar = crate::progress::Progress::new(&format!("recovery {} {what}", cfg.name), "events", 0);
+    let events = std::cell::Cell::new(0);
+    let m = measure(cfg, w, ops, seed, &|d, t| {
+        events.set(t);
+        bar.update(d, t, "")
+    })
+    .map_err(|e| anyhow!(e))?;
+    bar.finish(events.get());
+    Ok(m)
 }
 
 fn human(bytes: u64) -> String {

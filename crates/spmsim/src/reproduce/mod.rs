@@ -41,3 +41,34 @@ pub fn range(v: &[f64]) -> (f64, f64) {
 pub fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
+
+/// Write a reproduction's files into `dir`: all of them or none.
+pub fn write_files(dir: &std::path::Path, files: &[(String, String)]) -> Result<(), String> {
+    let mut out = crate::output::ResultFiles::new(dir).map_err(|e| e.to_string())?;
+    for (name, text) in files {
+        out.add(name, text.as_bytes()).map_err(|e| e.to_string())?;
+    }
+    out.commit().map_err(|e| e.to_string())
+}
+
+/// A report's head: its title, the paper, and how the runs were made
+/// (`method`, one paragraph).
+pub fn report_head(paper: &str, source: &str, method: &str) -> String {
+    format!("# {paper} reproduction\n\nPaper: {source}.\n\n{method}\n\n")
+}
+
+/// A report's "causes of the gaps" section, then its figures' cells.
+pub fn causes_and_figures(causes: &[String], between: &str, figures: &[secon::Figure]) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let _ = writeln!(s, "\n## Causes of the gaps (measured)\n");
+    for c in causes {
+        let _ = writeln!(s, "- {c}");
+    }
+    s.push_str(between);
+    let _ = writeln!(s, "\n## Figures\n");
+    for f in figures {
+        s.push_str(&f.markdown(4));
+    }
+    s
+}

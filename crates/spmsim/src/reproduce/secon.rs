@@ -394,28 +394,7 @@ fn analyse(
     ] {
         found.push((id, (v, v)));
     }
-    let claims = rf
-        .claim
-        .iter()
-        .filter_map(|c| {
-            let &(_, (ours, arith)) = found.iter().find(|(id, _)| *id == c.id)?;
-            let reproduced = match c.kind.as_str() {
-                "at-most" => ours <= c.paper,
-                _ => (ours - c.paper).abs() <= c.tolerance,
-            };
-            Some(ClaimResult {
-                id: c.id.clone(),
-                text: c.text.clone(),
-                where_: c.where_.clone(),
-                kind: c.kind.clone(),
-                paper: c.paper,
-                ours,
-                ours_arithmetic: arith,
-                difference: ours - c.paper,
-                reproduced,
-            })
-        })
-        .collect();
+    let claims = ClaimResult::evaluate(&rf.claim, &found);
 
     let mut figures = Vec::new();
     let fig = |name: &str, title: &str, (x_label, y_label): (&str, &str), xs: &[u64], rows: Vec<(String, String, Vec<f64>)>| Figure {
@@ -547,16 +526,13 @@ fn runs_csv(runs: &[RunRecord]) -> String {
 /// The report: every claim with the paper's number, ours, the difference
 /// and what the measured cause of a gap is; then every figure's cells.
 pub fn report(r: &Results) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "# Secon reproduction\n");
-    let _ = writeln!(s, "Paper: {}.\n", r.source);
-    let _ = writeln!(
-        s,
+    let method = format!(
         "{} instructions per run, seed {}{}. Latency is cycles per committed transaction; PM writes are the PCM's writes after WPQ merging, per transaction. Means over workloads and points are geometric (arithmetic beside them). Crypto is timing-only in these runs (the timing model prices the same work either way).\n",
         r.instructions,
         r.seed,
         if r.quick { ", --quick grid" } else { "" }
     );
+    let mut s = super::report_head("Secon", &r.source, method.trim_end());
     let n = r.claims.iter().filter(|c| c.reproduced).count();
     let _ = writeln!(
         s,
@@ -595,13 +571,11 @@ pub fn report(r: &Results) -> String {
 /// Write results.json, runs.csv, one CSV per figure and report.md: all of
 /// them or none (see [`crate::output`]).
 pub fn write(r: &Results, dir: &Path) -> Result<(), String> {
-    let mut files = crate::output::ResultFiles::new(dir).map_err(|e| e.to_string())?;
-    let mut put = |name: &str, text: &str| files.add(name, text.as_bytes()).map_err(|e| e.to_string());
-    put("results.json", &serde_json::to_string_pretty(r).map_err(|e| e.to_string())?)?;
-    put("runs.csv", &runs_csv(&r.runs))?;
-    for f in &r.figures {
-        put(&format!("{}.csv", f.name), &figure_csv(f))?;
-    }
-    put("report.md", &report(r))?;
-    files.commit().map_err(|e| e.to_string())
+    let mut files = vec![
+        ("results.json".to_string(), serde_json::to_string_pretty(r).map_err(|e| e.to_string())?),
+        ("runs.csv".to_string(), runs_csv(&r.runs)),
+    ];
+    files.extend(r.figures.iter().map(|f| (format!("{}.csv", f.name), figure_csv(f))));
+    files.push(("report.md".into(), report(r)));
+    super::write_files(dir, &files)
 }

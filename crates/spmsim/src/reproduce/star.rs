@@ -454,34 +454,20 @@ fn runs_csv(runs: &[RunRecord]) -> String {
 /// The report: every claim with the paper's number, ours and the measured
 /// causes of the gaps; then every figure's cells.
 pub fn report(r: &Results) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "# STAR reproduction\n");
-    let _ = writeln!(s, "Paper: {}.\n", r.source);
-    let _ = writeln!(
-        s,
+    let method = format!(
         "{} instructions per run, seed {}{}, ONE core (the paper: 8 threads on 8 cores). Write traffic is the PCM's writes after WPQ merging, bitmap-line and shadow-table writes included; energy is NVM array energy (Lee et al. ISCA 2009: read {PCM_READ_PJ_PER_BIT} pJ/bit, write {PCM_WRITE_PJ_PER_BIT} pJ/bit) over every line read and written. Means over workloads are geometric (arithmetic beside them); hit ratios are per-workload means (pooled beside them). Crypto is timing-only in the timed runs; the recoveries run real crypto.\n",
         r.instructions,
         r.seed,
         if r.quick { ", --quick" } else { "" }
     );
+    let mut s = super::report_head("STAR", &r.source, method.trim_end());
     s.push_str(&ClaimResult::markdown(&r.claims, "configs/reference/star.toml"));
-    let _ = writeln!(s, "\n## Causes of the gaps (measured)\n");
-    for c in &r.causes {
-        let _ = writeln!(s, "- {c}");
-    }
-    let _ = writeln!(s, "\n## Figures\n");
-    for f in &r.figures {
-        s.push_str(&f.markdown(4));
-    }
+    s.push_str(&super::causes_and_figures(&r.causes, "", &r.figures));
     s
 }
 
 /// Write results.json, runs.csv and report.md: all of them or none.
 pub fn write(r: &Results, dir: &Path) -> Result<(), String> {
-    let mut files = crate::output::ResultFiles::new(dir).map_err(|e| e.to_string())?;
-    let mut put = |name: &str, text: &str| files.add(name, text.as_bytes()).map_err(|e| e.to_string());
-    put("results.json", &serde_json::to_string_pretty(r).map_err(|e| e.to_string())?)?;
-    put("runs.csv", &runs_csv(&r.runs))?;
-    put("report.md", &report(r))?;
-    files.commit().map_err(|e| e.to_string())
+    let json = serde_json::to_string_pretty(r).map_err(|e| e.to_string())?;
+    super::write_files(dir, &[("results.json".into(), json), ("runs.csv".into(), runs_csv(&r.runs)), ("report.md".into(), report(r))])
 }

@@ -359,38 +359,24 @@ fn runs_csv(runs: &[RunRecord]) -> String {
 /// The report: every claim with the paper's number, ours and the measured
 /// causes of the gaps; what is not run; then every figure's cells.
 pub fn report(r: &Results) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "# Triad-NVM reproduction\n");
-    let _ = writeln!(s, "Paper: {}.\n", r.source);
-    let _ = writeln!(
-        s,
+    let method = format!(
         "{} instructions per run, seed {}{}, ONE core (the paper: 8 cores). Slowdowns are cycles over the baseline's (`triad-no-persist`: no metadata persisted); writes are the PCM's after WPQ merging. Means over workloads are geometric (arithmetic beside them). Crypto is timing-only in the timed runs; the recoveries run real crypto on machines of each size (sparse), {RECOVERY_OPS} hash operations before the crash, and count every block they read or compute.\n",
         r.instructions,
         r.seed,
         if r.quick { ", --quick" } else { "" }
     );
+    let mut s = super::report_head("Triad-NVM", &r.source, method.trim_end());
     s.push_str(&ClaimResult::markdown(&r.claims, "configs/reference/triad.toml"));
-    let _ = writeln!(s, "\n## Causes of the gaps (measured)\n");
-    for c in &r.causes {
-        let _ = writeln!(s, "- {c}");
-    }
-    let _ = writeln!(s, "\n## The paper's workloads not run\n");
+    let mut not_run = String::from("\n## The paper's workloads not run\n\n");
     for (w, why) in &r.not_run {
-        let _ = writeln!(s, "- {w}: {why}.");
+        let _ = writeln!(not_run, "- {w}: {why}.");
     }
-    let _ = writeln!(s, "\n## Figures\n");
-    for f in &r.figures {
-        s.push_str(&f.markdown(4));
-    }
+    s.push_str(&super::causes_and_figures(&r.causes, &not_run, &r.figures));
     s
 }
 
 /// Write results.json, runs.csv and report.md: all of them or none.
 pub fn write(r: &Results, dir: &Path) -> Result<(), String> {
-    let mut files = crate::output::ResultFiles::new(dir).map_err(|e| e.to_string())?;
-    let mut put = |name: &str, text: &str| files.add(name, text.as_bytes()).map_err(|e| e.to_string());
-    put("results.json", &serde_json::to_string_pretty(r).map_err(|e| e.to_string())?)?;
-    put("runs.csv", &runs_csv(&r.runs))?;
-    put("report.md", &report(r))?;
-    files.commit().map_err(|e| e.to_string())
+    let json = serde_json::to_string_pretty(r).map_err(|e| e.to_string())?;
+    super::write_files(dir, &[("results.json".into(), json), ("runs.csv".into(), runs_csv(&r.runs)), ("report.md".into(), report(r))])
 }

@@ -26,7 +26,7 @@ use crate::layout::{Cover, Layout, Region};
 use crate::nvm::NvmImage;
 use crate::store::{CheckFailure, MetaStore};
 use crate::system::{RecoveryReport, System};
-use crate::tree::IntegrityTree;
+use crate::tree::{BonsaiMerkleTree, IntegrityTree};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -80,6 +80,20 @@ pub fn check_regions(name: &str, cfg: &SimConfig) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// A recovery's first step on a Triad-NVM machine: a new boot, so a new
+/// volatile key set; then the BMT to rebuild (None: security is off).
+pub fn new_boot(sys: &mut System) -> Option<BonsaiMerkleTree> {
+    if !sys.mc.secure {
+        return None;
+    }
+    let cfg = sys.cfg.clone();
+    sys.mc.next_boot(&cfg);
+    match &sys.mc.tree {
+        IntegrityTree::Bmt(t) => Some(t.clone()),
+        IntegrityTree::Sit(_) => None,
+    }
 }
 
 impl Triad {
@@ -138,15 +152,8 @@ impl Scheme for Triad {
         }]
     }
     fn recover(&self, sys: &mut System, rep: &mut RecoveryReport) {
-        if !sys.mc.secure {
-            return;
-        }
-        let cfg = sys.cfg.clone();
-        sys.mc.next_boot(&cfg);
-        let IntegrityTree::Bmt(t) = &sys.mc.tree else { return };
-        let t = t.clone();
+        let Some(t) = new_boot(sys) else { return };
         let st = &mut sys.mc.st;
-        rep.stale_restored = 0;
         t.reset_region(st, Cover::Volatile);
         let out = t.rebuild_region(st, self.level(), Cover::Persistent);
         rep.tree_rebuilt = out.mismatched_roots.is_empty();

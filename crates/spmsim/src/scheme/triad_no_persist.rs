@@ -17,12 +17,11 @@
 //! reads and MACs are counted, block by block of memory, and nothing is
 //! written for them.
 
-use super::triad::check_regions;
+use super::triad::{check_regions, new_boot};
 use super::{check_front, MetadataPolicy, Scheme, SchemeWork};
 use crate::config::{SimConfig, WritePolicy};
 use crate::layout::Cover;
 use crate::system::{RecoveryReport, System};
-use crate::tree::IntegrityTree;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -50,13 +49,7 @@ impl Scheme for TriadNoPersist {
         true
     }
     fn recover(&self, sys: &mut System, rep: &mut RecoveryReport) {
-        if !sys.mc.secure {
-            return;
-        }
-        let cfg = sys.cfg.clone();
-        sys.mc.next_boot(&cfg);
-        let IntegrityTree::Bmt(t) = &sys.mc.tree else { return };
-        let t = t.clone();
+        let Some(t) = new_boot(sys) else { return };
         let st = &mut sys.mc.st;
         let layout = st.layout.clone();
         // The scan: every data block read and given a MAC, every counter

@@ -248,17 +248,8 @@ impl BonsaiMerkleTree {
             leaves.push((i, b));
         }
         leaves.extend(corrected);
-        let (mut guard, mut fresh);
-        let kept: &mut RebuiltNodes = match &self.kept {
-            Some(k) => {
-                guard = k.lock().expect("the kept rebuild");
-                &mut guard
-            }
-            None => {
-                fresh = RebuiltNodes::default();
-                &mut fresh
-            }
-        };
+        let (mut guard, mut fresh) = (None, RebuiltNodes::default());
+        let kept = self.kept_nodes(&mut guard, &mut fresh);
         kept.update(self, &st.crypto, layout.arity, (0, top), &leaves);
         st.crypto.work.tree_hashes += kept.total();
         let nodes_rebuilt = kept.total() - kept.level(0).len() as u64;
@@ -298,6 +289,19 @@ impl BonsaiMerkleTree {
         Some(RebuildOutcome { nodes_rebuilt, mismatched_roots: mismatched })
     }
 
+    /// The kept rebuild's nodes (locked into `guard`), or a fresh set (in
+    /// `fresh`) when rebuilds are not kept.
+    fn kept_nodes<'a, 's: 'a>(
+        &'s self,
+        guard: &'a mut Option<std::sync::MutexGuard<'s, RebuiltNodes>>,
+        fresh: &'a mut RebuiltNodes,
+    ) -> &'a mut RebuiltNodes {
+        match &self.kept {
+            Some(k) => guard.insert(k.lock().expect("the kept rebuild")),
+            None => fresh,
+        }
+    }
+
     /// Nodes of levels `from..=to` whose cover is `kind`.
     fn nodes_in(layout: &Layout, from: u32, to: u32, kind: Cover) -> u64 {
         (from..=to).map(|l| layout.nodes_covering(l, kind).iter().map(|(a, b)| b - a).sum::<u64>()).sum()
@@ -329,17 +333,8 @@ impl BonsaiMerkleTree {
             _ => st.nvm.reads.tree += read,
         }
         st.crypto.work.tree_hashes += Self::nodes_in(&layout, base, top, kind);
-        let (mut guard, mut fresh);
-        let kept: &mut RebuiltNodes = match &self.kept {
-            Some(k) => {
-                guard = k.lock().expect("the kept rebuild");
-                &mut guard
-            }
-            None => {
-                fresh = RebuiltNodes::default();
-                &mut fresh
-            }
-        };
+        let (mut guard, mut fresh) = (None, RebuiltNodes::default());
+        let kept = self.kept_nodes(&mut guard, &mut fresh);
         kept.update(self, &st.crypto, layout.arity, (base, top), &leaves);
         let mut mismatched: Vec<u64> = Vec::new();
         for (lo, hi) in layout.nodes_covering(top, kind) {
