@@ -236,7 +236,7 @@ fn one_case(case: &str, instructions: u64) -> Result<CaseResult> {
     // The same instructions in all, split evenly over the cores.
     let per_core = (instructions / w.threads() as u64).max(1);
     let mut streams: Vec<_> = w
-        .thread_streams(1, 0, per_core, cfg.memory.capacity_bytes)
+        .thread_streams(1, 0, per_core, spmsim::workload::Placement::pool_bytes(&cfg))
         .map_err(|e| anyhow!(e))?
         .into_iter()
         .map(|s| s.with_placement(spmsim::workload::Placement::of(&cfg)))

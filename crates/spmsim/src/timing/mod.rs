@@ -910,7 +910,7 @@ pub fn simulate_after_warmup(
     // One stream per core, each with its own warm-up and instruction limit
     // (ChampSim's per-core counts); one thread's is the workload's stream.
     let mut streams: Vec<_> = workload
-        .thread_streams(seed, warmup, instructions, cfg.memory.capacity_bytes)
+        .thread_streams(seed, warmup, instructions, crate::workload::Placement::pool_bytes(cfg))
         .map_err(SimError::Invalid)?
         .into_iter()
         .map(|s| s.with_placement(crate::workload::Placement::of(cfg)))

@@ -60,6 +60,13 @@ impl Placement {
         })
     }
 
+    /// The memory a program's persistent pool may span: the first
+    /// persistent region, or all of memory when none is declared (a
+    /// multi-programmed run splits it between its programs).
+    pub fn pool_bytes(cfg: &SimConfig) -> u64 {
+        cfg.memory.persistent_regions.first().map_or(cfg.memory.capacity_bytes, |r| r.size_bytes)
+    }
+
     fn in_region(&self, addr: u64) -> bool {
         self.regions.iter().any(|&(s, e)| addr >= s && addr < e)
     }
