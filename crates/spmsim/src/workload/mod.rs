@@ -486,7 +486,10 @@ impl WorkloadKind {
     /// [`Self::generate`] with the events placed in physical memory as a
     /// configuration with persistent regions says ([`Placement`]).
     pub fn generate_placed(&self, ops: u64, seed: u64, placement: Option<Placement>) -> Result<Vec<Event>, String> {
-        let mut s = EventStream::new(self.source(seed, u64::MAX)?, u64::MAX, u64::MAX);
+        // A multi-programmed workload splits the persistent pool between
+        // its programs.
+        let pool = placement.as_ref().map_or(u64::MAX, Placement::size);
+        let mut s = EventStream::new(self.source(seed, pool)?, u64::MAX, u64::MAX);
         s.placement = placement;
         let mut v = Vec::new();
         for _ in 0..ops {

@@ -67,6 +67,11 @@ impl Placement {
         cfg.memory.persistent_regions.first().map_or(cfg.memory.capacity_bytes, |r| r.size_bytes)
     }
 
+    /// Bytes of the persistent pool.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
     fn in_region(&self, addr: u64) -> bool {
         self.regions.iter().any(|&(s, e)| addr >= s && addr < e)
     }
