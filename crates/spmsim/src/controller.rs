@@ -363,6 +363,13 @@ impl MemoryController {
         let format = self.counter_format();
         for j in todo {
             let (major, minor) = format.decode(old, j as usize);
+            // A non-persistent block with no write since a recovery started
+            // its page afresh (Triad-NVM III-C) is free memory: it holds a
+            // stale ciphertext no key reads, and starts again as zeros.
+            if (major, minor) == (0, 0) && !self.st.layout.is_persistent(first + j) {
+                plains.push((j, [0; 64]));
+                continue;
+            }
             plains.push((j, self.decrypt_verified(first + j, major, minor)?));
         }
         for (j, p) in &plains {
