@@ -82,8 +82,17 @@ pub enum ReproduceCmd {
     },
 }
 
-/// Each claim with the paper's number and ours, and how many were reproduced.
-fn print_claims(claims: &[secon::ClaimResult]) {
+/// Run a paper's reproduction with a progress bar over its runs.
+fn with_bar<R>(paper: &str, run: impl FnOnce(&(dyn Fn(usize, usize, &str) + Sync)) -> Result<R, String>) -> Result<R> {
+    let bar = RunsBar::new(&format!("reproduce {paper}"));
+    let r = run(&|d, t, w| bar.update(d, t, w)).map_err(|e| anyhow!("reproduce {paper}: {e}"))?;
+    bar.finish();
+    Ok(r)
+}
+
+/// Each claim with the paper's number and ours, how many were reproduced,
+/// the paper's workloads not run, and where the report is.
+fn print_claims(claims: &[secon::ClaimResult], not_run: &[(String, String)], out: &std::path::Path) {
     for c in claims {
         println!(
             "{:<30} paper {:>10}  ours {:>10}  {}",
@@ -95,6 +104,10 @@ fn print_claims(claims: &[secon::ClaimResult]) {
     }
     let n_ok = claims.iter().filter(|c| c.reproduced).count();
     println!("{n_ok} of {} claims reproduced within their tolerance (single core; the paper runs 8)", claims.len());
+    for (w, why) in not_run {
+        println!("not run: {w}: {why}");
+    }
+    println!("report: {}", out.join("report.md").display());
 }
 
 /// The recorded suite, recording what the cache lacks first (the same
@@ -225,25 +238,16 @@ pub fn run(cmd: ReproduceCmd) -> Result<ExitCode> {
         }
         ReproduceCmd::Star { quick, instructions, seed, out } => {
             let n = instructions.unwrap_or(if quick { 2_000_000 } else { 20_000_000 });
-            let bar = RunsBar::new("reproduce star");
-            let r = star::run(n, seed, quick, |d, t, w| bar.update(d, t, w)).map_err(|e| anyhow!("reproduce star: {e}"))?;
-            bar.finish();
+            let r = with_bar("star", |p| star::run(n, seed, quick, p))?;
             star::write(&r, &out).map_err(|e| anyhow!(e))?;
-            print_claims(&r.claims);
-            println!("report: {}", out.join("report.md").display());
+            print_claims(&r.claims, &[], &out);
             Ok(ExitCode::SUCCESS)
         }
         ReproduceCmd::Triad { quick, instructions, seed, out } => {
             let n = instructions.unwrap_or(if quick { 1_000_000 } else { 20_000_000 });
-            let bar = RunsBar::new("reproduce triad");
-            let r = triad::run(n, seed, quick, |d, t, w| bar.update(d, t, w)).map_err(|e| anyhow!("reproduce triad: {e}"))?;
-            bar.finish();
+            let r = with_bar("triad", |p| triad::run(n, seed, quick, p))?;
             triad::write(&r, &out).map_err(|e| anyhow!(e))?;
-            print_claims(&r.claims);
-            for (w, why) in &r.not_run {
-                println!("not run: {w}: {why}");
-            }
-            println!("report: {}", out.join("report.md").display());
+            print_claims(&r.claims, &r.not_run, &out);
             Ok(ExitCode::SUCCESS)
         }
         ReproduceCmd::Secon { quick, instructions, seed, out } => {
