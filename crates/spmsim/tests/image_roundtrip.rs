@@ -141,7 +141,7 @@ fn crash_images_of_every_preset_verify() {
         // A control that uses one key for both regions (triad-same-key)
         // reuses one-time pads, which no image shows: the crash oracle's
         // pad check and the attack harness fail it.
-        let pads_only = !cfg.memory.persistent_regions.is_empty() && !cfg.security.volatile_key;
+        let pads_only = image::reuses_pads_only(&cfg);
         if cfg.expect_crash_violations && cfg.persistence.tep.pair_order && !pads_only {
             // A control's crash leaves a real gap; verify must not hide it.
             // (A control that drops TEP's pair order, tep-unordered and
