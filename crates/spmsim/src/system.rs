@@ -261,6 +261,16 @@ impl System {
         Ok(())
     }
 
+    /// The caches write a dirty volatile block back (the timing model's
+    /// eviction): memory takes the block's volatile copy, which stays
+    /// the one loads see.
+    pub fn write_back_volatile(&mut self, block: u64) -> Result<(), CheckFailure> {
+        match self.volatile.get(&block) {
+            Some(&line) => self.mc.write(block, &line),
+            None => Ok(()),
+        }
+    }
+
     /// A volatile load: the volatile copy if the block has one, else memory.
     pub fn read_volatile(&mut self, core: usize, block: u64) -> Result<[u8; 64], CheckFailure> {
         match self.volatile.get(&block) {

@@ -28,6 +28,10 @@ pub struct CoreStats {
     /// Block stores to volatile memory, counted as `stores` are: they took
     /// the write-back path, not the persist path.
     pub volatile_stores: u64,
+    /// Dirty volatile lines written back to memory from the caches
+    /// (absent when none was).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub volatile_write_backs: u64,
     /// Persists (stores entering the persistence domain) per 1000 instructions.
     pub ppti: f64,
     /// Cycles stores waited to retire for a full store buffer.
@@ -39,6 +43,10 @@ pub struct CoreStats {
     /// = "tep"` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tep: Option<super::tep::TepTimingStats>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 pub struct Core {

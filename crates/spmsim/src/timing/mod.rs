@@ -38,7 +38,7 @@ use pcm::Pcm;
 use persist::{Ctx, Engine, PersistPath, PersistPathStats, ReleasedStore};
 use stats::{Counters, EngineStats, MulticoreStats, PerCoreStats, QueueStats};
 use std::sync::atomic::{AtomicBool, Ordering};
-use tags::TagCache;
+use tags::{Lookup, TagCache};
 use work::WorkRecord;
 
 pub struct Latencies {
@@ -358,14 +358,37 @@ impl TimingSim {
             u.hi = u.hi.max(block);
         }
         let u = &mut self.units[c];
-        if u.l1.access(block) {
-            return Ok(self.lat.l1);
+        let Lookup::Miss { dirty_victim: v1 } = u.l1.lookup(block) else { return Ok(self.lat.l1) };
+        let (l2, l3) = match u.l2.lookup(block) {
+            Lookup::Hit => (Lookup::Hit, Lookup::Hit),
+            l2 => (l2, self.l3.lookup(block)),
+        };
+        let v2 = match l2 {
+            Lookup::Miss { dirty_victim } => dirty_victim,
+            Lookup::Hit => None,
+        };
+        let v3 = match l3 {
+            Lookup::Miss { dirty_victim } => dirty_victim,
+            Lookup::Hit => None,
+        };
+        // Each dirty victim goes down to the next level that holds its
+        // block, or back to memory from the last (no level allocates for
+        // a victim, so the hits and misses are those of the clean model).
+        let mut victim_out = t;
+        if v1.is_some() || v2.is_some() || v3.is_some() {
+            let at = t + self.lat.l3;
+            let u = &mut self.units[c];
+            let to_memory: Vec<u64> =
+                [v1.filter(|&v| !u.l2.mark_dirty(v)), v2].into_iter().flatten().filter(|&v| !self.l3.mark_dirty(v)).chain(v3).collect();
+            for v in to_memory {
+                victim_out = victim_out.max(self.write_back(c, at, v)?);
+            }
         }
-        if u.l2.access(block) {
+        if l2 == Lookup::Hit {
             return Ok(self.lat.l2);
         }
-        if self.l3.access(block) {
-            return Ok(self.lat.l3);
+        if l3 == Lookup::Hit {
+            return Ok(self.lat.l3.max(victim_out - t));
         }
         // Memory: the data read and the counter fetch run in parallel; the
         // OTP follows the counter; MAC and tree checks are speculative
@@ -399,7 +422,40 @@ impl TimingSim {
             done = done.max(ctr + self.lat.aes) + 1;
         }
         self.rec = Some(rec);
-        Ok(done - t)
+        // The fill waits for its dirty victim's slot in the write queue.
+        Ok(done.max(victim_out) - t)
+    }
+
+    /// A dirty volatile line leaves core `c`'s last cache level that holds
+    /// it at `t`: the memory controller encrypts it under a fresh counter,
+    /// MACs it and updates the tree under the scheme's rule for its region
+    /// (write-back metadata for non-persistent memory under Triad-NVM,
+    /// every level under strict persistence), in the background. Returns
+    /// when the line holds a write-queue slot: a full queue stalls the
+    /// fill that evicted it.
+    fn write_back(&mut self, c: usize, t: u64, block: u64) -> Result<u64, CheckFailure> {
+        let mark = WorkRecord::start(&mut self.sys.mc);
+        self.sys.write_back_volatile(block)?;
+        let mut rec = self.rec.take().unwrap_or_default();
+        rec.fill(&mut self.sys.mc, mark, block);
+        let u = &mut self.units[c];
+        u.stats.volatile_write_backs += 1;
+        u.path.drop_unpriced(&self.sys.mc.st.layout, &mut rec, &mut u.persist);
+        let mut ready = t;
+        if self.sys.mc.secure {
+            let (ctr, tree_extra) = PersistPath::metadata_reads(&mut self.pcm, &self.lat, t, &rec);
+            ready = ctr + self.lat.aes + 1 + self.lat.mac;
+            if !self.units[c].path.ideal_metadata() {
+                PersistPath::background_tree_work(&mut self.engine, &self.lat, ctr + tree_extra, &rec);
+            }
+        }
+        // The data's own write takes its slot now, the metadata's once
+        // the controller has made them.
+        let (own, metadata): (Vec<u64>, Vec<u64>) = rec.writes.iter().partition(|&&w| w == block);
+        let slot = own.iter().fold(t, |s, &w| s.max(self.pcm.write_when_ready(t, ready, w)));
+        PersistPath::queue_writes(&mut self.pcm, ready, &metadata);
+        self.rec = Some(rec);
+        Ok(slot)
     }
 
     /// Coherence of the private levels between cores: a write drops the
@@ -439,11 +495,11 @@ impl TimingSim {
             // Volatile memory (issue 13): the store buffer writes the store
             // into L1 once the line is owned (write-allocate), one store a
             // cycle; no persist buffer entry, no tuple, no persist order.
-            // The line's later write-back from L3 is not priced: counted
-            // on the 14 suite programs' quick points (cm, heap policy), no
-            // dirty volatile line left L3 in any of them (the stack stays
-            // far below L3's capacity), so it would move no result.
+            // The line is dirty from now on; its write-back, when it
+            // leaves the caches, is priced by `write_back`.
             self.sys.store_volatile(c, o.block, o.off, &o.bytes[o.off..o.off + o.len])?;
+            // The ownership fetch left the line in L1 (this event's).
+            u.l1.mark_dirty(o.block);
             u.core.store_released(o.release, o.release.max(o.data_ready) + 1);
             u.stats.volatile_stores += 1;
             return Ok(());

@@ -124,6 +124,7 @@ impl CoreStats {
         self.loads += o.loads;
         self.stores += o.stores;
         self.volatile_stores += o.volatile_stores;
+        self.volatile_write_backs += o.volatile_write_backs;
         self.store_buffer_stall_cycles += o.store_buffer_stall_cycles;
         if let Some(t) = &o.tep {
             self.tep.get_or_insert_with(Default::default).add(t);

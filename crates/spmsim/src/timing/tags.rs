@@ -1,13 +1,24 @@
 //! Tag-only set-associative caches with LRU, for the data cache hierarchy
 //! of the timing model (no data: values live in the functional model).
 //! The cache itself is the crate's one LRU cache, [`SetAssoc`], with
-//! nothing in a way but its tag.
+//! nothing in a way but its tag and a dirty bit: a volatile store dirties
+//! its line, and a dirty line that leaves the last level it is in goes
+//! back to memory (persistent stores take the persist path instead, so
+//! their lines stay clean here).
 
 use crate::set_assoc::{Access, CacheStats, SetAssoc, SetIndex};
 
 /// A data cache level: block addresses pick their set by their low bits.
 #[derive(Clone, Debug)]
-pub struct TagCache(SetAssoc<()>);
+pub struct TagCache(SetAssoc<bool>);
+
+/// What a lookup found: a hit, or a miss that filled the block, with the
+/// dirty block it evicted to make room, if any.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lookup {
+    Hit,
+    Miss { dirty_victim: Option<u64> },
+}
 
 impl TagCache {
     pub fn new(capacity_bytes: u64, ways: u32) -> Self {
@@ -16,10 +27,32 @@ impl TagCache {
         TagCache(SetAssoc::with_geometry(lines / ways, ways as usize, SetIndex::LowBits))
     }
 
-    /// Look up a block and fill it on a miss. Returns whether it hit.
+    /// Look up a block and fill it (clean) on a miss.
     #[inline]
-    pub fn access(&mut self, block: u64) -> bool {
-        self.0.access(block, ()) == Access::Hit
+    pub fn lookup(&mut self, block: u64) -> Lookup {
+        match self.0.access(block, false) {
+            Access::Hit => Lookup::Hit,
+            Access::Miss { evicted } => Lookup::Miss { dirty_victim: evicted.and_then(|(b, dirty)| dirty.then_some(b)) },
+        }
+    }
+
+    /// [`Self::lookup`], as whether it hit.
+    #[cfg(test)]
+    fn access(&mut self, block: u64) -> bool {
+        self.lookup(block) == Lookup::Hit
+    }
+
+    /// Mark a resident block dirty, uncounted and its recency left alone;
+    /// false if the block is not here.
+    #[inline]
+    pub fn mark_dirty(&mut self, block: u64) -> bool {
+        match self.0.payload_mut(block) {
+            Some(d) => {
+                *d = true;
+                true
+            }
+            None => false,
+        }
     }
 
     /// Drop `block` if present (another core wrote it), uncounted.
@@ -61,5 +94,19 @@ mod tests {
         assert!(!c.access(14)); // evicts 10, the least recent
         assert!(!c.access(10));
         assert_eq!((c.stats().hits, c.stats().misses), (5, 6));
+    }
+
+    #[test]
+    fn only_a_dirty_victim_is_reported() {
+        use super::Lookup;
+        let mut c = super::TagCache::new(128, 2); // one set of two ways
+        c.lookup(1);
+        c.lookup(2);
+        assert!(c.mark_dirty(1));
+        assert!(!c.mark_dirty(9), "block 9 is not resident");
+        // Marking left 1 the least recent: it goes first, then clean 2.
+        assert_eq!(c.lookup(3), Lookup::Miss { dirty_victim: Some(1) });
+        assert_eq!(c.lookup(4), Lookup::Miss { dirty_victim: None });
+        assert_eq!(c.lookup(3), Lookup::Hit);
     }
 }
