@@ -305,6 +305,9 @@ pub fn make_inputs(suite: &Suite, wanted: &[&InputSpec], cache: &Path) -> BTreeM
         let made = make_one(suite, spec, &path, &done);
         let r = made.and_then(|bytes| {
             write_if_changed(&path, &bytes)?;
+            if spec.executable {
+                make_executable(&path)?;
+            }
             Ok(InputFile {
                 name: spec.name.clone(),
                 kind: spec.kind.clone(),
@@ -362,6 +365,16 @@ fn make_one(suite: &Suite, spec: &InputSpec, path: &Path, done: &BTreeMap<String
     }
 }
 
+/// Let a built program run (its owner, group and others may execute it).
+fn make_executable(path: &Path) -> Result<(), String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
 fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<(), String> {
     if std::fs::metadata(path).map(|m| m.len() == bytes.len() as u64).unwrap_or(false)
         && std::fs::read(path).map(|b| b == bytes).unwrap_or(false)
@@ -392,8 +405,12 @@ pub fn utc_now() -> String {
     format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem / 60 % 60, rem % 60)
 }
 
-/// Resolve the program to trace: `executable_from`'s output or the first word.
-fn resolve_binary(p: &ProgramSpec) -> Result<String, String> {
+/// Resolve the program to trace: `executable_from`'s output, the program
+/// the suite built (`{input:NAME}`), or the first word.
+fn resolve_binary(p: &ProgramSpec, files: &[InputFile]) -> Result<String, String> {
+    if let Some(name) = programs::built_program(&p.command[0]) {
+        return files.iter().find(|f| f.name == name).map(|f| f.path.clone()).ok_or_else(|| format!("input `{name}` was not made"));
+    }
     let bin = match &p.executable_from {
         Some(cmd) => {
             let out = std::process::Command::new(&cmd[0])
@@ -439,7 +456,7 @@ fn prepare(
             None => return Err(format!("input `{}` was not made", i.name)),
         }
     }
-    let binary = resolve_binary(p)?;
+    let binary = resolve_binary(p, &files)?;
     let work = cache.join("suite").join("work").join(&p.name);
     let lookup = |name: &str, arg: &str| -> Result<String, String> {
         match name {

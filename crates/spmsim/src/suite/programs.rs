@@ -61,6 +61,10 @@ pub struct InputSpec {
     /// File extension of the input (default by kind).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extension: Option<String>,
+    /// The derived file is a program (a compiler built it): it is made
+    /// executable, and a program's command may start with it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub executable: bool,
 }
 
 fn one() -> Option<u64> {
@@ -213,6 +217,9 @@ impl Suite {
             if !i.drop_lines.is_empty() && i.kind != "derived" {
                 return Err(err("drop_lines", "only derived inputs take drop_lines".into()));
             }
+            if i.executable && (i.kind != "derived" || !i.drop_lines.is_empty()) {
+                return Err(err("executable", "only a derived input without drop_lines can be a program".into()));
+            }
             match i.kind.as_str() {
                 _ if generated => {
                     let size = i.size.ok_or_else(|| err("size", format!("required for kind `{}`", i.kind)))?;
@@ -334,6 +341,12 @@ impl Suite {
                     }
                     check_words("executable_from", e, false)?;
                 }
+                None if built_program(&p.command[0]).is_some() => {
+                    let name = built_program(&p.command[0]).unwrap_or_default();
+                    if !self.inputs.iter().any(|i| i.name == name && i.executable) {
+                        return Err(err("command", format!("`{}`: no executable derived input `{name}` is defined", p.command[0])));
+                    }
+                }
                 None => {
                     if !Path::new(&p.command[0]).is_absolute() {
                         return Err(err(
@@ -413,6 +426,12 @@ impl Suite {
         }
         v
     }
+}
+
+/// The input a command's first word names when it is exactly
+/// `{input:NAME}` (a program the suite builds), else None.
+pub fn built_program(word: &str) -> Option<&str> {
+    word.strip_prefix("{input:")?.strip_suffix('}').filter(|n| !n.contains(['{', '}']))
 }
 
 #[cfg(test)]
@@ -511,5 +530,26 @@ skip = 0
             assert!(!s.inputs_of(p).is_empty() || p.stdin.is_none(), "{}", p.name);
         }
         assert!(s.tools.iter().any(|t| t == "valgrind"));
+        let m = Suite::load(&default_path().with_file_name("memory-intensive.toml")).unwrap();
+        assert_eq!(m.names(), ["lbm", "mcf", "libquantum"]);
+        for p in &m.programs {
+            let built = built_program(&p.command[0]).unwrap();
+            assert!(m.input(built).unwrap().executable, "{}", p.name);
+        }
+    }
+
+    #[test]
+    fn a_program_the_suite_builds_is_an_executable_derived_input() {
+        let built = GOOD
+            .replace("packages = [\"tool\"]", "packages = [\"tool\"]\nexecutable = true")
+            .replace("command = [\"/bin/prog\", \"{input:model}\"", "command = [\"{input:model}\"");
+        let s = parse(&built).unwrap();
+        assert_eq!(built_program(&s.program("use-model").unwrap().command[0]), Some("model"));
+        assert_eq!(built_program("{input:model}x"), None);
+        // Not marked executable, or not derived: an error naming the key.
+        let e = parse(&GOOD.replace("command = [\"/bin/prog\", \"{input:model}\"", "command = [\"{input:model}\"")).unwrap_err();
+        assert!(e.contains("command") && e.contains("no executable derived input `model`"), "{e}");
+        let e = parse(&GOOD.replace("size = 1000", "size = 1000\nexecutable = true")).unwrap_err();
+        assert!(e.contains("executable") && e.contains("corpus"), "{e}");
     }
 }

@@ -119,6 +119,9 @@ pub enum Persistent {
     /// Everything but the program's stack (heap and globals), from the
     /// stack range the recorder wrote into the trace header.
     Heap,
+    /// Nothing: a program of non-persistent memory (Triad-NVM's SPEC
+    /// programs), every store volatile.
+    None,
 }
 
 impl Persistent {
@@ -127,7 +130,8 @@ impl Persistent {
             "trace" => Ok(Persistent::Trace),
             "all" => Ok(Persistent::All),
             "heap" => Ok(Persistent::Heap),
-            other => Err(format!("trace workload: unknown persistent=`{other}`; known: trace, all, heap")),
+            "none" => Ok(Persistent::None),
+            other => Err(format!("trace workload: unknown persistent=`{other}`; known: trace, all, heap, none")),
         }
     }
     pub fn name(self) -> &'static str {
@@ -135,12 +139,13 @@ impl Persistent {
             Persistent::Trace => "trace",
             Persistent::All => "all",
             Persistent::Heap => "heap",
+            Persistent::None => "none",
         }
     }
 }
 
 impl TraceSpec {
-    /// `PATH[#format=NAME][#persistent=trace|all|heap]`.
+    /// `PATH[#format=NAME][#persistent=trace|all|heap|none]`.
     pub fn parse(s: &str) -> Result<Self, String> {
         let (path, options) = split_trace_options(s);
         let mut spec = TraceSpec { path: PathBuf::from(path), format: None, label: None, persistent: Persistent::Trace };
@@ -171,6 +176,8 @@ impl TraceSpec {
         let r = crate::trace::open(&self.path, self.format).map_err(|e| e.to_string())?;
         let volatile = match self.persistent {
             Persistent::All => VolatileMemory::None,
+            // Outside no range: everywhere.
+            Persistent::None => VolatileMemory::Outside(Vec::new()),
             Persistent::Trace if r.header().persistent_ranges.is_empty() => VolatileMemory::None,
             Persistent::Trace => VolatileMemory::Outside(r.header().persistent_ranges.clone()),
             Persistent::Heap => match r.header().stack_range {
@@ -984,6 +991,7 @@ mod tests {
         assert_eq!(flags(format!("trace:{ranged}#persistent=all")), [false, false, false]);
         assert_eq!(flags(format!("trace:{plain}#persistent=heap")), [false, true, false]);
         assert_eq!(flags(format!("trace:{plain}#format=native#persistent=heap")), [false, true, false]);
+        assert_eq!(flags(format!("trace:{ranged}#persistent=none")), [true, true, true]);
         let w = WorkloadKind::parse(&format!("trace:{plain}#persistent=heap")).unwrap();
         assert!(w.name().ends_with("#persistent=heap"), "{}", w.name());
         let e = WorkloadKind::parse(&format!("trace:{plain}#persistent=stack")).unwrap_err();
