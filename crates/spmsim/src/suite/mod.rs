@@ -54,7 +54,12 @@ pub fn trace_path(name: &str) -> Result<PathBuf, String> {
     if p.is_file() {
         Ok(p)
     } else {
-        Err(format!("suite program `{name}` has no trace at {}; run `spmsim suite record` first", p.display()))
+        // The memory-intensive suite's programs are recorded from their
+        // own file.
+        let own = programs::default_path().with_file_name("memory-intensive.toml");
+        let defined_there = Suite::load(&own).is_ok_and(|s| s.programs.iter().any(|q| q.name == name));
+        let record = if defined_there { format!("spmsim suite record --programs {}", own.display()) } else { "spmsim suite record".into() };
+        Err(format!("suite program `{name}` has no trace at {}; run `{record}` first", p.display()))
     }
 }
 
