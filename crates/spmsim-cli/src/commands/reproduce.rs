@@ -163,6 +163,33 @@ fn recorded_suite(instructions: u64, programs: Option<PathBuf>, regions: &str) -
     Ok(entries)
 }
 
+/// The memory-intensive suite (Triad-NVM's SPEC stand-ins), recording
+/// what the cache lacks first: at least `instructions` per program.
+fn recorded_stand_ins(instructions: u64) -> Result<()> {
+    use spmsim::suite;
+    let path = triad::stand_in_suite();
+    let s = suite::Suite::load(&path).map_err(|e| anyhow!(e))?;
+    let mut plan = suite::RecordPlan::new(suite::cache_dir(), instructions);
+    plan.accept_at_least = Some(instructions);
+    let outcomes = super::suite::record(&s, &plan)?;
+    let failed: Vec<String> = outcomes
+        .iter()
+        .filter_map(|o| match &o.status {
+            suite::Status::Failed(e) => Some(format!("{}: {e}", o.name)),
+            _ => None,
+        })
+        .collect();
+    if !failed.is_empty() {
+        eprint!("{}", super::suite::outcome_table(&outcomes));
+        return Err(anyhow!(
+            "the stand-ins for Triad-NVM's SPEC programs ({}) could not be recorded: {}",
+            path.display(),
+            failed.join("; ")
+        ));
+    }
+    Ok(())
+}
+
 /// A progress bar over a reproduction's runs, finished with the run count
 /// it was last told.
 struct RunsBar {
@@ -245,6 +272,7 @@ pub fn run(cmd: ReproduceCmd) -> Result<ExitCode> {
         }
         ReproduceCmd::Triad { quick, instructions, seed, out } => {
             let n = instructions.unwrap_or(if quick { 1_000_000 } else { 20_000_000 });
+            recorded_stand_ins(triad::stand_in_instructions(n))?;
             let r = with_bar("triad", |p| triad::run(n, seed, quick, p))?;
             triad::write(&r, &out).map_err(|e| anyhow!(e))?;
             print_claims(&r.claims, &r.not_run, &out);
