@@ -29,7 +29,7 @@ pub struct KeySet {
     pub tree_key: [u8; 32],
 }
 
-fn kdf(seed: u64, label: &str) -> [u8; 32] {
+pub(super) fn kdf(seed: u64, label: &str) -> [u8; 32] {
     let mut m = <Hmac<Sha256> as Mac>::new_from_slice(b"spmsim key derivation v1").expect("any key length");
     m.update(label.as_bytes());
     m.update(&seed.to_le_bytes());

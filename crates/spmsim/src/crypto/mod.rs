@@ -6,6 +6,7 @@
 //!   plaintext XOR pad = ciphertext
 //!   HMAC(MAC key; ciphertext, addr, counter, spare bits) -> 54-bit MAC
 //!   HMAC(tree key; node bytes [, node addr, parent counter]) -> 64-bit hash
+//!   sum of HMAC(mset key; 1, addr, line) mod 2^128 -> multiset hash (mset.rs)
 //! ```
 //!
 //! Every operation is counted in [`CryptoWork`] so that the battery and
@@ -14,10 +15,12 @@
 
 mod keys;
 mod mac;
+mod mset;
 mod otp;
 
 pub use keys::{AesKeyBits, KeySet};
 pub use mac::{MacEngine, MAC_BITS, MAC_MASK, SPARE_BITS};
+pub use mset::{MsetHash, MsetHasher};
 pub use otp::OtpEngine;
 
 use serde::Serialize;
