@@ -44,6 +44,20 @@ pub struct ChipState {
     /// moves it on and no one-time pad of an earlier boot comes back.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub boots: u64,
+    /// The multiset-hash scheme's Read Hash and Write Hash (Kubo et al.
+    /// 4.2), on-chip non-volatile registers over the metadata cache's
+    /// (address, line) pairs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mset: Option<MsetRegisters>,
+}
+
+/// Read Hash: every line that entered the metadata cache or a new value a
+/// cached line took; Write Hash: every line that left it or an old value a
+/// cached line gave up. Their difference is the cache's contents.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MsetRegisters {
+    pub read: crate::crypto::MsetHash,
+    pub write: crate::crypto::MsetHash,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -62,6 +76,7 @@ impl ChipState {
             bitmap: None,
             recovery_root: None,
             boots: 0,
+            mset: None,
         }
     }
 

@@ -362,6 +362,21 @@ impl SetAssoc<Line> {
         Some((victim, line.bytes))
     }
 
+    /// [`Self::put`], returning any line evicted, clean or dirty, with its
+    /// dirty bit (the multiset-hash registers log every line that leaves).
+    pub fn put_any(&mut self, addr: u64, data: [u8; 64], dirty: bool) -> Option<(u64, [u8; 64], bool)> {
+        if let Some(line) = self.touch(addr) {
+            line.bytes = data;
+            line.dirty |= dirty;
+            return None;
+        }
+        let (victim, line) = self.fill(addr, Line { bytes: data, dirty })?;
+        if line.dirty {
+            self.stats.writebacks += 1;
+        }
+        Some((victim, line.bytes, line.dirty))
+    }
+
     /// Mark a resident line clean (after a write-through or flush).
     pub fn mark_clean(&mut self, addr: u64) {
         if let Some(line) = self.payload_mut(addr) {

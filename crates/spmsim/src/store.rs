@@ -98,6 +98,10 @@ pub struct MetaStore {
     /// A verification is under way (its parents' nested ones are counted
     /// with it).
     verifying: bool,
+    /// When set, every line that enters, changes in or leaves a metadata
+    /// cache is added to the chip's Read Hash or Write Hash
+    /// (`chip.mset`, Kubo et al. 4.2) under this hasher.
+    pub mset: Option<crate::crypto::MsetHasher>,
 }
 
 impl MetaStore {
@@ -117,7 +121,43 @@ impl MetaStore {
             mac_in_data_line: false,
             shadow_tree_updates: 0,
             verifying: false,
+            mset: None,
         }
+    }
+
+    /// Start logging the metadata caches into the chip's Read Hash and
+    /// Write Hash, from empty caches and registers (a machine just
+    /// started: nothing is cached yet).
+    pub fn track_multiset(&mut self) {
+        self.mset = Some(crate::crypto::MsetHasher::derive(self.chip.seed));
+        self.chip.mset = Some(Default::default());
+    }
+
+    /// A line entered a cache or a cached line took a new value.
+    fn log_read(&mut self, addr: u64, bytes: &[u8; 64]) {
+        if let (Some(h), Some(r)) = (&self.mset, &mut self.chip.mset) {
+            h.add(&mut r.read, addr, bytes);
+        }
+    }
+
+    /// A line left a cache or a cached line gave up this value.
+    pub fn log_write(&mut self, addr: u64, bytes: &[u8; 64]) {
+        if let (Some(h), Some(r)) = (&self.mset, &mut self.chip.mset) {
+            h.add(&mut r.write, addr, bytes);
+        }
+    }
+
+    /// The registers' check (Kubo et al. 4.2): every cached line added to
+    /// Write Hash gives Read Hash. None when the caches are not tracked.
+    pub fn multiset_consistent(&self) -> Option<bool> {
+        let (h, r) = (self.mset.as_ref()?, self.chip.mset?);
+        let mut cached = r.write;
+        for (_, c) in self.caches.all() {
+            for (a, l) in c.entries() {
+                h.add(&mut cached, a, &l.bytes);
+            }
+        }
+        Some(cached == r.read)
     }
 
     fn victim(&self, addr: u64) -> Option<[u8; 64]> {
@@ -154,10 +194,15 @@ impl MetaStore {
     pub fn update(&mut self, tree: &IntegrityTree, addr: u64, f: impl FnOnce(&mut [u8; 64])) -> Result<[u8; 64], CheckFailure> {
         let layout = &self.layout;
         if let Some(line) = self.caches.for_addr(layout, addr).update(addr) {
+            let old = *line;
             f(line);
             let b = *line;
             if !self.victims.is_empty() {
                 self.victims.retain(|(a, _)| *a != addr);
+            }
+            if self.mset.is_some() {
+                self.log_write(addr, &old);
+                self.log_read(addr, &b);
             }
             return Ok(b);
         }
@@ -214,6 +259,22 @@ impl MetaStore {
             self.victims.retain(|(a, _)| *a != addr);
         }
         let layout = &self.layout;
+        if self.mset.is_some() {
+            let cache = self.caches.for_addr(layout, addr);
+            let old = cache.peek(addr);
+            let left = cache.put_any(addr, bytes, dirty);
+            if let Some((old, _)) = old {
+                self.log_write(addr, &old);
+            }
+            if let Some((v, b, was_dirty)) = left {
+                self.log_write(v, &b);
+                if was_dirty {
+                    self.victims.push_back((v, b));
+                }
+            }
+            self.log_read(addr, &bytes);
+            return;
+        }
         if let Some(v) = self.caches.for_addr(layout, addr).put(addr, bytes, dirty) {
             self.victims.push_back(v);
         }

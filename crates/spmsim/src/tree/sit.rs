@@ -139,7 +139,11 @@ impl SgxIntegrityTree {
         // Take the line out first so the parent fetch cannot evict it as a
         // second dirty victim.
         let layout = st.layout.clone();
-        let was_cached = st.caches.for_addr(&layout, addr).remove(addr).is_some();
+        let removed = st.caches.for_addr(&layout, addr).remove(addr);
+        if let Some((b, _)) = removed {
+            st.log_write(addr, &b);
+        }
+        let was_cached = removed.is_some();
         let (new_pc, parent) = match layout.parent_of(level, index) {
             None => {
                 let r = st.chip.roots.value_or(index, 0) + 1;
