@@ -279,6 +279,10 @@ impl SimConfig {
             // STAR IV-E sweeps 2..32; the ADR domain holds tens of entries.
             in_range("scheme.bitmap_lines", s.bitmap_lines as u64, 2, 1024)?;
         }
+        if let crate::scheme::SchemeKind::Osiris(o) = &self.scheme {
+            // 0: no stop-loss (the control); at most the 7-bit minor's range.
+            in_range("scheme.stop_loss", o.stop_loss as u64, 0, crate::counter::MINOR_MAX as u64)?;
+        }
         // The scheme says which mechanism it needs; the sections must give it.
         self.scheme.check(self).map_err(|m| ("scheme.type".to_string(), m))?;
         Ok(())

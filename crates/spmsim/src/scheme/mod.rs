@@ -26,6 +26,7 @@ mod bbb;
 pub mod bitmap_lines;
 mod eadr;
 mod level_write_through;
+mod osiris;
 mod plp;
 mod secon;
 mod secpb;
@@ -41,6 +42,7 @@ pub use anubis_sit::AnubisSit;
 pub use bbb::{Bbb, BbbGap};
 pub use eadr::Eadr;
 pub use level_write_through::LevelWriteThrough;
+pub use osiris::Osiris;
 pub use plp::Plp;
 pub use secon::{CounterTrack, Secon, SeconRecovery, TrackStats, TrackUnit, SECON_MAX_TRACK_UNITS, SECON_TRACK_UNITS};
 pub use secpb::{SecPb, SecPbVariant};
@@ -562,6 +564,8 @@ pub enum SchemeKind {
     Triad(Triad),
     /// Triad-NVM's baseline that persists no metadata (recovery scans all).
     TriadNoPersist(TriadNoPersist),
+    /// Osiris: lazy counters with a stop-loss, recovered by MAC trials.
+    Osiris(Osiris),
     /// Test-only: a write-back tree with nothing to recover it.
     ToyLazyTree(ToyLazyTree),
 }
@@ -591,6 +595,7 @@ impl SchemeKind {
             SchemeKind::AnubisSit(s) => s,
             SchemeKind::Triad(s) => s,
             SchemeKind::TriadNoPersist(s) => s,
+            SchemeKind::Osiris(s) => s,
             SchemeKind::ToyLazyTree(s) => s,
         }
     }
