@@ -102,11 +102,29 @@ pub struct MetaStore {
     /// cache is added to the chip's Read Hash or Write Hash
     /// (`chip.mset`, Kubo et al. 4.2) under this hasher.
     pub mset: Option<crate::crypto::MsetHasher>,
+    /// Lines leaving a cache are added to Write Hash (false: the control
+    /// `mset-no-write-hash`, whose evictions skip it).
+    pub mset_log_evictions: bool,
+    /// Anubis tracking (AGIT, Zubair and Awad ISCA 2019): a line that fills
+    /// a way of the metadata cache writes its address to that way's entry
+    /// of the recovery area, so a recovery knows what the cache held.
+    pub track_fills: bool,
 }
 
 impl MetaStore {
     /// A store over these parts, with no work counted yet.
     pub fn new(layout: Layout, crypto: CryptoEngine, nvm: Nvm, caches: MetaCaches, chip: ChipState, scheme: SchemeKind) -> Self {
+        let mut st = Self::untracked(layout, crypto, nvm, caches, chip, scheme);
+        // The multiset-hash scheme logs its cache from the start.
+        if let SchemeKind::Mset(m) = scheme {
+            st.track_multiset();
+            st.track_fills = true;
+            st.mset_log_evictions = m.write_hash;
+        }
+        st
+    }
+
+    fn untracked(layout: Layout, crypto: CryptoEngine, nvm: Nvm, caches: MetaCaches, chip: ChipState, scheme: SchemeKind) -> Self {
         MetaStore {
             layout,
             crypto,
@@ -122,6 +140,8 @@ impl MetaStore {
             shadow_tree_updates: 0,
             verifying: false,
             mset: None,
+            mset_log_evictions: true,
+            track_fills: false,
         }
     }
 
@@ -130,7 +150,8 @@ impl MetaStore {
     /// started: nothing is cached yet).
     pub fn track_multiset(&mut self) {
         self.mset = Some(crate::crypto::MsetHasher::derive(self.chip.seed));
-        self.chip.mset = Some(Default::default());
+        // A chip state loaded from a saved machine keeps its registers.
+        self.chip.mset.get_or_insert_with(Default::default);
     }
 
     /// A line entered a cache or a cached line took a new value.
@@ -263,16 +284,25 @@ impl MetaStore {
             let cache = self.caches.for_addr(layout, addr);
             let old = cache.peek(addr);
             let left = cache.put_any(addr, bytes, dirty);
+            let way = if old.is_none() && self.track_fills { cache.way_of(addr) } else { None };
             if let Some((old, _)) = old {
                 self.log_write(addr, &old);
             }
             if let Some((v, b, was_dirty)) = left {
-                self.log_write(v, &b);
+                if self.mset_log_evictions {
+                    self.log_write(v, &b);
+                }
                 if was_dirty {
                     self.victims.push_back((v, b));
                 }
             }
             self.log_read(addr, &bytes);
+            if let Some(w) = way {
+                let mut entry = [0u8; 64];
+                // Address + 1: an all-zero entry is an empty way.
+                entry[..8].copy_from_slice(&(addr + 1).to_le_bytes());
+                self.nvm.write(&self.layout, self.layout.recovery_addr(w as u64), entry);
+            }
             return;
         }
         if let Some(v) = self.caches.for_addr(layout, addr).put(addr, bytes, dirty) {

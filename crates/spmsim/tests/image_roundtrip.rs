@@ -142,12 +142,12 @@ fn crash_images_of_every_preset_verify() {
         // reuses one-time pads, which no image shows: the crash oracle's
         // pad check and the attack harness fail it.
         let pads_only = image::reuses_pads_only(&cfg);
-        if image::gap_needs_rewrites(&cfg) {
+        if image::gap_needs_trigger(&cfg) {
             // Osiris without a stop-loss loses a counter only once a block
-            // is rewritten more often than the trials search; 60 random
-            // writes rarely rewrite one, so the image verifies (the
-            // scheme's own tests and the crash oracle's hash run fail it).
-            assert!(r.ok, "{preset}: {:?}", &r.failures[..r.failures.len().min(3)]);
+            // is rewritten more often than the trials search: 60 random
+            // writes may not, so the image verifies, or its recovery fails
+            // first (the scheme's tests and the crash oracle fail it).
+            assert!(r.ok || r.failures[0].check == "recovery", "{preset}: {:?}", &r.failures[..r.failures.len().min(3)]);
         } else if cfg.expect_crash_violations && cfg.persistence.tep.pair_order && !pads_only {
             // A control's crash leaves a real gap; verify must not hide it.
             // (A control that drops TEP's pair order, tep-unordered and

@@ -283,6 +283,9 @@ impl SimConfig {
             // 0: no stop-loss (the control); at most the 7-bit minor's range.
             in_range("scheme.stop_loss", o.stop_loss as u64, 0, crate::counter::MINOR_MAX as u64)?;
         }
+        if let crate::scheme::SchemeKind::Mset(m) = &self.scheme {
+            in_range("scheme.stop_loss", m.stop_loss as u64, 0, crate::counter::MINOR_MAX as u64)?;
+        }
         // The scheme says which mechanism it needs; the sections must give it.
         self.scheme.check(self).map_err(|m| ("scheme.type".to_string(), m))?;
         Ok(())

@@ -26,6 +26,7 @@ mod bbb;
 pub mod bitmap_lines;
 mod eadr;
 mod level_write_through;
+mod mset;
 mod osiris;
 mod plp;
 mod secon;
@@ -42,6 +43,7 @@ pub use anubis_sit::AnubisSit;
 pub use bbb::{Bbb, BbbGap};
 pub use eadr::Eadr;
 pub use level_write_through::LevelWriteThrough;
+pub use mset::Mset;
 pub use osiris::Osiris;
 pub use plp::Plp;
 pub use secon::{CounterTrack, Secon, SeconRecovery, TrackStats, TrackUnit, SECON_MAX_TRACK_UNITS, SECON_TRACK_UNITS};
@@ -414,6 +416,15 @@ pub trait Scheme {
         }
     }
 
+    /// Whether the tree is updated lazily: a change stops at its cached
+    /// line, and a dirty line hashes into its parent only when it is
+    /// written back (the multiset-hash scheme, Kubo et al. 4.3). A flush
+    /// then writes lines back lowest level first, through
+    /// [`Self::on_metadata_evict`]. Default: eager updates.
+    fn lazy_tree(&self) -> bool {
+        false
+    }
+
     /// Whether the memory controller must know the undo-log regions
     /// (Secon's counter-log colocation tells log writes by address).
     fn uses_log_regions(&self) -> bool {
@@ -566,6 +577,9 @@ pub enum SchemeKind {
     TriadNoPersist(TriadNoPersist),
     /// Osiris: lazy counters with a stop-loss, recovered by MAC trials.
     Osiris(Osiris),
+    /// The multiset-hash scheme: Read/Write Hash registers over a
+    /// write-back metadata cache (Kubo et al.).
+    Mset(Mset),
     /// Test-only: a write-back tree with nothing to recover it.
     ToyLazyTree(ToyLazyTree),
 }
@@ -596,6 +610,7 @@ impl SchemeKind {
             SchemeKind::Triad(s) => s,
             SchemeKind::TriadNoPersist(s) => s,
             SchemeKind::Osiris(s) => s,
+            SchemeKind::Mset(s) => s,
             SchemeKind::ToyLazyTree(s) => s,
         }
     }

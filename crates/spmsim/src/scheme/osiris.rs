@@ -128,6 +128,24 @@ impl Scheme for Osiris {
     }
 }
 
+/// Osiris's trials for one data block in NVM: the first minor from
+/// `from` (at most `trials` of them, within the minor's range) under which
+/// the block's ciphertext matches its stored MAC. Every read and MAC is
+/// counted.
+pub(super) fn trial_minor(st: &mut MetaStore, block: u64, major: u64, from: u64, trials: u64) -> Option<u64> {
+    let layout = &st.layout;
+    st.nvm.reads.data += 1;
+    let ct = st.nvm.image.get(block).copied().unwrap_or([0; 64]);
+    let (line, mslot) = layout.mac_line_of(block);
+    st.nvm.reads.mac += 1;
+    let stored = st.nvm.image.get(line).map_or(0, |l| u64::from_le_bytes(l[mslot * 8..mslot * 8 + 8].try_into().unwrap()));
+    let spare = (stored >> MAC_BITS) as u16;
+    (0..trials).map(|k| from + k).take_while(|&m| m <= crate::counter::MINOR_MAX as u64).find(|&m| {
+        // (0, 0) is "never written": no MAC vouches for it.
+        (major, m) != (0, 0) && st.crypto.data_mac(&ct, block, major, m, spare) == stored & MAC_MASK
+    })
+}
+
 /// Osiris's trials over every data block NVM holds: each counter block
 /// with the minors that make its blocks' MACs match, for those that
 /// differ from NVM's. None (and the report's `scheme_failure`) when a
@@ -151,18 +169,8 @@ fn recover_counters(st: &mut MetaStore, trials: u64, rep: &mut RecoveryReport) -
             }
         };
         let ctr = SplitCounterBlock::decode(&base);
-        st.nvm.reads.data += 1;
-        let ct = *st.nvm.image.get(block).expect("listed");
-        let (line, mslot) = layout.mac_line_of(block);
-        st.nvm.reads.mac += 1;
-        let stored = st.nvm.image.get(line).map_or(0, |l| u64::from_le_bytes(l[mslot * 8..mslot * 8 + 8].try_into().unwrap()));
-        let spare = (stored >> MAC_BITS) as u16;
         let from = ctr.minors[slot] as u64;
-        let found = (0..trials).map(|k| from + k).take_while(|&m| m <= crate::counter::MINOR_MAX as u64).find(|&m| {
-            // (0, 0) is "never written": no MAC vouches for it.
-            (ctr.major, m) != (0, 0) && st.crypto.data_mac(&ct, block, ctr.major, m, spare) == stored & MAC_MASK
-        });
-        match found {
+        match trial_minor(st, block, ctr.major, from, trials) {
             Some(m) if m == from => {}
             Some(m) => {
                 let mut b = base;

@@ -215,6 +215,29 @@ impl BonsaiMerkleTree {
     /// write-back changes another node.
     pub fn flush_all(&self, tree: &IntegrityTree, st: &mut MetaStore) -> Result<u64, CheckFailure> {
         tree.process_victims(st)?;
+        let scheme = st.scheme;
+        if scheme.plugin().lazy_tree() {
+            // A lazy tree's write-back dirties the parent: lowest level
+            // first, until nothing is dirty.
+            let mut n = 0;
+            loop {
+                let mut dirty = st.caches.dirty_lines();
+                if dirty.is_empty() {
+                    return Ok(n);
+                }
+                let level = |layout: &crate::layout::Layout, a: u64| layout.meta_pos(a).map_or(0, |(l, _)| l);
+                dirty.sort_by_key(|(a, _)| (level(&st.layout, *a), *a));
+                let lowest = level(&st.layout, dirty[0].0);
+                let batch: Vec<u64> = dirty.iter().map(|(a, _)| *a).filter(|&a| level(&st.layout, a) == lowest).collect();
+                for a in batch {
+                    let layout = &st.layout;
+                    let Some(b) = st.caches.for_addr(layout, a).take_dirty(a) else { continue };
+                    scheme.plugin().on_metadata_evict(tree, st, a, b)?;
+                    tree.process_victims(st)?;
+                    n += 1;
+                }
+            }
+        }
         let dirty = st.caches.dirty_lines();
         for (a, _) in &dirty {
             st.write_line_through(*a);
