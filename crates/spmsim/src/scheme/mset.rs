@@ -70,10 +70,7 @@ impl Default for Mset {
 }
 
 fn bmt(tree: &IntegrityTree) -> &crate::tree::BonsaiMerkleTree {
-    match tree {
-        IntegrityTree::Bmt(t) => t,
-        IntegrityTree::Sit(_) => unreachable!("the multiset-hash scheme's check requires a BMT"),
-    }
+    tree.as_bmt().expect("the multiset-hash scheme's check requires a BMT")
 }
 
 impl Mset {
@@ -193,6 +190,10 @@ impl Scheme for Mset {
         // 2. Recompute each listed line, lowest level first: counters by
         // Osiris (ADR), nodes from their children as NVM holds them.
         let per = layout.blocks_per_counter_block();
+        let trials = match self.stop_loss {
+            0 => 1,
+            n => n as u64,
+        };
         let mut recomputed: Vec<(u64, [u8; 64])> = Vec::new();
         let mut unrecovered = 0u64;
         for (&(level, index), &addr) in &listed {
@@ -206,10 +207,6 @@ impl Scheme for Mset {
                         if st.nvm.image.get(block).is_none() {
                             continue;
                         }
-                        let trials = match self.stop_loss {
-                            0 => 1,
-                            n => n as u64,
-                        };
                         match trial_minor(st, block, ctr.major, ctr.minors[slot as usize] as u64, trials) {
                             Some(m) => SplitCounterBlock::set_minor(&mut b, slot as usize, m as u8),
                             None => unrecovered += 1,

@@ -115,8 +115,7 @@ impl Scheme for Osiris {
         let tree = sys.mc.tree.clone();
         let st = &mut sys.mc.st;
         let Some(overlay) = recover_counters(st, self.trials(), rep) else { return };
-        let IntegrityTree::Bmt(bmt) = &tree else { return };
-        let Some(out) = bmt.rebuild_over(st, &overlay) else { return };
+        let Some(out) = tree.as_bmt().and_then(|bmt| bmt.rebuild_over(st, &overlay)) else { return };
         rep.tree_rebuilt = out.mismatched_roots.is_empty();
         rep.rebuild = Some(out);
         if rep.tree_rebuilt {

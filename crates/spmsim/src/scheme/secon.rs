@@ -185,10 +185,7 @@ impl CounterTrack {
 
 /// The BMT under a Secon scheme (`check` refuses any other tree).
 fn bmt(tree: &IntegrityTree) -> &BonsaiMerkleTree {
-    match tree {
-        IntegrityTree::Bmt(t) => t,
-        IntegrityTree::Sit(_) => unreachable!("Secon's check requires a BMT"),
-    }
+    tree.as_bmt().expect("Secon's check requires a BMT")
 }
 
 /// The minors of `new` one ahead of `old`, as a mask; None when the major

@@ -451,9 +451,13 @@ impl TimingSim {
         }
         // The data's own write takes its slot now, the metadata's once
         // the controller has made them.
-        let (own, metadata): (Vec<u64>, Vec<u64>) = rec.writes.iter().partition(|&&w| w == block);
-        let slot = own.iter().fold(t, |s, &w| s.max(self.pcm.write_when_ready(t, ready, w)));
-        PersistPath::queue_writes(&mut self.pcm, ready, &metadata);
+        let mut slot = t;
+        for &w in rec.writes.iter().filter(|&&w| w == block) {
+            slot = slot.max(self.pcm.write_when_ready(t, ready, w));
+        }
+        for &w in rec.writes.iter().filter(|&&w| w != block) {
+            self.pcm.write(ready, w);
+        }
         self.rec = Some(rec);
         Ok(slot)
     }

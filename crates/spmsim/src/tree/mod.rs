@@ -134,6 +134,15 @@ impl IntegrityTree {
     }
     /// Hand every dirty victim to the scheme's eviction hook until the
     /// buffer is empty.
+    /// The Bonsai Merkle tree, if this is one (the schemes that require it
+    /// check `tree.type` when the configuration loads).
+    pub fn as_bmt(&self) -> Option<&BonsaiMerkleTree> {
+        match self {
+            IntegrityTree::Bmt(t) => Some(t),
+            IntegrityTree::Sit(_) => None,
+        }
+    }
+
     pub fn process_victims(&self, st: &mut MetaStore) -> Result<(), CheckFailure> {
         while let Some((a, b)) = st.victims.pop_front() {
             let scheme = st.scheme;
