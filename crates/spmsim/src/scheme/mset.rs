@@ -28,7 +28,7 @@
 //! ECC bits), so the cache holds counters and tree nodes; a tracking entry
 //! takes one line per way (AGIT packs them; the write count is the same).
 
-use super::osiris::trial_minor;
+use super::osiris::{stop_loss_due, trial_minor};
 use super::{MetadataPolicy, Scheme, SchemeWork};
 use crate::config::{MacPlacement, MetadataCacheOrganization, SimConfig, TreeConfig, WritePolicy};
 use crate::counter::{bmt_set_slot, SplitCounterBlock};
@@ -142,21 +142,16 @@ impl Scheme for Mset {
 
     fn on_counter_update(&self, tree: &IntegrityTree, st: &mut MetaStore, index: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
         let addr = st.layout.meta_addr(0, index);
-        let old = st.peek_line(addr);
         st.install(addr, bytes, true);
         st.metadata_dirtied(tree, addr)?;
-        // Osiris's stop-loss (ADR): the block goes to NVM, hashed into its
-        // parent like any write-back, once a minor reaches a multiple of N.
+        // Osiris's stop-loss (ADR), Osiris's own rule: the block goes to
+        // NVM, hashed into its parent like any write-back, once a minor
+        // crossed a multiple of N since NVM's copy.
         let n = self.stop_loss as u64;
         if self.eadr || n == 0 {
             return Ok(());
         }
-        let now = SplitCounterBlock::decode(&bytes);
-        let due = match old.map(|b| SplitCounterBlock::decode(&b)) {
-            Some(o) if o.major == now.major => o.minors.iter().zip(&now.minors).any(|(&a, &b)| b != a && (b as u64).is_multiple_of(n)),
-            _ => true,
-        };
-        if due {
+        if stop_loss_due(st, addr, &bytes, n) {
             let layout = &st.layout;
             if let Some(b) = st.caches.for_addr(layout, addr).take_dirty(addr) {
                 self.write_back(tree, st, addr, b)?;

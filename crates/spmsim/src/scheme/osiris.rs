@@ -94,15 +94,7 @@ impl Scheme for Osiris {
             return Ok(());
         }
         let addr = st.layout.meta_addr(0, index);
-        let nvm = st.nvm.peek(addr).map(|b| SplitCounterBlock::decode(&b));
-        let now = SplitCounterBlock::decode(&bytes);
-        let due = match nvm {
-            Some(old) if old.major == now.major => {
-                old.minors.iter().zip(&now.minors).any(|(&o, &m)| m != o && (m as u64 / n) > (o as u64 / n))
-            }
-            _ => now.major > 0 || now.minors.iter().any(|&m| m as u64 >= n),
-        };
-        if due {
+        if stop_loss_due(st, addr, &bytes, n) {
             st.write_line_through(addr);
         }
         Ok(())
@@ -124,6 +116,20 @@ impl Scheme for Osiris {
                 st.nvm.write(&layout, layout.meta_addr(0, c), b);
             }
         }
+    }
+}
+
+/// Osiris's stop-loss rule (4.2), shared by every scheme that recovers
+/// counters by trials: the counter block at `addr`, now `bytes`, must go to
+/// NVM when one of its minors crossed a multiple of `n` since the copy NVM
+/// holds, or its major moved on (a page re-encryption). NVM then never
+/// lags a minor by `n` or more, the trials' reach.
+pub(super) fn stop_loss_due(st: &MetaStore, addr: u64, bytes: &[u8; 64], n: u64) -> bool {
+    let nvm = st.nvm.peek(addr).map(|b| SplitCounterBlock::decode(&b));
+    let now = SplitCounterBlock::decode(bytes);
+    match nvm {
+        Some(old) if old.major == now.major => old.minors.iter().zip(&now.minors).any(|(&o, &m)| m != o && (m as u64 / n) > (o as u64 / n)),
+        _ => now.major > 0 || now.minors.iter().any(|&m| m as u64 >= n),
     }
 }
 
