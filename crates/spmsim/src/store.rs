@@ -164,6 +164,7 @@ impl MetaStore {
     fn log_read(&mut self, addr: u64, bytes: &[u8; 64]) {
         if let (Some(h), Some(r)) = (&self.mset, &mut self.chip.mset) {
             h.add(&mut r.read, addr, bytes);
+            self.crypto.work.read_hash_adds += 1;
         }
     }
 
@@ -171,6 +172,7 @@ impl MetaStore {
     pub fn log_write(&mut self, addr: u64, bytes: &[u8; 64]) {
         if let (Some(h), Some(r)) = (&self.mset, &mut self.chip.mset) {
             h.add(&mut r.write, addr, bytes);
+            self.crypto.work.write_hash_adds += 1;
         }
     }
 

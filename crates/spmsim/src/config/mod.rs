@@ -123,6 +123,10 @@ pub struct SecurityConfig {
     /// only). Unset: `mac_latency_cycles`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tree_hash_latency_cycles: Option<u32>,
+    /// One multiset-hash increment of the multiset-hash scheme's Read Hash
+    /// or Write Hash register (Kubo et al. Table 1: 160 cycles). Unset: 160.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multiset_hash_latency_cycles: Option<u32>,
     /// One-time-pad (AES) latency. Table I of SecPB gives none; 40 cycles is
     /// the MAC figure, used for AES too.
     pub aes_latency_cycles: u32,
@@ -180,6 +184,7 @@ impl Default for SecurityConfig {
             crypto: CryptoMode::Real,
             mac_latency_cycles: 40,
             tree_hash_latency_cycles: None,
+            multiset_hash_latency_cycles: None,
             aes_latency_cycles: 40,
             metadata_cache_latency_cycles: 2,
             mc_bmt_pipelined: true,

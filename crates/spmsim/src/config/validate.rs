@@ -131,6 +131,9 @@ impl SimConfig {
         ] {
             in_range(k, v as u64, 0, MAX_LATENCY_CYCLES as u64)?;
         }
+        if let Some(h) = s.multiset_hash_latency_cycles {
+            in_range("security.multiset_hash_latency_cycles", h as u64, 0, MAX_LATENCY_CYCLES as u64)?;
+        }
         if let Some(h) = s.tree_hash_latency_cycles {
             in_range("security.tree_hash_latency_cycles", h as u64, 0, MAX_LATENCY_CYCLES as u64)?;
         }

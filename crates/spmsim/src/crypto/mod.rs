@@ -34,6 +34,16 @@ pub struct CryptoWork {
     pub macs: u64,
     /// Integrity-tree node hashes / node MACs computed.
     pub tree_hashes: u64,
+    /// Elements added to the multiset-hash scheme's Read Hash and Write
+    /// Hash registers (Kubo et al. 4.2: one multiset-hash increment each).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub read_hash_adds: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub write_hash_adds: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl CryptoWork {
@@ -41,12 +51,16 @@ impl CryptoWork {
         self.aes_blocks += other.aes_blocks;
         self.macs += other.macs;
         self.tree_hashes += other.tree_hashes;
+        self.read_hash_adds += other.read_hash_adds;
+        self.write_hash_adds += other.write_hash_adds;
     }
     pub fn since(&self, before: &CryptoWork) -> CryptoWork {
         CryptoWork {
             aes_blocks: self.aes_blocks - before.aes_blocks,
             macs: self.macs - before.macs,
             tree_hashes: self.tree_hashes - before.tree_hashes,
+            read_hash_adds: self.read_hash_adds - before.read_hash_adds,
+            write_hash_adds: self.write_hash_adds - before.write_hash_adds,
         }
     }
 }

@@ -188,10 +188,16 @@ impl IncrementalReads {
         };
         let roots_changed = last_chip.roots != chip.roots;
         // A scheme's recovery state (STAR's bitmap lines, its cache-tree
-        // root) is read by its recovery alone, which has run: reads do not
-        // see it.
-        let rest_changed =
-            ChipState { roots: chip.roots.clone(), bitmap: chip.bitmap.clone(), recovery_root: chip.recovery_root, ..last_chip } != chip;
+        // root, the multiset-hash scheme's Read and Write Hash) is read by
+        // its recovery alone, which has run: reads do not see it. What
+        // that recovery put on chip is met as on-chip lines.
+        let rest_changed = ChipState {
+            roots: chip.roots.clone(),
+            bitmap: chip.bitmap.clone(),
+            recovery_root: chip.recovery_root,
+            mset: chip.mset,
+            ..last_chip
+        } != chip;
         if rest_changed {
             self.views.clear();
             self.edges.clear();

@@ -53,6 +53,8 @@ pub struct Latencies {
     pub hash: u64,
     /// Cycles between the starts of two pipelined BMT updates.
     pub hash_interval: u64,
+    /// One increment of a multiset-hash register.
+    pub mset_hash: u64,
     pub aes: u64,
     pub pb_access: u64,
 }
@@ -195,6 +197,7 @@ impl TimingSim {
             mac: cfg.security.mac_latency_cycles as u64,
             hash: cfg.security.tree_hash_latency_cycles.unwrap_or(cfg.security.mac_latency_cycles) as u64,
             hash_interval: cfg.security.hash_pipeline_interval_cycles as u64,
+            mset_hash: cfg.security.multiset_hash_latency_cycles.unwrap_or(160) as u64,
             aes: cfg.security.aes_latency_cycles as u64,
             pb_access: match &cfg.persistence.point {
                 PersistPoint::PersistBuffer { access_latency_cycles, .. } => *access_latency_cycles as u64,
