@@ -27,6 +27,7 @@ pub mod bitmap_lines;
 mod eadr;
 mod level_write_through;
 mod mset;
+mod mset_attacks;
 mod osiris;
 mod plp;
 mod secon;

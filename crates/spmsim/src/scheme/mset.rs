@@ -133,6 +133,21 @@ impl Scheme for Mset {
         true
     }
 
+    fn recovery_attack_names(&self) -> &'static [&'static str] {
+        super::mset_attacks::NAMES
+    }
+
+    /// A dirty counter block in the cache: recovery then recomputes it by
+    /// Osiris's trials, and its parent from NVM.
+    fn recovery_state_pending(&self, sys: &System) -> bool {
+        let layout = &sys.mc.st.layout;
+        sys.mc.st.caches.dirty_lines().iter().any(|(a, _)| matches!(layout.meta_pos(*a), Some((0, _))))
+    }
+
+    fn recovery_attacks(&self, crashed: &System, earlier: &crate::nvm::NvmImage) -> Vec<super::RecoveryAttack> {
+        super::mset_attacks::attacks(crashed, earlier)
+    }
+
     fn own_state(&self) -> Vec<super::OwnState> {
         vec![super::OwnState::OnChip {
             name: "multiset-registers-tamper",
