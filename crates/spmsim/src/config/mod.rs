@@ -341,8 +341,11 @@ impl Default for OooConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CacheLevel {
+    /// 0 for an L2 or L3 the machine does not have: every access passes it
+    /// (`latency_cycles` is then the time a miss takes to get past it).
     pub capacity_bytes: u64,
     pub ways: u32,
+    /// Load-to-use latency of a hit at this level, from the core.
     pub latency_cycles: u32,
 }
 

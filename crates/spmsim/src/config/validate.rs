@@ -198,6 +198,12 @@ impl SimConfig {
         }
         in_range("core.ooo.ras_entries", o.ras_entries as u64, 1, 1024)?;
         for (k, l) in [("caches.l1d", &self.caches.l1d), ("caches.l2", &self.caches.l2), ("caches.l3", &self.caches.l3)] {
+            // An L2 or L3 of no capacity is absent (L1-only machines).
+            if k != "caches.l1d" && l.capacity_bytes == 0 {
+                in_range(&format!("{k}.ways"), l.ways as u64, 1, MAX_WAYS as u64)?;
+                in_range(&format!("{k}.latency_cycles"), l.latency_cycles as u64, 0, MAX_LATENCY_CYCLES as u64)?;
+                continue;
+            }
             check_geometry(k, l.capacity_bytes, l.ways, MAX_TAG_CACHE_BYTES)?;
             in_range(&format!("{k}.latency_cycles"), l.latency_cycles as u64, 0, MAX_LATENCY_CYCLES as u64)?;
         }

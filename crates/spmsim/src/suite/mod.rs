@@ -54,11 +54,16 @@ pub fn trace_path(name: &str) -> Result<PathBuf, String> {
     if p.is_file() {
         Ok(p)
     } else {
-        // The memory-intensive suite's programs are recorded from their
-        // own file.
-        let own = programs::default_path().with_file_name("memory-intensive.toml");
-        let defined_there = Suite::load(&own).is_ok_and(|s| s.programs.iter().any(|q| q.name == name));
-        let record = if defined_there { format!("spmsim suite record --programs {}", own.display()) } else { "spmsim suite record".into() };
+        // The stand-in suites' programs are recorded from their own files.
+        let main = programs::default_path();
+        let own = ["memory-intensive.toml", "spec2017-stand-ins.toml"]
+            .into_iter()
+            .map(|f| main.with_file_name(f))
+            .find(|f| Suite::load(f).is_ok_and(|s| s.programs.iter().any(|q| q.name == name)));
+        let record = match own {
+            Some(f) => format!("spmsim suite record --programs {} --only {name}", f.display()),
+            None => "spmsim suite record".into(),
+        };
         Err(format!("suite program `{name}` has no trace at {}; run `{record}` first", p.display()))
     }
 }

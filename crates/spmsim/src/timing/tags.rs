@@ -9,8 +9,11 @@
 use crate::set_assoc::{Access, CacheStats, SetAssoc, SetIndex};
 
 /// A data cache level: block addresses pick their set by their low bits.
+/// A level of no capacity is absent (a machine with L1 caches only, as
+/// the multiset-hash paper's Table 1): every lookup misses and nothing is
+/// held or counted.
 #[derive(Clone, Debug)]
-pub struct TagCache(SetAssoc<bool>);
+pub struct TagCache(Option<SetAssoc<bool>>);
 
 /// What a lookup found: a hit, or a miss that filled the block, with the
 /// dirty block it evicted to make room, if any.
@@ -22,15 +25,19 @@ pub enum Lookup {
 
 impl TagCache {
     pub fn new(capacity_bytes: u64, ways: u32) -> Self {
+        if capacity_bytes == 0 {
+            return TagCache(None);
+        }
         let lines = (capacity_bytes / 64).max(1);
         let ways = (ways as u64).clamp(1, lines);
-        TagCache(SetAssoc::with_geometry(lines / ways, ways as usize, SetIndex::LowBits))
+        TagCache(Some(SetAssoc::with_geometry(lines / ways, ways as usize, SetIndex::LowBits)))
     }
 
     /// Look up a block and fill it (clean) on a miss.
     #[inline]
     pub fn lookup(&mut self, block: u64) -> Lookup {
-        match self.0.access(block, false) {
+        let Some(c) = &mut self.0 else { return Lookup::Miss { dirty_victim: None } };
+        match c.access(block, false) {
             Access::Hit => Lookup::Hit,
             Access::Miss { evicted } => Lookup::Miss { dirty_victim: evicted.and_then(|(b, dirty)| dirty.then_some(b)) },
         }
@@ -46,7 +53,7 @@ impl TagCache {
     /// false if the block is not here.
     #[inline]
     pub fn mark_dirty(&mut self, block: u64) -> bool {
-        match self.0.payload_mut(block) {
+        match self.0.as_mut().and_then(|c| c.payload_mut(block)) {
             Some(d) => {
                 *d = true;
                 true
@@ -58,17 +65,27 @@ impl TagCache {
     /// Drop `block` if present (another core wrote it), uncounted.
     #[inline]
     pub fn invalidate(&mut self, block: u64) {
-        self.0.remove_key(block);
+        if let Some(c) = &mut self.0 {
+            c.remove_key(block);
+        }
     }
 
     /// Hits and misses so far (no write-backs: tags only).
     pub fn stats(&self) -> CacheStats {
-        self.0.stats
+        self.0.as_ref().map(|c| c.stats).unwrap_or_default()
     }
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_absent_level_misses_and_holds_nothing() {
+        let mut c = super::TagCache::new(0, 8);
+        assert!(!c.access(1) && !c.access(1));
+        assert!(!c.mark_dirty(1));
+        assert_eq!((c.stats().hits, c.stats().misses), (0, 0));
+    }
+
     #[test]
     fn lru_within_a_set() {
         let mut c = super::TagCache::new(128, 2); // one set of two ways
