@@ -111,11 +111,16 @@ pub struct Results {
     pub runs: Vec<RunRecord>,
 }
 
+/// One run of the grid: scheme, preset, label, suite program, the
+/// metadata cache's size (Fig. 9's sweep) and whether PCM writes are
+/// bank-serial (the sensitivity runs).
+type Spec<'a> = (&'a str, &'a str, &'a str, &'a str, Option<u64>, bool);
+
 /// Run the grid in parallel; `progress(done, total, what)` after each run.
 pub fn run<F: Fn(usize, usize, &str) + Sync>(instructions: u64, seed: u64, quick: bool, progress: F) -> Result<Results, String> {
     let reference = Reference::load_named("mset")?;
     let sizes: &[u64] = if quick { &QUICK_CACHE_BYTES } else { &CACHE_BYTES };
-    let mut specs: Vec<(&str, &str, &str, &str, Option<u64>, bool)> = Vec::new();
+    let mut specs: Vec<Spec> = Vec::new();
     for serial in [false, true] {
         specs.extend(WORKLOADS.iter().flat_map(|&(l, _, w)| SCHEMES.iter().map(move |&(s, p)| (s, p, l, w, None, serial))));
     }
