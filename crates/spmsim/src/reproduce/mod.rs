@@ -58,6 +58,24 @@ pub fn report_head(paper: &str, source: &str, method: &str) -> String {
     format!("# {paper} reproduction\n\nPaper: {source}.\n\n{method}\n\n")
 }
 
+/// A report's list of what the paper has and these runs leave out, each
+/// with why, under `heading`.
+pub fn not_run_section(heading: &str, items: &[(String, String)]) -> String {
+    use std::fmt::Write as _;
+    let mut s = format!("\n## {heading}\n\n");
+    for (w, why) in items {
+        let _ = writeln!(s, "- {w}: {why}.");
+    }
+    s
+}
+
+/// Write a reproduction's results.json (`results`), runs.csv and
+/// report.md into `dir`: all of them or none.
+pub fn write_results<T: Serialize>(results: &T, csv: String, report: String, dir: &std::path::Path) -> Result<(), String> {
+    let json = serde_json::to_string_pretty(results).map_err(|e| e.to_string())?;
+    write_files(dir, &[("results.json".into(), json), ("runs.csv".into(), csv), ("report.md".into(), report)])
+}
+
 /// A report's "causes of the gaps" section, then its figures' cells.
 pub fn causes_and_figures(causes: &[String], between: &str, figures: &[secon::Figure]) -> String {
     use std::fmt::Write as _;

@@ -437,16 +437,12 @@ pub fn report(r: &Results) -> String {
     );
     let mut s = super::report_head("Triad-NVM", &r.source, method.trim_end());
     s.push_str(&ClaimResult::markdown(&r.claims, "configs/reference/triad.toml"));
-    let mut not_run = String::from("\n## The paper's workloads not run\n\n");
-    for (w, why) in &r.not_run {
-        let _ = writeln!(not_run, "- {w}: {why}.");
-    }
+    let not_run = super::not_run_section("The paper's workloads not run", &r.not_run);
     s.push_str(&super::causes_and_figures(&r.causes, &not_run, &r.figures));
     s
 }
 
 /// Write results.json, runs.csv and report.md: all of them or none.
 pub fn write(r: &Results, dir: &Path) -> Result<(), String> {
-    let json = serde_json::to_string_pretty(r).map_err(|e| e.to_string())?;
-    super::write_files(dir, &[("results.json".into(), json), ("runs.csv".into(), runs_csv(&r.runs)), ("report.md".into(), report(r))])
+    super::write_results(r, runs_csv(&r.runs), report(r), dir)
 }
