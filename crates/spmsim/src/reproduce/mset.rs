@@ -383,7 +383,7 @@ fn causes(runs: &[RunRecord], labels: &[&str]) -> Vec<String> {
         r.stores as f64 * 100.0 / r.instructions.max(1) as f64
     };
     v.push(format!(
-        "Table 2: the stand-ins are other programs than SPEC's, measured over the window run (stores counted once per 64 B block they touch, so a store that spans two blocks counts twice). hoichess stores {:.1} % against deepsjeng's 46.65 %, a share no window of hoichess's search comes near (a window in deepsjeng's clearing of its hash table might; we cannot measure deepsjeng); x264 ({:.1} %, built without assembly as SPEC builds it) and Xalan-C++ ({:.1} %) store more than their SPEC counterparts; our mcf's share depends on its phase ({:.1} % in this window).",
+        "Table 2: the stand-ins are other programs than SPEC's, measured over the window run (stores counted once per 64 B block they touch, so a store that spans two blocks counts twice). hoichess stores {:.1} % in our window against deepsjeng's 46.65 % (a window in deepsjeng's clearing of its hash table might explain the paper's share; deepsjeng itself cannot be measured here); x264 ({:.1} %, built without assembly as SPEC builds it) and Xalan-C++ ({:.1} %) store more than their SPEC counterparts; our mcf's share depends on its phase ({:.1} % in this window).",
         share(WORKLOADS[0].0),
         share(WORKLOADS[6].0),
         share(WORKLOADS[7].0),
