@@ -49,6 +49,27 @@ pub struct ChipState {
     /// (address, line) pairs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mset: Option<MsetRegisters>,
+    /// ASSURE's hot tree (Rakshit and Mohanram, DAC 2017; one hot tree of
+    /// its dynamic multi-root trees): a BMT node detached from its parent,
+    /// its hash in an on-chip non-volatile register of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hot_tree: Option<HotTree>,
+}
+
+/// A detached subtree's root: the node (level, index) and the hash its
+/// register holds. Updates under it stop at it; its parent's entry for it
+/// is left as it was when it was detached.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HotTree {
+    pub level: u32,
+    pub index: u64,
+    pub hash: u64,
+}
+
+impl HotTree {
+    pub fn is(&self, level: u32, index: u64) -> bool {
+        (self.level, self.index) == (level, index)
+    }
 }
 
 /// Read Hash: every line that entered the metadata cache or a new value a
@@ -77,6 +98,7 @@ impl ChipState {
             recovery_root: None,
             boots: 0,
             mset: None,
+            hot_tree: None,
         }
     }
 

@@ -422,6 +422,7 @@ impl MemoryController {
     pub fn drop_volatile(&mut self) {
         self.st.caches.clear();
         self.st.victims.clear();
+        self.st.epoch_counts.clear();
     }
 }
 

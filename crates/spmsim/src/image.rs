@@ -352,7 +352,13 @@ pub fn verify(mc: &mut MemoryController) -> VerifyReport {
             .map(|(i, _)| i)
             .collect();
         frontier.sort_unstable();
+        // A detached hot tree (ASSURE) is a root of its own: its parent's
+        // entry for it may be initial, so its walk starts at its register.
+        let hot = mc.chip().hot_tree;
         for level in (0..=top).rev() {
+            if let Some(h) = hot.filter(|h| h.level == level && !frontier.contains(&h.index)) {
+                frontier.push(h.index);
+            }
             let mut next = Vec::new();
             for index in frontier {
                 let a = layout.meta_addr(level, index);

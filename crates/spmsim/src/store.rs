@@ -109,6 +109,9 @@ pub struct MetaStore {
     /// a way of the metadata cache writes its address to that way's entry
     /// of the recovery area, so a recovery knows what the cache held.
     pub track_fills: bool,
+    /// ASSURE's writes per node of its hot tree's level in the current
+    /// epoch: the controller's volatile bookkeeping.
+    pub epoch_counts: std::collections::BTreeMap<u64, u64>,
 }
 
 impl MetaStore {
@@ -142,6 +145,7 @@ impl MetaStore {
             mset: None,
             mset_log_evictions: true,
             track_fills: false,
+            epoch_counts: Default::default(),
         }
     }
 

@@ -40,6 +40,7 @@ fn every_attack_is_detected_on_every_secure_preset() {
                 (spmsim::scheme::Front::MemoryController, "star") => vec!["star-adr-bitmap-tamper"],
                 (spmsim::scheme::Front::MemoryController, "triad") => vec!["persistent-registers-tamper"],
                 (spmsim::scheme::Front::MemoryController, "mset") => vec!["multiset-registers-tamper"],
+                (spmsim::scheme::Front::MemoryController, "assure") => vec!["hot-tree-register-tamper"],
                 (spmsim::scheme::Front::MemoryController, _) => vec![],
             };
             let expected: Vec<&str> = ["root-register-tamper", "metadata-cache-tamper"].into_iter().chain(own).collect();

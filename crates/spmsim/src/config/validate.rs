@@ -295,6 +295,11 @@ impl SimConfig {
         if let crate::scheme::SchemeKind::Mset(m) = &self.scheme {
             in_range("scheme.stop_loss", m.stop_loss as u64, 0, crate::counter::MINOR_MAX as u64)?;
         }
+        if let crate::scheme::SchemeKind::Assure(a) = &self.scheme {
+            // Below the top, within the tree's height; an epoch of at least one write.
+            in_range("scheme.below_top", a.below_top as u64, 0, 32)?;
+            in_range("scheme.epoch_writes", a.epoch_writes as u64, 1, 1 << 30)?;
+        }
         // The scheme says which mechanism it needs; the sections must give it.
         self.scheme.check(self).map_err(|m| ("scheme.type".to_string(), m))?;
         Ok(())

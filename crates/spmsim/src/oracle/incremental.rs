@@ -196,7 +196,8 @@ impl IncrementalReads {
             bitmap: chip.bitmap.clone(),
             recovery_root: chip.recovery_root,
             mset: chip.mset,
-            ..last_chip
+            hot_tree: chip.hot_tree,
+            ..last_chip.clone()
         } != chip;
         if rest_changed {
             self.views.clear();
@@ -229,6 +230,11 @@ impl IncrementalReads {
                     edges.extend((first..(first + layout.arity).min(below)).map(|c| layout.meta_addr(level - 1, c)));
                 }
             }
+        }
+        // A hot tree's register (ASSURE) is the root of its node's edge:
+        // when it moves, the edges of the nodes it named are checked again.
+        if last_chip.hot_tree != chip.hot_tree && sys.mc.secure {
+            edges.extend([last_chip.hot_tree, chip.hot_tree].into_iter().flatten().map(|t| layout.meta_addr(t.level, t.index)));
         }
         if roots_changed && sys.mc.secure {
             let top = layout.top_level();

@@ -22,6 +22,7 @@
 //! `configs/` (see `docs/architecture.md`).
 
 mod anubis_sit;
+mod assure;
 mod bbb;
 pub mod bitmap_lines;
 mod eadr;
@@ -41,6 +42,7 @@ mod write_back;
 mod write_through;
 
 pub use anubis_sit::AnubisSit;
+pub use assure::Assure;
 pub use bbb::{Bbb, BbbGap};
 pub use eadr::Eadr;
 pub use level_write_through::LevelWriteThrough;
@@ -581,6 +583,10 @@ pub enum SchemeKind {
     /// The multiset-hash scheme: Read/Write Hash registers over a
     /// write-back metadata cache (Kubo et al.).
     Mset(Mset),
+    /// ASSURE's multi-root tree with one hot tree (the multiset-hash
+    /// paper's configuration of it): write-through metadata, the hot
+    /// tree's root in a second register.
+    Assure(Assure),
     /// Test-only: a write-back tree with nothing to recover it.
     ToyLazyTree(ToyLazyTree),
 }
@@ -612,6 +618,7 @@ impl SchemeKind {
             SchemeKind::TriadNoPersist(s) => s,
             SchemeKind::Osiris(s) => s,
             SchemeKind::Mset(s) => s,
+            SchemeKind::Assure(s) => s,
             SchemeKind::ToyLazyTree(s) => s,
         }
     }
