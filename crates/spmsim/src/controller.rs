@@ -82,7 +82,7 @@ impl MemoryController {
             }
             TreeConfig::Sit { .. } => IntegrityTree::Sit(SgxIntegrityTree { lsbs_in_mac: cfg.scheme.plugin().sit_parent_lsbs_in_mac() }),
         };
-        let caches = MetaCaches::new(&cfg.metadata_cache.organization);
+        let caches = MetaCaches::new(&cfg.metadata_cache.organization).with_level_cache(cfg.scheme.plugin().level_cache(cfg));
         let mut st = MetaStore::new(layout, crypto, nvm, caches, chip, cfg.scheme);
         st.mac_in_data_line = cfg.security.mac_placement == crate::config::MacPlacement::DataLine;
         MemoryController { st, tree, secure: cfg.security.enabled, early_pending: Default::default() }

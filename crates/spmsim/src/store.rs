@@ -106,8 +106,9 @@ pub struct MetaStore {
     /// `mset-no-write-hash`, whose evictions skip it).
     pub mset_log_evictions: bool,
     /// Anubis tracking (AGIT, Zubair and Awad ISCA 2019): a line that fills
-    /// a way of the metadata cache writes its address to that way's entry
-    /// of the recovery area, so a recovery knows what the cache held.
+    /// a way of the metadata cache (with the multiset registers) or of the
+    /// level cache (without) writes its address to that way's entry of the
+    /// recovery area, so a recovery knows what the cache held.
     pub track_fills: bool,
     /// ASSURE's writes per node of its hot tree's level in the current
     /// epoch: the controller's volatile bookkeeping.
@@ -119,10 +120,15 @@ impl MetaStore {
     pub fn new(layout: Layout, crypto: CryptoEngine, nvm: Nvm, caches: MetaCaches, chip: ChipState, scheme: SchemeKind) -> Self {
         let mut st = Self::untracked(layout, crypto, nvm, caches, chip, scheme);
         // The multiset-hash scheme logs its cache from the start.
-        if let SchemeKind::Mset(m) = scheme {
-            st.track_multiset();
-            st.track_fills = true;
-            st.mset_log_evictions = m.write_hash;
+        match scheme {
+            SchemeKind::Mset(m) => {
+                st.track_multiset();
+                st.track_fills = true;
+                st.mset_log_evictions = m.write_hash;
+            }
+            // CacheTree lists its HNode cache's lines the same way.
+            SchemeKind::CacheTree(_) => st.track_fills = true,
+            _ => {}
         }
         st
     }
@@ -310,16 +316,44 @@ impl MetaStore {
             }
             self.log_read(addr, &bytes);
             if let Some(w) = way {
-                let mut entry = [0u8; 64];
-                // Address + 1: an all-zero entry is an empty way.
-                entry[..8].copy_from_slice(&(addr + 1).to_le_bytes());
-                self.nvm.write(&self.layout, self.layout.recovery_addr(w as u64), entry);
+                self.write_tracking_entry(w, Some(addr));
             }
             return;
         }
-        if let Some(v) = self.caches.for_addr(layout, addr).put(addr, bytes, dirty) {
+        let cache = self.caches.for_addr(layout, addr);
+        let fill = self.track_fills && !cache.contains(addr);
+        if let Some(v) = cache.put(addr, bytes, dirty) {
             self.victims.push_back(v);
         }
+        // Without the registers, only a level cache is tracked (CacheTree's
+        // HNode cache).
+        if let Some(w) = fill.then(|| self.caches.level_cache_way(&self.layout, addr)).flatten() {
+            self.write_tracking_entry(w, Some(addr));
+        }
+    }
+
+    /// Way `way`'s tracking entry in the recovery area now lists `addr`
+    /// (None: the way is empty). Address + 1: an all-zero entry is an
+    /// empty way.
+    pub fn write_tracking_entry(&mut self, way: usize, addr: Option<u64>) {
+        let mut entry = [0u8; 64];
+        entry[..8].copy_from_slice(&addr.map_or(0, |a| a + 1).to_le_bytes());
+        self.nvm.write(&self.layout, self.layout.recovery_addr(way as u64), entry);
+    }
+
+    /// The tracking table in NVM (Anubis's AGIT, as the multiset-hash
+    /// scheme and CacheTree keep it): each way's entry and the metadata
+    /// line it lists, read (and counted) as a recovery reads it.
+    pub fn read_tracking_table(&mut self) -> Vec<(u64, u64)> {
+        let layout = self.layout.clone();
+        let Some((base, lines)) = layout.recovery else { return Vec::new() };
+        (0..lines)
+            .filter_map(|w| {
+                let e = self.nvm.read(&layout, base + w)?;
+                let a = u64::from_le_bytes(e[..8].try_into().expect("8 bytes")).checked_sub(1)?;
+                layout.meta_pos(a).map(|_| (w, a))
+            })
+            .collect()
     }
 
     /// Write a resident dirty line to NVM now and mark it clean.

@@ -339,6 +339,8 @@ impl System {
             f.flush_clean(&mut self.mc)?;
         }
         self.mc.flush_metadata()?;
+        let scheme = self.cfg.scheme;
+        scheme.plugin().on_shutdown(&mut self.mc.st);
         self.volatile.clear();
         self.mc.drop_volatile();
         self.mc.st.nvm.drain_wpq(&self.mc.st.layout);

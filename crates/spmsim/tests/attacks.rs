@@ -41,6 +41,7 @@ fn every_attack_is_detected_on_every_secure_preset() {
                 (spmsim::scheme::Front::MemoryController, "triad") => vec!["persistent-registers-tamper"],
                 (spmsim::scheme::Front::MemoryController, "mset") => vec!["multiset-registers-tamper"],
                 (spmsim::scheme::Front::MemoryController, "assure") => vec!["hot-tree-register-tamper"],
+                (spmsim::scheme::Front::MemoryController, "cachetree") => vec!["hnode-tree-register-tamper"],
                 (spmsim::scheme::Front::MemoryController, _) => vec![],
             };
             let expected: Vec<&str> = ["root-register-tamper", "metadata-cache-tamper"].into_iter().chain(own).collect();
@@ -154,6 +155,28 @@ fn msets_recovery_inputs_are_attacked_and_the_registers_catch_them() {
         "mset-replay-tracking-entry",
         "mset-tamper-recovered-data",
         "mset-replay-recovered-data",
+    ] {
+        let a = r.attacks.iter().find(|a| a.name == n).unwrap_or_else(|| panic!("{n} missing"));
+        assert!(a.applicable() && a.detected, "{n}: {a:?}");
+    }
+    assert_eq!((r.undetected, r.false_alarms), (0, 0), "{:?}", r.false_alarm);
+}
+
+/// CacheTree's recovery inputs: a counter block written through under a
+/// listed HNode and a tracking entry, each tampered with and replayed, are
+/// all caught by the HNodeTree register; the untampered image recovers.
+#[test]
+fn cachetrees_recovery_inputs_are_attacked_and_the_hnode_tree_catches_them() {
+    let w = WorkloadKind::parse("btree:size_mib=16").unwrap();
+    let ev = w.generate(120, 4).unwrap();
+    // Eight HNodes, so that they are evicted and refilled within the run.
+    let cfg = common::small("cachetree", &["scheme.hnodes=8", "scheme.hnode_ways=4"]);
+    let r = spmsim::attack::run(&cfg, &w.name(), &ev, 4).unwrap();
+    for n in [
+        "cachetree-tamper-written-back-line",
+        "cachetree-replay-written-back-line",
+        "cachetree-tamper-tracking-entry",
+        "cachetree-replay-tracking-entry",
     ] {
         let a = r.attacks.iter().find(|a| a.name == n).unwrap_or_else(|| panic!("{n} missing"));
         assert!(a.applicable() && a.detected, "{n}: {a:?}");

@@ -300,6 +300,13 @@ impl SimConfig {
             in_range("scheme.below_top", a.below_top as u64, 0, 32)?;
             in_range("scheme.epoch_writes", a.epoch_writes as u64, 1, 1 << 30)?;
         }
+        if let crate::scheme::SchemeKind::CacheTree(c) = &self.scheme {
+            // A node level (1: the counters' parents) of the tree's height;
+            // a small cache ("its complexity limits the HNode cache's capacity").
+            in_range("scheme.hnode_level", c.hnode_level as u64, 1, 31)?;
+            in_range("scheme.hnodes", c.hnodes as u64, 1, 1 << 16)?;
+            in_range("scheme.hnode_ways", c.hnode_ways as u64, 1, MAX_WAYS as u64)?;
+        }
         // The scheme says which mechanism it needs; the sections must give it.
         self.scheme.check(self).map_err(|m| ("scheme.type".to_string(), m))?;
         Ok(())

@@ -6,6 +6,8 @@
 //!  counter blocks --> [counter cache] \
 //!  MAC lines      --> [MAC cache]      > separate, or all in [unified cache]
 //!  tree nodes     --> [tree cache]    /
+//!  nodes of one tree level --> [level cache]  (a scheme's own: CacheTree's
+//!                                              HNode cache), when it has one
 //! ```
 //! Lines hold verified plaintext metadata; they are trusted (on chip).
 
@@ -15,10 +17,36 @@ use crate::config::{CacheGeometry, MetadataCacheOrganization};
 use crate::layout::{Layout, Region};
 
 #[derive(Clone, Debug)]
+pub struct MetaCaches {
+    main: MainCaches,
+    /// The tree nodes of one level, held apart (CacheTree's HNode cache).
+    level: Option<LevelCache>,
+}
+
+#[derive(Clone, Debug)]
 #[allow(clippy::large_enum_variant)] // one value per controller: size does not matter
-pub enum MetaCaches {
+enum MainCaches {
     Separate { counter: LineCache, mac: LineCache, tree: LineCache },
     Unified(LineCache),
+}
+
+/// A cache of its own for the nodes of one tree level.
+#[derive(Clone, Debug)]
+struct LevelCache {
+    level: u32,
+    cache: LineCache,
+}
+
+/// A way of a cache: the line it holds (address, bytes), if any.
+pub type Way = Option<(u64, [u8; 64])>;
+
+/// The shape of a scheme's level cache: which tree level it holds, and
+/// its lines and ways.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LevelCacheGeometry {
+    pub level: u32,
+    pub lines: u64,
+    pub ways: u32,
 }
 
 fn build(g: &CacheGeometry) -> LineCache {
@@ -35,39 +63,83 @@ fn pick<T>(layout: &Layout, addr: u64, counter: T, mac: T, tree: T) -> T {
     }
 }
 
+impl LevelCache {
+    fn holds(&self, layout: &Layout, addr: u64) -> bool {
+        matches!(layout.region(addr), Some(Region::Tree { level, .. }) if level == self.level)
+    }
+}
+
 impl MetaCaches {
     pub fn new(org: &MetadataCacheOrganization) -> Self {
-        match org {
+        let main = match org {
             MetadataCacheOrganization::Separate { counter, mac, tree } => {
-                MetaCaches::Separate { counter: build(counter), mac: build(mac), tree: build(tree) }
+                MainCaches::Separate { counter: build(counter), mac: build(mac), tree: build(tree) }
             }
-            MetadataCacheOrganization::Unified { unified } => MetaCaches::Unified(build(unified)),
-        }
+            MetadataCacheOrganization::Unified { unified } => MainCaches::Unified(build(unified)),
+        };
+        MetaCaches { main, level: None }
+    }
+
+    /// The same caches, with the nodes of `g.level` held in a level cache
+    /// of their own when `g` is given.
+    pub fn with_level_cache(mut self, g: Option<LevelCacheGeometry>) -> Self {
+        self.level = g.map(|g| LevelCache { level: g.level, cache: LineCache::new(g.lines, g.ways) });
+        self
     }
 
     /// The cache that holds `addr`.
     pub fn for_addr(&mut self, layout: &Layout, addr: u64) -> &mut LineCache {
-        match self {
-            MetaCaches::Unified(c) => c,
-            MetaCaches::Separate { counter, mac, tree } => pick(layout, addr, counter, mac, tree),
+        if let Some(l) = self.level.as_mut().filter(|l| l.holds(layout, addr)) {
+            return &mut l.cache;
+        }
+        match &mut self.main {
+            MainCaches::Unified(c) => c,
+            MainCaches::Separate { counter, mac, tree } => pick(layout, addr, counter, mac, tree),
+        }
+    }
+
+    /// The cache that holds `addr` (shared).
+    fn of(&self, layout: &Layout, addr: u64) -> &LineCache {
+        if let Some(l) = self.level.as_ref().filter(|l| l.holds(layout, addr)) {
+            return &l.cache;
+        }
+        match &self.main {
+            MainCaches::Unified(c) => c,
+            MainCaches::Separate { counter, mac, tree } => pick(layout, addr, counter, mac, tree),
         }
     }
 
     /// The cached copy of a line, if any, leaving recency and statistics
     /// as they are.
     pub fn peek(&self, layout: &Layout, addr: u64) -> Option<[u8; 64]> {
-        let cache = match self {
-            MetaCaches::Unified(c) => c,
-            MetaCaches::Separate { counter, mac, tree } => pick(layout, addr, counter, mac, tree),
-        };
-        cache.peek(addr).map(|(b, _)| b)
+        self.of(layout, addr).peek(addr).map(|(b, _)| b)
+    }
+
+    /// The line in each way of the level cache (None: empty), when there
+    /// is one.
+    pub fn level_cache_slots(&self) -> Option<Vec<Way>> {
+        let l = self.level.as_ref()?;
+        let mut slots = vec![None; (l.cache.sets() * l.cache.ways() as u64) as usize];
+        for (a, line) in l.cache.entries() {
+            slots[l.cache.way_of(a).expect("resident")] = Some((a, line.bytes));
+        }
+        Some(slots)
+    }
+
+    /// The way of the level cache holding `addr`, if it holds it.
+    pub fn level_cache_way(&self, layout: &Layout, addr: u64) -> Option<usize> {
+        self.level.as_ref().filter(|l| l.holds(layout, addr))?.cache.way_of(addr)
     }
 
     pub fn all(&self) -> Vec<(&'static str, &LineCache)> {
-        match self {
-            MetaCaches::Separate { counter, mac, tree } => vec![("counter", counter), ("mac", mac), ("tree", tree)],
-            MetaCaches::Unified(c) => vec![("unified", c)],
+        let mut v = match &self.main {
+            MainCaches::Separate { counter, mac, tree } => vec![("counter", counter), ("mac", mac), ("tree", tree)],
+            MainCaches::Unified(c) => vec![("unified", c)],
+        };
+        if let Some(l) = &self.level {
+            v.push(("level", &l.cache));
         }
+        v
     }
 
     /// The address of every line on chip, in any of the caches.
@@ -76,10 +148,14 @@ impl MetaCaches {
     }
 
     pub fn all_mut(&mut self) -> Vec<&mut LineCache> {
-        match self {
-            MetaCaches::Separate { counter, mac, tree } => vec![counter, mac, tree],
-            MetaCaches::Unified(c) => vec![c],
+        let mut v = match &mut self.main {
+            MainCaches::Separate { counter, mac, tree } => vec![counter, mac, tree],
+            MainCaches::Unified(c) => vec![c],
+        };
+        if let Some(l) = &mut self.level {
+            v.push(&mut l.cache);
         }
+        v
     }
 
     /// Every dirty line, sorted by address.

@@ -55,6 +55,14 @@ impl ByKind {
     pub fn total(&self) -> u64 {
         self.data + self.counter + self.mac + self.tree + self.recovery
     }
+    /// Add `b`'s counts to these.
+    pub fn add(&mut self, b: &ByKind) {
+        self.data += b.data;
+        self.counter += b.counter;
+        self.mac += b.mac;
+        self.tree += b.tree;
+        self.recovery += b.recovery;
+    }
     pub fn since(&self, b: &ByKind) -> ByKind {
         ByKind {
             data: self.data - b.data,

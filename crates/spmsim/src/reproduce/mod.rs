@@ -62,6 +62,9 @@ pub fn report_head(paper: &str, source: &str, method: &str) -> String {
 /// with why, under `heading`.
 pub fn not_run_section(heading: &str, items: &[(String, String)]) -> String {
     use std::fmt::Write as _;
+    if items.is_empty() {
+        return String::new();
+    }
     let mut s = format!("\n## {heading}\n\n");
     for (w, why) in items {
         let _ = writeln!(s, "- {w}: {why}.");

@@ -25,10 +25,10 @@ mod anubis_sit;
 mod assure;
 mod bbb;
 pub mod bitmap_lines;
+mod cache_tree;
 mod eadr;
 mod level_write_through;
 mod mset;
-mod mset_attacks;
 mod osiris;
 mod plp;
 mod secon;
@@ -36,6 +36,7 @@ mod secpb;
 mod sit_restore;
 mod star;
 mod toy_lazy_tree;
+mod tracking_attacks;
 mod triad;
 mod triad_no_persist;
 mod write_back;
@@ -44,6 +45,7 @@ mod write_through;
 pub use anubis_sit::AnubisSit;
 pub use assure::Assure;
 pub use bbb::{Bbb, BbbGap};
+pub use cache_tree::CacheTree;
 pub use eadr::Eadr;
 pub use level_write_through::LevelWriteThrough;
 pub use mset::Mset;
@@ -428,6 +430,18 @@ pub trait Scheme {
         false
     }
 
+    /// A cache of the scheme's own for the nodes of one tree level, beside
+    /// the metadata caches (CacheTree's HNode cache). Default: none.
+    fn level_cache(&self, _cfg: &SimConfig) -> Option<crate::metacache::LevelCacheGeometry> {
+        None
+    }
+
+    /// An orderly shutdown wrote every dirty line back and the metadata
+    /// caches are about to be emptied: state of the scheme's own that
+    /// describes their contents (a tracking table, registers over them)
+    /// must then say they are empty. Default: nothing.
+    fn on_shutdown(&self, _st: &mut MetaStore) {}
+
     /// Whether the memory controller must know the undo-log regions
     /// (Secon's counter-log colocation tells log writes by address).
     fn uses_log_regions(&self) -> bool {
@@ -587,6 +601,11 @@ pub enum SchemeKind {
     /// paper's configuration of it): write-through metadata, the hot
     /// tree's root in a second register.
     Assure(Assure),
+    /// CacheTree (Chen et al.; the multiset-hash paper's baseline): an
+    /// HNode cache of last-level tree nodes, written back, under a small
+    /// tree whose root is an on-chip register.
+    #[serde(rename = "cachetree")]
+    CacheTree(CacheTree),
     /// Test-only: a write-back tree with nothing to recover it.
     ToyLazyTree(ToyLazyTree),
 }
@@ -619,6 +638,7 @@ impl SchemeKind {
             SchemeKind::Osiris(s) => s,
             SchemeKind::Mset(s) => s,
             SchemeKind::Assure(s) => s,
+            SchemeKind::CacheTree(s) => s,
             SchemeKind::ToyLazyTree(s) => s,
         }
     }

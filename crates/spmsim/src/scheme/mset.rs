@@ -134,7 +134,7 @@ impl Scheme for Mset {
     }
 
     fn recovery_attack_names(&self) -> &'static [&'static str] {
-        super::mset_attacks::NAMES
+        super::tracking_attacks::MSET
     }
 
     /// A dirty counter block in the cache: recovery then recomputes it by
@@ -145,7 +145,7 @@ impl Scheme for Mset {
     }
 
     fn recovery_attacks(&self, crashed: &System, earlier: &crate::nvm::NvmImage) -> Vec<super::RecoveryAttack> {
-        super::mset_attacks::attacks(crashed, earlier)
+        super::tracking_attacks::attacks(crashed, earlier, super::tracking_attacks::MSET)
     }
 
     fn own_state(&self) -> Vec<super::OwnState> {
@@ -179,6 +179,24 @@ impl Scheme for Mset {
         self.write_back(tree, st, addr, bytes)
     }
 
+    /// The flush left every line clean; the cache now empties: each line
+    /// leaves (Write Hash) and its way's tracking entry is cleared, so the
+    /// registers and the table describe the empty cache the next boot
+    /// starts from.
+    fn on_shutdown(&self, st: &mut MetaStore) {
+        let layout = st.layout.clone();
+        let lines: Vec<(u64, [u8; 64])> =
+            st.caches.all().iter().flat_map(|(_, c)| c.entries().map(|(a, l)| (a, l.bytes)).collect::<Vec<_>>()).collect();
+        for (a, b) in lines {
+            if st.mset_log_evictions {
+                st.log_write(a, &b);
+            }
+            if let Some(w) = st.caches.for_addr(&layout, a).way_of(a) {
+                st.write_tracking_entry(w, None);
+            }
+        }
+    }
+
     fn recover(&self, sys: &mut System, rep: &mut RecoveryReport) {
         if !sys.mc.secure {
             return;
@@ -188,15 +206,8 @@ impl Scheme for Mset {
         let st = &mut sys.mc.st;
         let layout = st.layout.clone();
         // 1. The tracking table: what the cache held (AGIT).
-        let (base, lines) = layout.recovery.expect("the tracking table");
-        let mut listed: BTreeMap<(u32, u64), u64> = BTreeMap::new();
-        for i in 0..lines {
-            let Some(e) = st.nvm.read(&layout, base + i) else { continue };
-            let a = u64::from_le_bytes(e[..8].try_into().expect("8 bytes"));
-            if let Some(pos) = a.checked_sub(1).and_then(|a| layout.meta_pos(a)) {
-                listed.insert(pos, a - 1);
-            }
-        }
+        let listed: BTreeMap<(u32, u64), u64> =
+            st.read_tracking_table().into_iter().map(|(_, a)| (layout.meta_pos(a).expect("listed lines are metadata"), a)).collect();
         // 2. Recompute each listed line, lowest level first: counters by
         // Osiris (ADR), nodes from their children as NVM holds them.
         let per = layout.blocks_per_counter_block();
@@ -310,6 +321,20 @@ mod tests {
             writes(&mut s, 30);
             assert_eq!(s.mc.st.multiset_consistent(), Some(true), "{preset}");
         }
+    }
+
+    #[test]
+    fn an_orderly_shutdown_leaves_registers_and_table_for_an_empty_cache() {
+        let mut s = machine("mset");
+        writes(&mut s, 300);
+        s.shutdown_clean().unwrap();
+        assert!(s.mc.st.read_tracking_table().is_empty(), "the table says the cache is empty");
+        // Power on, fill a few ways, crash: recovery must not count the
+        // lines cached before the shutdown.
+        writes(&mut s, 5);
+        s.power_fail();
+        let r = s.recover();
+        assert!(r.ok(), "{r:?}");
     }
 
     #[test]

@@ -1,15 +1,16 @@
-//! Attacks on the multiset-hash scheme's recovery input (issue 18; Kubo et
-//! al. 4.5): what recovery reads from NVM to recompute the lines the
-//! metadata cache held at the crash. Each must make Write Hash plus the
-//! recomputed lines differ from Read Hash, or leave a block no counter
-//! candidate decrypts.
+//! Attacks on the recovery input of the schemes that recompute the lines a
+//! tracked cache held at the crash from NVM (issue 18): the multiset-hash
+//! scheme (Kubo et al. 4.5; Write Hash plus the recomputed lines must be
+//! Read Hash) and CacheTree (the HNodeTree over the recomputed HNodes must
+//! be its register). Each attack must make that check fail, or leave a
+//! block no counter candidate decrypts.
 //!
 //! ```text
 //!  written-back line  a metadata line in NVM under a listed (cached) parent:
 //!                     the parent is recomputed from it
 //!  tracking entry     a way's AGIT entry: which lines are recomputed
-//!  recovered data     a data block under a listed counter block: Osiris's
-//!                     trials find its counter from its MAC
+//!  recovered data     (mset) a data block under a listed counter block:
+//!                     Osiris's trials find its counter from its MAC
 //! ```
 //! Each is tampered (a bit flipped, an entry pointed elsewhere) and
 //! replayed (put back to the same machine's earlier image).
@@ -20,13 +21,24 @@ use crate::nvm::NvmImage;
 use crate::system::System;
 use std::collections::BTreeSet;
 
-pub(super) const NAMES: &[&str] = &[
+/// The multiset-hash scheme's: the four on the tracked lines, then the two
+/// on Osiris's trials.
+pub(super) const MSET: &[&str] = &[
     "mset-tamper-written-back-line",
     "mset-replay-written-back-line",
     "mset-tamper-tracking-entry",
     "mset-replay-tracking-entry",
     "mset-tamper-recovered-data",
     "mset-replay-recovered-data",
+];
+
+/// CacheTree's: the four on the tracked lines (its counters are written
+/// through, so no trials).
+pub(super) const CACHETREE: &[&str] = &[
+    "cachetree-tamper-written-back-line",
+    "cachetree-replay-written-back-line",
+    "cachetree-tamper-tracking-entry",
+    "cachetree-replay-tracking-entry",
 ];
 
 /// The tracking table in `img`: each entry's line and the address of the
@@ -60,7 +72,9 @@ fn attack(name: &'static str, target: String, image: NvmImage, focus: Option<u64
     RecoveryAttack { name, target, image, after_recovery: Vec::new(), focus }
 }
 
-pub(super) fn attacks(crashed: &System, earlier: &NvmImage) -> Vec<RecoveryAttack> {
+/// The attacks named in `names` (the first four of [`MSET`]'s shape, and
+/// the two on recovered data when there are six).
+pub(super) fn attacks(crashed: &System, earlier: &NvmImage, names: &'static [&'static str]) -> Vec<RecoveryAttack> {
     let layout = &crashed.mc.st.layout;
     let img = &crashed.mc.st.nvm.image;
     let table = tracking(layout, img);
@@ -85,7 +99,7 @@ pub(super) fn attacks(crashed: &System, earlier: &NvmImage) -> Vec<RecoveryAttac
     if let Some(&(level, a)) = under_listed.first() {
         let b = *img.get(a).expect("held");
         out.push(attack(
-            NAMES[0],
+            names[0],
             format!("level-{level} line {a:#x} (written back; its parent is listed) with a bit flipped"),
             with(img, a, Some(flipped(b, 0))),
             focus_of(a),
@@ -93,7 +107,7 @@ pub(super) fn attacks(crashed: &System, earlier: &NvmImage) -> Vec<RecoveryAttac
     }
     if let Some(&(level, a)) = under_listed.iter().find(|&&(_, a)| earlier.get(a) != img.get(a)) {
         out.push(attack(
-            NAMES[1],
+            names[1],
             format!("level-{level} line {a:#x} (written back; its parent is listed) put back to its earlier value"),
             with(img, a, earlier.get(a).copied()),
             focus_of(a),
@@ -105,17 +119,20 @@ pub(super) fn attacks(crashed: &System, earlier: &NvmImage) -> Vec<RecoveryAttac
     if let (Some(&(e, a)), Some(o)) = (table.first(), other) {
         let mut b = *img.get(e).expect("held");
         b[..8].copy_from_slice(&(o + 1).to_le_bytes());
-        out.push(attack(NAMES[2], format!("tracking entry {e:#x} (listing {a:#x}) pointed at {o:#x}"), with(img, e, Some(b)), None));
+        out.push(attack(names[2], format!("tracking entry {e:#x} (listing {a:#x}) pointed at {o:#x}"), with(img, e, Some(b)), None));
     }
     if let Some((base, lines)) = layout.recovery {
         if let Some(e) = (base..base + lines).find(|&e| earlier.get(e) != img.get(e)) {
             out.push(attack(
-                NAMES[3],
+                names[3],
                 format!("tracking entry {e:#x} put back to its earlier value"),
                 with(img, e, earlier.get(e).copied()),
                 None,
             ));
         }
+    }
+    if names.len() < 6 {
+        return out;
     }
     // A data block under a listed counter block: Osiris's trials recover
     // its counter from its MAC (in its line).
@@ -131,7 +148,7 @@ pub(super) fn attacks(crashed: &System, earlier: &NvmImage) -> Vec<RecoveryAttac
     if let Some(&d) = data.first() {
         let b = *img.get(d).expect("held");
         out.push(attack(
-            NAMES[4],
+            names[4],
             format!("data block {:#x} (its counter block listed: Osiris trials it under ADR) with a bit flipped", d * 64),
             with(img, d, Some(flipped(b, 5))),
             Some(d),
@@ -139,7 +156,7 @@ pub(super) fn attacks(crashed: &System, earlier: &NvmImage) -> Vec<RecoveryAttac
     }
     if let Some(&d) = data.iter().find(|&&d| earlier.get(d).is_some() && earlier.get(d) != img.get(d)) {
         out.push(attack(
-            NAMES[5],
+            names[5],
             format!("data block {:#x} (its counter block listed) put back to its earlier line, MAC and all", d * 64),
             with(img, d, earlier.get(d).copied()),
             Some(d),

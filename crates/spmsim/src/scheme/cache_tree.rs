@@ -1,0 +1,440 @@
+//! CacheTree (Chen, Zhang, Xiao, TCAD 2020) as the multiset-hash paper
+//! describes and runs it (Kubo et al. 3.2, 5.1): a small HNode cache of
+//! last-level tree nodes, written back, under a small Merkle tree (the
+//! HNodeTree) whose root is an on-chip non-volatile register. Counters and
+//! every other tree node are written through, as the baseline.
+//!
+//! ```text
+//!  write: counter written through, hashed into its parent, ... up to the
+//!         HNode level: the HNode changes in its cache (a cached HNode acts
+//!         as a root) and the HNodeTree over the HNode cache's ways is
+//!         updated instead of the path to the root
+//!  fill:  an HNode entering a way writes the way's tracking entry (its
+//!         address, as Anubis's AGIT)
+//!  evict: a dirty HNode is written and hashed into its parent, up to the
+//!         root, all written through (the eager path of the baseline)
+//!  crash: the HNode cache is lost; the register keeps the HNodeTree root
+//!  recovery: tracking table -> the HNodes cached at the crash; each is
+//!         recomputed from its children in NVM (written through, so
+//!         current); the HNodeTree over them must give the register, else
+//!         an attack; then each is written back up to the root
+//! ```
+//! *Choices* (the paper is known here by its abstract and the multiset-hash
+//! paper's account): HNodes are the tree's level 1 ("several HNodes at the
+//! tree's last level"), 64 of them (8 sets of 8 ways), beside the unified
+//! metadata cache, whose budget is Table 1's; the HNodeTree is 8-ary over
+//! the ways, a leaf the hash of a way's (address, line), so an update costs
+//! a leaf and one hash per HNodeTree level on the tree unit; data MACs live
+//! in the data line on this machine, so CacheTree's MACTree has no MAC
+//! cache to cover. As with STAR's cache-tree, the functional model computes
+//! the register when power fails from the cache as it then is (the value
+//! the eager updates would hold) and counts each update the hardware makes.
+
+use super::sit_restore::{hash8, small_tree_root};
+use super::{MetadataPolicy, OwnState, RecoveryAttack, Scheme, SchemeWork};
+use crate::config::{MacPlacement, SimConfig, TreeConfig, WritePolicy};
+use crate::counter::bmt_set_slot;
+use crate::layout::Layout;
+use crate::metacache::LevelCacheGeometry;
+use crate::store::{CheckFailure, MetaStore};
+use crate::system::{DrainWork, RecoveryReport, System};
+use crate::tree::IntegrityTree;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheTree {
+    /// The tree level the HNode cache holds (1: the counter blocks'
+    /// parents, the last level of nodes).
+    #[serde(default = "one")]
+    pub hnode_level: u32,
+    /// HNodes the cache holds.
+    #[serde(default = "default_hnodes")]
+    pub hnodes: u32,
+    /// Its ways per set.
+    #[serde(default = "default_ways")]
+    pub hnode_ways: u32,
+    /// Recovery recomputes the lost HNodes (false: the control
+    /// `cachetree-no-recovery`, which leaves NVM's stale copies in place).
+    #[serde(default = "yes")]
+    pub recovery: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn default_hnodes() -> u32 {
+    64
+}
+
+fn default_ways() -> u32 {
+    8
+}
+
+impl Default for CacheTree {
+    fn default() -> Self {
+        CacheTree { hnode_level: one(), hnodes: default_hnodes(), hnode_ways: default_ways(), recovery: true }
+    }
+}
+
+fn bmt(tree: &IntegrityTree) -> &crate::tree::BonsaiMerkleTree {
+    tree.as_bmt().expect("CacheTree's check requires a BMT")
+}
+
+/// The HNodeTree's leaf for a way holding line `addr`: the hash of its
+/// address with the line's hash (0: an empty way).
+fn leaf(st: &mut MetaStore, addr: u64, line: &[u8; 64], counted: bool) -> u64 {
+    let h = match counted {
+        true => st.crypto.bmt_hash(line),
+        false => st.crypto.bmt_hash_uncounted(line),
+    };
+    hash8(&mut st.crypto, &[addr + 1, h], counted)
+}
+
+impl CacheTree {
+    /// Hashes of one HNodeTree update: the way's leaf, then one per level
+    /// of the 8-ary tree over the ways.
+    fn hnode_tree_update_hashes(&self) -> u64 {
+        let mut levels = 0;
+        let mut width = self.hnodes.max(1) as u64;
+        while width > 1 {
+            width = width.div_ceil(8);
+            levels += 1;
+        }
+        1 + levels
+    }
+
+    /// The HNode cache changed in one way: the hardware updates the
+    /// HNodeTree (counted; the register's value is taken at power loss).
+    fn hnode_tree_updated(&self, st: &mut MetaStore) {
+        st.crypto.work.tree_hashes += self.hnode_tree_update_hashes();
+    }
+
+    /// Line (level, index) now holds `bytes`: hash it into its parent, and
+    /// so on up, every line written through, until an HNode takes the
+    /// change (when `stop_at_hnode`) or the root register does.
+    fn hash_up(
+        &self,
+        tree: &IntegrityTree,
+        st: &mut MetaStore,
+        level: u32,
+        index: u64,
+        bytes: [u8; 64],
+        stop_at_hnode: bool,
+    ) -> Result<(), CheckFailure> {
+        let t = bmt(tree);
+        let (mut level, mut idx, mut cur) = (level, index, bytes);
+        let mut changed = Vec::new();
+        loop {
+            let h = st.crypto.bmt_hash(&cur);
+            match st.layout.parent_of(level, idx) {
+                None => {
+                    st.chip.roots.set(idx, h);
+                    st.root_updates += 1;
+                    break;
+                }
+                Some((pl, pi, slot)) => {
+                    let pa = st.layout.meta_addr(pl, pi);
+                    let e = t.entry_for(level, h);
+                    let p = st.update(tree, pa, |p| bmt_set_slot(p, slot, e))?;
+                    changed.push(pa);
+                    if stop_at_hnode && pl == self.hnode_level {
+                        self.hnode_tree_updated(st);
+                        break;
+                    }
+                    (level, idx, cur) = (pl, pi, p);
+                }
+            }
+        }
+        for a in changed {
+            st.metadata_dirtied(tree, a)?;
+        }
+        Ok(())
+    }
+
+    /// An HNode as its children in NVM make it (they are written through).
+    fn recompute(tree: &IntegrityTree, st: &mut MetaStore, level: u32, index: u64) -> [u8; 64] {
+        let t = bmt(tree);
+        let layout = st.layout.clone();
+        let mut b = t.default_block(level);
+        for slot in 0..layout.arity {
+            let child = index * layout.arity + slot;
+            if child >= layout.level_nodes[level as usize - 1] {
+                break;
+            }
+            let Some(c) = st.nvm.read(&layout, layout.meta_addr(level - 1, child)) else { continue };
+            let h = st.crypto.bmt_hash(&c);
+            bmt_set_slot(&mut b, slot as usize, t.entry_for(level - 1, h));
+        }
+        b
+    }
+
+    /// The HNodeTree's root over the HNode cache as it is (uncounted: the
+    /// register the hardware kept current).
+    fn register(&self, st: &mut MetaStore) -> u64 {
+        let Some(slots) = st.caches.level_cache_slots() else { return 0 };
+        let mut leaves = BTreeMap::new();
+        for (w, s) in slots.iter().enumerate() {
+            if let Some((a, b)) = s {
+                leaves.insert(w as u64, leaf(st, *a, b, false));
+            }
+        }
+        small_tree_root(&mut st.crypto, slots.len() as u64, &leaves, false)
+    }
+}
+
+impl Scheme for CacheTree {
+    fn name(&self) -> &'static str {
+        "cachetree"
+    }
+
+    fn work(&self) -> SchemeWork {
+        SchemeWork::at_memory_controller(MetadataPolicy::uniform(WritePolicy::WriteThrough), false, false)
+    }
+
+    fn check(&self, cfg: &SimConfig) -> Result<(), String> {
+        if !matches!(cfg.tree, TreeConfig::Bmt { onchip_levels: 0, .. }) {
+            return Err("scheme `cachetree` caches nodes of a Bonsai Merkle tree; set tree.type = \"bmt\" (no on-chip levels)".into());
+        }
+        if cfg.security.mac_placement != MacPlacement::DataLine {
+            return Err("scheme `cachetree` models no MAC cache (its MACTree); set security.mac_placement = \"data-line\"".into());
+        }
+        if let TreeConfig::Bmt { levels: Some(l), .. } = cfg.tree {
+            if self.hnode_level >= l {
+                return Err(format!("scheme.hnode_level ({}) must name a node level of the tree (tree.levels = {l})", self.hnode_level));
+            }
+        }
+        if !self.hnodes.is_multiple_of(self.hnode_ways) {
+            return Err(format!("scheme.hnodes ({}) must be a multiple of scheme.hnode_ways ({})", self.hnodes, self.hnode_ways));
+        }
+        super::check_front(self, cfg)
+    }
+
+    fn level_cache(&self, _cfg: &SimConfig) -> Option<LevelCacheGeometry> {
+        Some(LevelCacheGeometry { level: self.hnode_level, lines: self.hnodes as u64, ways: self.hnode_ways })
+    }
+
+    fn recovery_area_lines(&self, _layout: &Layout, _cfg: &SimConfig) -> u64 {
+        self.hnodes as u64
+    }
+
+    /// Lines written back dirty the parent: a flush goes lowest level first.
+    fn lazy_tree(&self) -> bool {
+        true
+    }
+
+    fn own_state(&self) -> Vec<OwnState> {
+        vec![OwnState::OnChip {
+            name: "hnode-tree-register-tamper",
+            why: "the HNodeTree's root is an on-chip non-volatile register (CacheTree; Kubo et al. 3.2)",
+        }]
+    }
+
+    fn on_counter_update(&self, tree: &IntegrityTree, st: &mut MetaStore, index: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
+        let addr = st.layout.meta_addr(0, index);
+        st.install(addr, bytes, true);
+        st.metadata_dirtied(tree, addr)?;
+        self.hash_up(tree, st, 0, index, bytes, true)
+    }
+
+    fn verify_on_fetch(
+        &self,
+        tree: &IntegrityTree,
+        st: &mut MetaStore,
+        level: u32,
+        index: u64,
+        bytes: &[u8; 64],
+    ) -> Result<(), CheckFailure> {
+        tree.verify(st, level, index, bytes)?;
+        if level == self.hnode_level {
+            // It fills a way of the HNode cache.
+            self.hnode_tree_updated(st);
+        }
+        Ok(())
+    }
+
+    fn on_metadata_dirty(&self, tree: &IntegrityTree, st: &mut MetaStore, addr: u64) -> Result<(), CheckFailure> {
+        match st.layout.meta_pos(addr) {
+            Some((level, _)) if level == self.hnode_level => Ok(()),
+            _ => super::default_on_metadata_dirty(tree, st, addr),
+        }
+    }
+
+    fn on_metadata_evict(&self, tree: &IntegrityTree, st: &mut MetaStore, addr: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
+        st.nvm.write(&st.layout, addr, bytes);
+        match st.layout.meta_pos(addr) {
+            Some((level, index)) if level == self.hnode_level => self.hash_up(tree, st, level, index, bytes, false),
+            _ => Ok(()),
+        }
+    }
+
+    fn on_shutdown(&self, st: &mut MetaStore) {
+        // The HNode cache empties: its ways' entries say so.
+        let Some(slots) = st.caches.level_cache_slots() else { return };
+        for (w, s) in slots.iter().enumerate() {
+            if s.is_some() {
+                st.write_tracking_entry(w, None);
+            }
+        }
+    }
+
+    fn on_power_fail(&self, sys: &mut System, work: &mut DrainWork) {
+        super::drain_front_and_metadata(self, sys, work);
+        if sys.mc.secure {
+            let st = &mut sys.mc.st;
+            st.chip.recovery_root = Some(self.register(st));
+        }
+    }
+
+    fn recovery_attack_names(&self) -> &'static [&'static str] {
+        super::tracking_attacks::CACHETREE
+    }
+
+    fn recovery_state_pending(&self, sys: &System) -> bool {
+        !sys.mc.st.caches.dirty_lines().is_empty()
+    }
+
+    fn recovery_attacks(&self, crashed: &System, earlier: &crate::nvm::NvmImage) -> Vec<RecoveryAttack> {
+        super::tracking_attacks::attacks(crashed, earlier, super::tracking_attacks::CACHETREE)
+    }
+
+    fn recover(&self, sys: &mut System, rep: &mut RecoveryReport) {
+        if !sys.mc.secure || !self.recovery {
+            return;
+        }
+        let tree = sys.mc.tree.clone();
+        let st = &mut sys.mc.st;
+        let Some(expect) = st.chip.recovery_root.take() else { return };
+        // 1. The tracking table: the HNodes cached at the crash, by way.
+        let listed = st.read_tracking_table();
+        // 2. Each recomputed from its children, and the HNodeTree over them.
+        let mut restored = Vec::new();
+        let mut leaves = BTreeMap::new();
+        for &(w, a) in &listed {
+            let Some((level, index)) = st.layout.meta_pos(a).filter(|&(l, _)| l == self.hnode_level) else {
+                rep.scheme_failure = Some(format!("tracking entry {w} lists {a:#x}, not a level-{} node", self.hnode_level));
+                return;
+            };
+            let line = Self::recompute(&tree, st, level, index);
+            leaves.insert(w, leaf(st, a, &line, true));
+            restored.push((a, level, index, line));
+        }
+        let got = small_tree_root(&mut st.crypto, self.hnodes as u64, &leaves, true);
+        if got != expect {
+            rep.scheme_failure = Some(format!(
+                "the HNodeTree over the {} recomputed HNode(s) does not match its on-chip root: recovery input was tampered with or lost",
+                restored.len()
+            ));
+            return;
+        }
+        // 3. Each HNode NVM holds stale is written back up to the root; the
+        // table is cleared, the HNode cache starting empty.
+        for (a, level, index, line) in restored {
+            let layout = st.layout.clone();
+            if st.nvm.read(&layout, a).unwrap_or_else(|| bmt(&tree).default_block(level)) != line {
+                st.nvm.write(&st.layout, a, line);
+                rep.stale_restored += 1;
+                if let Err(e) = self.hash_up(&tree, st, level, index, line, false).and_then(|_| tree.process_victims(st)) {
+                    rep.scheme_failure = Some(format!("writing the recomputed HNode {a:#x} back: {e}"));
+                    return;
+                }
+            }
+        }
+        for (w, _) in listed {
+            st.write_tracking_entry(w as usize, None);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::load_preset;
+    use crate::system::System;
+    use crate::workload::Event;
+
+    /// CacheTree in 64 MiB with an HNode cache of 8 (two sets of 4), so
+    /// that HNodes are evicted within a few writes.
+    fn machine(extra: &[&str]) -> System {
+        let mut sets = vec!["memory.capacity_bytes=67108864".to_string(), "scheme.hnodes=8".into(), "scheme.hnode_ways=4".into()];
+        sets.extend(extra.iter().map(|s| s.to_string()));
+        System::new(&load_preset("cachetree", &sets).unwrap(), 7)
+    }
+
+    /// Block i of a spread: one per 32 KiB (one level-1 node each), with
+    /// block 0 again and again.
+    fn writes(s: &mut System, n: u64, base: u64) {
+        for i in 0..n {
+            let block = if i % 3 == 0 { 0 } else { (i * 977 % 64) * 512 };
+            s.apply(&Event::store(block * 64, 8, base + i, false)).unwrap();
+        }
+    }
+
+    #[test]
+    fn writes_stop_at_their_hnode_and_recovery_recomputes_the_lost_ones() {
+        let mut s = machine(&[]);
+        let roots = s.mc.st.chip.roots.clone();
+        s.apply(&Event::store(0, 8, 1, false)).unwrap();
+        assert_eq!(s.mc.st.chip.roots, roots, "a write under a cached HNode leaves the root register alone");
+        let dirty = s.mc.st.caches.dirty_lines();
+        assert_eq!(dirty.len(), 1, "only the HNode is dirty: the counter was written through");
+        assert_eq!(s.mc.st.layout.meta_pos(dirty[0].0).map(|(l, _)| l), Some(1));
+        writes(&mut s, 200, 10);
+        assert_ne!(s.mc.st.chip.roots, roots, "evicted HNodes were written back up to the root");
+        let want = s.mc.read(0).unwrap();
+        s.power_fail();
+        let r = s.recover();
+        assert!(r.ok(), "{r:?}");
+        assert!(r.stale_restored > 0, "dirty HNodes were lost and recomputed: {r:?}");
+        assert_eq!(s.mc.read(0).unwrap(), want);
+        // The machine runs on, crashes and recovers again.
+        writes(&mut s, 30, 1000);
+        s.power_fail();
+        assert!(s.recover().ok());
+    }
+
+    #[test]
+    fn a_tampered_child_or_tracking_entry_breaks_the_hnode_tree_check() {
+        for target in ["child", "entry"] {
+            let mut s = machine(&[]);
+            writes(&mut s, 40, 1);
+            s.power_fail();
+            let listed = s.mc.st.read_tracking_table();
+            let (w, hnode) = listed[0];
+            let layout = s.mc.st.layout.clone();
+            let (level, index) = layout.meta_pos(hnode).unwrap();
+            let addr = match target {
+                // A counter block under the first listed HNode.
+                "child" => (0..layout.arity)
+                    .map(|c| layout.meta_addr(level - 1, index * layout.arity + c))
+                    .find(|&a| s.mc.st.nvm.peek(a).is_some())
+                    .unwrap(),
+                _ => layout.recovery_addr(w),
+            };
+            let mut b = s.mc.st.nvm.peek(addr).unwrap();
+            b[if target == "child" { 9 } else { 1 }] ^= 1;
+            s.mc.st.nvm.image.put(addr, b);
+            let r = s.recover();
+            assert!(r.scheme_failure.as_deref().is_some_and(|f| f.contains("HNodeTree")), "{target}: {r:?}");
+        }
+    }
+
+    #[test]
+    fn an_orderly_shutdown_leaves_nothing_for_a_later_recovery_to_trip_on() {
+        let mut s = machine(&[]);
+        writes(&mut s, 40, 1);
+        s.shutdown_clean().unwrap();
+        assert!(s.mc.st.read_tracking_table().is_empty(), "the table says the HNode cache is empty");
+        // Power on, fill fewer ways than before, crash.
+        s.apply(&Event::store(64, 8, 5, false)).unwrap();
+        s.power_fail();
+        let r = s.recover();
+        assert!(r.ok(), "{r:?}");
+        assert_eq!(s.mc.read(1).unwrap()[..8], 5u64.to_le_bytes());
+    }
+}
