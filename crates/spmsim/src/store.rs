@@ -112,7 +112,7 @@ pub struct MetaStore {
     pub track_fills: bool,
     /// ASSURE's writes per node of its hot tree's level in the current
     /// epoch: the controller's volatile bookkeeping.
-    pub epoch_counts: std::collections::BTreeMap<u64, u64>,
+    pub epoch_counts: crate::scheme::EpochCounts,
 }
 
 impl MetaStore {

@@ -38,6 +38,15 @@ pub struct Assure {
     /// Writes between two choices of the hot tree.
     #[serde(default = "default_epoch")]
     pub epoch_writes: u32,
+    /// The hot tree's register is non-volatile (false: the control
+    /// `assure-volatile-hot-register`, whose register a power failure
+    /// loses, leaving the detached subtree's parent entry stale).
+    #[serde(default = "yes")]
+    pub nv_hot_register: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn one() -> u32 {
@@ -50,7 +59,36 @@ fn default_epoch() -> u32 {
 
 impl Default for Assure {
     fn default() -> Self {
-        Assure { below_top: one(), epoch_writes: default_epoch() }
+        Assure { below_top: one(), epoch_writes: default_epoch(), nv_hot_register: true }
+    }
+}
+
+/// Writes per node of the hot tree's level in the current epoch, and
+/// their total: the controller's volatile bookkeeping.
+#[derive(Clone, Debug, Default)]
+pub struct EpochCounts {
+    per_node: std::collections::BTreeMap<u64, u64>,
+    total: u64,
+}
+
+impl EpochCounts {
+    /// One more write under `node`; the epoch's writes so far.
+    fn count(&mut self, node: u64) -> u64 {
+        *self.per_node.entry(node).or_default() += 1;
+        self.total += 1;
+        self.total
+    }
+
+    /// The node written most (the lowest of a tie), starting a new epoch.
+    fn end_epoch(&mut self) -> Option<u64> {
+        let hottest = self.per_node.iter().max_by_key(|&(i, n)| (*n, std::cmp::Reverse(*i))).map(|(i, _)| *i);
+        self.clear();
+        hottest
+    }
+
+    pub fn clear(&mut self) {
+        self.per_node.clear();
+        self.total = 0;
     }
 }
 
@@ -108,17 +146,21 @@ impl Scheme for Assure {
         }]
     }
 
+    fn on_power_fail(&self, sys: &mut crate::system::System, work: &mut crate::system::DrainWork) {
+        super::drain_front_and_metadata(self, sys, work);
+        if !self.nv_hot_register {
+            sys.mc.st.chip.hot_tree = None;
+        }
+    }
+
     fn on_counter_update(&self, tree: &IntegrityTree, st: &mut MetaStore, index: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
         let (level, node) = self.node_over(st, index);
         if st.chip.hot_tree.is_none() {
             self.move_hot_tree(tree, st, level, node)?;
         }
         tree.counter_updated(st, index, bytes)?;
-        let counts = &mut st.epoch_counts;
-        *counts.entry(node).or_default() += 1;
-        if counts.values().sum::<u64>() >= self.epoch_writes as u64 {
-            let hottest = counts.iter().max_by_key(|&(i, n)| (*n, std::cmp::Reverse(*i))).map(|(i, _)| *i).expect("counted");
-            counts.clear();
+        if st.epoch_counts.count(node) >= self.epoch_writes as u64 {
+            let hottest = st.epoch_counts.end_epoch().expect("counted");
             if st.chip.hot_tree.is_some_and(|t| !t.is(level, hottest)) {
                 self.move_hot_tree(tree, st, level, hottest)?;
             }

@@ -43,7 +43,7 @@ mod write_back;
 mod write_through;
 
 pub use anubis_sit::AnubisSit;
-pub use assure::Assure;
+pub use assure::{Assure, EpochCounts};
 pub use bbb::{Bbb, BbbGap};
 pub use cache_tree::CacheTree;
 pub use eadr::Eadr;
