@@ -1,6 +1,6 @@
 use anyhow::{anyhow, Result};
 use clap::Subcommand;
-use spmsim::reproduce::{mset, secon, secpb, star, triad};
+use spmsim::reproduce::{index, mset, secon, secpb, star, triad};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -78,6 +78,19 @@ pub enum ReproduceCmd {
         #[arg(long, default_value_t = 1)]
         seed: u64,
         #[arg(long, default_value = "results/triad")]
+        out: PathBuf,
+    },
+    /// Every paper's reproduction above, each into OUT/<paper>, then
+    /// OUT/index.md and index.html: each paper's claims, ours beside the
+    /// paper's, with a link to its report (issue 19). A paper that fails
+    /// is listed with its error and the others still run.
+    All {
+        /// Each paper's --quick run.
+        #[arg(long)]
+        quick: bool,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, default_value = "results")]
         out: PathBuf,
     },
     /// The multiset-hash scheme (Kubo et al.): Figs. 7-9 and Table 2 against
@@ -245,6 +258,60 @@ impl RunsBar {
 
 pub fn run(cmd: ReproduceCmd) -> Result<ExitCode> {
     match cmd {
+        ReproduceCmd::All { quick, seed, out } => all(quick, seed, &out),
+        cmd => run_paper(cmd).map(|_| ExitCode::SUCCESS),
+    }
+}
+
+/// `reproduce all`: each paper in turn, timed, then the index.
+fn all(quick: bool, seed: u64, out: &std::path::Path) -> Result<ExitCode> {
+    let start = std::time::Instant::now();
+    let mut papers = Vec::new();
+    for (id, title) in index::PAPERS {
+        let dir = out.join(id);
+        let cmd = match id {
+            "secpb" => ReproduceCmd::Secpb { quick, instructions: None, seed, out: dir, builtin: false, programs: None, regions: None },
+            "secon" => ReproduceCmd::Secon { quick, instructions: None, seed, out: dir },
+            "star" => ReproduceCmd::Star { quick, instructions: None, seed, out: dir },
+            "triad" => ReproduceCmd::Triad { quick, instructions: None, seed, out: dir },
+            _ => ReproduceCmd::Mset { quick, instructions: None, seed, out: dir },
+        };
+        eprintln!("reproduce all: {id} ({} of {})", papers.len() + 1, index::PAPERS.len());
+        let t = std::time::Instant::now();
+        let (claims, error) = match run_paper(cmd) {
+            Ok(c) => (c, None),
+            Err(e) => {
+                eprintln!("reproduce all: {id} failed: {e:#}");
+                (Vec::new(), Some(format!("{e:#}")))
+            }
+        };
+        papers.push(index::PaperSummary {
+            paper: id.into(),
+            title: title.into(),
+            report: format!("{id}/report.md"),
+            seconds: t.elapsed().as_secs_f64(),
+            claims,
+            error,
+        });
+    }
+    let idx = index::Index { quick, seed, seconds: start.elapsed().as_secs_f64(), papers };
+    idx.write(out).map_err(|e| anyhow!("reproduce all: {e}"))?;
+    println!();
+    for p in &idx.papers {
+        match &p.error {
+            Some(e) => println!("{:<6} failed after {:.0} s: {e}", p.paper, p.seconds),
+            None => println!("{:<6} {} of {} claims reproduced ({:.0} s)", p.paper, p.reproduced(), p.claims.len(), p.seconds),
+        }
+    }
+    println!("reproduce all: {:.0} s; index: {}", idx.seconds, out.join("index.html").display());
+    Ok(if idx.papers.iter().any(|p| p.error.is_some()) { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+/// One paper's reproduction: its files written, its claims printed and
+/// returned.
+fn run_paper(cmd: ReproduceCmd) -> Result<Vec<secon::ClaimResult>> {
+    match cmd {
+        ReproduceCmd::All { .. } => unreachable!("reproduce all runs each paper itself"),
         ReproduceCmd::Secpb { quick, instructions, seed, out, builtin, programs, regions } => {
             let n = instructions.unwrap_or(if quick { 5_000_000 } else { 100_000_000 });
             let regions = regions.unwrap_or_else(|| if quick { "single" } else { "simpoints" }.into());
@@ -294,14 +361,14 @@ pub fn run(cmd: ReproduceCmd) -> Result<ExitCode> {
                 Ok(()) => println!("report with plots: {}", out.join("report.html").display()),
                 Err(e) => eprintln!("note: no report.html: {e}"),
             }
-            Ok(ExitCode::SUCCESS)
+            secpb::claims(&r).map_err(|e| anyhow!(e))
         }
         ReproduceCmd::Star { quick, instructions, seed, out } => {
             let n = instructions.unwrap_or(if quick { 2_000_000 } else { 20_000_000 });
             let r = with_bar("star", |p| star::run(n, seed, quick, p))?;
             star::write(&r, &out).map_err(|e| anyhow!(e))?;
             print_claims(&r.claims, &[], &out, "single core; the paper runs 8");
-            Ok(ExitCode::SUCCESS)
+            Ok(r.claims)
         }
         ReproduceCmd::Triad { quick, instructions, seed, out } => {
             let n = instructions.unwrap_or(if quick { 1_000_000 } else { 20_000_000 });
@@ -309,7 +376,7 @@ pub fn run(cmd: ReproduceCmd) -> Result<ExitCode> {
             let r = with_bar("triad", |p| triad::run(n, seed, quick, p))?;
             triad::write(&r, &out).map_err(|e| anyhow!(e))?;
             print_claims(&r.claims, &r.not_run, &out, "single core; the paper runs 8");
-            Ok(ExitCode::SUCCESS)
+            Ok(r.claims)
         }
         ReproduceCmd::Mset { quick, instructions, seed, out } => {
             let n = instructions.unwrap_or(if quick { 2_000_000 } else { 8_000_000 });
@@ -317,7 +384,7 @@ pub fn run(cmd: ReproduceCmd) -> Result<ExitCode> {
             let r = with_bar("mset", |p| mset::run(n, seed, quick, p))?;
             mset::write(&r, &out).map_err(|e| anyhow!(e))?;
             print_claims(&r.claims, &r.not_run, &out, "single core, as the paper");
-            Ok(ExitCode::SUCCESS)
+            Ok(r.claims)
         }
         ReproduceCmd::Secon { quick, instructions, seed, out } => {
             let n = instructions.unwrap_or(if quick { 300_000 } else { 2_000_000 });
@@ -342,7 +409,7 @@ pub fn run(cmd: ReproduceCmd) -> Result<ExitCode> {
                 Ok(()) => println!("report with plots: {}", out.join("report.html").display()),
                 Err(e) => eprintln!("note: no report.html: {e}"),
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(r.claims)
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Reproductions of the papers' evaluations: run the grid of simulations a
 //! paper's tables and figures need, then put our numbers beside theirs.
 
+pub mod index;
 pub mod mset;
 pub mod published_ipc;
 pub mod secon;

@@ -165,6 +165,10 @@ impl ClaimResult {
         match self.kind.as_str() {
             "ratio" | "at-most" => format!("{x:.2}x"),
             "seconds" | "at-most-seconds" => format!("{x:.4} s"),
+            // SecPB's cells are percentages already; a rule holds or not.
+            "percent" => format!("{x:.1} %"),
+            "holds" => (if x == 1.0 { "holds" } else { "does not hold" }).to_string(),
+            "mm3" => format!("{x:.3} mm3"),
             _ => format!("{:.1} %", x * 100.0),
         }
     }

@@ -1,0 +1,246 @@
+//! `spmsim reproduce all` (issue 19): every paper's reproduction in one run,
+//! and one index of what each reproduced.
+//!
+//! ```text
+//!  results/secpb/  results/secon/  results/star/  results/triad/  results/mset/
+//!        each: report.md, results.json, runs.csv (the paper's own command)
+//!  results/index.md, results/index.html
+//!        per paper: its claims (the paper's number, ours, the difference),
+//!        a link to its report, its wall time; a summary of the counts
+//! ```
+//! A paper whose reproduction fails is listed with its error; the others'
+//! results stand.
+
+use super::secon::ClaimResult;
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// The papers, in the order `reproduce all` runs them: (id, title).
+pub const PAPERS: [(&str, &str); 5] = [
+    ("secpb", "SecPB (Freij, Zhou, Solihin): battery-backed secure persist buffers"),
+    ("secon", "Secon: write-through metadata made cheap, with transaction-specific epochs"),
+    ("star", "STAR (Huang and Hua): a write-back metadata cache made recoverable"),
+    ("triad", "Triad-NVM (Awad et al.): persistent and non-persistent regions, level-N persistence"),
+    ("mset", "Multiset-hash integrity (Kubo, Koike, Takamaeda-Yamazaki): a write-back metadata cache under two hash registers"),
+];
+
+/// One paper's outcome.
+#[derive(Clone, Debug, Serialize)]
+pub struct PaperSummary {
+    pub paper: String,
+    pub title: String,
+    /// The report, relative to the index.
+    pub report: String,
+    pub seconds: f64,
+    pub claims: Vec<ClaimResult>,
+    /// Why the reproduction did not finish (its claims are then empty).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl PaperSummary {
+    pub fn reproduced(&self) -> usize {
+        self.claims.iter().filter(|c| c.reproduced).count()
+    }
+}
+
+/// The whole run: each paper, and how it was made.
+#[derive(Clone, Debug, Serialize)]
+pub struct Index {
+    pub quick: bool,
+    pub seed: u64,
+    pub seconds: f64,
+    pub papers: Vec<PaperSummary>,
+}
+
+fn minutes(s: f64) -> String {
+    if s < 60.0 {
+        format!("{s:.0} s")
+    } else {
+        format!("{}m{:02.0}s", (s / 60.0).floor(), s % 60.0)
+    }
+}
+
+fn status(p: &PaperSummary) -> String {
+    match &p.error {
+        Some(_) => "failed".into(),
+        None => format!("{} of {}", p.reproduced(), p.claims.len()),
+    }
+}
+
+impl Index {
+    pub fn markdown(&self) -> String {
+        let mut s = String::from("# spmsim: every paper's reproduction\n\n");
+        let _ = writeln!(
+            s,
+            "One run of `spmsim reproduce all{}` (seed {}), {} in all. Each paper's claims are the numbers its text prints, against ours from this run; \"reproduced\" means within the tolerance its reference file (`configs/reference/`) sets. Each report says what caused every gap.\n",
+            if self.quick { " --quick" } else { "" },
+            self.seed,
+            minutes(self.seconds)
+        );
+        let _ = writeln!(s, "## Summary\n\n| paper | claims reproduced | wall time | report |\n|---|---|---|---|");
+        for p in &self.papers {
+            let _ = writeln!(s, "| {} | {} | {} | [{}]({}) |", p.title, status(p), minutes(p.seconds), p.report, p.report);
+        }
+        for p in &self.papers {
+            let _ = writeln!(s, "\n## {}\n\nReport: [{}]({}). {} in {}.\n", p.title, p.report, p.report, status(p), minutes(p.seconds));
+            if let Some(e) = &p.error {
+                let _ = writeln!(s, "The reproduction failed: {e}\n");
+                continue;
+            }
+            let _ = writeln!(s, "| claim | where | paper | ours | difference | reproduced |\n|---|---|---|---|---|---|");
+            for c in &p.claims {
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {} | {} | {} |",
+                    c.text,
+                    c.where_,
+                    c.show(c.paper),
+                    c.show(c.ours),
+                    difference(c),
+                    if c.reproduced { "yes" } else { "no" }
+                );
+            }
+        }
+        s
+    }
+
+    pub fn html(&self) -> String {
+        let mut s = String::from(
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>spmsim: every paper's reproduction</title>\n<style>body{font-family:sans-serif;max-width:70em;margin:2em auto;padding:0 1em}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:.25em .6em;text-align:left}td.no{background:#fde2e2}td.yes{background:#e2f5e2}</style></head><body>\n<h1>spmsim: every paper's reproduction</h1>\n",
+        );
+        let _ = writeln!(
+            s,
+            "<p>One run of <code>spmsim reproduce all{}</code> (seed {}), {} in all. Each paper's claims are the numbers its text prints, against ours from this run; \"reproduced\" means within the tolerance its reference file sets. Each report says what caused every gap.</p>",
+            if self.quick { " --quick" } else { "" },
+            self.seed,
+            minutes(self.seconds)
+        );
+        s.push_str(
+            "<h2>Summary</h2>\n<table id=\"summary\"><tr><th>paper</th><th>claims reproduced</th><th>wall time</th><th>report</th></tr>\n",
+        );
+        for p in &self.papers {
+            let _ = writeln!(
+                s,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td><a href=\"{}\">{}</a></td></tr>",
+                esc(&p.title),
+                status(p),
+                minutes(p.seconds),
+                esc(&p.report),
+                esc(&p.report)
+            );
+        }
+        s.push_str("</table>\n");
+        for p in &self.papers {
+            let _ = writeln!(
+                s,
+                "<h2 id=\"{}\">{}</h2>\n<p>Report: <a href=\"{}\">{}</a>. {} in {}.</p>",
+                p.paper,
+                esc(&p.title),
+                esc(&p.report),
+                esc(&p.report),
+                status(p),
+                minutes(p.seconds)
+            );
+            if let Some(e) = &p.error {
+                let _ = writeln!(s, "<p>The reproduction failed: {}</p>", esc(e));
+                continue;
+            }
+            s.push_str("<table><tr><th>claim</th><th>where</th><th>paper</th><th>ours</th><th>difference</th><th>reproduced</th></tr>\n");
+            for c in &p.claims {
+                let yes = if c.reproduced { "yes" } else { "no" };
+                let _ = writeln!(
+                    s,
+                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{yes}\">{yes}</td></tr>",
+                    esc(&c.text),
+                    esc(&c.where_),
+                    esc(&c.show(c.paper)),
+                    esc(&c.show(c.ours)),
+                    esc(&difference(c))
+                );
+            }
+            s.push_str("</table>\n");
+        }
+        s.push_str("</body></html>\n");
+        s
+    }
+
+    /// index.md, index.html and index.json into `dir`, all or none.
+    pub fn write(&self, dir: &Path) -> Result<(), String> {
+        let json = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
+        super::write_files(dir, &[("index.md".into(), self.markdown()), ("index.html".into(), self.html()), ("index.json".into(), json)])
+    }
+}
+
+/// Ours minus the paper's, in the claim's unit (a ratio's in its own
+/// units; a rule that holds, none).
+fn difference(c: &ClaimResult) -> String {
+    match c.kind.as_str() {
+        "holds" => "-".into(),
+        "ratio" | "at-most" => format!("{:+.2}", c.difference),
+        "percent" => format!("{:+.1} points", c.difference),
+        "mm3" => format!("{:+.3} mm3", c.difference),
+        "seconds" | "at-most-seconds" => format!("{:+.4} s", c.difference),
+        _ => format!("{:+.1} points", c.difference * 100.0),
+    }
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claim(id: &str, kind: &str, paper: f64, ours: f64, ok: bool) -> ClaimResult {
+        ClaimResult {
+            id: id.into(),
+            text: format!("{id} <x>"),
+            where_: "Fig. 1".into(),
+            kind: kind.into(),
+            paper,
+            ours,
+            ours_arithmetic: ours,
+            difference: ours - paper,
+            reproduced: ok,
+        }
+    }
+
+    #[test]
+    fn the_index_counts_each_papers_claims_and_keeps_a_failed_one() {
+        let idx = Index {
+            quick: true,
+            seed: 1,
+            seconds: 125.0,
+            papers: vec![
+                PaperSummary {
+                    paper: "a".into(),
+                    title: "Paper A".into(),
+                    report: "a/report.md".into(),
+                    seconds: 65.0,
+                    claims: vec![claim("one", "ratio", 0.5, 0.52, true), claim("two", "percent", 10.0, 30.0, false)],
+                    error: None,
+                },
+                PaperSummary {
+                    paper: "b".into(),
+                    title: "Paper B".into(),
+                    report: "b/report.md".into(),
+                    seconds: 60.0,
+                    claims: vec![],
+                    error: Some("no traces".into()),
+                },
+            ],
+        };
+        let md = idx.markdown();
+        assert!(md.contains("| Paper A | 1 of 2 | 1m05s | [a/report.md](a/report.md) |"), "{md}");
+        assert!(md.contains("| Paper B | failed |"), "{md}");
+        assert!(md.contains("The reproduction failed: no traces"), "{md}");
+        assert!(md.contains("| two <x> | Fig. 1 | 10.0 % | 30.0 % | +20.0 points | no |"), "{md}");
+        assert!(md.contains("2m05s in all"), "{md}");
+        let html = idx.html();
+        assert!(html.contains("<a href=\"a/report.md\">") && html.contains("two &lt;x&gt;"), "{html}");
+        assert!(html.contains("<td class=\"no\">no</td>") && html.contains("<td class=\"yes\">yes</td>"));
+    }
+}
