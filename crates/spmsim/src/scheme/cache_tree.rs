@@ -128,29 +128,9 @@ impl CacheTree {
         bytes: [u8; 64],
         stop_at_hnode: bool,
     ) -> Result<(), CheckFailure> {
-        let t = bmt(tree);
-        let (mut level, mut idx, mut cur) = (level, index, bytes);
-        let mut changed = Vec::new();
-        loop {
-            let h = st.crypto.bmt_hash(&cur);
-            match st.layout.parent_of(level, idx) {
-                None => {
-                    st.chip.roots.set(idx, h);
-                    st.root_updates += 1;
-                    break;
-                }
-                Some((pl, pi, slot)) => {
-                    let pa = st.layout.meta_addr(pl, pi);
-                    let e = t.entry_for(level, h);
-                    let p = st.update(tree, pa, |p| bmt_set_slot(p, slot, e))?;
-                    changed.push(pa);
-                    if stop_at_hnode && pl == self.hnode_level {
-                        self.hnode_tree_updated(st);
-                        break;
-                    }
-                    (level, idx, cur) = (pl, pi, p);
-                }
-            }
+        let changed = bmt(tree).hash_up(tree, st, level, index, bytes, stop_at_hnode.then_some(self.hnode_level))?;
+        if changed.last().and_then(|&a| st.layout.meta_pos(a)).is_some_and(|(l, _)| stop_at_hnode && l == self.hnode_level) {
+            self.hnode_tree_updated(st);
         }
         for a in changed {
             st.metadata_dirtied(tree, a)?;

@@ -183,9 +183,33 @@ impl BonsaiMerkleTree {
         index: u64,
         bytes: [u8; 64],
     ) -> Result<(), CheckFailure> {
+        let addr = st.layout.meta_addr(level, index);
+        st.install(addr, bytes, true);
+        let mut changed = vec![addr];
+        changed.extend(self.hash_up(tree, st, level, index, bytes, None)?);
+        for a in changed {
+            st.metadata_dirtied(tree, a)?;
+        }
+        Ok(())
+    }
+
+    /// Hash node `index` of `level`, now `bytes`, into its parent, and each
+    /// changed parent into its own, until a root register takes the hash,
+    /// or a detached hot tree's register, or until a node of `stop_level`
+    /// has been changed (a cached node acting as a root: CacheTree's
+    /// HNodes). Returns the parents changed, lowest first; the caller says
+    /// what follows for each (`metadata_dirtied`).
+    pub fn hash_up(
+        &self,
+        tree: &IntegrityTree,
+        st: &mut MetaStore,
+        level: u32,
+        index: u64,
+        bytes: [u8; 64],
+        stop_level: Option<u32>,
+    ) -> Result<Vec<u64>, CheckFailure> {
         let (mut level, mut idx, mut cur) = (level, index, bytes);
-        let mut changed = vec![st.layout.meta_addr(level, index)];
-        st.install(changed[0], cur, true);
+        let mut changed = Vec::new();
         loop {
             let h = st.crypto.bmt_hash(&cur);
             // A detached hot tree's root is a root: its register takes the
@@ -208,14 +232,14 @@ impl BonsaiMerkleTree {
                     let e = self.entry_for(level, h);
                     let p = st.update(tree, pa, |p| bmt_set_slot(p, slot, e))?;
                     changed.push(pa);
+                    if stop_level == Some(pl) {
+                        break;
+                    }
                     (level, idx, cur) = (pl, pi, p);
                 }
             }
         }
-        for a in changed {
-            st.metadata_dirtied(tree, a)?;
-        }
-        Ok(())
+        Ok(changed)
     }
 
     /// A dirty node leaving the cache is written as it is: the eager update
