@@ -277,7 +277,7 @@ fn all(quick: bool, seed: u64, out: &std::path::Path) -> Result<ExitCode> {
             _ => ReproduceCmd::Mset { quick, instructions: None, seed, out: dir },
         };
         eprintln!("reproduce all: {id} ({} of {})", papers.len() + 1, index::PAPERS.len());
-        let t = std::time::Instant::now();
+        let (t, started) = (std::time::Instant::now(), std::time::SystemTime::now());
         let (claims, error) = match run_paper(cmd) {
             Ok(c) => (c, None),
             Err(e) => {
@@ -289,6 +289,11 @@ fn all(quick: bool, seed: u64, out: &std::path::Path) -> Result<ExitCode> {
             paper: id.into(),
             title: title.into(),
             report: format!("{id}/report.md"),
+            // Only a page this run drew (an older one may be left over).
+            report_html: std::fs::metadata(out.join(id).join("report.html"))
+                .and_then(|m| m.modified())
+                .is_ok_and(|m| m >= started)
+                .then(|| format!("{id}/report.html")),
             seconds: t.elapsed().as_secs_f64(),
             claims,
             error,

@@ -32,6 +32,9 @@ pub struct PaperSummary {
     pub title: String,
     /// The report, relative to the index.
     pub report: String,
+    /// The report with its plots, when the Python package drew one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report_html: Option<String>,
     pub seconds: f64,
     pub claims: Vec<ClaimResult>,
     /// Why the reproduction did not finish (its claims are then empty).
@@ -123,12 +126,11 @@ impl Index {
         for p in &self.papers {
             let _ = writeln!(
                 s,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td><a href=\"{}\">{}</a></td></tr>",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 esc(&p.title),
                 status(p),
                 minutes(p.seconds),
-                esc(&p.report),
-                esc(&p.report)
+                report_links(p)
             );
         }
         s.push_str("</table>\n");
@@ -186,6 +188,15 @@ fn difference(c: &ClaimResult) -> String {
     }
 }
 
+/// Links to a paper's report, and to its page with plots when there is one.
+fn report_links(p: &PaperSummary) -> String {
+    let md = format!("<a href=\"{}\">{}</a>", esc(&p.report), esc(&p.report));
+    match &p.report_html {
+        Some(h) => format!("{md} (<a href=\"{}\">with plots</a>)", esc(h)),
+        None => md,
+    }
+}
+
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
@@ -219,6 +230,7 @@ mod tests {
                     paper: "a".into(),
                     title: "Paper A".into(),
                     report: "a/report.md".into(),
+                    report_html: Some("a/report.html".into()),
                     seconds: 65.0,
                     claims: vec![claim("one", "ratio", 0.5, 0.52, true), claim("two", "percent", 10.0, 30.0, false)],
                     error: None,
@@ -227,6 +239,7 @@ mod tests {
                     paper: "b".into(),
                     title: "Paper B".into(),
                     report: "b/report.md".into(),
+                    report_html: None,
                     seconds: 60.0,
                     claims: vec![],
                     error: Some("no traces".into()),
@@ -241,6 +254,7 @@ mod tests {
         assert!(md.contains("2m05s in all"), "{md}");
         let html = idx.html();
         assert!(html.contains("<a href=\"a/report.md\">") && html.contains("two &lt;x&gt;"), "{html}");
+        assert!(html.contains("(<a href=\"a/report.html\">with plots</a>)"), "{html}");
         assert!(html.contains("<td class=\"no\">no</td>") && html.contains("<td class=\"yes\">yes</td>"));
     }
 }
