@@ -206,8 +206,9 @@ impl Scheme for Mset {
         let st = &mut sys.mc.st;
         let layout = st.layout.clone();
         // 1. The tracking table: what the cache held (AGIT).
+        let table = st.read_tracking_table();
         let listed: BTreeMap<(u32, u64), u64> =
-            st.read_tracking_table().into_iter().map(|(_, a)| (layout.meta_pos(a).expect("listed lines are metadata"), a)).collect();
+            table.iter().map(|&(_, a)| (layout.meta_pos(a).expect("listed lines are metadata"), a)).collect();
         // 2. Recompute each listed line, lowest level first: counters by
         // Osiris (ADR), nodes from their children as NVM holds them.
         let per = layout.blocks_per_counter_block();
@@ -273,11 +274,24 @@ impl Scheme for Mset {
         // 4. The cache holds again what it held: the registers already
         // count these lines, so they go back unlogged.
         let (hasher, fills) = (st.mset.take(), std::mem::replace(&mut st.track_fills, false));
+        let mut ways: BTreeMap<u64, u64> = BTreeMap::new();
         for (a, b) in recomputed {
             st.install(a, b, true);
+            if let Some(w) = st.caches.for_addr(&layout, a).way_of(a) {
+                ways.insert(w as u64, a);
+            }
         }
         st.mset = hasher;
         st.track_fills = fills;
+        // A line may come back to another way than the one listing it: the
+        // table is rewritten where it differs, so that a later fill of a
+        // way replaces the entry of the line it evicts.
+        let listed_ways: BTreeMap<u64, u64> = table.into_iter().collect();
+        for w in listed_ways.keys().chain(ways.keys()).copied().collect::<std::collections::BTreeSet<u64>>() {
+            if listed_ways.get(&w) != ways.get(&w) {
+                st.write_tracking_entry(w as usize, ways.get(&w).copied());
+            }
+        }
     }
 }
 
@@ -320,6 +334,22 @@ mod tests {
             // And the machine runs on.
             writes(&mut s, 30);
             assert_eq!(s.mc.st.multiset_consistent(), Some(true), "{preset}");
+        }
+    }
+
+    #[test]
+    fn a_second_crash_after_a_recovery_recovers_too() {
+        for preset in ["mset", "mset-eadr"] {
+            let mut s = machine(preset);
+            writes(&mut s, 300);
+            s.power_fail();
+            assert!(s.recover().ok(), "{preset}: the first recovery");
+            // The recovered lines are cached again; new fills evict some.
+            writes(&mut s, 200);
+            assert_eq!(s.mc.st.multiset_consistent(), Some(true), "{preset}");
+            s.power_fail();
+            let r = s.recover();
+            assert!(r.ok(), "{preset}: the second recovery: {r:?}");
         }
     }
 
