@@ -274,7 +274,8 @@ fn all(quick: bool, seed: u64, out: &std::path::Path) -> Result<ExitCode> {
             "secon" => ReproduceCmd::Secon { quick, instructions: None, seed, out: dir },
             "star" => ReproduceCmd::Star { quick, instructions: None, seed, out: dir },
             "triad" => ReproduceCmd::Triad { quick, instructions: None, seed, out: dir },
-            _ => ReproduceCmd::Mset { quick, instructions: None, seed, out: dir },
+            "mset" => ReproduceCmd::Mset { quick, instructions: None, seed, out: dir },
+            other => unreachable!("index::PAPERS names a paper with no reproduction: {other}"),
         };
         eprintln!("reproduce all: {id} ({} of {})", papers.len() + 1, index::PAPERS.len());
         let (t, started) = (std::time::Instant::now(), std::time::SystemTime::now());

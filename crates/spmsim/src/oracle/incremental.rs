@@ -187,6 +187,7 @@ impl IncrementalReads {
             return all;
         };
         let roots_changed = last_chip.roots != chip.roots;
+        let last_hot = last_chip.hot_tree;
         // A scheme's recovery state (STAR's bitmap lines, its cache-tree
         // root, the multiset-hash scheme's Read and Write Hash) is read by
         // its recovery alone, which has run: reads do not see it. What
@@ -197,7 +198,7 @@ impl IncrementalReads {
             recovery_root: chip.recovery_root,
             mset: chip.mset,
             hot_tree: chip.hot_tree,
-            ..last_chip.clone()
+            ..last_chip
         } != chip;
         if rest_changed {
             self.views.clear();
@@ -233,8 +234,8 @@ impl IncrementalReads {
         }
         // A hot tree's register (ASSURE) is the root of its node's edge:
         // when it moves, the edges of the nodes it named are checked again.
-        if last_chip.hot_tree != chip.hot_tree && sys.mc.secure {
-            edges.extend([last_chip.hot_tree, chip.hot_tree].into_iter().flatten().map(|t| layout.meta_addr(t.level, t.index)));
+        if last_hot != chip.hot_tree && sys.mc.secure {
+            edges.extend([last_hot, chip.hot_tree].into_iter().flatten().map(|t| layout.meta_addr(t.level, t.index)));
         }
         if roots_changed && sys.mc.secure {
             let top = layout.top_level();

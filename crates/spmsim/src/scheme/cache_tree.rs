@@ -33,7 +33,6 @@
 use super::sit_restore::{hash8, small_tree_root};
 use super::{MetadataPolicy, OwnState, RecoveryAttack, Scheme, SchemeWork};
 use crate::config::{MacPlacement, SimConfig, TreeConfig, WritePolicy};
-use crate::counter::bmt_set_slot;
 use crate::layout::Layout;
 use crate::metacache::LevelCacheGeometry;
 use crate::store::{CheckFailure, MetaStore};
@@ -136,23 +135,6 @@ impl CacheTree {
             st.metadata_dirtied(tree, a)?;
         }
         Ok(())
-    }
-
-    /// An HNode as its children in NVM make it (they are written through).
-    fn recompute(tree: &IntegrityTree, st: &mut MetaStore, level: u32, index: u64) -> [u8; 64] {
-        let t = bmt(tree);
-        let layout = st.layout.clone();
-        let mut b = t.default_block(level);
-        for slot in 0..layout.arity {
-            let child = index * layout.arity + slot;
-            if child >= layout.level_nodes[level as usize - 1] {
-                break;
-            }
-            let Some(c) = st.nvm.read(&layout, layout.meta_addr(level - 1, child)) else { continue };
-            let h = st.crypto.bmt_hash(&c);
-            bmt_set_slot(&mut b, slot as usize, t.entry_for(level - 1, h));
-        }
-        b
     }
 
     /// The HNodeTree's root over the HNode cache as it is (uncounted: the
@@ -301,7 +283,8 @@ impl Scheme for CacheTree {
                 rep.scheme_failure = Some(format!("tracking entry {w} lists {a:#x}, not a level-{} node", self.hnode_level));
                 return;
             };
-            let line = Self::recompute(&tree, st, level, index);
+            // Its children are written through, so NVM holds them current.
+            let line = bmt(&tree).node_from_nvm_children(st, level, index);
             leaves.insert(w, leaf(st, a, &line, true));
             restored.push((a, level, index, line));
         }
@@ -315,8 +298,8 @@ impl Scheme for CacheTree {
         }
         // 3. Each HNode NVM holds stale is written back up to the root; the
         // table is cleared, the HNode cache starting empty.
+        let layout = st.layout.clone();
         for (a, level, index, line) in restored {
-            let layout = st.layout.clone();
             if st.nvm.read(&layout, a).unwrap_or_else(|| bmt(&tree).default_block(level)) != line {
                 st.nvm.write(&st.layout, a, line);
                 rep.stale_restored += 1;

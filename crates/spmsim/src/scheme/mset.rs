@@ -237,18 +237,7 @@ impl Scheme for Mset {
                 }
                 b
             } else {
-                let mut b = t.default_block(level);
-                for slot in 0..layout.arity {
-                    let child = index * layout.arity + slot;
-                    if child >= layout.level_nodes[level as usize - 1] {
-                        break;
-                    }
-                    let ca = layout.meta_addr(level - 1, child);
-                    let Some(c) = st.nvm.read(&layout, ca) else { continue };
-                    let h = st.crypto.bmt_hash(&c);
-                    bmt_set_slot(&mut b, slot as usize, t.entry_for(level - 1, h));
-                }
-                b
+                t.node_from_nvm_children(st, level, index)
             };
             recomputed.push((addr, line));
         }

@@ -242,6 +242,25 @@ impl BonsaiMerkleTree {
         Ok(changed)
     }
 
+    /// Node `index` of `level` (at least 1) as its children in NVM make it:
+    /// each child present read and hashed (both counted), an absent one
+    /// left at its initial entry. A recovery that trusts the children (they
+    /// were written through, or checked) recomputes a lost node so.
+    pub fn node_from_nvm_children(&self, st: &mut MetaStore, level: u32, index: u64) -> [u8; 64] {
+        let layout = st.layout.clone();
+        let mut b = self.default_block(level);
+        for slot in 0..layout.arity {
+            let child = index * layout.arity + slot;
+            if child >= layout.level_nodes[level as usize - 1] {
+                break;
+            }
+            let Some(c) = st.nvm.read(&layout, layout.meta_addr(level - 1, child)) else { continue };
+            let h = st.crypto.bmt_hash(&c);
+            bmt_set_slot(&mut b, slot as usize, self.entry_for(level - 1, h));
+        }
+        b
+    }
+
     /// A dirty node leaving the cache is written as it is: the eager update
     /// already hashed it into its parent.
     pub fn write_back(&self, st: &mut MetaStore, addr: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
