@@ -130,6 +130,7 @@ pub fn check_all_used(input: &Table, cfg: &SimConfig) -> Result<(), KeyError> {
 /// default (`skip_serializing_if` in `config/mod.rs`).
 const SKIPPED_AT_DEFAULT: &[&str] = &[
     "expect_undetected_attacks",
+    "role",
     "security.tree_scheduling",
     "security.mac_placement",
     "security.volatile_key",

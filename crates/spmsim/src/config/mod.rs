@@ -31,6 +31,12 @@ pub struct SimConfig {
     /// misses, and no false alarm.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub expect_undetected_attacks: bool,
+    /// What the preset is for, beyond the controls above: a scheme of a
+    /// paper or a baseline (the default), an ablation that leaves one of
+    /// its scheme's mechanisms out, or a sensitivity of one parameter.
+    /// `spmsim compare` takes every preset that is a scheme and no control.
+    #[serde(skip_serializing_if = "PresetRole::is_scheme")]
+    pub role: PresetRole,
     /// The scheme: what it does with security metadata (the plugin;
     /// `crate::scheme`). The other sections are its mechanism.
     pub scheme: SchemeKind,
@@ -51,6 +57,7 @@ impl Default for SimConfig {
             description: String::new(),
             expect_crash_violations: false,
             expect_undetected_attacks: false,
+            role: PresetRole::Scheme,
             scheme: SchemeKind::default(),
             memory: MemoryConfig::default(),
             security: SecurityConfig::default(),
@@ -61,6 +68,25 @@ impl Default for SimConfig {
             caches: CacheHierarchyConfig::default(),
             nvm: NvmConfig::default(),
         }
+    }
+}
+
+/// What a preset is for (`SimConfig::role`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum PresetRole {
+    /// A scheme of one of the papers, or a baseline one of them compares with.
+    #[default]
+    Scheme,
+    /// The scheme of the preset it extends, with one of its mechanisms left out.
+    Ablation,
+    /// The scheme of the preset it extends, with one parameter varied.
+    Sensitivity,
+}
+
+impl PresetRole {
+    pub fn is_scheme(&self) -> bool {
+        *self == PresetRole::Scheme
     }
 }
 

@@ -124,6 +124,13 @@ impl Scheme for AnubisSit {
         st.chip.recovery_root = Some(shadow_root(st, &entries, false));
     }
 
+    /// The shadow table's Merkle tree root.
+    fn onchip_nv_state(&self, cfg: &SimConfig, layout: &crate::layout::Layout) -> Vec<super::NvRegister> {
+        let mut v = super::root_registers(cfg, layout);
+        v.push(super::NvRegister { what: "shadow table tree root register", bytes: 8 });
+        v
+    }
+
     fn recover(&self, sys: &mut System, rep: &mut RecoveryReport) {
         if !sys.mc.secure {
             return;

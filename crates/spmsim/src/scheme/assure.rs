@@ -139,6 +139,13 @@ impl Scheme for Assure {
         super::check_front(self, cfg)
     }
 
+    /// The hot tree's register: its hash, and which node it detached.
+    fn onchip_nv_state(&self, cfg: &SimConfig, layout: &crate::layout::Layout) -> Vec<super::NvRegister> {
+        let mut v = super::root_registers(cfg, layout);
+        v.push(super::NvRegister { what: "hot tree register (hash and node)", bytes: 16 });
+        v
+    }
+
     fn own_state(&self) -> Vec<super::OwnState> {
         vec![super::OwnState::OnChip {
             name: "hot-tree-register-tamper",

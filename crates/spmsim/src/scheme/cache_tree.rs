@@ -191,6 +191,24 @@ impl Scheme for CacheTree {
         true
     }
 
+    /// The HNodeTree's root register.
+    fn onchip_nv_state(&self, cfg: &SimConfig, layout: &crate::layout::Layout) -> Vec<super::NvRegister> {
+        let mut v = super::root_registers(cfg, layout);
+        v.push(super::NvRegister { what: "HNodeTree root register", bytes: 8 });
+        v
+    }
+
+    /// The HNodeTree's root is computed at power loss from the HNode cache
+    /// as it then is: a leaf per HNode and a hash per inner node.
+    fn battery_duties(&self, _cfg: &SimConfig) -> Vec<super::BatteryDuty> {
+        let (mut n, mut hashes) = (self.hnodes as u64, self.hnodes as u64);
+        while n > 1 {
+            n = n.div_ceil(8);
+            hashes += n;
+        }
+        vec![super::BatteryDuty { what: "HNodeTree root over the HNode cache", lines_moved: 0, hashes }]
+    }
+
     fn own_state(&self) -> Vec<OwnState> {
         vec![OwnState::OnChip {
             name: "hnode-tree-register-tamper",

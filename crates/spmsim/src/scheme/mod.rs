@@ -282,6 +282,54 @@ pub struct RecoveryAttack {
     pub focus: Option<u64>,
 }
 
+/// One piece of on-chip non-volatile state: a register the chip keeps
+/// across a power failure with no battery (`spmsim compare`'s on-chip
+/// state column).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NvRegister {
+    pub what: &'static str,
+    pub bytes: u64,
+}
+
+/// Work the battery must pay for at a power failure for state of the
+/// scheme's own, in the worst case (every entry full, every line dirty),
+/// beyond the front end, the WPQ and a metadata-cache flush: lines it
+/// moves to NVM and 64 B hashes it computes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BatteryDuty {
+    pub what: &'static str,
+    pub lines_moved: u64,
+    pub hashes: u64,
+}
+
+/// The root registers of the tree over `layout`: one 8 B hash (BMT) or
+/// counter (SIT) per top-level node, and the tree levels kept on chip
+/// above it (Triad-NVM Observation 5), one 64 B node each.
+pub fn root_registers(cfg: &SimConfig, layout: &crate::layout::Layout) -> Vec<NvRegister> {
+    let mut regs = layout.level_nodes[layout.top_level() as usize];
+    let mut out = vec![NvRegister { what: "root registers (8 B per top-level node)", bytes: regs * 8 }];
+    if let crate::config::TreeConfig::Bmt { onchip_levels, arity, .. } = cfg.tree {
+        let mut nodes = 0;
+        for _ in 0..onchip_levels {
+            regs = regs.div_ceil(arity).max(1);
+            nodes += regs;
+        }
+        if nodes > 0 {
+            out.push(NvRegister { what: "tree levels kept on chip (64 B per node)", bytes: nodes * 64 });
+        }
+    }
+    out
+}
+
+/// Lines of every metadata cache `cfg` has.
+pub fn metadata_cache_lines(cfg: &SimConfig) -> u64 {
+    use crate::config::MetadataCacheOrganization as O;
+    match &cfg.metadata_cache.organization {
+        O::Separate { counter, mac, tree } => (counter.capacity_bytes + mac.capacity_bytes + tree.capacity_bytes) / 64,
+        O::Unified { unified } => unified.capacity_bytes / 64,
+    }
+}
+
 /// The hooks a scheme plugs into the mechanism. Every method but `name`
 /// and `work` has a default that reads the description, so a scheme
 /// overrides only what its paper changes.
@@ -472,6 +520,22 @@ pub trait Scheme {
     /// the scheme's recovery state; `earlier` is the same machine's image
     /// at an earlier point, for replays. Default: none.
     fn recovery_attacks(&self, _crashed: &System, _earlier: &crate::nvm::NvmImage) -> Vec<RecoveryAttack> {
+        Vec::new()
+    }
+
+    /// The on-chip non-volatile registers this scheme keeps. Default:
+    /// the tree's root registers (none without security).
+    fn onchip_nv_state(&self, cfg: &SimConfig, layout: &crate::layout::Layout) -> Vec<NvRegister> {
+        if cfg.security.enabled {
+            root_registers(cfg, layout)
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// What the battery does at a power failure for state of the scheme's
+    /// own (STAR's bitmap lines, Secon's queue). Default: nothing.
+    fn battery_duties(&self, _cfg: &SimConfig) -> Vec<BatteryDuty> {
         Vec::new()
     }
 

@@ -620,6 +620,14 @@ impl Scheme for Secon {
         out
     }
 
+    /// 3.2: the pending BMT update queue and the counter track bitmap sit
+    /// in the ADR domain: at a power failure ADR writes them to NVM, one
+    /// 8 B entry (address and minor) per unit and the bitmap, in lines.
+    fn battery_duties(&self, _cfg: &SimConfig) -> Vec<super::BatteryDuty> {
+        let lines = (self.track_units as u64 * 8).div_ceil(64) + 1;
+        vec![super::BatteryDuty { what: "pending BMT update queue and counter track bitmap", lines_moved: lines, hashes: 0 }]
+    }
+
     fn on_power_fail(&self, sys: &mut System, work: &mut DrainWork) {
         super::drain_front_and_metadata(self, sys, work);
         if !self.bitmap {

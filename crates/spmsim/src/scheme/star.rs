@@ -248,6 +248,31 @@ impl Scheme for Star {
         star_attacks(crashed, earlier)
     }
 
+    /// III-D: the bitmap index's top layer (one line) and III-E: the
+    /// cache-tree root.
+    fn onchip_nv_state(&self, cfg: &SimConfig, layout: &crate::layout::Layout) -> Vec<super::NvRegister> {
+        let mut v = super::root_registers(cfg, layout);
+        v.push(super::NvRegister { what: "bitmap index top layer (one line)", bytes: 64 });
+        v.push(super::NvRegister { what: "cache-tree root register", bytes: 8 });
+        v
+    }
+
+    /// III-C: the bitmap lines in ADR are written to NVM; III-E: the
+    /// cache-tree root is computed over the dirty lines (all of them, at
+    /// worst), a MAC each and a hash per inner node of its 8-ary tree.
+    fn battery_duties(&self, cfg: &SimConfig) -> Vec<super::BatteryDuty> {
+        let lines = super::metadata_cache_lines(cfg);
+        let (mut n, mut hashes) = (lines, lines);
+        while n > 1 {
+            n = n.div_ceil(8);
+            hashes += n;
+        }
+        vec![
+            super::BatteryDuty { what: "bitmap lines in ADR", lines_moved: self.bitmap_lines as u64, hashes: 0 },
+            super::BatteryDuty { what: "cache-tree root over the dirty metadata lines", lines_moved: 0, hashes },
+        ]
+    }
+
     fn on_power_fail(&self, sys: &mut System, work: &mut DrainWork) {
         super::drain_front_and_metadata(self, sys, work);
         if !sys.mc.secure {
