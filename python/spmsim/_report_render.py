@@ -37,10 +37,11 @@ def table(columns: list[str], rows: list[list[Any]], note: str | None = None) ->
             "note": note}
 
 
-def figure(caption: str, paths: list[str], name: str) -> dict:
+def figure(caption: str, paths: list[str], name: str, html_id: str | None = None) -> dict:
+    """A plot; in HTML `<figure id="fig-NAME">`, or `html_id` when given."""
     png = next(p for p in paths if p.endswith(".png"))
     svg = next((p for p in paths if p.endswith(".svg")), None)
-    return {"kind": "figure", "caption": caption, "png": png, "svg": svg, "name": name}
+    return {"kind": "figure", "caption": caption, "png": png, "svg": svg, "name": name, "id": html_id}
 
 
 def fmt(v: Any) -> str:
@@ -236,7 +237,8 @@ def to_html(title: str, blocks: list[dict], toc: bool = True) -> str:
                 body.append(f'<p class="note">{inline(b["note"])}</p>')
         elif k == "figure":
             src = data_uri(b["svg"] or b["png"])
-            body.append(f'<figure id="fig-{html.escape(b["name"])}"><img class="plot" alt="{html.escape(b["caption"])}" '
+            fid = b.get("id") or f'fig-{b["name"]}'
+            body.append(f'<figure id="{html.escape(fid)}"><img class="plot" alt="{html.escape(b["caption"])}" '
                         f'src="{src}"><figcaption>{inline(b["caption"])}</figcaption></figure>')
         else:
             raise ValueError(f"unknown block kind {k!r}")

@@ -9,6 +9,8 @@
     write_traffic_bars   NVM writes stacked by kind: data, counter, MAC,
                          tree (STAR Fig. 11)
     compare_bars         one value per label, ours beside the paper's
+    pareto_scatter       one labelled point per scheme on two costs, the
+                         Pareto front highlighted and joined by a step line
 
 Every helper takes a long-format DataFrame (as `spmsim.load` gives), draws
 with matplotlib's object API (an Agg canvas; the pyplot backend of the
@@ -318,4 +320,88 @@ def compare_bars(df, label: str, ours: str = "ours", paper: str | None = "paper"
     return save(fig, out)
 
 
-__all__ = ["normalized_bars", "lines", "battery_bars", "write_traffic_bars", "compare_bars", "save", "geomean"]
+def _finite(v: Any) -> bool:
+    if v is None or isinstance(v, bool):
+        return False
+    try:
+        return math.isfinite(float(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def log_floor(values: Iterable[Any]) -> float | None:
+    """Where a log axis over `values` draws the ones that are zero (or
+    negative): the power of ten at least a decade below the smallest
+    positive value. None when no value is positive (no log axis then)."""
+    pos = [float(v) for v in values if _finite(v) and float(v) > 0]
+    if not pos:
+        return None
+    return 10.0 ** (math.floor(math.log10(min(pos))) - 1)
+
+
+def pareto_scatter(df, x: str, y: str, label: str = "preset", group: str | None = None, *, out: str,
+                   front: Sequence[Any] | None = None, logx: bool = True, yref: float | None = None,
+                   title: str | None = None, xlabel: str | None = None, ylabel: str | None = None,
+                   group_order: Sequence | None = None) -> list[str]:
+    """One point per row, named by its `label` and coloured by its `group`,
+    `y` against `x` (both costs: lower is better). The rows whose label is
+    in `front` are drawn larger with a black edge and joined in x order by
+    a step line (the staircase of a Pareto front). Rows without a finite x
+    and y are left out. On a log x axis (`logx`) an x of zero or below is
+    drawn at `log_floor` of the x values as a left-pointing triangle, with
+    a dotted line at the floor; when no x is positive the axis is linear.
+    `yref` draws a dashed horizontal reference line (1.0 for a slowdown)."""
+    from matplotlib.lines import Line2D  # noqa: PLC0415
+
+    _require(df, [x, y, label] + ([group] if group else []))
+    rows = [(r[label], float(r[x]), float(r[y]), r[group] if group else None)
+            for _, r in df.iterrows() if _finite(r[x]) and _finite(r[y])]
+    floor = log_floor(xv for _, xv, _, _ in rows) if logx else None
+    use_log = floor is not None
+
+    def xpos(xv: float) -> float:
+        return floor if use_log and xv <= 0 else xv
+
+    fig, ax = _figure(7.2, 4.8)
+    if use_log:
+        _log_axis(ax, "x")
+    groups = _order([g for *_, g in rows], group_order) if group else [None]
+    colors = {g: PALETTE[i % len(PALETTE)] for i, g in enumerate(groups)}
+    on_front = set(front or [])
+    handles = []
+    for g in groups:
+        if g is not None and any(r[3] == g for r in rows):
+            handles.append(Line2D([], [], linestyle="none", marker="o", markersize=7, color=colors[g], label=str(g)))
+    for lab, xv, yv, g in rows:
+        best = lab in on_front
+        marker = "<" if use_log and xv <= 0 else "o"
+        ax.scatter([xpos(xv)], [yv], s=90 if best else 40, marker=marker, color=colors[g],
+                   edgecolors="black" if best else "none", linewidths=1.2, alpha=1.0 if best else 0.75, zorder=3)
+        ax.annotate(str(lab), (xpos(xv), yv), xytext=(6, 4), textcoords="offset points", fontsize="small",
+                    fontweight="bold" if best else "normal", zorder=4)
+    pts = sorted((xpos(xv), yv) for lab, xv, yv, _ in rows if lab in on_front)
+    if pts:
+        ax.step([p[0] for p in pts], [p[1] for p in pts], where="post", color="black", linewidth=1.2, zorder=2)
+        handles.append(Line2D([], [], color="black", linewidth=1.2, marker="o", markersize=8,
+                              markerfacecolor="white", markeredgecolor="black", label="Pareto front"))
+    if use_log and any(xv <= 0 for _, xv, _, _ in rows):
+        ax.axvline(floor, color="#888888", linewidth=0.9, linestyle=":", zorder=1)
+        handles.append(Line2D([], [], linestyle="none", marker="<", color="#666666", label=f"0, drawn at {floor:g}"))
+    if yref is not None:
+        ax.axhline(yref, color="black", linewidth=0.8, linestyle="--", zorder=1)
+    if not rows:
+        ax.text(0.5, 0.5, "no point has both values", transform=ax.transAxes, ha="center", va="center",
+                color="#666666")
+    ax.margins(x=0.12, y=0.12)
+    ax.set_xlabel(xlabel or x)
+    ax.set_ylabel(ylabel or y)
+    ax.set_title(title or "")
+    ax.grid(alpha=0.3, which="major")
+    ax.set_axisbelow(True)
+    if handles:
+        ax.legend(handles=handles, fontsize="small", frameon=False, loc="best")
+    return save(fig, out)
+
+
+__all__ = ["normalized_bars", "lines", "battery_bars", "write_traffic_bars", "compare_bars", "pareto_scatter",
+           "log_floor", "save", "geomean"]

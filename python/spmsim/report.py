@@ -3,6 +3,8 @@
     sweep directory (points/*.json)       -> OUT_DIR/report.html, OUT_DIR/report.md
     reproduce directory (results.json of  -> OUT_DIR/report.html beside the
       `spmsim reproduce secpb`)              report.md the Rust side wrote
+    compare directory (results.json of    -> OUT_DIR/report.html beside the
+      `spmsim compare`, "kind": "compare")   report.md the Rust side wrote
     figures (PNG + SVG)                   -> OUT_DIR/figures/
 
 The page is self-contained: CSS inline, every plot an SVG in a data URI, no
@@ -11,7 +13,8 @@ varied: execution time normalised to a baseline scheme per workload with a
 geometric mean (SecPB Fig. 6) when schemes vary, NVM writes by kind (STAR
 Fig. 11), and lines against every other varied parameter (SecPB Figs. 7
 and 8). For a SecPB reproduction: Figs. 6-9, Table IV and Table V (battery)
-as plots, inside the Rust report's text and tables.
+as plots, inside the Rust report's text and tables. For a comparison of
+schemes: a table of every scheme and two Pareto plots (compare_report.py).
 """
 
 from __future__ import annotations
@@ -40,18 +43,30 @@ class ReportError(ValueError):
 # Kinds of directory
 
 
+def _results_json(out_dir: str) -> Any:
+    """OUT_DIR/results.json parsed, or None when it is missing or not JSON."""
+    path = os.path.join(out_dir, "results.json")
+    if not os.path.isfile(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def is_compare_dir(out_dir: str) -> bool:
+    """A directory written by `spmsim compare` (results.json with
+    "kind": "compare")."""
+    doc = _results_json(out_dir)
+    return isinstance(doc, dict) and doc.get("kind") == "compare"
+
+
 def is_reproduce_dir(out_dir: str) -> bool:
     """A directory written by `spmsim reproduce secpb` (results.json with
     runs, table4 and figs 6-8) or `spmsim reproduce secon` (runs, claims
     and figures)."""
-    path = os.path.join(out_dir, "results.json")
-    if not os.path.isfile(path):
-        return False
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except (OSError, ValueError):
-        return False
+    doc = _results_json(out_dir)
     return isinstance(doc, dict) and (all(k in doc for k in ("runs", "table4", "fig6", "fig7", "fig8"))
                                       or all(k in doc for k in ("runs", "claims", "figures")))
 
@@ -61,17 +76,22 @@ def is_sweep_dir(out_dir: str) -> bool:
 
 
 def write_report(out_dir: str, baseline: str | None = None, title: str | None = None) -> list[str]:
-    """Write the report of a sweep or reproduce directory; returns the paths
+    """Write the report of a sweep, reproduce or compare directory; returns the paths
     of the page(s) written."""
     out_dir = os.fspath(out_dir)
     if not os.path.isdir(out_dir):
         raise ReportError(f"{out_dir}: no such directory")
+    if is_compare_dir(out_dir):
+        from .compare_report import compare_report  # noqa: PLC0415  (it imports this module)
+
+        return compare_report(out_dir, _results_json(out_dir), title=title)
     if is_reproduce_dir(out_dir):
         return reproduce_report(out_dir, title=title)
     if is_sweep_dir(out_dir):
         return sweep_report(out_dir, baseline=baseline, title=title)
     raise ReportError(f"{out_dir}: neither a sweep directory (points/) nor a reproduce directory (results.json "
-                      "with runs and table4, fig6-8 or claims, figures)")
+                      "with runs and table4, fig6-8 or claims, figures) nor a compare directory (results.json "
+                      "with \"kind\": \"compare\")")
 
 
 def _write(path: str, text: str) -> None:
@@ -436,7 +456,7 @@ def reproduce_report(out_dir: str, title: str | None = None) -> list[str]:
 def main(args: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="spmsim report", description="Write OUT_DIR/report.html (self-contained) "
                                  "and, for a sweep, OUT_DIR/report.md, with plots in OUT_DIR/figures/.")
-    ap.add_argument("out_dir", metavar="OUT_DIR", help="a sweep directory or a `spmsim reproduce secpb|secon` directory")
+    ap.add_argument("out_dir", metavar="OUT_DIR", help="a sweep directory, a `spmsim reproduce secpb|secon` directory or a `spmsim compare` directory")
     ap.add_argument("--baseline", metavar="SCHEME", help="scheme to normalise to (default: bbb if swept, else "
                     "the first scheme)")
     ap.add_argument("--title", help="page title")

@@ -59,6 +59,10 @@ enum Cmd {
         #[command(subcommand)]
         cmd: commands::trace::TraceCmd,
     },
+    /// Every scheme of the five papers and their baselines on one common
+    /// machine: slowdown, NVM writes, energy, battery, recovery time,
+    /// on-chip state and attacks detected, with the best per criterion.
+    Compare(commands::compare::CompareArgs),
     /// Reproduce a paper's evaluation, with its numbers beside ours.
     Reproduce {
         #[command(subcommand)]
@@ -111,6 +115,7 @@ where
         Cmd::Run(a) => commands::run::run(a),
         Cmd::Battery(a) => commands::battery::run(a),
         Cmd::Reproduce { cmd } => commands::reproduce::run(cmd),
+        Cmd::Compare(a) => commands::compare::run(a),
         Cmd::Bench(a) => commands::bench::run(a),
         Cmd::Recovery(a) => commands::recovery::run(a),
         Cmd::Trace { cmd } => commands::trace::run(cmd),

@@ -58,13 +58,7 @@ impl MemoryController {
 
     /// Re-create a controller around a saved chip state and NVM image.
     pub fn from_chip(cfg: &SimConfig, chip: ChipState, nvm: Nvm) -> Self {
-        let (format, tree_levels) = match &cfg.tree {
-            TreeConfig::Bmt { levels, .. } => (CounterFormat::Split, *levels),
-            TreeConfig::Sit { levels, .. } => (CounterFormat::Sit, *levels),
-        };
-        let layout = Layout::new(cfg.memory.capacity_bytes, format, cfg.tree.arity(), tree_levels);
-        let recovery_lines = cfg.scheme.plugin().recovery_area_lines(&layout, cfg);
-        let layout = layout.with_recovery_area(recovery_lines).with_persistent_regions(&cfg.memory.persistent_regions);
+        let layout = layout_for(cfg);
         let mut crypto = match cfg.security.crypto {
             crate::config::CryptoMode::Real => CryptoEngine::new(&chip.keys),
             crate::config::CryptoMode::TimingOnly => CryptoEngine::timing_only(&chip.keys),
@@ -428,3 +422,15 @@ impl MemoryController {
 
 #[cfg(test)]
 mod tests;
+
+/// The NVM layout of a machine configured by `cfg`: the tree over its
+/// capacity, the scheme's recovery area and the persistent regions.
+pub fn layout_for(cfg: &SimConfig) -> Layout {
+    let (format, tree_levels) = match &cfg.tree {
+        TreeConfig::Bmt { levels, .. } => (CounterFormat::Split, *levels),
+        TreeConfig::Sit { levels, .. } => (CounterFormat::Sit, *levels),
+    };
+    let layout = Layout::new(cfg.memory.capacity_bytes, format, cfg.tree.arity(), tree_levels);
+    let recovery_lines = cfg.scheme.plugin().recovery_area_lines(&layout, cfg);
+    layout.with_recovery_area(recovery_lines).with_persistent_regions(&cfg.memory.persistent_regions)
+}

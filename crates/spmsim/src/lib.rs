@@ -13,6 +13,7 @@ pub mod api;
 pub mod attack;
 pub mod battery;
 pub mod chip;
+pub mod compare;
 pub mod config;
 pub mod controller;
 pub mod counter;

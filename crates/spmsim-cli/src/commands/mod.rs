@@ -3,6 +3,7 @@ pub mod battery;
 pub mod bench;
 pub mod check;
 pub mod check_all;
+pub mod compare;
 pub mod config;
 pub mod image;
 pub mod python;

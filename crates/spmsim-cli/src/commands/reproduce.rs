@@ -202,12 +202,20 @@ fn recorded_stand_ins(instructions: u64) -> Result<()> {
 /// each, recorded first where the cache lacks them.
 fn recorded_mset_stand_ins(instructions: u64) -> Result<()> {
     let (names, needed) = mset::stand_ins(instructions);
+    let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    recorded_named(&names, needed, "the multiset-hash paper's SPEC CPU2017 programs")
+}
+
+/// The programs `names`, from whichever suite file defines each (the main
+/// suite, Triad-NVM's and the SPEC CPU2017 stand-ins), recorded first
+/// where the cache lacks them: at least `instructions` each.
+pub(crate) fn recorded_named(names: &[String], instructions: u64, what: &str) -> Result<()> {
     let main = spmsim::suite::programs::default_path();
     for file in [main.clone(), triad::stand_in_suite(), main.with_file_name("spec2017-stand-ins.toml")] {
         let s = spmsim::suite::Suite::load(&file).map_err(|e| anyhow!(e))?;
-        let only: Vec<String> = names.iter().filter(|n| s.programs.iter().any(|p| p.name == **n)).map(|n| n.to_string()).collect();
+        let only: Vec<String> = names.iter().filter(|n| s.programs.iter().any(|p| &p.name == *n)).cloned().collect();
         if !only.is_empty() {
-            recorded_programs(&file, &only, needed, "the multiset-hash paper's SPEC CPU2017 programs")?;
+            recorded_programs(&file, &only, instructions, what)?;
         }
     }
     Ok(())

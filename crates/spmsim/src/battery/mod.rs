@@ -76,11 +76,13 @@
 //! The paper's M Li-thin (0.006) also disagrees with its own SuperCap
 //! (0.67 x 1e-4 / 1e-2 = 0.0067), and eADR's 1.490 with 149.32.
 
+mod domain;
 mod energy;
 mod readings;
 mod reference;
 mod report;
 
+pub use domain::{domain_estimate, DomainEstimate, DomainPart};
 pub use energy::{default_energy_path, Crypto, EnergyConfig, EntryFields, Movement, Storage, Structure};
 pub use readings::{explain, Explanation, Reading};
 pub use reference::{

@@ -32,6 +32,17 @@ pub fn hash8(crypto: &mut CryptoEngine, values: &[u64], counted: bool) -> u64 {
     }
 }
 
+/// The hash of any number of 64-bit values: [`hash8`] of up to eight, else
+/// [`hash8`] over the hashes of each eight in turn (a set-MAC of a cache
+/// with more than eight ways, STAR III-E).
+pub fn hash_values(crypto: &mut CryptoEngine, values: &[u64], counted: bool) -> u64 {
+    if values.len() <= 8 {
+        return hash8(crypto, values, counted);
+    }
+    let chunks: Vec<u64> = values.chunks(8).map(|c| hash8(crypto, c, counted)).collect();
+    hash_values(crypto, &chunks, counted)
+}
+
 /// The root of an 8-ary Merkle tree over `n` leaves of which only `leaves`
 /// (index, value) are non-zero; hashes are counted when `counted`.
 pub fn small_tree_root(crypto: &mut CryptoEngine, n: u64, leaves: &BTreeMap<u64, u64>, counted: bool) -> u64 {

@@ -25,7 +25,7 @@
 //!   it read and the register, and leaves the cache empty.
 
 use super::bitmap_lines::BitmapLines;
-use super::sit_restore::{hash8, small_tree_root, write_restored};
+use super::sit_restore::{hash_values, small_tree_root, write_restored};
 use super::{OwnState, RecoveryAttack, Scheme, SchemeWork};
 use crate::config::{MacPlacement, SimConfig, TreeConfig, WritePolicy};
 use crate::counter::SitNode;
@@ -93,7 +93,7 @@ pub fn cache_tree_root(st: &mut MetaStore, macs: &BTreeMap<u64, u64>, counted: b
         nsets = cache.sets();
         sets.entry(cache.set_of(a) as u64).or_default().push(m);
     }
-    let leaves: BTreeMap<u64, u64> = sets.into_iter().map(|(s, m)| (s, hash8(&mut st.crypto, &m, counted))).collect();
+    let leaves: BTreeMap<u64, u64> = sets.into_iter().map(|(s, m)| (s, hash_values(&mut st.crypto, &m, counted))).collect();
     small_tree_root(&mut st.crypto, nsets, &leaves, counted)
 }
 
@@ -503,6 +503,23 @@ mod tests {
         let mut o: Vec<String> = vec!["memory.capacity_bytes=67108864".into()];
         o.extend(sets.iter().map(|s| s.to_string()));
         System::new(&load_preset("star", &o).unwrap(), 1)
+    }
+
+    /// A set-MAC covers a set of any width: on a 16-way cache every set
+    /// of which may hold more than eight dirty lines, power fails and the
+    /// recovery checks out (the set-MAC hashed at most eight values and
+    /// panicked before).
+    #[test]
+    fn a_cache_wider_than_eight_ways_is_recovered() {
+        let ways = ["metadata_cache.organization.unified.capacity_bytes=16384", "metadata_cache.organization.unified.ways=16"];
+        let mut s = machine(&ways);
+        for i in 0..4000u64 {
+            s.mc.write((i * 4099) % 200_000, &[i as u8; 64]).unwrap();
+        }
+        s.power_fail();
+        let rep = s.recover();
+        assert!(rep.ok(), "{rep:?}");
+        assert!(rep.stale_restored > 8, "{rep:?}");
     }
 
     /// III-B: the data MAC carries the 10 LSBs of its counter, and the

@@ -38,11 +38,6 @@ impl RebuiltNodes {
         &self.levels[(level - self.base) as usize]
     }
 
-    /// Nodes at every level from 0 to the top.
-    pub fn total(&self) -> u64 {
-        self.levels.iter().map(|l| l.len() as u64).sum()
-    }
-
     /// Make these the nodes of a tree from level `base` to `top` whose
     /// blocks at `base` are `leaves` (distinct indexes): rehash the leaves
     /// whose bytes changed, and redo each parent of a changed node, level

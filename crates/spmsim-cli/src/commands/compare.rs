@@ -1,0 +1,111 @@
+//! `spmsim compare`: every scheme of the five papers and their baselines on
+//! one common machine, with the table, the best scheme per criterion, and
+//! (through the Python package) the Pareto plots.
+
+use anyhow::{anyhow, Result};
+use spmsim::compare::{self, report, Options};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct CompareArgs {
+    /// Three benchmarks and two programs, 1 M instructions each, 2000
+    /// operations before each recovery.
+    #[arg(long)]
+    pub quick: bool,
+    /// Instructions per timing run (default 1 M with --quick, else 10 M).
+    #[arg(long)]
+    pub instructions: Option<u64>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Only these presets, comma-separated (default: every preset that is
+    /// a scheme and no control; see --list).
+    #[arg(long, value_delimiter = ',')]
+    pub schemes: Vec<String>,
+    /// Only these workloads, comma-separated (btree, suite:gcc#persistent=heap, ...).
+    #[arg(long, value_delimiter = ',')]
+    pub workloads: Vec<String>,
+    /// Operations before each recovery and attack run (default 2000 with --quick, else 20000).
+    #[arg(long)]
+    pub ops: Option<u64>,
+    /// Leave out the counted recoveries at 16 GiB and 1 TiB.
+    #[arg(long)]
+    pub no_recovery: bool,
+    /// Leave out the attack harness.
+    #[arg(long)]
+    pub no_attacks: bool,
+    /// Leave out the runs of each preset on its own paper's machine.
+    #[arg(long)]
+    pub no_paper_machine: bool,
+    /// List the presets compare takes and those it leaves out, with why; run nothing.
+    #[arg(long)]
+    pub list: bool,
+    #[arg(long, default_value = "results/compare")]
+    pub out: PathBuf,
+}
+
+pub fn run(a: CompareArgs) -> Result<ExitCode> {
+    if a.list {
+        for (c, _) in compare::candidates() {
+            match c.left_out {
+                None => println!("{}", c.preset),
+                Some(why) => println!("{}  (left out: {why})", c.preset),
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let opts = Options {
+        quick: a.quick,
+        instructions: a.instructions,
+        seed: a.seed,
+        only: a.schemes,
+        workloads: a.workloads,
+        ops: a.ops,
+        recovery: !a.no_recovery,
+        attacks: !a.no_attacks,
+        paper_machine: !a.no_paper_machine,
+    };
+    if opts.instructions() == 0 {
+        return Err(anyhow!("--instructions must be at least 1"));
+    }
+    let programs = opts.programs();
+    if !programs.is_empty() {
+        super::reproduce::recorded_named(&programs, compare::PROGRAM_WARMUP + opts.instructions(), "compare's programs")?;
+    }
+    let start = std::time::Instant::now();
+    let bar = crate::progress::Progress::new("compare", "steps", 0);
+    let steps = std::sync::atomic::AtomicU64::new(0);
+    let c = compare::run(&opts, |done, total, what| {
+        steps.store(total as u64, std::sync::atomic::Ordering::Relaxed);
+        bar.update(done as u64, total as u64, what)
+    })
+    .map_err(|e| anyhow!(e))?;
+    bar.finish(steps.into_inner());
+    report::write(&c, &a.out).map_err(|e| anyhow!(e))?;
+    let (head, rows) = report::table_rows(&c);
+    print!("{}", crate::table::render_aligned(&head, &rows, 3));
+    println!();
+    for b in &c.best {
+        println!("{}: {} ({})", b.criterion, b.preset, b.value);
+    }
+    for (axis, front) in &c.pareto {
+        println!("Pareto front, slowdown against {axis}: {}", front.join(", "));
+    }
+    let failed: Vec<&String> = c.schemes.iter().flat_map(|r| r.notes.iter()).collect();
+    for n in &failed {
+        eprintln!("note: {n}");
+    }
+    println!(
+        "compare: {} schemes in {:.0} s; report: {}",
+        c.schemes.len(),
+        start.elapsed().as_secs_f64(),
+        a.out.join("report.md").display()
+    );
+    // The page with the plots comes from the Python package; the results
+    // above stay whether or not it can be drawn.
+    match super::python::report(&a.out) {
+        Ok(()) => println!("report with plots: {}", a.out.join("report.html").display()),
+        Err(e) => eprintln!("note: no report.html: {e}"),
+    }
+    Ok(ExitCode::SUCCESS)
+}

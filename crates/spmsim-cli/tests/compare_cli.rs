@@ -1,0 +1,121 @@
+//! `spmsim compare` through the binary: a scheme added as a preset only
+//! (no code change) joins the comparison, and is measured like the others.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("spmsim-compare-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A copy of the workspace's presets folder (the top-level TOML files and
+/// the energy and reference folders compare reads) in `dir`.
+fn copy_presets(dir: &Path) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs");
+    for sub in ["", "energy", "reference"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+        for e in std::fs::read_dir(src.join(sub)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().and_then(|x| x.to_str()) == Some("toml") {
+                std::fs::copy(&p, dir.join(sub).join(p.file_name().unwrap())).unwrap();
+            }
+        }
+    }
+}
+
+/// `spmsim ARGS` with `SPMSIM_CONFIGS=configs`, and no Python report.
+fn spmsim_with(configs: &Path, args: &[&str]) -> (i32, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_spmsim"))
+        .args(args)
+        .env("SPMSIM_CONFIGS", configs)
+        .env("SPMSIM_PYTHON", "/nonexistent/python")
+        .output()
+        .unwrap();
+    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into(), String::from_utf8_lossy(&o.stderr).into())
+}
+
+#[test]
+fn a_scheme_added_as_a_preset_only_appears_in_compare() {
+    let dir = scratch("preset-only");
+    let configs = dir.join("configs");
+    copy_presets(&configs);
+    // A new scheme, from a preset alone: COBCM with a 16-entry SecPB.
+    std::fs::write(
+        configs.join("cobcm-16.toml"),
+        "name = \"cobcm-16\"\ndescription = \"COBCM with a 16-entry SecPB (SecPB IV), a scheme added as a preset only.\"\nextends = \"cobcm\"\n\n[persistence]\npoint = { type = \"persist-buffer\", entries = 16 }\n",
+    )
+    .unwrap();
+    // A sensitivity of the same: left out, saying why.
+    std::fs::write(
+        configs.join("cobcm-8.toml"),
+        "name = \"cobcm-8\"\ndescription = \"COBCM with an 8-entry SecPB.\"\nrole = \"sensitivity\"\nextends = \"cobcm\"\n\n[persistence]\npoint = { type = \"persist-buffer\", entries = 8 }\n",
+    )
+    .unwrap();
+    let (code, out, err) = spmsim_with(&configs, &["compare", "--list"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.lines().any(|l| l == "cobcm-16"), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("cobcm-8") && l.contains("sensitivity")), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("osiris-no-stop-loss") && l.contains("control")), "{out}");
+
+    // Measured beside the preset it extends and their baseline.
+    let out_dir = dir.join("out");
+    let (code, out, err) = spmsim_with(
+        &configs,
+        &[
+            "compare",
+            "--schemes",
+            "cobcm,cobcm-16,bbb",
+            "--workloads",
+            "btree",
+            "--instructions",
+            "30000",
+            "--ops",
+            "200",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.lines().any(|l| l.starts_with("| cobcm-16 ")), "{out}");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("results.json")).unwrap()).unwrap();
+    let rows = doc["schemes"].as_array().unwrap();
+    let row = |p: &str| rows.iter().find(|r| r["preset"] == p).unwrap_or_else(|| panic!("no row {p}: {doc}"));
+    let (small, full, bbb) = (row("cobcm-16"), row("cobcm"), row("bbb"));
+    // Each against BBB with a persist buffer of its own size.
+    assert_eq!(full["baseline"], "bbb");
+    assert_eq!(small["baseline"], "bbb@cobcm-16");
+    for r in [small, full] {
+        assert!(r["slowdown_gmean"].as_f64().unwrap() >= 1.0, "{r}");
+        assert!(r["writes_pki"]["counter"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["recovery_seconds"]["1TiB"].as_f64().unwrap() > r["recovery_seconds"]["16GiB"].as_f64().unwrap(), "{r}");
+        assert_eq!(r["attacks"]["undetected"], 0, "{r}");
+    }
+    // Its battery drains 16 entries where COBCM drains 32.
+    assert!(small["battery"]["energy_uj"].as_f64().unwrap() < full["battery"]["energy_uj"].as_f64().unwrap());
+    assert_eq!(bbb["slowdown_gmean"].as_f64(), Some(1.0));
+    assert!(bbb["attacks"]["undetected"].as_u64().unwrap() > 0, "the insecure baseline lets attacks through: {bbb}");
+    let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    assert!(md.contains("cobcm-16") && md.contains("Best per criterion"), "{md}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_unknown_scheme_or_workload_is_an_error_naming_it() {
+    let dir = scratch("bad");
+    let (code, _, err) = spmsim_with(
+        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs")),
+        &["compare", "--schemes", "no-such", "--out", dir.to_str().unwrap()],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("no-such"), "{err}");
+    let (code, _, err) = spmsim_with(
+        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs")),
+        &["compare", "--schemes", "cobcm", "--workloads", "nope", "--out", dir.to_str().unwrap()],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("nope"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

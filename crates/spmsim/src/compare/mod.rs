@@ -1,0 +1,592 @@
+//! `spmsim compare`: every scheme of the five papers and their baselines on
+//! one common machine (`machine`), over one workload set, each measured
+//! the same way.
+//!
+//! ```text
+//!  config list -> every preset that is a scheme (role = "scheme") and no control
+//!     |  machine::common (one per distinct common configuration)
+//!     v
+//!  timing runs (timing-only crypto)  x workloads, and the insecure baseline
+//!     -> slowdown (per workload, geometric mean), NVM writes per kilo-
+//!        instruction by kind, energy per kilo-instruction (Table III prices)
+//!  battery::domain_estimate          -> battery energy and volume
+//!  recovery::measure at 16 GiB, 1 TiB -> counted recovery, priced
+//!  Scheme::onchip_nv_state           -> on-chip NV bytes
+//!  attack::run (real crypto)         -> detected, at run time or at recovery
+//!  each preset's own machine         -> its slowdown there, beside the common one
+//! ```
+
+pub mod machine;
+pub mod report;
+
+use crate::config::{list_presets, load_preset, CoreModel, CryptoMode, SimConfig};
+use crate::nvm::ByKind;
+use crate::reproduce::geomean;
+use crate::timing::simulate_after_warmup;
+use crate::workload::WorkloadKind;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// The persistent benchmarks: every store persistent (interval core).
+pub const BENCHMARKS: [&str; 7] = ["btree", "hash", "array", "queue", "rbtree", "ycsb", "tpcc"];
+pub const QUICK_BENCHMARKS: [&str; 3] = ["btree", "hash", "ycsb"];
+/// The suite's programs (the multiset-hash paper's stand-ins, recorded by
+/// `reproduce mset`), their heap persistent (out-of-order core).
+pub const PROGRAMS: [&str; 9] = ["gcc", "xz", "mcf", "perl", "chess", "gnugo", "omnetpp", "x264", "xalan"];
+pub const QUICK_PROGRAMS: [&str; 2] = ["gcc", "mcf"];
+/// Instructions a program runs before its statistics start.
+pub const PROGRAM_WARMUP: u64 = crate::reproduce::mset::WARMUP;
+/// Memory sizes recovery is timed at.
+pub const RECOVERY_MEMORY: [(&str, u64); 2] = [("16GiB", 16 << 30), ("1TiB", 1 << 40)];
+/// The workload run before each recovery and each attack run.
+pub const RECOVERY_WORKLOAD: &str = "hash";
+pub const ATTACK_WORKLOAD: &str = "btree";
+/// Prices of a counted recovery (STAR IV-F, after Anubis and Osiris: an
+/// NVM read 100 ns); a hash costs the MAC latency at the core's clock.
+pub const RECOVERY_READ_NS: f64 = 100.0;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub quick: bool,
+    /// Instructions per timing run (default 1 M quick, 10 M otherwise).
+    pub instructions: Option<u64>,
+    pub seed: u64,
+    /// Only these presets (all that qualify when empty).
+    pub only: Vec<String>,
+    /// Only these workloads (the set of `quick` when empty).
+    pub workloads: Vec<String>,
+    /// Operations before each recovery and attack (default 2000 quick, 20000).
+    pub ops: Option<u64>,
+    pub recovery: bool,
+    pub attacks: bool,
+    /// Also run each preset on its own paper's machine.
+    pub paper_machine: bool,
+}
+
+impl Options {
+    pub fn instructions(&self) -> u64 {
+        self.instructions.unwrap_or(if self.quick { 1_000_000 } else { 10_000_000 })
+    }
+    pub fn ops(&self) -> u64 {
+        self.ops.unwrap_or(if self.quick { 2000 } else { 20000 })
+    }
+    /// The workloads run, as `WorkloadKind` names.
+    pub fn workload_names(&self) -> Vec<String> {
+        if !self.workloads.is_empty() {
+            return self.workloads.clone();
+        }
+        let (b, p): (&[&str], &[&str]) = if self.quick { (&QUICK_BENCHMARKS, &QUICK_PROGRAMS) } else { (&BENCHMARKS, &PROGRAMS) };
+        b.iter().map(|s| s.to_string()).chain(p.iter().map(|s| format!("suite:{s}#persistent=heap"))).collect()
+    }
+    /// The programs of the suite the workloads need recorded.
+    pub fn programs(&self) -> Vec<String> {
+        self.workload_names()
+            .iter()
+            .filter_map(|w| w.strip_prefix("suite:").map(|p| p.split('#').next().unwrap_or(p).to_string()))
+            .collect()
+    }
+}
+
+/// A preset `compare` takes, or leaves out and why.
+#[derive(Clone, Debug, Serialize)]
+pub struct Candidate {
+    pub preset: String,
+    /// Why it is left out; None when compared.
+    pub left_out: Option<String>,
+}
+
+/// The presets `compare` runs: every preset that is a scheme (`role`) and
+/// no control, each on the common machine; a preset whose common machine
+/// is another's is listed under that one. A scheme added as a preset only
+/// joins here with no code change.
+pub fn candidates() -> Vec<(Candidate, Option<SimConfig>)> {
+    let mut out: Vec<(Candidate, Option<SimConfig>)> = Vec::new();
+    let mut seen: Vec<(String, SimConfig)> = Vec::new();
+    for preset in list_presets() {
+        let cand = |why: Option<String>| Candidate { preset: preset.clone(), left_out: why };
+        let cfg = match load_preset(&preset, &[]) {
+            Ok(c) => c,
+            Err(e) => {
+                out.push((cand(Some(format!("does not load: {e}"))), None));
+                continue;
+            }
+        };
+        let common = machine::common(&cfg);
+        let invalid = common
+            .validate()
+            .map_err(|(k, m)| format!("key `{k}`: {m}"))
+            .and_then(|_| common.scheme.check(&common))
+            .and_then(|_| machine::insecure(&common).scheme.check(&machine::insecure(&common)))
+            .err();
+        let why = if cfg.expect_crash_violations || cfg.expect_undetected_attacks {
+            Some("a control, built to fail the crash oracle or the attack harness".to_string())
+        } else if !cfg.role.is_scheme() {
+            Some(format!("role = {:?}: not a scheme of its own", cfg.role).to_lowercase())
+        } else if let Some(e) = invalid {
+            Some(format!("its scheme cannot run on the common machine: {e}"))
+        } else {
+            let mut common = machine::common(&cfg);
+            common.name = String::new();
+            common.description = String::new();
+            seen.iter().find(|(_, c)| *c == common).map(|(p, _)| format!("the same machine as `{p}` on the common configuration"))
+        };
+        if why.is_none() {
+            let mut common = machine::common(&cfg);
+            common.name = String::new();
+            common.description = String::new();
+            seen.push((preset.clone(), common));
+        }
+        let keep = why.is_none();
+        out.push((cand(why), keep.then_some(cfg)));
+    }
+    out
+}
+
+/// The paper a preset comes from, as its description names it first.
+pub fn paper_of(cfg: &SimConfig) -> String {
+    const NAMES: [(&str, &str); 6] = [
+        ("SecPB", "SecPB"),
+        ("Secon", "Secon"),
+        ("STAR", "STAR"),
+        ("Triad-NVM", "Triad-NVM"),
+        ("multiset-hash", "multiset hash"),
+        ("Kubo", "multiset hash"),
+    ];
+    NAMES.iter().filter_map(|(k, name)| cfg.description.find(k).map(|i| (i, *name))).min().map_or("-".into(), |(_, n)| n.to_string())
+}
+
+/// One timing run.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunRecord {
+    /// `common`, `common-insecure`, `paper` or `paper-insecure`.
+    pub machine: String,
+    pub config: String,
+    pub workload: String,
+    pub instructions: u64,
+    pub cycles: u64,
+    pub device_writes: ByKind,
+    pub reads: ByKind,
+    pub aes_blocks: u64,
+    pub hashes: u64,
+    pub register_adds: u64,
+}
+
+impl RunRecord {
+    pub fn cpi(&self) -> f64 {
+        self.cycles as f64 / self.instructions.max(1) as f64
+    }
+}
+
+/// Attacks of the harness, counted.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct AttackCounts {
+    pub total: u64,
+    pub detected: u64,
+    pub ruled_out: u64,
+    pub skipped: u64,
+    pub undetected: u64,
+    pub false_alarms: u64,
+    /// Detected by a check of normal operation (a read's MAC or tree check).
+    pub at_run_time: u64,
+    /// Detected by the scheme's recovery (an attack on what recovery reads).
+    pub at_recovery: u64,
+}
+
+/// One counted recovery, priced.
+#[derive(Clone, Debug, Serialize)]
+pub struct RecoveryPoint {
+    pub memory: String,
+    pub reads: u64,
+    pub hashes: u64,
+    pub writes: u64,
+    pub seconds: f64,
+    pub ok: bool,
+}
+
+/// A scheme's row: every metric measured on the common machine.
+#[derive(Clone, Debug, Serialize)]
+pub struct SchemeRow {
+    pub preset: String,
+    pub scheme: String,
+    pub paper: String,
+    pub front: String,
+    pub secure: bool,
+    pub baseline: String,
+    /// Why a metric could not be measured, by metric.
+    pub notes: Vec<String>,
+    pub slowdown_gmean: Option<f64>,
+    pub slowdown: BTreeMap<String, f64>,
+    pub writes_pki: BTreeMap<String, f64>,
+    pub energy_uj_per_kinstr: Option<f64>,
+    pub battery: crate::battery::DomainEstimate,
+    pub recovery: Vec<RecoveryPoint>,
+    pub recovery_seconds: BTreeMap<String, Option<f64>>,
+    pub onchip_nv: Vec<crate::scheme::NvRegister>,
+    pub onchip_nv_bytes: u64,
+    pub attacks: Option<AttackCounts>,
+    pub paper_config: Option<PaperConfig>,
+}
+
+/// The same scheme on its own paper's machine.
+#[derive(Clone, Debug, Serialize)]
+pub struct PaperConfig {
+    pub preset: String,
+    pub slowdown_gmean: Option<f64>,
+    pub slowdown: BTreeMap<String, f64>,
+    /// Keys where the common machine differs from the preset's.
+    pub differences: Vec<String>,
+}
+
+/// Everything `compare` measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct Comparison {
+    pub kind: &'static str,
+    pub quick: bool,
+    pub instructions: u64,
+    pub seed: u64,
+    pub ops: u64,
+    pub common_machine: &'static str,
+    pub workloads: Vec<String>,
+    pub candidates: Vec<Candidate>,
+    pub schemes: Vec<SchemeRow>,
+    pub best: Vec<report::Best>,
+    pub pareto: BTreeMap<String, Vec<String>>,
+    pub runs: Vec<RunRecord>,
+}
+
+/// A configuration as one workload runs it: the out-of-order core for a
+/// recorded program, the interval core for a generated benchmark.
+fn for_workload(cfg: &SimConfig, w: &WorkloadKind) -> SimConfig {
+    let mut c = cfg.clone();
+    c.core.model = if matches!(w, WorkloadKind::Trace(_)) { CoreModel::Ooo } else { CoreModel::Interval };
+    c.security.crypto = CryptoMode::TimingOnly;
+    c
+}
+
+fn timing_run(machine: &str, cfg: &SimConfig, workload: &str, instructions: u64, seed: u64) -> Result<RunRecord, String> {
+    let w = WorkloadKind::parse(workload)?;
+    let c = for_workload(cfg, &w);
+    let warmup = if matches!(w, WorkloadKind::Trace(_)) { PROGRAM_WARMUP } else { 0 };
+    let s = simulate_after_warmup(&c, &w, warmup, instructions, seed, &AtomicBool::new(false))
+        .map_err(|e| format!("{} ({machine}) on {workload}: {e}", cfg.name))?;
+    let r = &s.roi;
+    Ok(RunRecord {
+        machine: machine.into(),
+        config: cfg.name.clone(),
+        workload: workload.into(),
+        instructions: r.core.instructions,
+        cycles: r.core.cycles,
+        device_writes: r.memory.device_writes,
+        reads: r.memory.reads,
+        aes_blocks: r.crypto.aes_blocks,
+        hashes: r.crypto.macs + r.crypto.tree_hashes,
+        register_adds: r.crypto.read_hash_adds + r.crypto.write_hash_adds,
+    })
+}
+
+/// Run everything `opts` asks for; `progress(done, total, what)` after each step.
+pub fn run<F: Fn(usize, usize, &str) + Sync>(opts: &Options, progress: F) -> Result<Comparison, String> {
+    let ecfg = crate::battery::EnergyConfig::load(&crate::battery::default_energy_path()).map_err(|e| e.to_string())?;
+    let mut cands = candidates();
+    if !opts.only.is_empty() {
+        for name in &opts.only {
+            if !cands.iter().any(|(c, _)| &c.preset == name) {
+                return Err(format!("--schemes: no preset `{name}` (see spmsim config list)"));
+            }
+        }
+        cands.retain(|(c, _)| opts.only.contains(&c.preset));
+    }
+    let chosen: Vec<SimConfig> = cands.iter().filter_map(|(_, c)| c.clone()).collect();
+    if chosen.is_empty() {
+        return Err("no preset to compare (every one named is a control, an ablation, a sensitivity or a duplicate)".into());
+    }
+    let workloads = opts.workload_names();
+    for w in &workloads {
+        WorkloadKind::parse(w).map_err(|e| format!("--workload `{w}`: {e}"))?;
+    }
+    let (n, seed) = (opts.instructions(), opts.seed);
+
+    // The timing runs, each distinct configuration once per workload.
+    let mut specs: Vec<(String, SimConfig)> = Vec::new();
+    let mut clash = None;
+    let mut add = |machine: &str, c: SimConfig| {
+        if !machine::timed(&c) {
+            return;
+        }
+        let same_name = specs.iter().find(|(m, x)| m == machine && x.name == c.name);
+        match same_name {
+            None => specs.push((machine.to_string(), c)),
+            Some((_, x)) if *x != c => {
+                let mut a = x.clone();
+                a.description = c.description.clone();
+                if a != c {
+                    clash = Some(c.name.clone());
+                }
+            }
+            Some(_) => {}
+        }
+    };
+    // Each distinct insecure baseline once, named by its front end (and by
+    // the first preset needing it when another of that front end differs,
+    // e.g. a smaller persist buffer).
+    let mut named: Vec<(SimConfig, String)> = Vec::new();
+    let mut baseline: BTreeMap<String, String> = BTreeMap::new();
+    for p in &chosen {
+        let mut b = machine::insecure(&machine::common(p));
+        let key = SimConfig { name: String::new(), description: String::new(), ..b.clone() };
+        let name = match named.iter().find(|(k, _)| *k == key) {
+            Some((_, n)) => n.clone(),
+            None if named.iter().any(|(_, n)| *n == b.name) => format!("{}@{}", b.name, p.name),
+            None => b.name.clone(),
+        };
+        if !named.iter().any(|(k, _)| *k == key) {
+            named.push((key, name.clone()));
+        }
+        b.name = name.clone();
+        baseline.insert(p.name.clone(), name);
+        add("common-insecure", b);
+    }
+    for p in &chosen {
+        let common = machine::common(p);
+        add("common", common.clone());
+        if opts.paper_machine && !machine::differences(p, &common).is_empty() {
+            add("paper", p.clone());
+            let mut b = machine::insecure(p);
+            b.name = format!("{}@{}", b.name, p.name);
+            add("paper-insecure", b);
+        }
+    }
+    if let Some(name) = clash {
+        return Err(format!("two different configurations are both named `{name}` (a bug of compare's baselines)"));
+    }
+    let grid: Vec<(&str, &SimConfig, &str)> =
+        specs.iter().flat_map(|(m, c)| workloads.iter().map(move |w| (m.as_str(), c, w.as_str()))).collect();
+    let recoveries: Vec<(&SimConfig, (&str, u64))> =
+        if opts.recovery { chosen.iter().flat_map(|c| RECOVERY_MEMORY.iter().map(move |&m| (c, m))).collect() } else { Vec::new() };
+    let attacked: Vec<&SimConfig> = if opts.attacks { chosen.iter().collect() } else { Vec::new() };
+    let total = grid.len() + recoveries.len() + attacked.len();
+    let done = AtomicUsize::new(0);
+    let step = |what: &str| progress(done.fetch_add(1, Ordering::SeqCst) + 1, total, what);
+
+    let runs: Vec<Result<RunRecord, String>> = grid
+        .par_iter()
+        .map(|&(m, c, w)| {
+            let r = guarded(&format!("{} ({m}) on {w}", c.name), || timing_run(m, c, w, n, seed));
+            step(&format!("{} {w}", c.name));
+            r
+        })
+        .collect();
+    let mut failures = Vec::new();
+    let runs: Vec<RunRecord> = runs.into_iter().filter_map(|r| r.map_err(|e| failures.push(e)).ok()).collect();
+
+    let measured: Vec<(String, String, Result<RecoveryPoint, String>)> = recoveries
+        .par_iter()
+        .map(|&(p, (label, bytes))| {
+            let r = guarded(&format!("{} recovery", p.name), || recovery_point(&machine::common(p), label, bytes, opts.ops(), seed));
+            step(&format!("recovery {} {label}", p.name));
+            (p.name.clone(), label.to_string(), r)
+        })
+        .collect();
+    let attacks: Vec<(String, Result<AttackCounts, String>)> = attacked
+        .par_iter()
+        .map(|&p| {
+            let r = guarded(&format!("{} attacks", p.name), || attack_counts(&machine::common(p), opts.ops().min(500), seed));
+            step(&format!("attacks {}", p.name));
+            (p.name.clone(), r)
+        })
+        .collect();
+
+    let mut rows = Vec::new();
+    for p in &chosen {
+        rows.push(row(p, &baseline[&p.name], &ecfg, &runs, &failures, &measured, &attacks, &workloads));
+    }
+    let best = report::best(&rows);
+    let pareto = report::pareto(&rows);
+    Ok(Comparison {
+        kind: "compare",
+        quick: opts.quick,
+        instructions: n,
+        seed,
+        ops: opts.ops(),
+        common_machine: machine::DESCRIPTION,
+        workloads,
+        candidates: cands.into_iter().map(|(c, _)| c).collect(),
+        schemes: rows,
+        best,
+        pareto,
+        runs,
+    })
+}
+
+/// Slowdowns of `machine`'s runs of `name` against `base`'s, per workload.
+fn slowdowns(runs: &[RunRecord], machine: &str, name: &str, base_machine: &str, base: &str) -> BTreeMap<String, f64> {
+    runs.iter()
+        .filter(|r| r.machine == machine && r.config == name)
+        .filter_map(|r| {
+            let b = runs.iter().find(|b| b.machine == base_machine && b.config == base && b.workload == r.workload)?;
+            Some((r.workload.clone(), r.cpi() / b.cpi()))
+        })
+        .collect()
+}
+
+fn gmean_of(m: &BTreeMap<String, f64>, workloads: &[String]) -> Option<f64> {
+    (m.len() == workloads.len() && !m.is_empty()).then(|| geomean(&m.values().copied().collect::<Vec<_>>()))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn row(
+    p: &SimConfig,
+    base: &str,
+    ecfg: &crate::battery::EnergyConfig,
+    runs: &[RunRecord],
+    failures: &[String],
+    measured: &[(String, String, Result<RecoveryPoint, String>)],
+    attacks: &[(String, Result<AttackCounts, String>)],
+    workloads: &[String],
+) -> SchemeRow {
+    let common = machine::common(p);
+    let mut notes: Vec<String> = failures.iter().filter(|f| f.starts_with(&format!("{} ", p.name))).cloned().collect();
+    if !machine::timed(&common) {
+        notes.push("the timing model has no rules for the data-cache front end (eADR): no slowdown, writes or energy".into());
+    }
+    let slowdown = slowdowns(runs, "common", &p.name, "common-insecure", base);
+    let mine: Vec<&RunRecord> = runs.iter().filter(|r| r.machine == "common" && r.config == p.name).collect();
+    let instructions: u64 = mine.iter().map(|r| r.instructions).sum();
+    let per_k = |x: u64| x as f64 * 1000.0 / instructions.max(1) as f64;
+    let mut writes_pki = BTreeMap::new();
+    if !mine.is_empty() {
+        let w = mine.iter().fold(ByKind::default(), |mut a, r| {
+            a.add(&r.device_writes);
+            a
+        });
+        for (k, v) in
+            [("data", w.data), ("counter", w.counter), ("mac", w.mac), ("tree", w.tree), ("recovery", w.recovery), ("total", w.total())]
+        {
+            writes_pki.insert(k.to_string(), per_k(v));
+        }
+    }
+    // Energy of the counted work at Table III's prices: each 64 B line
+    // moved between MC and PCM, each pad, each MAC or tree hash (SHA-512
+    // over 64 B; a multiset-hash increment priced as one).
+    let energy = (!mine.is_empty()).then(|| {
+        let b = ecfg.structure.block_bytes as f64;
+        let lines: u64 = mine.iter().map(|r| r.device_writes.total() + r.reads.total()).sum();
+        let aes: u64 = mine.iter().map(|r| r.aes_blocks).sum();
+        let sha: u64 = mine.iter().map(|r| r.hashes + r.register_adds).sum();
+        let nj = lines as f64 * b * ecfg.movement.mc_to_pm_nj_per_byte
+            + aes as f64 * b * ecfg.crypto.aes192_nj_per_byte
+            + sha as f64 * b * ecfg.crypto.sha512_mac_nj_per_byte;
+        nj / instructions.max(1) as f64
+    });
+    let recovery: Vec<RecoveryPoint> =
+        measured.iter().filter(|(n, _, _)| *n == p.name).filter_map(|(_, _, r)| r.as_ref().ok().cloned()).collect();
+    for (_, label, r) in measured.iter().filter(|(n, _, _)| *n == p.name) {
+        if let Err(e) = r {
+            notes.push(format!("recovery at {label}: {e}"));
+        }
+    }
+    let recovery_seconds =
+        RECOVERY_MEMORY.iter().map(|(l, _)| (l.to_string(), recovery.iter().find(|r| r.memory == *l).map(|r| r.seconds))).collect();
+    let layout = crate::controller::layout_for(&common);
+    let onchip_nv = common.scheme.plugin().onchip_nv_state(&common, &layout);
+    let attacks = match attacks.iter().find(|(n, _)| *n == p.name).map(|(_, r)| r) {
+        Some(Ok(a)) => Some(a.clone()),
+        Some(Err(e)) => {
+            notes.push(format!("attacks: {e}"));
+            None
+        }
+        None => None,
+    };
+    let paper_config = {
+        let differences = machine::differences(p, &common);
+        let mut b = machine::insecure(p);
+        b.name = format!("{}@{}", b.name, p.name);
+        let s = slowdowns(runs, "paper", &p.name, "paper-insecure", &b.name);
+        (!differences.is_empty()).then(|| PaperConfig {
+            preset: p.name.clone(),
+            slowdown_gmean: gmean_of(&s, workloads),
+            slowdown: s,
+            differences,
+        })
+    };
+    SchemeRow {
+        preset: p.name.clone(),
+        scheme: common.scheme.name().to_string(),
+        paper: paper_of(p),
+        front: common.scheme.work().front.point_type().to_string(),
+        secure: common.security.enabled,
+        baseline: base.to_string(),
+        notes,
+        slowdown_gmean: gmean_of(&slowdown, workloads),
+        slowdown,
+        writes_pki,
+        energy_uj_per_kinstr: energy,
+        battery: crate::battery::domain_estimate(ecfg, &common),
+        recovery,
+        recovery_seconds,
+        onchip_nv_bytes: onchip_nv.iter().map(|r| r.bytes).sum(),
+        onchip_nv,
+        attacks,
+        paper_config,
+    }
+}
+
+/// `f`, with a panic turned into an error naming `what` (a bug of the
+/// scheme's model), so that every other scheme's results are kept.
+fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+        Err(format!("{what}: the model panicked (a bug): {msg}"))
+    })
+}
+
+/// A real recovery on the common machine grown to `bytes` of memory.
+fn recovery_point(common: &SimConfig, label: &str, bytes: u64, ops: u64, seed: u64) -> Result<RecoveryPoint, String> {
+    let mut c = common.clone();
+    c.memory = machine::with_capacity(&common.memory, bytes);
+    machine::fit_onchip_levels(&mut c);
+    c.validate().map_err(|(k, m)| format!("key `{k}`: {m}"))?;
+    let w = WorkloadKind::parse(RECOVERY_WORKLOAD)?;
+    let m = crate::recovery::measure(&c, &w, ops, seed, &|_, _| {})?;
+    let hash_ns = c.security.mac_latency_cycles as f64 / c.core.frequency_ghz;
+    let (reads, hashes) = (m.reads.total(), m.hashes);
+    Ok(RecoveryPoint {
+        memory: label.into(),
+        reads,
+        hashes,
+        writes: m.writes.total(),
+        seconds: (reads as f64 * RECOVERY_READ_NS + hashes as f64 * hash_ns) * 1e-9,
+        ok: m.ok,
+    })
+}
+
+/// The attack harness on the common machine, with real cryptography.
+fn attack_counts(common: &SimConfig, ops: u64, seed: u64) -> Result<AttackCounts, String> {
+    let mut c = common.clone();
+    c.security.crypto = CryptoMode::Real;
+    let w = WorkloadKind::parse(ATTACK_WORKLOAD)?;
+    let events = w.generate_placed(ops, seed, crate::workload::Placement::of(&c))?;
+    let rep = crate::attack::run(&c, &w.name(), &events, seed)?;
+    let at_recovery_names = c.scheme.plugin().recovery_attack_names();
+    let mut a = AttackCounts { total: rep.attacks.len() as u64, false_alarms: rep.false_alarms, ..Default::default() };
+    for r in &rep.attacks {
+        if r.ruled_out.is_some() {
+            a.ruled_out += 1;
+        } else if r.skipped.is_some() {
+            a.skipped += 1;
+        } else if !r.detected {
+            a.undetected += 1;
+        } else {
+            a.detected += 1;
+            if at_recovery_names.contains(&r.name.as_str()) || r.where_.starts_with("recovery") {
+                a.at_recovery += 1;
+            } else {
+                a.at_run_time += 1;
+            }
+        }
+    }
+    Ok(a)
+}
