@@ -377,8 +377,6 @@ def pareto_scatter(df, x: str, y: str, label: str = "preset", group: str | None 
         marker = "<" if use_log and xv <= 0 else "o"
         ax.scatter([xpos(xv)], [yv], s=90 if best else 40, marker=marker, color=colors[g],
                    edgecolors="black" if best else "none", linewidths=1.2, alpha=1.0 if best else 0.75, zorder=3)
-        ax.annotate(str(lab), (xpos(xv), yv), xytext=(6, 4), textcoords="offset points", fontsize="small",
-                    fontweight="bold" if best else "normal", zorder=4)
     pts = sorted((xpos(xv), yv) for lab, xv, yv, _ in rows if lab in on_front)
     if pts:
         ax.step([p[0] for p in pts], [p[1] for p in pts], where="post", color="black", linewidth=1.2, zorder=2)
@@ -398,9 +396,127 @@ def pareto_scatter(df, x: str, y: str, label: str = "preset", group: str | None 
     ax.set_title(title or "")
     ax.grid(alpha=0.3, which="major")
     ax.set_axisbelow(True)
+    # The labels go last: grouping needs the final axis limits, and the
+    # nudging needs the layout the legend and titles give.
+    points = [(xpos(xv), yv) for _, xv, yv, _ in rows]
+    groups = _near_groups(points, ax.get_xlim(), ax.get_ylim(), use_log)
+    # Each label sits above right of the top right of its group, clear of every marker in it.
+    _draw_group_labels(fig, ax, [([str(rows[i][0]) for i in members], [rows[i][0] in on_front for i in members],
+                                  (max(points[i][0] for i in members), max(points[i][1] for i in members)))
+                                 for members in groups])
     if handles:
         ax.legend(handles=handles, fontsize="small", frameon=False, loc="best")
     return save(fig, out)
+
+
+# Two points share one label when they are this close on the plot. x: on a
+# log axis 0.05 of a decade (a factor of 1.12), or 1.5 % of the axis span
+# when that is wider, since a 40-point² marker is about 6 points across, some
+# 1.4 % of the ~450-point-wide axes, so two points nearer than that overlap
+# however many decades the axis spans; on a linear axis the 1.5 % alone.
+# y: 1.5 % of the axis span. The grouping is transitive (single linkage): a
+# chain of near points is one group.
+NEAR_DECADES = 0.05
+NEAR_SPAN = 0.015
+# A group label names at most this many points; a longer one names the
+# first three and "+N more".
+MAX_NAMES = 4
+
+
+def _near_groups(points: Sequence[tuple[float, float]], xlim: Sequence[float], ylim: Sequence[float],
+                 logx: bool) -> list[list[int]]:
+    """Indices of `points` (x, y as drawn) grouped by nearness on the plot
+    (NEAR_DECADES, NEAR_SPAN), each group in point order, the groups in the
+    order of their first point."""
+    def fx(v: float) -> float:
+        return math.log10(v) if logx else v
+
+    x_tol = NEAR_SPAN * abs(fx(xlim[1]) - fx(xlim[0]))
+    if logx:
+        x_tol = max(x_tol, NEAR_DECADES)
+    y_tol = NEAR_SPAN * abs(ylim[1] - ylim[0])
+    parent = list(range(len(points)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for i, (xi, yi) in enumerate(points):
+        for j in range(i):
+            xj, yj = points[j]
+            if abs(fx(xi) - fx(xj)) <= x_tol and abs(yi - yj) <= y_tol:
+                a, b = root(i), root(j)
+                parent[max(a, b)] = min(a, b)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(points)):
+        groups.setdefault(root(i), []).append(i)
+    return list(groups.values())
+
+
+def _group_text(names: Sequence[str], bold: Sequence[bool]) -> tuple[str, str]:
+    """The label of a group of points as (bold part, normal part): the names
+    on the front first (bold), then the others, joined with ", "; more than
+    MAX_NAMES names give the first three and "+N more"."""
+    ordered = [n for n, b in zip(names, bold) if b] + [n for n, b in zip(names, bold) if not b]
+    shown = ordered if len(ordered) <= MAX_NAMES else ordered[:MAX_NAMES - 1]
+    n_bold = min(sum(1 for b in bold if b), len(shown))
+    head, tail = ", ".join(shown[:n_bold]), ", ".join(shown[n_bold:])
+    if head and tail:
+        tail = ", " + tail
+    if len(shown) < len(ordered):
+        tail += f" +{len(ordered) - len(shown)} more"
+    return head, tail
+
+
+def _draw_group_labels(fig, ax, labels: Sequence[tuple[Sequence[str], Sequence[bool], tuple[float, float]]]) -> None:
+    """One label per group (names, on-front flags, anchor point), above
+    right of its anchor. Labels that would still overlap are nudged up,
+    in order of their anchor's y (then x): each is measured, and moved just
+    above any label placed before it that it overlaps; a nudged label gets
+    a thin grey leader to its point. Deterministic: no search, no random."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: PLC0415
+    from matplotlib.transforms import Bbox  # noqa: PLC0415
+
+    def draw(names, bold, xy, lift: float) -> list:
+        head, tail = _group_text(names, bold)
+        arrow = {"arrowprops": {"arrowstyle": "-", "color": "#888888", "linewidth": 0.6, "shrinkA": 0,
+                                "shrinkB": 4, "relpos": (0.0, 0.0)}} if lift > 0 else {}
+        first = ax.annotate(head or tail, xy, xytext=(6, 4 + lift), textcoords="offset points", fontsize="small",
+                            fontweight="bold" if head else "normal", va="bottom", zorder=4, **arrow)
+        parts = [first]
+        if head and tail:
+            # Placed at the bottom right of the bold part, so the two read as one line.
+            parts.append(ax.annotate(tail, (1.0, 0.0), xycoords=first, fontsize="small", va="bottom", zorder=4))
+        return parts
+
+    if not labels:
+        return
+    trial = [draw(names, bold, xy, 0.0) for names, bold, xy in labels]
+    canvas = FigureCanvasAgg(fig)
+    fig.draw_without_rendering()  # lays the figure out, as saving will
+    renderer = canvas.get_renderer()
+    boxes = [Bbox.union([a.get_window_extent(renderer) for a in parts]) for parts in trial]
+    for parts in trial:
+        for a in parts:
+            a.remove()
+    pad = 1.5 * fig.dpi / 72  # pixels kept between two labels
+    lifts = [0.0] * len(labels)
+    placed: list = []
+    for i in sorted(range(len(labels)), key=lambda k: (labels[k][2][1], labels[k][2][0], k)):
+        box = boxes[i]
+        moved = True
+        while moved:  # ends: each placed box can lift this one once at most, the lifts only go up
+            moved = False
+            for other in placed:
+                if box.x0 < other.x1 + pad and other.x0 < box.x1 + pad and box.y0 < other.y1 + pad \
+                        and other.y0 < box.y1 + pad:
+                    box = box.translated(0, other.y1 + pad - box.y0 + 0.01)
+                    moved = True
+        lifts[i] = (box.y0 - boxes[i].y0) * 72 / fig.dpi
+        placed.append(box)
+    for (names, bold, xy), lift in zip(labels, lifts):
+        draw(names, bold, xy, lift)
 
 
 __all__ = ["normalized_bars", "lines", "battery_bars", "write_traffic_bars", "compare_bars", "pareto_scatter",

@@ -4,10 +4,13 @@ cases with nothing to show."""
 
 from __future__ import annotations
 
+import html
 import json
+import math
 import re
 from pathlib import Path
 
+import matplotlib
 import pandas as pd
 import pytest
 
@@ -221,3 +224,93 @@ def test_pareto_scatter_draws_zeros_at_the_floor(tmp_path):
     with pytest.raises(KeyError, match="missing column"):
         plots.pareto_scatter(df, x="nope", y="y", out=str(tmp_path / "k"))
 
+
+
+def _svg_labels(svg: Path) -> list[tuple[str, bool, float]]:
+    """The <text> elements of an SVG written with svg.fonttype 'none':
+    (text, bold, y) each, in document order."""
+    out = []
+    for style, attrs, text in re.findall(r'<text style="([^"]*)"([^>]*)>([^<]*)</text>', svg.read_text()):
+        y = re.search(r' y="([-\d.e]+)"', attrs)
+        out.append((html.unescape(text), "font-weight: 700" in style, float(y.group(1)) if y else math.nan))
+    return out
+
+
+def test_schemes_at_one_point_share_one_label(compare_dir):
+    """Three secure schemes at the same (recovery, battery, slowdown) and
+    one elsewhere: each Pareto figure has one label naming the three, not
+    three labels on top of each other. Checked in DIR/figures/*.svg, which
+    is what report.html embeds. matplotlib's default svg.fonttype ('path')
+    draws glyphs as paths, leaving the words only in XML comments whose form
+    is an implementation detail; the test renders under svg.fonttype 'none'
+    (rc_context, nothing else changes: grouping and nudging depend on the
+    layout, not on how the SVG encodes glyphs), so every label is one
+    <text> element whose content can be compared exactly."""
+    doc = compare_results()
+    same = dict(slowdown=28.7, recovery_1tib=29.9, supercap=0.0639)
+    doc["schemes"] = [doc["schemes"][0],  # bbb, the insecure baseline: not plotted
+                      _scheme("sp", "SP", "SecPB", "memory-controller", **same),
+                      _scheme("supermem", "SuperMem", "SuperMem", "memory-controller", **same),
+                      _scheme("wt", "WT", "SecPB", "memory-controller", **same),
+                      _scheme("cobcm", "COBCM", "SecPB", "persist-buffer", 1.053, 0.8, 4.9)]
+    doc["pareto"] = {"recovery": ["cobcm"], "battery": ["sp", "cobcm"]}
+    (compare_dir / "results.json").write_text(json.dumps(doc))
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        assert report.main([str(compare_dir)]) == 0
+    for name, joined in [("pareto_recovery", "sp, supermem, wt"), ("pareto_battery", "sp")]:
+        labels = _svg_labels(compare_dir / "figures" / f"{name}.svg")
+        texts = [t for t, _, _ in labels]
+        assert texts.count(joined) == 1, (name, texts)
+        assert "cobcm" in texts
+        assert not {"supermem", "wt"} & set(texts), (name, texts)
+        if name == "pareto_battery":
+            # sp is on the battery front: its name stays bold, the other two follow in normal weight.
+            assert (", supermem, wt", False) in [(t, b) for t, b, _ in labels]
+            assert ("sp", True) in [(t, b) for t, b, _ in labels]
+        else:
+            assert ("sp, supermem, wt", False) in [(t, b) for t, b, _ in labels]
+    assert "sp, supermem, wt" not in (compare_dir / "report.html").read_text()  # in the figures, not the captions
+
+
+def test_pareto_scatter_groups_near_points_and_nudges_colliding_labels(tmp_path):
+    """Five points at one spot (b on the front) share one label: b first
+    and bold, then the first two others and "+2 more". Two points a tenth
+    of a decade apart at the same slowdown are two groups (0.05 decade and
+    1.5 % of a two-decade axis are both less), but the long label of the
+    left one would cover the right one's, so the right one is lifted.
+    Same checking as above: svg.fonttype 'none' makes each label one
+    <text>. Rendering twice gives the same SVG (nothing random)."""
+    df = pd.DataFrame({"preset": ["a", "b", "c", "d", "e", "a-rather-long-label", "q"],
+                       "front": ["mc"] * 7,
+                       "x": [2.5, 2.5, 2.5, 2.5, 2.5, 1.0, 1.26], "y": [1.3, 1.3, 1.3, 1.3, 1.3, 1.1, 1.1]})
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        _, svg = plots.pareto_scatter(df, x="x", y="y", front=["b", "a-rather-long-label"], out=str(tmp_path / "p"))
+        _, again = plots.pareto_scatter(df, x="x", y="y", front=["b", "a-rather-long-label"],
+                                        out=str(tmp_path / "p2"))
+    assert Path(svg).read_bytes() == Path(again).read_bytes()
+    labels = {t: (b, y) for t, b, y in _svg_labels(Path(svg))}
+    assert labels["b"][0] and not labels[", a, c +2 more"][0]
+    assert not {"a", "c", "d", "e"} & set(labels)
+    # SVG y grows downwards: the lifted label has the smaller y, by at least a line of small text.
+    assert labels["a-rather-long-label"][0] and not labels["q"][0]
+    assert labels["a-rather-long-label"][1] - labels["q"][1] > 8
+
+
+def test_a_real_compare_run_renders_in_chromium(tmp_path):
+    """The page of a real (tiny) `spmsim compare` run, not a fixture: three
+    schemes of two front ends on one benchmark, every metric measured; its
+    table names each scheme and both Pareto plots paint in Chromium."""
+    from conftest import rust_cli
+
+    out = tmp_path / "compare"
+    p = rust_cli(["compare", "--schemes", "cobcm,sp,bbb", "--workloads", "btree", "--instructions", "30000",
+                  "--ops", "200", "--no-paper-machine", "--out", str(out)])
+    assert p.returncode == 0, p.stderr[-3000:]
+    doc = json.loads((out / "results.json").read_text())
+    assert [s["preset"] for s in doc["schemes"]] == ["bbb", "cobcm", "sp"]
+    assert all(s["recovery_seconds"]["1TiB"] is not None for s in doc["schemes"])
+    assert report.main([str(out)]) == 0
+    page = (out / "report.html").read_text()
+    for preset in ("cobcm", "sp", "bbb"):
+        assert preset in page
+    _assert_all_rendered(out / "report.html", tmp_path / "chromium", 2)

@@ -32,6 +32,8 @@ fn spmsim_with(configs: &Path, args: &[&str]) -> (i32, String, String) {
         .args(args)
         .env("SPMSIM_CONFIGS", configs)
         .env("SPMSIM_PYTHON", "/nonexistent/python")
+        // Nothing here records programs; if something did, not into the user's cache.
+        .env("SPMSIM_CACHE", std::env::temp_dir().join(format!("spmsim-compare-cache-{}", std::process::id())))
         .output()
         .unwrap();
     (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into(), String::from_utf8_lossy(&o.stderr).into())
@@ -102,6 +104,8 @@ fn a_scheme_added_as_a_preset_only_appears_in_compare() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A bad name fails at once, before the suite's programs are recorded
+/// (which takes minutes: the run would time out).
 #[test]
 fn an_unknown_scheme_or_workload_is_an_error_naming_it() {
     let dir = scratch("bad");
@@ -111,11 +115,13 @@ fn an_unknown_scheme_or_workload_is_an_error_naming_it() {
     );
     assert_eq!(code, 2);
     assert!(err.contains("no-such"), "{err}");
+    assert!(!err.contains("suite: "), "nothing is recorded before the names are checked: {err}");
     let (code, _, err) = spmsim_with(
         Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs")),
         &["compare", "--schemes", "cobcm", "--workloads", "nope", "--out", dir.to_str().unwrap()],
     );
     assert_eq!(code, 2);
     assert!(err.contains("nope"), "{err}");
+    assert!(!err.contains("suite: "), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -68,6 +68,8 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
     if opts.instructions() == 0 {
         return Err(anyhow!("--instructions must be at least 1"));
     }
+    // Every name checked before the programs are recorded (minutes).
+    compare::selected(&opts).map_err(|e| anyhow!(e))?;
     let programs = opts.programs();
     if !programs.is_empty() {
         super::reproduce::recorded_named(&programs, compare::PROGRAM_WARMUP + opts.instructions(), "compare's programs")?;

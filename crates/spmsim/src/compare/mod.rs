@@ -287,9 +287,10 @@ fn timing_run(machine: &str, cfg: &SimConfig, workload: &str, instructions: u64,
     })
 }
 
-/// Run everything `opts` asks for; `progress(done, total, what)` after each step.
-pub fn run<F: Fn(usize, usize, &str) + Sync>(opts: &Options, progress: F) -> Result<Comparison, String> {
-    let ecfg = crate::battery::EnergyConfig::load(&crate::battery::default_energy_path()).map_err(|e| e.to_string())?;
+/// The presets `opts` selects (with those left out, and why), after
+/// checking every name it gives: call before anything slow (recording the
+/// programs), so that a typo fails at once.
+pub fn selected(opts: &Options) -> Result<Vec<(Candidate, Option<SimConfig>)>, String> {
     let mut cands = candidates();
     if !opts.only.is_empty() {
         for name in &opts.only {
@@ -299,14 +300,21 @@ pub fn run<F: Fn(usize, usize, &str) + Sync>(opts: &Options, progress: F) -> Res
         }
         cands.retain(|(c, _)| opts.only.contains(&c.preset));
     }
-    let chosen: Vec<SimConfig> = cands.iter().filter_map(|(_, c)| c.clone()).collect();
-    if chosen.is_empty() {
+    if cands.iter().all(|(_, c)| c.is_none()) {
         return Err("no preset to compare (every one named is a control, an ablation, a sensitivity or a duplicate)".into());
     }
-    let workloads = opts.workload_names();
-    for w in &workloads {
-        WorkloadKind::parse(w).map_err(|e| format!("--workload `{w}`: {e}"))?;
+    for w in opts.workload_names() {
+        WorkloadKind::parse(&w).map_err(|e| format!("--workloads `{w}`: {e}"))?;
     }
+    Ok(cands)
+}
+
+/// Run everything `opts` asks for; `progress(done, total, what)` after each step.
+pub fn run<F: Fn(usize, usize, &str) + Sync>(opts: &Options, progress: F) -> Result<Comparison, String> {
+    let ecfg = crate::battery::EnergyConfig::load(&crate::battery::default_energy_path()).map_err(|e| e.to_string())?;
+    let cands = selected(opts)?;
+    let chosen: Vec<SimConfig> = cands.iter().filter_map(|(_, c)| c.clone()).collect();
+    let workloads = opts.workload_names();
     let (n, seed) = (opts.instructions(), opts.seed);
 
     // The timing runs, each distinct configuration once per workload.
