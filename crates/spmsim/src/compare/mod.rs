@@ -158,6 +158,21 @@ pub fn paper_of(cfg: &SimConfig) -> String {
     NAMES.iter().filter_map(|(k, name)| cfg.description.find(k).map(|i| (i, *name))).min().map_or("-".into(), |(_, n)| n.to_string())
 }
 
+/// One step of a comparison, by its index in its own list.
+#[derive(Clone, Copy)]
+enum Step {
+    Run(usize),
+    Recovery(usize),
+    Attack(usize),
+}
+
+/// What a step gave.
+enum Outcome {
+    Run(Result<RunRecord, String>),
+    Recovery(String, String, Result<RecoveryPoint, String>),
+    Attack(String, Result<AttackCounts, String>),
+}
+
 /// One timing run.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunRecord {
@@ -375,37 +390,50 @@ pub fn run<F: Fn(usize, usize, &str) + Sync>(opts: &Options, progress: F) -> Res
     let recoveries: Vec<(&SimConfig, (&str, u64))> =
         if opts.recovery { chosen.iter().flat_map(|c| RECOVERY_MEMORY.iter().map(move |&m| (c, m))).collect() } else { Vec::new() };
     let attacked: Vec<&SimConfig> = if opts.attacks { chosen.iter().collect() } else { Vec::new() };
-    let total = grid.len() + recoveries.len() + attacked.len();
+    // One list of every step, the few long ones (attack runs, recoveries)
+    // spread evenly among the many short timing runs, so that the rate the
+    // progress bar's ETA extrapolates holds over the whole run.
+    // Each kind's i-th of n steps goes at (i + 1/2) / n of the way.
+    let spread = |n: usize, step: fn(usize) -> Step| (0..n).map(move |i| ((2 * i + 1) as f64 / (2 * n) as f64, step(i)));
+    let mut keyed: Vec<(f64, Step)> =
+        spread(grid.len(), Step::Run).chain(spread(recoveries.len(), Step::Recovery)).chain(spread(attacked.len(), Step::Attack)).collect();
+    keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let work: Vec<Step> = keyed.into_iter().map(|(_, s)| s).collect();
+    let total = work.len();
     let done = AtomicUsize::new(0);
-    let step = |what: &str| progress(done.fetch_add(1, Ordering::SeqCst) + 1, total, what);
-
-    let runs: Vec<Result<RunRecord, String>> = grid
+    let outcomes: Vec<Outcome> = work
         .par_iter()
-        .map(|&(m, c, w)| {
-            let r = guarded(&format!("{} ({m}) on {w}", c.name), || timing_run(m, c, w, n, seed));
-            step(&format!("{} {w}", c.name));
-            r
+        .map(|s| {
+            let (out, what) = match *s {
+                Step::Run(i) => {
+                    let (m, c, w) = grid[i];
+                    (Outcome::Run(guarded(&format!("{} ({m}) on {w}", c.name), || timing_run(m, c, w, n, seed))), format!("{} {w}", c.name))
+                }
+                Step::Recovery(i) => {
+                    let (p, (label, bytes)) = recoveries[i];
+                    let r =
+                        guarded(&format!("{} recovery", p.name), || recovery_point(&machine::common(p), label, bytes, opts.ops(), seed));
+                    (Outcome::Recovery(p.name.clone(), label.to_string(), r), format!("recovery {} {label}", p.name))
+                }
+                Step::Attack(i) => {
+                    let p = attacked[i];
+                    let r = guarded(&format!("{} attacks", p.name), || attack_counts(&machine::common(p), opts.ops().min(500), seed));
+                    (Outcome::Attack(p.name.clone(), r), format!("attacks {}", p.name))
+                }
+            };
+            progress(done.fetch_add(1, Ordering::SeqCst) + 1, total, &what);
+            out
         })
         .collect();
-    let mut failures = Vec::new();
-    let runs: Vec<RunRecord> = runs.into_iter().filter_map(|r| r.map_err(|e| failures.push(e)).ok()).collect();
-
-    let measured: Vec<(String, String, Result<RecoveryPoint, String>)> = recoveries
-        .par_iter()
-        .map(|&(p, (label, bytes))| {
-            let r = guarded(&format!("{} recovery", p.name), || recovery_point(&machine::common(p), label, bytes, opts.ops(), seed));
-            step(&format!("recovery {} {label}", p.name));
-            (p.name.clone(), label.to_string(), r)
-        })
-        .collect();
-    let attacks: Vec<(String, Result<AttackCounts, String>)> = attacked
-        .par_iter()
-        .map(|&p| {
-            let r = guarded(&format!("{} attacks", p.name), || attack_counts(&machine::common(p), opts.ops().min(500), seed));
-            step(&format!("attacks {}", p.name));
-            (p.name.clone(), r)
-        })
-        .collect();
+    let (mut runs, mut failures, mut measured, mut attacks) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for o in outcomes {
+        match o {
+            Outcome::Run(Ok(r)) => runs.push(r),
+            Outcome::Run(Err(e)) => failures.push(e),
+            Outcome::Recovery(p, l, r) => measured.push((p, l, r)),
+            Outcome::Attack(p, r) => attacks.push((p, r)),
+        }
+    }
 
     let mut rows = Vec::new();
     for p in &chosen {
