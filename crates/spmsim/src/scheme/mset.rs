@@ -226,8 +226,11 @@ impl Scheme for Mset {
         let mut recomputed: Vec<(u64, [u8; 64])> = Vec::new();
         let mut unrecovered = 0u64;
         for (&(level, index), &addr) in &listed {
-            let nvm = st.nvm.read(&layout, addr).unwrap_or_else(|| t.default_block(level));
+            // A counter block starts from its NVM copy (Osiris's trials
+            // move its minors on); a node is computed from its children
+            // alone, so its own stale copy is not read.
             let line = if level == 0 {
+                let nvm = st.nvm.read(&layout, addr).unwrap_or_else(|| t.default_block(level));
                 let mut b = nvm;
                 if !self.eadr {
                     let ctr = SplitCounterBlock::decode(&nvm);
