@@ -1,7 +1,7 @@
 //! The acceptance commands of the foundation issue, run through the binary.
 
 mod common;
-use common::{json, spmsim};
+use common::{json, scratch, spmsim};
 use std::process::Command;
 
 #[test]
@@ -221,13 +221,6 @@ fn progress_goes_to_stderr_and_never_into_the_json() {
     let points = r["crash_points"].as_u64().unwrap();
     // Not a terminal here, so a plain closing line, as in a CI log.
     assert!(err.contains(&format!("check-crash: {points} crash points done in")), "{err}");
-}
-
-fn scratch(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("spmsim-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 fn listing(dir: &std::path::Path) -> Vec<String> {

@@ -1,15 +1,10 @@
 //! `spmsim compare` through the binary: a scheme added as a preset only
 //! (no code change) joins the comparison, and is measured like the others.
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::scratch;
+use std::path::Path;
 use std::process::Command;
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("spmsim-compare-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// A copy of the workspace's presets folder (the top-level TOML files and
 /// the energy and reference folders compare reads) in `dir`.

@@ -15,3 +15,11 @@ pub fn json(args: &[&str]) -> serde_json::Value {
     assert_eq!(code, 0, "{args:?}: {err}");
     serde_json::from_str(&out).unwrap()
 }
+
+/// An empty scratch folder for test `name` of this process.
+pub fn scratch(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("spmsim-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}

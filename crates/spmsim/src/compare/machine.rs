@@ -90,12 +90,7 @@ pub fn fit_onchip_levels(c: &mut SimConfig) {
     if let TreeConfig::Bmt { arity, levels: Some(levels), onchip_levels } = &mut c.tree {
         if *onchip_levels > 0 {
             let layout = crate::layout::Layout::new(capacity, crate::layout::CounterFormat::Split, *arity, Some(*levels));
-            let (mut nodes, mut n) = (layout.level_nodes[layout.top_level() as usize], 0);
-            while nodes > 1 {
-                nodes = nodes.div_ceil(*arity);
-                n += 1;
-            }
-            *onchip_levels = n.max(1);
+            *onchip_levels = crate::scheme::tree_above(layout.level_nodes[layout.top_level() as usize], *arity).0.max(1);
         }
     }
 }
@@ -140,6 +135,14 @@ pub fn insecure(c: &SimConfig) -> SimConfig {
         Front::MemoryController => SchemeKind::Plp(Plp {}),
     };
     b.name = insecure_name(c);
+    b
+}
+
+/// The insecure baseline of preset `p` on its own paper's machine, named
+/// after the preset (each paper machine has its own).
+pub fn paper_insecure(p: &SimConfig) -> SimConfig {
+    let mut b = insecure(p);
+    b.name = format!("{}@{}", b.name, p.name);
     b
 }
 

@@ -11,7 +11,7 @@
 //!        instruction by kind, energy per kilo-instruction (Table III prices)
 //!  battery::domain_estimate          -> battery energy and volume
 //!  recovery::measure at 16 GiB, 1 TiB -> counted recovery, priced
-//!  Scheme::onchip_nv_state           -> on-chip NV bytes
+//!  root registers + Scheme::onchip_nv_registers -> on-chip NV bytes
 //!  attack::run (real crypto)         -> detected, at run time or at recovery
 //!  each preset's own machine         -> its slowdown there, beside the common one
 //! ```
@@ -115,12 +115,15 @@ pub fn candidates() -> Vec<(Candidate, Option<SimConfig>)> {
             }
         };
         let common = machine::common(&cfg);
+        let base = machine::insecure(&common);
         let invalid = common
             .validate()
             .map_err(|(k, m)| format!("key `{k}`: {m}"))
             .and_then(|_| common.scheme.check(&common))
-            .and_then(|_| machine::insecure(&common).scheme.check(&machine::insecure(&common)))
+            .and_then(|_| base.scheme.check(&base))
             .err();
+        // Compared by what it runs, not by its name.
+        let key = SimConfig { name: String::new(), description: String::new(), ..common };
         let why = if cfg.expect_crash_violations || cfg.expect_undetected_attacks {
             Some("a control, built to fail the crash oracle or the attack harness".to_string())
         } else if !cfg.role.is_scheme() {
@@ -128,16 +131,10 @@ pub fn candidates() -> Vec<(Candidate, Option<SimConfig>)> {
         } else if let Some(e) = invalid {
             Some(format!("its scheme cannot run on the common machine: {e}"))
         } else {
-            let mut common = machine::common(&cfg);
-            common.name = String::new();
-            common.description = String::new();
-            seen.iter().find(|(_, c)| *c == common).map(|(p, _)| format!("the same machine as `{p}` on the common configuration"))
+            seen.iter().find(|(_, c)| *c == key).map(|(p, _)| format!("the same machine as `{p}` on the common configuration"))
         };
         if why.is_none() {
-            let mut common = machine::common(&cfg);
-            common.name = String::new();
-            common.description = String::new();
-            seen.push((preset.clone(), common));
+            seen.push((preset.clone(), key));
         }
         let keep = why.is_none();
         out.push((cand(why), keep.then_some(cfg)));
@@ -263,6 +260,9 @@ pub struct Comparison {
     pub instructions: u64,
     pub seed: u64,
     pub ops: u64,
+    /// Table III's price of moving a byte between the MC and PCM (energy
+    /// and battery both use it).
+    pub line_nj_per_byte: f64,
     pub common_machine: &'static str,
     pub workloads: Vec<String>,
     pub candidates: Vec<Candidate>,
@@ -334,22 +334,11 @@ pub fn run<F: Fn(usize, usize, &str) + Sync>(opts: &Options, progress: F) -> Res
 
     // The timing runs, each distinct configuration once per workload.
     let mut specs: Vec<(String, SimConfig)> = Vec::new();
-    let mut clash = None;
+    // Each configuration once per machine kind: names are unique per
+    // content (the baselines are named below so that they are).
     let mut add = |machine: &str, c: SimConfig| {
-        if !machine::timed(&c) {
-            return;
-        }
-        let same_name = specs.iter().find(|(m, x)| m == machine && x.name == c.name);
-        match same_name {
-            None => specs.push((machine.to_string(), c)),
-            Some((_, x)) if *x != c => {
-                let mut a = x.clone();
-                a.description = c.description.clone();
-                if a != c {
-                    clash = Some(c.name.clone());
-                }
-            }
-            Some(_) => {}
+        if machine::timed(&c) && !specs.iter().any(|(m, x)| m == machine && x.name == c.name) {
+            specs.push((machine.to_string(), c));
         }
     };
     // Each distinct insecure baseline once, named by its front end (and by
@@ -362,12 +351,12 @@ pub fn run<F: Fn(usize, usize, &str) + Sync>(opts: &Options, progress: F) -> Res
         let key = SimConfig { name: String::new(), description: String::new(), ..b.clone() };
         let name = match named.iter().find(|(k, _)| *k == key) {
             Some((_, n)) => n.clone(),
-            None if named.iter().any(|(_, n)| *n == b.name) => format!("{}@{}", b.name, p.name),
-            None => b.name.clone(),
+            None => {
+                let n = if named.iter().any(|(_, n)| *n == b.name) { format!("{}@{}", b.name, p.name) } else { b.name.clone() };
+                named.push((key, n.clone()));
+                n
+            }
         };
-        if !named.iter().any(|(k, _)| *k == key) {
-            named.push((key, name.clone()));
-        }
         b.name = name.clone();
         baseline.insert(p.name.clone(), name);
         add("common-insecure", b);
@@ -377,13 +366,8 @@ pub fn run<F: Fn(usize, usize, &str) + Sync>(opts: &Options, progress: F) -> Res
         add("common", common.clone());
         if opts.paper_machine && !machine::differences(p, &common).is_empty() {
             add("paper", p.clone());
-            let mut b = machine::insecure(p);
-            b.name = format!("{}@{}", b.name, p.name);
-            add("paper-insecure", b);
+            add("paper-insecure", machine::paper_insecure(p));
         }
-    }
-    if let Some(name) = clash {
-        return Err(format!("two different configurations are both named `{name}` (a bug of compare's baselines)"));
     }
     let grid: Vec<(&str, &SimConfig, &str)> =
         specs.iter().flat_map(|(m, c)| workloads.iter().map(move |w| (m.as_str(), c, w.as_str()))).collect();
@@ -447,6 +431,7 @@ pub fn run<F: Fn(usize, usize, &str) + Sync>(opts: &Options, progress: F) -> Res
         instructions: n,
         seed,
         ops: opts.ops(),
+        line_nj_per_byte: ecfg.movement.mc_to_pm_nj_per_byte,
         common_machine: machine::DESCRIPTION,
         workloads,
         candidates: cands.into_iter().map(|(c, _)| c).collect(),
@@ -527,7 +512,11 @@ fn row(
     let recovery_seconds =
         RECOVERY_MEMORY.iter().map(|(l, _)| (l.to_string(), recovery.iter().find(|r| r.memory == *l).map(|r| r.seconds))).collect();
     let layout = crate::controller::layout_for(&common);
-    let onchip_nv = common.scheme.plugin().onchip_nv_state(&common, &layout);
+    let mut onchip_nv = Vec::new();
+    if common.security.enabled {
+        onchip_nv = crate::scheme::root_registers(&common, &layout);
+        onchip_nv.extend(common.scheme.plugin().onchip_nv_registers());
+    }
     let attacks = match attacks.iter().find(|(n, _)| *n == p.name).map(|(_, r)| r) {
         Some(Ok(a)) => Some(a.clone()),
         Some(Err(e)) => {
@@ -538,9 +527,7 @@ fn row(
     };
     let paper_config = {
         let differences = machine::differences(p, &common);
-        let mut b = machine::insecure(p);
-        b.name = format!("{}@{}", b.name, p.name);
-        let s = slowdowns(runs, "paper", &p.name, "paper-insecure", &b.name);
+        let s = slowdowns(runs, "paper", &p.name, "paper-insecure", &machine::paper_insecure(p).name);
         (!differences.is_empty()).then(|| PaperConfig {
             preset: p.name.clone(),
             slowdown_gmean: gmean_of(&s, workloads),
@@ -587,14 +574,14 @@ fn recovery_point(common: &SimConfig, label: &str, bytes: u64, ops: u64, seed: u
     c.validate().map_err(|(k, m)| format!("key `{k}`: {m}"))?;
     let w = WorkloadKind::parse(RECOVERY_WORKLOAD)?;
     let m = crate::recovery::measure(&c, &w, ops, seed, &|_, _| {})?;
-    let hash_ns = c.security.mac_latency_cycles as f64 / c.core.frequency_ghz;
-    let (reads, hashes) = (m.reads.total(), m.hashes);
+    let prices =
+        crate::recovery::Prices { read_ns: RECOVERY_READ_NS, hash_ns: c.security.mac_latency_cycles as f64 / c.core.frequency_ghz };
     Ok(RecoveryPoint {
         memory: label.into(),
-        reads,
-        hashes,
+        reads: m.reads.total(),
+        hashes: m.hashes,
         writes: m.writes.total(),
-        seconds: (reads as f64 * RECOVERY_READ_NS + hashes as f64 * hash_ns) * 1e-9,
+        seconds: m.estimate(prices).seconds,
         ok: m.ok,
     })
 }

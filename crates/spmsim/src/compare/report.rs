@@ -137,7 +137,7 @@ pub fn markdown(c: &Comparison) -> String {
         "**Method.** Each scheme runs {} instructions of each workload (seed {}), its cryptography timing-only, against the insecure baseline of its front end on the same machine (`bbb` for a persist buffer, `eadr` for the data caches, `insecure-mc`, a flush per store at the memory controller with security off). Slowdown is cycles per instruction over the baseline's; the mean is geometric. Writes are the PCM's device writes by kind. Energy prices the counted work with SecPB's Table III: each 64 B line between the MC and PCM at {} nJ/B, each pad at AES-192's, each MAC, tree hash or multiset-hash increment at SHA-512's. The battery is SecPB's model over everything the scheme keeps in the battery domain, worst case (the WPQ, which SecPB's tables leave out, is charged to every scheme). Recovery runs {} operations of `{}` on the common machine grown to each memory size, cuts the power, and runs the scheme's own recovery; its counted NVM reads are priced at {} ns and its hashes at the MAC latency, serially; its writes are counted, not priced. On-chip NV state is the registers the scheme keeps without a battery. Attacks are the harness's (`spmsim attack`) on `{}`, real cryptography: detected at run time (a read's check) or by recovery.\n",
         c.instructions,
         c.seed,
-        crate::battery::EnergyConfig::load(&crate::battery::default_energy_path()).map_or(f64::NAN, |e| e.movement.mc_to_pm_nj_per_byte),
+        c.line_nj_per_byte,
         c.ops,
         super::RECOVERY_WORKLOAD,
         RECOVERY_READ_NS,

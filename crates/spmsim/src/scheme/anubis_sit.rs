@@ -125,10 +125,8 @@ impl Scheme for AnubisSit {
     }
 
     /// The shadow table's Merkle tree root.
-    fn onchip_nv_state(&self, cfg: &SimConfig, layout: &crate::layout::Layout) -> Vec<super::NvRegister> {
-        let mut v = super::root_registers(cfg, layout);
-        v.push(super::NvRegister { what: "shadow table tree root register", bytes: 8 });
-        v
+    fn onchip_nv_registers(&self) -> Vec<super::NvRegister> {
+        vec![super::NvRegister { what: "shadow table tree root register", bytes: 8 }]
     }
 
     fn recover(&self, sys: &mut System, rep: &mut RecoveryReport) {

@@ -140,10 +140,8 @@ impl Scheme for Assure {
     }
 
     /// The hot tree's register: its hash, and which node it detached.
-    fn onchip_nv_state(&self, cfg: &SimConfig, layout: &crate::layout::Layout) -> Vec<super::NvRegister> {
-        let mut v = super::root_registers(cfg, layout);
-        v.push(super::NvRegister { what: "hot tree register (hash and node)", bytes: 16 });
-        v
+    fn onchip_nv_registers(&self) -> Vec<super::NvRegister> {
+        vec![super::NvRegister { what: "hot tree register (hash and node)", bytes: 16 }]
     }
 
     fn own_state(&self) -> Vec<super::OwnState> {

@@ -100,13 +100,7 @@ impl CacheTree {
     /// Hashes of one HNodeTree update: the way's leaf, then one per level
     /// of the 8-ary tree over the ways.
     fn hnode_tree_update_hashes(&self) -> u64 {
-        let mut levels = 0;
-        let mut width = self.hnodes.max(1) as u64;
-        while width > 1 {
-            width = width.div_ceil(8);
-            levels += 1;
-        }
-        1 + levels
+        1 + super::tree_above(self.hnodes as u64, 8).0 as u64
     }
 
     /// The HNode cache changed in one way: the hardware updates the
@@ -192,20 +186,14 @@ impl Scheme for CacheTree {
     }
 
     /// The HNodeTree's root register.
-    fn onchip_nv_state(&self, cfg: &SimConfig, layout: &crate::layout::Layout) -> Vec<super::NvRegister> {
-        let mut v = super::root_registers(cfg, layout);
-        v.push(super::NvRegister { what: "HNodeTree root register", bytes: 8 });
-        v
+    fn onchip_nv_registers(&self) -> Vec<super::NvRegister> {
+        vec![super::NvRegister { what: "HNodeTree root register", bytes: 8 }]
     }
 
     /// The HNodeTree's root is computed at power loss from the HNode cache
     /// as it then is: a leaf per HNode and a hash per inner node.
     fn battery_duties(&self, _cfg: &SimConfig) -> Vec<super::BatteryDuty> {
-        let (mut n, mut hashes) = (self.hnodes as u64, self.hnodes as u64);
-        while n > 1 {
-            n = n.div_ceil(8);
-            hashes += n;
-        }
+        let hashes = self.hnodes as u64 + super::tree_above(self.hnodes as u64, 8).1;
         vec![super::BatteryDuty { what: "HNodeTree root over the HNode cache", lines_moved: 0, hashes }]
     }
 

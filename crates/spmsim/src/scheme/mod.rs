@@ -321,6 +321,19 @@ pub fn root_registers(cfg: &SimConfig, layout: &crate::layout::Layout) -> Vec<Nv
     out
 }
 
+/// An `arity`-ary tree over `n` leaves, up to one root: the levels above
+/// the leaves and the nodes on them (the small on-chip trees: CacheTree's
+/// HNodeTree, STAR's cache-tree, the levels above Triad-NVM's roots).
+pub fn tree_above(n: u64, arity: u64) -> (u32, u64) {
+    let (mut width, mut levels, mut nodes) = (n.max(1), 0, 0);
+    while width > 1 {
+        width = width.div_ceil(arity);
+        levels += 1;
+        nodes += width;
+    }
+    (levels, nodes)
+}
+
 /// Lines of every metadata cache `cfg` has.
 pub fn metadata_cache_lines(cfg: &SimConfig) -> u64 {
     use crate::config::MetadataCacheOrganization as O;
@@ -523,14 +536,11 @@ pub trait Scheme {
         Vec::new()
     }
 
-    /// The on-chip non-volatile registers this scheme keeps. Default:
-    /// the tree's root registers (none without security).
-    fn onchip_nv_state(&self, cfg: &SimConfig, layout: &crate::layout::Layout) -> Vec<NvRegister> {
-        if cfg.security.enabled {
-            root_registers(cfg, layout)
-        } else {
-            Vec::new()
-        }
+    /// The on-chip non-volatile registers this scheme keeps beyond the
+    /// tree's root registers ([`root_registers`], every secure scheme's).
+    /// Default: none.
+    fn onchip_nv_registers(&self) -> Vec<NvRegister> {
+        Vec::new()
     }
 
     /// What the battery does at a power failure for state of the scheme's

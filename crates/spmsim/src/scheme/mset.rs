@@ -198,10 +198,8 @@ impl Scheme for Mset {
     }
 
     /// 4.2: Read Hash and Write Hash, 128 bits each, beside the root.
-    fn onchip_nv_state(&self, cfg: &SimConfig, layout: &crate::layout::Layout) -> Vec<super::NvRegister> {
-        let mut v = super::root_registers(cfg, layout);
-        v.push(super::NvRegister { what: "Read Hash and Write Hash (128 bits each)", bytes: 32 });
-        v
+    fn onchip_nv_registers(&self) -> Vec<super::NvRegister> {
+        vec![super::NvRegister { what: "Read Hash and Write Hash (128 bits each)", bytes: 32 }]
     }
 
     fn recover(&self, sys: &mut System, rep: &mut RecoveryReport) {

@@ -250,11 +250,11 @@ impl Scheme for Star {
 
     /// III-D: the bitmap index's top layer (one line) and III-E: the
     /// cache-tree root.
-    fn onchip_nv_state(&self, cfg: &SimConfig, layout: &crate::layout::Layout) -> Vec<super::NvRegister> {
-        let mut v = super::root_registers(cfg, layout);
-        v.push(super::NvRegister { what: "bitmap index top layer (one line)", bytes: 64 });
-        v.push(super::NvRegister { what: "cache-tree root register", bytes: 8 });
-        v
+    fn onchip_nv_registers(&self) -> Vec<super::NvRegister> {
+        vec![
+            super::NvRegister { what: "bitmap index top layer (one line)", bytes: 64 },
+            super::NvRegister { what: "cache-tree root register", bytes: 8 },
+        ]
     }
 
     /// III-C: the bitmap lines in ADR are written to NVM; III-E: the
@@ -262,11 +262,7 @@ impl Scheme for Star {
     /// worst), a MAC each and a hash per inner node of its 8-ary tree.
     fn battery_duties(&self, cfg: &SimConfig) -> Vec<super::BatteryDuty> {
         let lines = super::metadata_cache_lines(cfg);
-        let (mut n, mut hashes) = (lines, lines);
-        while n > 1 {
-            n = n.div_ceil(8);
-            hashes += n;
-        }
+        let hashes = lines + super::tree_above(lines, 8).1;
         vec![
             super::BatteryDuty { what: "bitmap lines in ADR", lines_moved: self.bitmap_lines as u64, hashes: 0 },
             super::BatteryDuty { what: "cache-tree root over the dirty metadata lines", lines_moved: 0, hashes },
