@@ -1,6 +1,6 @@
 #![no_main]
-// spmsim::fuzz_targets::config under libFuzzer: an Err is a correct answer to
+// spmsim::verify::fuzz_targets::config under libFuzzer: an Err is a correct answer to
 // bad input; a panic, a hang or a runaway heap is a bug.
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    let _ = spmsim::fuzz_targets::config(data);
+    let _ = spmsim::verify::fuzz_targets::config(data);
 });

@@ -10,7 +10,7 @@ fn every_attack_is_detected_on_every_secure_preset() {
     for (name, cfg) in common::presets().into_iter().filter(|(_, c)| c.security.enabled && !c.expect_undetected_attacks) {
         for w in [WorkloadKind::RandomWrites, WorkloadKind::ArraySwap] {
             let ev = w.generate(300, 3).unwrap();
-            let r = spmsim::attack::run(&cfg, &w.name(), &ev, 3).unwrap();
+            let r = spmsim::verify::attack::run(&cfg, &w.name(), &ev, 3).unwrap();
             assert_eq!(r.undetected, 0, "{name} {}: {:?}", w.name(), r.attacks.iter().filter(|a| !a.detected).collect::<Vec<_>>());
             for n in [
                 "ciphertext-bit-flip",
@@ -54,7 +54,7 @@ fn every_attack_is_detected_on_every_secure_preset() {
 fn an_insecure_memory_lets_attacks_through() {
     let cfg = common::small("secure-wt", &["security.enabled=false"]);
     let ev = WorkloadKind::RandomWrites.generate(200, 1).unwrap();
-    let r = spmsim::attack::run(&cfg, "random-writes", &ev, 1).unwrap();
+    let r = spmsim::verify::attack::run(&cfg, "random-writes", &ev, 1).unwrap();
     assert!(r.undetected > 0, "with no MACs or tree the harness must report undetected attacks");
 }
 
@@ -63,7 +63,7 @@ fn rollbacks_to_never_written_are_detected_for_bmt_and_sit() {
     for preset in ["secure-wt", "sit-strict", "sit-wb-battery", "cobcm", "cm-dbmf"] {
         let cfg = common::small(preset, &[]);
         let ev = WorkloadKind::RandomWrites.generate(200, 5).unwrap();
-        let r = spmsim::attack::run(&cfg, "random-writes", &ev, 5).unwrap();
+        let r = spmsim::verify::attack::run(&cfg, "random-writes", &ev, 5).unwrap();
         for n in ["rollback-page", "rollback-page-and-tree-path", "rollback-image"] {
             let a = r.attacks.iter().find(|a| a.name == n).unwrap();
             assert!(a.detected, "{preset}: {n} went undetected: {a:?}");
@@ -77,7 +77,7 @@ fn an_attack_with_nothing_to_attack_is_skipped_not_undetected() {
     // two snapshots and the replays have nothing to replay.
     let cfg = common::small("secure-wt", &[]);
     let ev: Vec<Event> = (0..40u64).map(|i| Event::store(i * 4096, 8, i + 1, false)).collect();
-    let r = spmsim::attack::run(&cfg, "one-store-per-block", &ev, 1).unwrap();
+    let r = spmsim::verify::attack::run(&cfg, "one-store-per-block", &ev, 1).unwrap();
     for n in ["replay-data-mac", "replay-data-mac-counter"] {
         let a = r.attacks.iter().find(|a| a.name == n).unwrap();
         assert!(a.skipped.is_some() && !a.applicable(), "{n}: {a:?}");
@@ -85,7 +85,7 @@ fn an_attack_with_nothing_to_attack_is_skipped_not_undetected() {
     assert_eq!(r.undetected, 0, "{:?}", r.attacks);
     assert!(r.as_expected(&cfg));
     let insecure = common::small("secure-wt", &["security.enabled=false"]);
-    let r = spmsim::attack::run(&insecure, "one-store-per-block", &ev, 1).unwrap();
+    let r = spmsim::verify::attack::run(&insecure, "one-store-per-block", &ev, 1).unwrap();
     assert!(r.undetected > 0 && r.as_expected(&insecure), "an insecure control must let attacks through");
 }
 
@@ -95,7 +95,7 @@ fn secons_recovery_state_is_attacked_at_recovery_and_every_attack_is_caught() {
     // still pending when the harness cuts the power.
     let ev = WorkloadKind::RandomWrites.generate(300, 4).unwrap();
     let cfg = common::small("secon", &[]);
-    let r = spmsim::attack::run(&cfg, "random-writes", &ev, 4).unwrap();
+    let r = spmsim::verify::attack::run(&cfg, "random-writes", &ev, 4).unwrap();
     for n in ["secon-mark-clean-cmac", "secon-clear-marked-cmac", "secon-tamper-marked-counter", "secon-replay-marked-counter"] {
         let a = r.attacks.iter().find(|a| a.name == n).unwrap_or_else(|| panic!("{n} missing"));
         assert!(a.applicable() && a.detected, "{n}: {a:?}");
@@ -105,7 +105,7 @@ fn secons_recovery_state_is_attacked_at_recovery_and_every_attack_is_caught() {
     // The paper's roll-back leaves the pending lines unreadable: the
     // untampered crash image is refused, which a crash control may do.
     let paper = common::small("secon-paper-rollback", &[]);
-    let r = spmsim::attack::run(&paper, "random-writes", &ev, 4).unwrap();
+    let r = spmsim::verify::attack::run(&paper, "random-writes", &ev, 4).unwrap();
     assert_eq!(r.false_alarms, 1);
     assert!(r.false_alarm.as_deref().is_some_and(|f| f.starts_with("mac") || f.starts_with("unwritten")), "{:?}", r.false_alarm);
     assert!(paper.expect_crash_violations && r.as_expected(&paper));
@@ -122,7 +122,7 @@ fn stars_recovery_inputs_are_attacked_and_the_cache_tree_catches_them() {
     // 256 MiB: enough metadata lines for a layer-2 index line in NVM.
     let big = ["memory.capacity_bytes=268435456"];
     let cfg = common::small("star", &big);
-    let r = spmsim::attack::run(&cfg, &w.name(), &ev, 4).unwrap();
+    let r = spmsim::verify::attack::run(&cfg, &w.name(), &ev, 4).unwrap();
     let names = ["star-tamper-stale-msbs", "star-tamper-child-lsbs", "star-tamper-bitmap-line", "star-tamper-index"];
     for n in names {
         let a = r.attacks.iter().find(|a| a.name == n).unwrap_or_else(|| panic!("{n} missing"));
@@ -130,7 +130,7 @@ fn stars_recovery_inputs_are_attacked_and_the_cache_tree_catches_them() {
     }
     assert_eq!((r.undetected, r.false_alarms), (0, 0), "{:?}", r.false_alarm);
     let open = common::small("star-no-cache-tree", &big);
-    let r = spmsim::attack::run(&open, &w.name(), &ev, 4).unwrap();
+    let r = spmsim::verify::attack::run(&open, &w.name(), &ev, 4).unwrap();
     assert_eq!(r.false_alarms, 0);
     assert!(r.undetected > 0, "with no cache-tree check some attack on recovery's inputs must pass: {:?}", r.attacks);
     assert!(open.expect_undetected_attacks && r.as_expected(&open));
@@ -147,7 +147,7 @@ fn msets_recovery_inputs_are_attacked_and_the_registers_catch_them() {
     // A 4 KiB metadata cache, so that lines are written back under cached
     // parents within the run.
     let cfg = common::small("mset", &["metadata_cache.organization.unified.capacity_bytes=4096"]);
-    let r = spmsim::attack::run(&cfg, &w.name(), &ev, 4).unwrap();
+    let r = spmsim::verify::attack::run(&cfg, &w.name(), &ev, 4).unwrap();
     for n in [
         "mset-tamper-written-back-line",
         "mset-replay-written-back-line",
@@ -171,7 +171,7 @@ fn cachetrees_recovery_inputs_are_attacked_and_the_hnode_tree_catches_them() {
     let ev = w.generate(120, 4).unwrap();
     // Eight HNodes, so that they are evicted and refilled within the run.
     let cfg = common::small("cachetree", &["scheme.hnodes=8", "scheme.hnode_ways=4"]);
-    let r = spmsim::attack::run(&cfg, &w.name(), &ev, 4).unwrap();
+    let r = spmsim::verify::attack::run(&cfg, &w.name(), &ev, 4).unwrap();
     for n in [
         "cachetree-tamper-written-back-line",
         "cachetree-replay-written-back-line",

@@ -13,13 +13,13 @@
 mod common;
 
 use spmsim::config::SimConfig;
-use spmsim::controller::MemoryController;
-use spmsim::image;
-use spmsim::layout::CounterFormat;
-use spmsim::nvm::{Nvm, NvmImage};
+use spmsim::engine::controller::MemoryController;
+use spmsim::engine::layout::CounterFormat;
+use spmsim::engine::nvm::{Nvm, NvmImage};
+use spmsim::machine::System;
 use spmsim::persist::FrontEnd;
-use spmsim::rng::SplitMix64;
-use spmsim::system::System;
+use spmsim::util::rng::SplitMix64;
+use spmsim::verify::image;
 use spmsim::workload::Event;
 use std::collections::BTreeMap;
 
@@ -147,7 +147,7 @@ fn power_on(m: &Machine, sys: &System, img: NvmImage) -> MemoryController {
     MemoryController::from_chip(&m.cfg, sys.mc.chip_state(), nvm)
 }
 
-fn expect_block(what: &str, block: u64, got: Result<[u8; 64], spmsim::store::CheckFailure>, want: &[u8; 64]) -> Result<(), String> {
+fn expect_block(what: &str, block: u64, got: Result<[u8; 64], spmsim::engine::store::CheckFailure>, want: &[u8; 64]) -> Result<(), String> {
     match got {
         Ok(v) if v == *want => Ok(()),
         Ok(v) => Err(format!("{what}: block {block:#x} reads {} instead of {}", hex::encode(v), hex::encode(want))),
@@ -233,7 +233,7 @@ fn tamper_detected(
     m: &Machine,
     what: &str,
     checks: &[&str],
-    change: fn(&spmsim::layout::Layout, u64, &mut NvmImage),
+    change: fn(&spmsim::engine::layout::Layout, u64, &mut NvmImage),
 ) -> Result<(), String> {
     let (mut sys, shadow) = run_stores(m)?;
     sys.shutdown_clean().map_err(|e| format!("clean shutdown: {e}"))?;

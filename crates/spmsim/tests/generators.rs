@@ -5,8 +5,8 @@
 //! oracle, a timed run, and the generators' speed.
 
 use spmsim::config::load_preset;
-use spmsim::oracle::{CrashCheck, CrashPoints};
-use spmsim::rng::SplitMix64;
+use spmsim::util::rng::SplitMix64;
+use spmsim::verify::oracle::{CrashCheck, CrashPoints};
 use spmsim::workload::pheap::{Layout, ADDR_LIMIT, LOG_BASE, LOG_BYTES, LOG_ENTRIES};
 use spmsim::workload::{btree, hash, queue, rbtree, tpcc, ycsb};
 use spmsim::workload::{Event, Generator, Op, WorkloadKind};

@@ -147,8 +147,8 @@ fn run_case(c: &Case) -> String {
         // crash oracle's report over sampled crash points.
         let w = spmsim::workload::WorkloadKind::parse(c.workload).unwrap();
         let events = w.generate(c.instructions, c.seed).unwrap();
-        let points = spmsim::oracle::CrashPoints::Sample(25);
-        let check = spmsim::oracle::CrashCheck {
+        let points = spmsim::verify::oracle::CrashPoints::Sample(25);
+        let check = spmsim::verify::oracle::CrashCheck {
             cfg: &cfg,
             workload_name: w.name(),
             events,

@@ -3,8 +3,8 @@
 
 mod common;
 
-use spmsim::image;
-use spmsim::system::System;
+use spmsim::machine::System;
+use spmsim::verify::image;
 use spmsim::workload::WorkloadKind;
 use std::path::Path;
 

@@ -4,7 +4,7 @@
 
 mod common;
 
-use spmsim::oracle::{CrashCheck, CrashPoints, Reads};
+use spmsim::verify::oracle::{CrashCheck, CrashPoints, Reads};
 use spmsim::workload::WorkloadKind;
 
 fn report(cfg: &spmsim::config::SimConfig, spec: &str, ops: u64, reads: Reads) -> String {

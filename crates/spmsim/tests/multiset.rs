@@ -5,7 +5,7 @@
 
 mod common;
 use common::small;
-use spmsim::system::System;
+use spmsim::machine::System;
 use spmsim::workload::WorkloadKind;
 
 #[test]
@@ -26,7 +26,7 @@ fn write_hash_plus_the_cached_lines_is_read_hash() {
         }
         assert_eq!(s.mc.st.multiset_consistent(), Some(true), "{preset}: at the end");
         let r = s.mc.st.chip.mset.unwrap();
-        assert_ne!(r.write, spmsim::crypto::MsetHash::EMPTY, "{preset}: lines left the small caches");
+        assert_ne!(r.write, spmsim::engine::crypto::MsetHash::EMPTY, "{preset}: lines left the small caches");
         // A cached line that changes without the registers knowing (what
         // an attacker's stale copy would be) is caught.
         let layout = s.mc.st.layout.clone();

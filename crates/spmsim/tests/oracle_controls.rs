@@ -3,7 +3,7 @@
 
 mod common;
 
-use spmsim::oracle::{CrashCheck, CrashPoints, CrashReport};
+use spmsim::verify::oracle::{CrashCheck, CrashPoints, CrashReport};
 use spmsim::workload::WorkloadKind;
 
 fn check(cfg: &spmsim::config::SimConfig, w: &WorkloadKind, ops: u64, points: CrashPoints) -> CrashReport {

@@ -4,7 +4,7 @@
 mod common;
 
 use proptest::prelude::*;
-use spmsim::controller::MemoryController;
+use spmsim::engine::controller::MemoryController;
 
 fn cold(mc: &mut MemoryController) {
     mc.flush_metadata().unwrap();
@@ -72,7 +72,7 @@ proptest! {
         let mut blk = *mc.st.nvm.image.get(target).unwrap();
         blk[bit / 8] ^= 1 << (bit % 8);
         mc.st.nvm.image.put(target, blk);
-        let r = spmsim::image::verify(&mut mc);
+        let r = spmsim::verify::image::verify(&mut mc);
         prop_assert!(!r.ok, "tampering {target:#x} bit {bit} went unnoticed");
         prop_assert!(r.failures.iter().all(|f| ["tree", "root"].contains(&f.check.as_str())), "{:?}", r.failures);
     }

@@ -6,7 +6,7 @@
 
 mod common;
 
-use spmsim::oracle::{CrashCheck, CrashPoints, CrashReport, Guarantee};
+use spmsim::verify::oracle::{CrashCheck, CrashPoints, CrashReport, Guarantee};
 use spmsim::workload::{Event, Op, WorkloadKind};
 
 fn check_events(

@@ -5,7 +5,7 @@
 
 use spmsim::battery::{estimate, EnergyConfig, SchemeKind, SecPbVariant};
 use spmsim::config::load_preset;
-use spmsim::oracle::{CrashCheck, CrashPoints};
+use spmsim::verify::oracle::{CrashCheck, CrashPoints};
 use spmsim::workload::WorkloadKind;
 
 fn preset() -> String {

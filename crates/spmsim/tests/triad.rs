@@ -3,7 +3,7 @@
 //! that a lost counter never brings a one-time pad back under two keys.
 
 use spmsim::config::load_preset;
-use spmsim::system::System;
+use spmsim::machine::System;
 use spmsim::workload::Event;
 
 /// A 64 MiB machine, its last 16 MiB persistent: each of the 4 root

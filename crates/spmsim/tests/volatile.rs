@@ -4,9 +4,9 @@
 //! of them, while the heap stores keep every guarantee.
 
 use spmsim::config::load_preset;
-use spmsim::event::Op;
-use spmsim::oracle::{CrashCheck, CrashPoints};
+use spmsim::trace::event::Op;
 use spmsim::trace::{AddressSpace, NativeWriter, TraceHeader, TraceRecord};
+use spmsim::verify::oracle::{CrashCheck, CrashPoints};
 use spmsim::workload::WorkloadKind;
 
 /// Stores after gaps of 10: every third to the heap (a new block each),

@@ -1,7 +1,7 @@
 use super::SimArgs;
 use anyhow::{anyhow, Result};
-use spmsim::attack::AttackReport;
 use spmsim::config::SimConfig;
+use spmsim::verify::attack::AttackReport;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -18,7 +18,7 @@ pub struct AttackArgs {
 /// The attack run, with the configuration it ran (to judge the report).
 pub fn attack(sim: &SimArgs) -> Result<(SimConfig, AttackReport)> {
     let (cfg, w, events) = sim.load()?;
-    let rep = spmsim::attack::run(&cfg, &w.name(), &events, sim.seed).map_err(|e| anyhow!(e))?;
+    let rep = spmsim::verify::attack::run(&cfg, &w.name(), &events, sim.seed).map_err(|e| anyhow!(e))?;
     Ok((cfg, rep))
 }
 

@@ -2,7 +2,7 @@ use super::SimArgs;
 use crate::progress::Progress;
 use anyhow::{anyhow, Result};
 use spmsim::config::SimConfig;
-use spmsim::oracle::{CrashCheck, CrashPoints, CrashReport, Guarantee, Reads};
+use spmsim::verify::oracle::{CrashCheck, CrashPoints, CrashReport, Guarantee, Reads};
 use std::process::ExitCode;
 
 #[derive(clap::Args)]

@@ -4,7 +4,7 @@ use super::SimArgs;
 use crate::progress::Progress;
 use anyhow::{anyhow, Result};
 use spmsim::config::{list_presets, load_preset};
-use spmsim::image::{crash_image_as_expected, verify_crash_image};
+use spmsim::verify::image::{crash_image_as_expected, verify_crash_image};
 use spmsim::workload::WorkloadKind;
 use std::process::ExitCode;
 

@@ -1,8 +1,8 @@
 use super::SimArgs;
 use anyhow::{anyhow, Result};
 use clap::{Subcommand, ValueEnum};
-use spmsim::image;
-use spmsim::system::System;
+use spmsim::machine::System;
+use spmsim::verify::image;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -45,7 +45,7 @@ pub fn run(cmd: ImageCmd) -> Result<ExitCode> {
     match cmd {
         ImageCmd::Save { sim, out, shutdown } => {
             let (cfg, _, events) = sim.load()?;
-            spmsim::output::check_writable(&out)?;
+            spmsim::util::output::check_writable(&out)?;
             let mut sys = System::new(&cfg, sim.seed);
             for (i, e) in events.iter().enumerate() {
                 sys.apply(e).map_err(|err| anyhow!("event {}: {err}", i + 1))?;

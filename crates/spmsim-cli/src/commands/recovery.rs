@@ -6,7 +6,7 @@
 
 use anyhow::{anyhow, Result};
 use spmsim::config::load_preset;
-use spmsim::recovery::{measure, Measured, Prices};
+use spmsim::verify::recovery::{measure, Measured, Prices};
 use spmsim::workload::WorkloadKind;
 use std::process::ExitCode;
 

@@ -1,8 +1,8 @@
 use anyhow::{anyhow, Result};
 use spmsim::api::{ApiError, RunRequest};
-use spmsim::output::ResultFiles;
-use spmsim::stats_text::count;
 use spmsim::timing::RunStats;
+use spmsim::util::output::ResultFiles;
+use spmsim::util::stats_text::count;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -102,10 +102,10 @@ fn summary(stats: &RunStats, doc: &serde_json::Value, slowdown: Option<(f64, &st
         s.push_str(&format!("slowdown vs {base}: {:.2} %\n", slow * 100.0));
     }
     s.push_str("\nregion of interest\n");
-    s.push_str(&indent(&spmsim::stats_text::render(&doc["roi"])));
+    s.push_str(&indent(&spmsim::util::stats_text::render(&doc["roi"])));
     if let Some(d) = doc.get("crash_at_end").filter(|d| !d.is_null()) {
         s.push_str("\nbattery work if power failed at the end\n");
-        s.push_str(&indent(&spmsim::stats_text::render(d)));
+        s.push_str(&indent(&spmsim::util::stats_text::render(d)));
     }
     s
 }

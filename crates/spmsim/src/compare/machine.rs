@@ -89,7 +89,7 @@ pub fn fit_onchip_levels(c: &mut SimConfig) {
     let capacity = c.memory.capacity_bytes;
     if let TreeConfig::Bmt { arity, levels: Some(levels), onchip_levels } = &mut c.tree {
         if *onchip_levels > 0 {
-            let layout = crate::layout::Layout::new(capacity, crate::layout::CounterFormat::Split, *arity, Some(*levels));
+            let layout = crate::engine::layout::Layout::new(capacity, crate::engine::layout::CounterFormat::Split, *arity, Some(*levels));
             *onchip_levels = crate::scheme::tree_above(layout.level_nodes[layout.top_level() as usize], *arity).0.max(1);
         }
     }

@@ -20,7 +20,7 @@ pub mod machine;
 pub mod report;
 
 use crate::config::{list_presets, load_preset, CoreModel, CryptoMode, SimConfig};
-use crate::nvm::ByKind;
+use crate::engine::nvm::ByKind;
 use crate::reproduce::geomean;
 use crate::timing::simulate_after_warmup;
 use crate::workload::WorkloadKind;
@@ -511,7 +511,7 @@ fn row(
     }
     let recovery_seconds =
         RECOVERY_MEMORY.iter().map(|(l, _)| (l.to_string(), recovery.iter().find(|r| r.memory == *l).map(|r| r.seconds))).collect();
-    let layout = crate::controller::layout_for(&common);
+    let layout = crate::engine::controller::layout_for(&common);
     let mut onchip_nv = Vec::new();
     if common.security.enabled {
         onchip_nv = crate::scheme::root_registers(&common, &layout);
@@ -573,9 +573,9 @@ fn recovery_point(common: &SimConfig, label: &str, bytes: u64, ops: u64, seed: u
     machine::fit_onchip_levels(&mut c);
     c.validate().map_err(|(k, m)| format!("key `{k}`: {m}"))?;
     let w = WorkloadKind::parse(RECOVERY_WORKLOAD)?;
-    let m = crate::recovery::measure(&c, &w, ops, seed, &|_, _| {})?;
+    let m = crate::verify::recovery::measure(&c, &w, ops, seed, &|_, _| {})?;
     let prices =
-        crate::recovery::Prices { read_ns: RECOVERY_READ_NS, hash_ns: c.security.mac_latency_cycles as f64 / c.core.frequency_ghz };
+        crate::verify::recovery::Prices { read_ns: RECOVERY_READ_NS, hash_ns: c.security.mac_latency_cycles as f64 / c.core.frequency_ghz };
     Ok(RecoveryPoint {
         memory: label.into(),
         reads: m.reads.total(),
@@ -592,7 +592,7 @@ fn attack_counts(common: &SimConfig, ops: u64, seed: u64) -> Result<AttackCounts
     c.security.crypto = CryptoMode::Real;
     let w = WorkloadKind::parse(ATTACK_WORKLOAD)?;
     let events = w.generate_placed(ops, seed, crate::workload::Placement::of(&c))?;
-    let rep = crate::attack::run(&c, &w.name(), &events, seed)?;
+    let rep = crate::verify::attack::run(&c, &w.name(), &events, seed)?;
     let at_recovery_names = c.scheme.plugin().recovery_attack_names();
     let mut a = AttackCounts { total: rep.attacks.len() as u64, false_alarms: rep.false_alarms, ..Default::default() };
     for r in &rep.attacks {

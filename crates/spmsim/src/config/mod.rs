@@ -12,7 +12,7 @@ mod validate;
 
 pub use load::{find_preset, list_presets, load_preset, load_str, presets_dir, ConfigError};
 
-use crate::crypto::AesKeyBits;
+use crate::engine::crypto::AesKeyBits;
 pub use crate::scheme::SchemeKind;
 use serde::{Deserialize, Serialize};
 
@@ -727,7 +727,7 @@ pub struct PersistenceConfig {
     /// metadata, SuperMem coalesces counters (SuperMem, MICRO 2019) and
     /// Secon adds first-level BMT blocks (Secon 3.4.2, applied to SuperMem
     /// too in Secon 4.1).
-    pub wpq_coalesce: Vec<crate::layout::RegionKind>,
+    pub wpq_coalesce: Vec<crate::engine::layout::RegionKind>,
     /// The persistency model: in what order the stores of a core may
     /// persist (DESIGN.md's axis; Secon 3.3). `strict` for every preset
     /// that does not say otherwise.
@@ -742,7 +742,7 @@ impl Default for PersistenceConfig {
             point: PersistPoint::MemoryController,
             battery: BatteryDomain::default(),
             wpq_entries: 32,
-            wpq_coalesce: crate::layout::RegionKind::COALESCED_BY_DEFAULT.to_vec(),
+            wpq_coalesce: crate::engine::layout::RegionKind::COALESCED_BY_DEFAULT.to_vec(),
             model: PersistencyModel::default(),
             tep: TepConfig::default(),
         }

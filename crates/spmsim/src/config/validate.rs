@@ -290,10 +290,10 @@ impl SimConfig {
         }
         if let crate::scheme::SchemeKind::Osiris(o) = &self.scheme {
             // 0: no stop-loss (the control); at most the 7-bit minor's range.
-            in_range("scheme.stop_loss", o.stop_loss as u64, 0, crate::counter::MINOR_MAX as u64)?;
+            in_range("scheme.stop_loss", o.stop_loss as u64, 0, crate::engine::counter::MINOR_MAX as u64)?;
         }
         if let crate::scheme::SchemeKind::Mset(m) = &self.scheme {
-            in_range("scheme.stop_loss", m.stop_loss as u64, 0, crate::counter::MINOR_MAX as u64)?;
+            in_range("scheme.stop_loss", m.stop_loss as u64, 0, crate::engine::counter::MINOR_MAX as u64)?;
         }
         if let crate::scheme::SchemeKind::Assure(a) = &self.scheme {
             // Below the top, within the tree's height; an epoch of at least one write.

@@ -14,8 +14,8 @@
 //! which gives the same answer. With one core nothing is asked.
 
 use super::{DataCache, FrontEnd};
-use crate::controller::MemoryController;
-use crate::store::CheckFailure;
+use crate::engine::controller::MemoryController;
+use crate::engine::store::CheckFailure;
 use serde::Serialize;
 
 /// What the coherence of the front ends did.

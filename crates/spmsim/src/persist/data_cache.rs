@@ -2,9 +2,9 @@
 //! a store is persistent once it is in the cache, because the battery
 //! drains every dirty line on power loss.
 
-use crate::controller::MemoryController;
-use crate::set_assoc::LineCache;
-use crate::store::CheckFailure;
+use crate::engine::controller::MemoryController;
+use crate::engine::store::CheckFailure;
+use crate::util::set_assoc::LineCache;
 
 #[derive(Clone, Debug)]
 pub struct DataCache {

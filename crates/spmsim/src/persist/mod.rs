@@ -25,9 +25,9 @@ pub use persist_buffer::{Entry, PersistBuffer, StoreOutcome};
 pub use tep::{TepFront, TepStats};
 
 use crate::config::{BatteryDomain, PersistPoint, PersistenceConfig, PersistencyModel};
-use crate::controller::MemoryController;
+use crate::engine::controller::MemoryController;
+use crate::engine::store::CheckFailure;
 use crate::scheme::{FrontDrain, SchemeWork};
-use crate::store::CheckFailure;
 
 #[derive(Clone, Debug)]
 pub enum FrontEnd {

@@ -13,9 +13,9 @@
 //! occupancy reaches the high watermark the oldest entries drain until the
 //! low watermark; on a crash the battery drains every entry.
 
-use crate::controller::{BlockCounter, MemoryController, Prepared};
+use crate::engine::controller::{BlockCounter, MemoryController, Prepared};
+use crate::engine::store::CheckFailure;
 use crate::scheme::{FrontDrain, SchemeWork, Steps, TupleStep};
-use crate::store::CheckFailure;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::VecDeque;

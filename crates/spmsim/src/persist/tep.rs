@@ -59,9 +59,9 @@
 //! line goes without waiting for its log, which the oracle must catch.
 
 use crate::config::TepConfig;
-use crate::controller::MemoryController;
-use crate::rng::SplitMix64;
-use crate::store::CheckFailure;
+use crate::engine::controller::MemoryController;
+use crate::engine::store::CheckFailure;
+use crate::util::rng::SplitMix64;
 use serde::Serialize;
 
 /// What the TEP manager did (Secon 3.3's structures at work).

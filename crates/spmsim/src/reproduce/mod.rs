@@ -46,7 +46,7 @@ pub fn mean(v: &[f64]) -> f64 {
 
 /// Write a reproduction's files into `dir`: all of them or none.
 pub fn write_files(dir: &std::path::Path, files: &[(String, String)]) -> Result<(), String> {
-    let mut out = crate::output::ResultFiles::new(dir).map_err(|e| e.to_string())?;
+    let mut out = crate::util::output::ResultFiles::new(dir).map_err(|e| e.to_string())?;
     for (name, text) in files {
         out.add(name, text.as_bytes()).map_err(|e| e.to_string())?;
     }

@@ -18,7 +18,7 @@
 use super::secon::{ClaimResult, Figure, Reference};
 use super::{geomean, mean};
 use crate::config::load_preset;
-use crate::nvm::ByKind;
+use crate::engine::nvm::ByKind;
 use crate::timing::simulate_after_warmup;
 use crate::workload::WorkloadKind;
 use rayon::prelude::*;

@@ -18,7 +18,7 @@
 
 use super::{geomean, mean};
 use crate::config::load_preset;
-use crate::nvm::ByKind;
+use crate::engine::nvm::ByKind;
 use crate::timing::simulate;
 use crate::workload::WorkloadKind;
 use rayon::prelude::*;
@@ -323,7 +323,7 @@ pub fn run<F: Fn(usize, usize, &str) + Sync>(instructions: u64, seed: u64, quick
     // The root update's length on Secon's machine: one hash per level above
     // the counter blocks.
     let wt = load_preset("wt", &[]).map_err(|e| e.to_string())?;
-    let levels = crate::controller::MemoryController::new(&wt, seed).layout().levels() as u64;
+    let levels = crate::engine::controller::MemoryController::new(&wt, seed).layout().levels() as u64;
     let hash = wt.security.tree_hash_latency_cycles.unwrap_or(wt.security.mac_latency_cycles) as u64;
     Ok(analyse(grid, instructions, seed, quick, runs, &reference, (levels, hash)))
 }
@@ -573,7 +573,7 @@ pub fn report(r: &Results) -> String {
 }
 
 /// Write results.json, runs.csv, one CSV per figure and report.md: all of
-/// them or none (see [`crate::output`]).
+/// them or none (see [`crate::util::output`]).
 pub fn write(r: &Results, dir: &Path) -> Result<(), String> {
     let mut files = vec![
         ("results.json".to_string(), serde_json::to_string_pretty(r).map_err(|e| e.to_string())?),

@@ -13,7 +13,7 @@
 use super::secon::ClaimResult;
 use super::{geomean, mean, Cell};
 use crate::config::{load_preset, presets_dir};
-use crate::nvm::ByKind;
+use crate::engine::nvm::ByKind;
 use crate::timing::simulate;
 use crate::workload::WorkloadKind;
 use rayon::prelude::*;
@@ -196,7 +196,7 @@ fn merge_points(parts: &[(RunRecord, f64)]) -> RunRecord {
     r.store_buffer_stall_cycles = per(&|p| p.store_buffer_stall_cycles);
     r.secpb_full_stall_cycles = per(&|p| p.secpb_full_stall_cycles);
     r.pcm_write_utilisation = wavg(&|p| p.pcm_write_utilisation);
-    let by_kind = |of: &dyn Fn(&RunRecord) -> &crate::nvm::ByKind| crate::nvm::ByKind {
+    let by_kind = |of: &dyn Fn(&RunRecord) -> &crate::engine::nvm::ByKind| crate::engine::nvm::ByKind {
         data: per(&|p| of(p).data),
         counter: per(&|p| of(p).counter),
         mac: per(&|p| of(p).mac),
@@ -1105,7 +1105,7 @@ fn causes(r: &Results) -> Vec<String> {
 /// `failed.txt` with each failure. No table is written, since a table
 /// needs every one of its runs.
 pub fn write_partial(f: &Failure, dir: &Path) -> Result<(), String> {
-    let mut files = crate::output::ResultFiles::new(dir).map_err(|e| e.to_string())?;
+    let mut files = crate::util::output::ResultFiles::new(dir).map_err(|e| e.to_string())?;
     files.add("runs.csv", runs_csv(&f.completed).as_bytes()).map_err(|e| e.to_string())?;
     let mut failed = f.failed.join("\n");
     failed.push('\n');
@@ -1114,9 +1114,9 @@ pub fn write_partial(f: &Failure, dir: &Path) -> Result<(), String> {
 }
 
 /// Write runs.json, runs.csv, one CSV per table or figure, and report.md:
-/// all of them or none (see [`crate::output`]).
+/// all of them or none (see [`crate::util::output`]).
 pub fn write(r: &Results, dir: &Path) -> Result<(), String> {
-    let mut files = crate::output::ResultFiles::new(dir).map_err(|e| e.to_string())?;
+    let mut files = crate::util::output::ResultFiles::new(dir).map_err(|e| e.to_string())?;
     let mut put = |name: &str, text: &str| files.add(name, text.as_bytes()).map_err(|e| e.to_string());
     put("results.json", &serde_json::to_string_pretty(r).map_err(|e| e.to_string())?)?;
     put("runs.csv", &runs_csv(&r.runs))?;
@@ -1152,7 +1152,7 @@ mod tests {
             store_buffer_stall_cycles: 0,
             secpb_full_stall_cycles: 0,
             pcm_write_utilisation: 0.5,
-            nvm_writes: crate::nvm::ByKind { data: writes, ..Default::default() },
+            nvm_writes: crate::engine::nvm::ByKind { data: writes, ..Default::default() },
             nvm_reads: Default::default(),
             notes: vec!["n".into()],
             all_persistent: false,

@@ -19,10 +19,10 @@
 use super::secon::{Claim, ClaimResult, Figure};
 use super::{geomean, mean};
 use crate::config::load_preset;
-use crate::nvm::ByKind;
-use crate::recovery::{measure, Measured, Prices};
+use crate::engine::nvm::ByKind;
 use crate::scheme::bitmap_lines::BitmapStats;
 use crate::timing::simulate;
+use crate::verify::recovery::{measure, Measured, Prices};
 use crate::workload::WorkloadKind;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};

@@ -21,9 +21,9 @@
 use super::secon::{ClaimResult, Figure, Reference};
 use super::{geomean, mean};
 use crate::config::load_preset;
-use crate::nvm::ByKind;
-use crate::recovery::{measure, Measured};
+use crate::engine::nvm::ByKind;
 use crate::timing::simulate_after_warmup;
+use crate::verify::recovery::{measure, Measured};
 use crate::workload::WorkloadKind;
 use rayon::prelude::*;
 use serde::Serialize;

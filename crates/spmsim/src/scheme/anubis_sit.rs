@@ -21,12 +21,12 @@
 use super::sit_restore::{small_tree_root, write_restored};
 use super::{Scheme, SchemeWork};
 use crate::config::{MacPlacement, MetadataCacheOrganization, SimConfig, TreeConfig, WritePolicy};
-use crate::counter::SitNode;
-use crate::layout::Layout;
+use crate::engine::counter::SitNode;
+use crate::engine::layout::Layout;
+use crate::engine::store::{CheckFailure, MetaStore};
+use crate::engine::tree::IntegrityTree;
+use crate::machine::{DrainWork, RecoveryReport, System};
 use crate::scheme::MetadataPolicy;
-use crate::store::{CheckFailure, MetaStore};
-use crate::system::{DrainWork, RecoveryReport, System};
-use crate::tree::IntegrityTree;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

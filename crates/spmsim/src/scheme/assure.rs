@@ -23,10 +23,10 @@
 //! statistic; the hot tree itself is in the chip state.
 
 use super::{MetadataPolicy, Scheme, SchemeWork};
-use crate::chip::HotTree;
 use crate::config::{SimConfig, TreeConfig, WritePolicy};
-use crate::store::{CheckFailure, MetaStore};
-use crate::tree::IntegrityTree;
+use crate::engine::chip::HotTree;
+use crate::engine::store::{CheckFailure, MetaStore};
+use crate::engine::tree::IntegrityTree;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -151,7 +151,7 @@ impl Scheme for Assure {
         }]
     }
 
-    fn on_power_fail(&self, sys: &mut crate::system::System, work: &mut crate::system::DrainWork) {
+    fn on_power_fail(&self, sys: &mut crate::machine::System, work: &mut crate::machine::DrainWork) {
         super::drain_front_and_metadata(self, sys, work);
         if !self.nv_hot_register {
             sys.mc.st.chip.hot_tree = None;
@@ -177,7 +177,7 @@ impl Scheme for Assure {
 #[cfg(test)]
 mod tests {
     use crate::config::load_preset;
-    use crate::system::System;
+    use crate::machine::System;
     use crate::workload::Event;
 
     /// ASSURE in 64 MiB, its hot tree at level 4 (four subtrees of 16 MiB;

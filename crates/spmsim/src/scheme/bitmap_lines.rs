@@ -15,8 +15,8 @@
 //! per stay in the metadata cache. A layer-`k` bit is set exactly while
 //! its layer-`k-1` line is non-zero, so recovery reads only non-zero lines.
 
-use crate::layout::Layout;
-use crate::nvm::Nvm;
+use crate::engine::layout::Layout;
+use crate::engine::nvm::Nvm;
 use serde::{Deserialize, Serialize};
 
 /// Bits in one 64 B bitmap line.
@@ -248,7 +248,7 @@ fn set_bits(bits: &[u64; 8]) -> impl Iterator<Item = u64> + '_ {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counter::CounterFormat;
+    use crate::engine::counter::CounterFormat;
 
     /// 16 GB under SIT counter blocks: three layers, the top on chip, and
     /// a 4-5 MB recovery area (STAR III-D: "the 3-layer index is sufficient",

@@ -33,11 +33,11 @@
 use super::sit_restore::{hash8, small_tree_root};
 use super::{MetadataPolicy, OwnState, RecoveryAttack, Scheme, SchemeWork};
 use crate::config::{MacPlacement, SimConfig, TreeConfig, WritePolicy};
-use crate::layout::Layout;
-use crate::metacache::LevelCacheGeometry;
-use crate::store::{CheckFailure, MetaStore};
-use crate::system::{DrainWork, RecoveryReport, System};
-use crate::tree::IntegrityTree;
+use crate::engine::layout::Layout;
+use crate::engine::metacache::LevelCacheGeometry;
+use crate::engine::store::{CheckFailure, MetaStore};
+use crate::engine::tree::IntegrityTree;
+use crate::machine::{DrainWork, RecoveryReport, System};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -82,7 +82,7 @@ impl Default for CacheTree {
     }
 }
 
-fn bmt(tree: &IntegrityTree) -> &crate::tree::BonsaiMerkleTree {
+fn bmt(tree: &IntegrityTree) -> &crate::engine::tree::BonsaiMerkleTree {
     tree.as_bmt().expect("CacheTree's check requires a BMT")
 }
 
@@ -268,7 +268,7 @@ impl Scheme for CacheTree {
         !sys.mc.st.caches.dirty_lines().is_empty()
     }
 
-    fn recovery_attacks(&self, crashed: &System, earlier: &crate::nvm::NvmImage) -> Vec<RecoveryAttack> {
+    fn recovery_attacks(&self, crashed: &System, earlier: &crate::engine::nvm::NvmImage) -> Vec<RecoveryAttack> {
         super::tracking_attacks::attacks(crashed, earlier, super::tracking_attacks::CACHETREE)
     }
 
@@ -324,7 +324,7 @@ impl Scheme for CacheTree {
 #[cfg(test)]
 mod tests {
     use crate::config::load_preset;
-    use crate::system::System;
+    use crate::machine::System;
     use crate::workload::Event;
 
     /// CacheTree in 64 MiB with an HNode cache of 8 (two sets of 4), so

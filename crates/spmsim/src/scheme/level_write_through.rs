@@ -59,7 +59,7 @@ impl Scheme for LevelWriteThrough {
 #[cfg(test)]
 mod tests {
     use crate::config::load_preset;
-    use crate::system::System;
+    use crate::machine::System;
     use crate::workload::Event;
 
     /// Stores to 40 blocks over 5 pages; the tree writes each persisted,

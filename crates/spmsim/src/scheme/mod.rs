@@ -61,10 +61,10 @@ pub use write_back::{BatteryWriteBack, IdealWriteBack, WriteBackNoBattery};
 pub use write_through::WriteThrough;
 
 use crate::config::{SimConfig, WritePolicy};
-use crate::controller::MemoryController;
-use crate::store::{CheckFailure, MetaStore};
-use crate::system::{DrainWork, RecoveryReport, System};
-use crate::tree::IntegrityTree;
+use crate::engine::controller::MemoryController;
+use crate::engine::store::{CheckFailure, MetaStore};
+use crate::engine::tree::IntegrityTree;
+use crate::machine::{DrainWork, RecoveryReport, System};
 use serde::{Deserialize, Serialize};
 
 /// One step of a memory tuple's update (SecPB Fig. 4): the counter
@@ -272,7 +272,7 @@ pub struct RecoveryAttack {
     pub name: &'static str,
     /// What the attacker changed.
     pub target: String,
-    pub image: crate::nvm::NvmImage,
+    pub image: crate::engine::nvm::NvmImage,
     /// Blocks the attacker writes (Some) or removes (None) once recovery
     /// is over and before anything is read: what a recovery leaves for
     /// later (Triad-NVM's zeroed level-1 nodes) is attacked there.
@@ -305,7 +305,7 @@ pub struct BatteryDuty {
 /// The root registers of the tree over `layout`: one 8 B hash (BMT) or
 /// counter (SIT) per top-level node, and the tree levels kept on chip
 /// above it (Triad-NVM Observation 5), one 64 B node each.
-pub fn root_registers(cfg: &SimConfig, layout: &crate::layout::Layout) -> Vec<NvRegister> {
+pub fn root_registers(cfg: &SimConfig, layout: &crate::engine::layout::Layout) -> Vec<NvRegister> {
     let mut regs = layout.level_nodes[layout.top_level() as usize];
     let mut out = vec![NvRegister { what: "root registers (8 B per top-level node)", bytes: regs * 8 }];
     if let crate::config::TreeConfig::Bmt { onchip_levels, arity, .. } = cfg.tree {
@@ -360,7 +360,7 @@ pub trait Scheme {
     /// Blocks of NVM the scheme keeps for its own recovery state after the
     /// tree (STAR's recovery area of bitmap lines, Anubis's shadow table);
     /// 0: none.
-    fn recovery_area_lines(&self, _layout: &crate::layout::Layout, _cfg: &SimConfig) -> u64 {
+    fn recovery_area_lines(&self, _layout: &crate::engine::layout::Layout, _cfg: &SimConfig) -> u64 {
         0
     }
 
@@ -493,7 +493,7 @@ pub trait Scheme {
 
     /// A cache of the scheme's own for the nodes of one tree level, beside
     /// the metadata caches (CacheTree's HNode cache). Default: none.
-    fn level_cache(&self, _cfg: &SimConfig) -> Option<crate::metacache::LevelCacheGeometry> {
+    fn level_cache(&self, _cfg: &SimConfig) -> Option<crate::engine::metacache::LevelCacheGeometry> {
         None
     }
 
@@ -532,7 +532,7 @@ pub trait Scheme {
     /// Attacks on the image of `crashed` (after its power failure) aimed at
     /// the scheme's recovery state; `earlier` is the same machine's image
     /// at an earlier point, for replays. Default: none.
-    fn recovery_attacks(&self, _crashed: &System, _earlier: &crate::nvm::NvmImage) -> Vec<RecoveryAttack> {
+    fn recovery_attacks(&self, _crashed: &System, _earlier: &crate::engine::nvm::NvmImage) -> Vec<RecoveryAttack> {
         Vec::new()
     }
 
@@ -802,7 +802,7 @@ mod tests {
     #[test]
     fn the_default_dirty_hook_follows_the_policy_on_every_tree() {
         use crate::config::load_str;
-        use crate::controller::MemoryController;
+        use crate::engine::controller::MemoryController;
         for tree in ["bmt", "sit"] {
             for (scheme, through) in [("write-through", true), ("battery-write-back", false)] {
                 let toml = format!("[memory]\ncapacity_bytes = 16777216\n[tree]\ntype = '{tree}'\n[scheme]\ntype = '{scheme}'\n");

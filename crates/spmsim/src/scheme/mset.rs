@@ -31,11 +31,11 @@
 use super::osiris::{stop_loss_due, trial_minor};
 use super::{MetadataPolicy, Scheme, SchemeWork};
 use crate::config::{MacPlacement, MetadataCacheOrganization, SimConfig, TreeConfig, WritePolicy};
-use crate::counter::{bmt_set_slot, SplitCounterBlock};
-use crate::layout::Layout;
-use crate::store::{CheckFailure, MetaStore};
-use crate::system::{RecoveryReport, System};
-use crate::tree::IntegrityTree;
+use crate::engine::counter::{bmt_set_slot, SplitCounterBlock};
+use crate::engine::layout::Layout;
+use crate::engine::store::{CheckFailure, MetaStore};
+use crate::engine::tree::IntegrityTree;
+use crate::machine::{RecoveryReport, System};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -69,7 +69,7 @@ impl Default for Mset {
     }
 }
 
-fn bmt(tree: &IntegrityTree) -> &crate::tree::BonsaiMerkleTree {
+fn bmt(tree: &IntegrityTree) -> &crate::engine::tree::BonsaiMerkleTree {
     tree.as_bmt().expect("the multiset-hash scheme's check requires a BMT")
 }
 
@@ -144,7 +144,7 @@ impl Scheme for Mset {
         sys.mc.st.caches.dirty_lines().iter().any(|(a, _)| matches!(layout.meta_pos(*a), Some((0, _))))
     }
 
-    fn recovery_attacks(&self, crashed: &System, earlier: &crate::nvm::NvmImage) -> Vec<super::RecoveryAttack> {
+    fn recovery_attacks(&self, crashed: &System, earlier: &crate::engine::nvm::NvmImage) -> Vec<super::RecoveryAttack> {
         super::tracking_attacks::attacks(crashed, earlier, super::tracking_attacks::MSET)
     }
 
@@ -295,7 +295,7 @@ impl Scheme for Mset {
 #[cfg(test)]
 mod tests {
     use crate::config::load_preset;
-    use crate::system::System;
+    use crate::machine::System;
     use crate::workload::Event;
 
     /// mset's machine in 64 MiB, with a 4 KiB cache so that lines are

@@ -23,11 +23,11 @@
 
 use super::{MetadataPolicy, Scheme, SchemeWork};
 use crate::config::WritePolicy;
-use crate::counter::{CounterFormat, SplitCounterBlock};
-use crate::crypto::{MAC_BITS, MAC_MASK};
-use crate::store::{CheckFailure, MetaStore};
-use crate::system::{RecoveryReport, System};
-use crate::tree::IntegrityTree;
+use crate::engine::counter::{CounterFormat, SplitCounterBlock};
+use crate::engine::crypto::{MAC_BITS, MAC_MASK};
+use crate::engine::store::{CheckFailure, MetaStore};
+use crate::engine::tree::IntegrityTree;
+use crate::machine::{RecoveryReport, System};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -145,7 +145,7 @@ pub(super) fn trial_minor(st: &mut MetaStore, block: u64, major: u64, from: u64,
     st.nvm.reads.mac += 1;
     let stored = st.nvm.image.get(line).map_or(0, |l| u64::from_le_bytes(l[mslot * 8..mslot * 8 + 8].try_into().unwrap()));
     let spare = (stored >> MAC_BITS) as u16;
-    (0..trials).map(|k| from + k).take_while(|&m| m <= crate::counter::MINOR_MAX as u64).find(|&m| {
+    (0..trials).map(|k| from + k).take_while(|&m| m <= crate::engine::counter::MINOR_MAX as u64).find(|&m| {
         // (0, 0) is "never written": no MAC vouches for it.
         (major, m) != (0, 0) && st.crypto.data_mac(&ct, block, major, m, spare) == stored & MAC_MASK
     })
@@ -208,7 +208,7 @@ fn recover_counters(st: &mut MetaStore, trials: u64, rep: &mut RecoveryReport) -
 #[cfg(test)]
 mod tests {
     use crate::config::load_preset;
-    use crate::system::System;
+    use crate::machine::System;
     use crate::workload::Event;
 
     fn machine(preset: &str) -> System {

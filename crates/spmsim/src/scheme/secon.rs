@@ -41,12 +41,12 @@
 
 use super::{MetadataPolicy, OwnState, RecoveryAttack, Scheme, SchemeWork};
 use crate::config::{SimConfig, WritePolicy};
-use crate::counter::{bmt_set_slot, bmt_slots, SplitCounterBlock};
-use crate::crypto::{MAC_BITS, MAC_MASK};
-use crate::nvm::NvmImage;
-use crate::store::{CheckFailure, MetaStore};
-use crate::system::{DrainWork, RecoveryReport, System};
-use crate::tree::{BonsaiMerkleTree, IntegrityTree};
+use crate::engine::counter::{bmt_set_slot, bmt_slots, SplitCounterBlock};
+use crate::engine::crypto::{MAC_BITS, MAC_MASK};
+use crate::engine::nvm::NvmImage;
+use crate::engine::store::{CheckFailure, MetaStore};
+use crate::engine::tree::{BonsaiMerkleTree, IntegrityTree};
+use crate::machine::{DrainWork, RecoveryReport, System};
 use serde::{Deserialize, Serialize};
 
 /// Entries of the pending BMT update queue and units of the counter track
@@ -309,7 +309,7 @@ impl Secon {
             st.nvm.reads.mac += end_line + 1 - first_line;
             let mut pages: Vec<u64> = Vec::new();
             for la in st.nvm.image.addrs_in(first_line, end_line + 1) {
-                let page = (la - st.layout.mac_base) * crate::layout::MACS_PER_LINE / per;
+                let page = (la - st.layout.mac_base) * crate::engine::layout::MACS_PER_LINE / per;
                 if pages.last() != Some(&page) {
                     pages.push(page);
                 }

@@ -13,10 +13,10 @@
 //! costs the leaves in use, not the cache size, and an attacker cannot
 //! empty a subtree without turning a non-zero hash into zero.
 
-use crate::counter::SitNode;
-use crate::crypto::CryptoEngine;
-use crate::store::MetaStore;
-use crate::tree::SgxIntegrityTree;
+use crate::engine::counter::SitNode;
+use crate::engine::crypto::CryptoEngine;
+use crate::engine::store::MetaStore;
+use crate::engine::tree::SgxIntegrityTree;
 use std::collections::BTreeMap;
 
 /// The hash of up to eight 64-bit values packed into one 64 B input.
@@ -91,7 +91,7 @@ pub fn write_restored(tree: &SgxIntegrityTree, st: &mut MetaStore, restored: &BT
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crypto::{AesKeyBits, KeySet};
+    use crate::engine::crypto::{AesKeyBits, KeySet};
 
     #[test]
     fn an_empty_tree_is_zero_and_every_leaf_moves_the_root() {

@@ -16,9 +16,9 @@
 //! replayed (put back to the same machine's earlier image).
 
 use super::RecoveryAttack;
-use crate::layout::Layout;
-use crate::nvm::NvmImage;
-use crate::system::System;
+use crate::engine::layout::Layout;
+use crate::engine::nvm::NvmImage;
+use crate::machine::System;
 use std::collections::BTreeSet;
 
 /// The multiset-hash scheme's: the four on the tracked lines, then the two

@@ -22,11 +22,11 @@
 
 use super::{check_front, MetadataPolicy, OwnState, RecoveryAttack, Scheme, SchemeWork};
 use crate::config::{SimConfig, TreeConfig, WritePolicy};
-use crate::layout::{Cover, Layout, Region};
-use crate::nvm::NvmImage;
-use crate::store::{CheckFailure, MetaStore};
-use crate::system::{RecoveryReport, System};
-use crate::tree::{BonsaiMerkleTree, IntegrityTree};
+use crate::engine::layout::{Cover, Layout, Region};
+use crate::engine::nvm::NvmImage;
+use crate::engine::store::{CheckFailure, MetaStore};
+use crate::engine::tree::{BonsaiMerkleTree, IntegrityTree};
+use crate::machine::{RecoveryReport, System};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -65,7 +65,7 @@ pub fn check_regions(name: &str, cfg: &SimConfig) -> Result<(), String> {
     let TreeConfig::Bmt { levels, .. } = cfg.tree else {
         return Err(format!("scheme `{name}` works on a Bonsai Merkle tree (Triad-NVM II-A); set tree.type = \"bmt\""));
     };
-    let layout = Layout::new(cfg.memory.capacity_bytes, crate::counter::CounterFormat::Split, cfg.tree.arity(), levels)
+    let layout = Layout::new(cfg.memory.capacity_bytes, crate::engine::counter::CounterFormat::Split, cfg.tree.arity(), levels)
         .with_persistent_regions(&cfg.memory.persistent_regions);
     let mixed = mixed_roots(&layout);
     if let Some(&i) = mixed.first() {

@@ -20,8 +20,8 @@
 use super::triad::{check_regions, new_boot};
 use super::{check_front, MetadataPolicy, Scheme, SchemeWork};
 use crate::config::{SimConfig, WritePolicy};
-use crate::layout::Cover;
-use crate::system::{RecoveryReport, System};
+use crate::engine::layout::Cover;
+use crate::machine::{RecoveryReport, System};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -60,6 +60,6 @@ impl Scheme for TriadNoPersist {
         st.nvm.writes.counter += layout.level_nodes[0];
         let nodes = t.reset_region(st, Cover::Persistent) + t.reset_region(st, Cover::Volatile);
         rep.tree_rebuilt = true;
-        rep.rebuild = Some(crate::tree::RebuildOutcome { nodes_rebuilt: nodes, mismatched_roots: Vec::new() });
+        rep.rebuild = Some(crate::engine::tree::RebuildOutcome { nodes_rebuilt: nodes, mismatched_roots: Vec::new() });
     }
 }

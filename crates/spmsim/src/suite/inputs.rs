@@ -18,7 +18,7 @@
 //! | `lp` | constraints of a sparse LP in CPLEX LP format | glpsol |
 //! | `csv` | rows of a generated transaction log | gawk |
 
-use crate::rng::SplitMix64;
+use crate::util::rng::SplitMix64;
 use std::fmt::Write as _;
 
 /// The generated kinds (`file` and `derived` inputs are handled by the

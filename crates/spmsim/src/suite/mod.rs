@@ -395,7 +395,7 @@ fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<(), String> {
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    crate::output::write_atomic(path, bytes).map_err(|e| e.to_string())
+    crate::util::output::write_atomic(path, bytes).map_err(|e| e.to_string())
 }
 
 /// The date and time now, UTC, as `YYYY-MM-DDTHH:MM:SSZ`.

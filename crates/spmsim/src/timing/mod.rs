@@ -28,9 +28,9 @@ pub use ooo::OooStats;
 pub use stats::{Roi, RunStats, WarmupStats};
 
 use crate::config::{PersistPoint, SimConfig};
+use crate::engine::store::CheckFailure;
+use crate::machine::System;
 use crate::persist::Handover;
-use crate::store::CheckFailure;
-use crate::system::System;
 use crate::workload::{Event, Op, Warmup};
 use core::Core;
 use core::CoreStats;

@@ -30,7 +30,7 @@
 //! its arrival, and then until one is free; a read waits for the write in
 //! service at its bank, and goes ahead of one booked to start just then.
 
-use crate::nvm::ByKind;
+use crate::engine::nvm::ByKind;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::cmp::Reverse;
@@ -73,7 +73,7 @@ pub struct Pcm {
     pub stats: PcmStats,
     /// The layout that tells an address's kind (for the counts by kind
     /// and the merge rule), and the kinds whose writes never merge.
-    kinds: Option<(crate::layout::Layout, Vec<crate::layout::RegionKind>)>,
+    kinds: Option<(crate::engine::layout::Layout, Vec<crate::engine::layout::RegionKind>)>,
 }
 
 /// The write path's bookings as intervals, so that a write ready earlier
@@ -295,8 +295,8 @@ impl Pcm {
     /// Count device writes by kind under `layout`; writes of the kinds not
     /// in `coalesce` never merge into a queued write of the same block
     /// (`persistence.wpq_coalesce`).
-    pub fn with_kinds(mut self, layout: &crate::layout::Layout, coalesce: &[crate::layout::RegionKind]) -> Self {
-        let never: Vec<_> = crate::layout::RegionKind::ALL.into_iter().filter(|k| !coalesce.contains(k)).collect();
+    pub fn with_kinds(mut self, layout: &crate::engine::layout::Layout, coalesce: &[crate::engine::layout::RegionKind]) -> Self {
+        let never: Vec<_> = crate::engine::layout::RegionKind::ALL.into_iter().filter(|k| !coalesce.contains(k)).collect();
         self.kinds = Some((layout.clone(), never));
         self
     }
@@ -477,7 +477,7 @@ impl Pcm {
     /// slot only if every slot is held at `t` (by writes that have arrived
     /// by `t` and not yet issued), then issues at the first time from
     /// `ready` on that its bank is free and the device has room.
-    fn write_by_calendar(&mut self, t: u64, ready: u64, block: u64, merges: bool, kind: Option<crate::layout::RegionKind>) -> u64 {
+    fn write_by_calendar(&mut self, t: u64, ready: u64, block: u64, merges: bool, kind: Option<crate::engine::layout::RegionKind>) -> u64 {
         let (entries, busy, wc, max_in_flight) = (self.wpq_entries, self.bank_busy, self.write_cycles, self.max_in_flight);
         let b = self.bank(block);
         let w = self.writes.as_mut().expect("calendar scheduling");
@@ -586,8 +586,8 @@ mod tests {
 
     #[test]
     fn only_the_kinds_that_coalesce_merge_and_device_writes_are_counted_by_kind() {
-        use crate::counter::CounterFormat;
-        use crate::layout::{Layout, RegionKind};
+        use crate::engine::counter::CounterFormat;
+        use crate::engine::layout::{Layout, RegionKind};
         let layout = Layout::new(64 << 20, CounterFormat::Split, 8, None);
         let node = layout.meta_addr(1, 0);
         let offer = |coalesce: &[RegionKind]| {

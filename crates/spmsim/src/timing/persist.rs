@@ -34,10 +34,10 @@ use super::pcm::Pcm;
 use super::work::WorkRecord;
 use super::Latencies;
 use crate::config::{PersistPoint, SimConfig};
+use crate::engine::store::CheckFailure;
+use crate::machine::System;
 use crate::persist::{FrontEnd, Handover};
 use crate::scheme::{Front, SchemeWork, Steps, TupleStep};
-use crate::store::CheckFailure;
-use crate::system::System;
 use serde::Serialize;
 use std::collections::VecDeque;
 
@@ -314,10 +314,10 @@ impl PersistPath {
 
     /// An idealised baseline's metadata writes leave the record unpriced
     /// (counted); every other scheme's record is left as it is.
-    pub(super) fn drop_unpriced(&self, layout: &crate::layout::Layout, rec: &mut WorkRecord, stats: &mut PersistPathStats) {
+    pub(super) fn drop_unpriced(&self, layout: &crate::engine::layout::Layout, rec: &mut WorkRecord, stats: &mut PersistPathStats) {
         if self.scheme.ideal_metadata {
             let before = rec.writes.len();
-            rec.writes.retain(|&w| layout.kind_of(w) == crate::layout::RegionKind::Data);
+            rec.writes.retain(|&w| layout.kind_of(w) == crate::engine::layout::RegionKind::Data);
             stats.unpriced_metadata_writes += (before - rec.writes.len()) as u64;
         }
     }

@@ -6,7 +6,7 @@
 //! back to memory (persistent stores take the persist path instead, so
 //! their lines stay clean here).
 
-use crate::set_assoc::{Access, CacheStats, SetAssoc, SetIndex};
+use crate::util::set_assoc::{Access, CacheStats, SetAssoc, SetIndex};
 
 /// A data cache level: block addresses pick their set by their low bits.
 /// A level of no capacity is absent (a machine with L1 caches only, as

@@ -4,9 +4,9 @@
 //! functional model decides every hit, miss, write and hash; the timing
 //! model only prices this record, by the same rules for every scheme.
 
-use crate::controller::MemoryController;
-use crate::crypto::CryptoWork;
-use crate::layout::Region;
+use crate::engine::controller::MemoryController;
+use crate::engine::crypto::CryptoWork;
+use crate::engine::layout::Region;
 
 #[derive(Clone, Debug, Default)]
 pub struct WorkRecord {

@@ -62,7 +62,7 @@ pub struct Insn {
 /// Writes an instruction stream atomically (it appears complete or not at all).
 pub struct InsnWriter {
     enc: zstd::stream::write::Encoder<'static, std::io::BufWriter<std::fs::File>>,
-    pending: crate::output::PendingFile,
+    pending: crate::util::output::PendingFile,
     buf: Vec<u8>,
     prev_pc: u64,
     pub count: u64,
@@ -70,7 +70,7 @@ pub struct InsnWriter {
 
 impl InsnWriter {
     pub fn create(path: &Path) -> std::io::Result<InsnWriter> {
-        let (pending, f) = crate::output::PendingFile::create(path).map_err(|e| std::io::Error::other(e.message))?;
+        let (pending, f) = crate::util::output::PendingFile::create(path).map_err(|e| std::io::Error::other(e.message))?;
         let mut enc = zstd::stream::write::Encoder::new(std::io::BufWriter::new(f), 3)?;
         enc.write_all(MAGIC)?;
         enc.write_all(&[VERSION])?;

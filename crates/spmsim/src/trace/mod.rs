@@ -11,6 +11,7 @@
 pub mod champsim;
 pub mod compress;
 pub mod convert;
+pub mod event;
 pub mod events;
 pub mod gem5;
 pub mod info;
@@ -26,7 +27,7 @@ pub mod vgtool;
 pub use events::RecordEvents;
 pub use native::{NativeReader, NativeWriter};
 
-use crate::event::Op;
+use crate::trace::event::Op;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -86,9 +87,9 @@ impl TraceRecord {
     pub fn is_memory(&self) -> bool {
         matches!(self.op, Op::Load | Op::Store)
     }
-    /// Instructions the record stands for ([`crate::event::instructions`]).
+    /// Instructions the record stands for ([`crate::trace::event::instructions`]).
     pub fn instructions(&self) -> u64 {
-        crate::event::instructions(self.gap, self.op, self.same_instruction)
+        crate::trace::event::instructions(self.gap, self.op, self.same_instruction)
     }
 }
 

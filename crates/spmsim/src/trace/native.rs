@@ -109,11 +109,11 @@ fn invalid(r: &TraceRecord) -> Option<String> {
 /// Writes a native trace to a temporary beside PATH and renames it into
 /// place on [`NativeWriter::finish`], so a trace that exists is complete;
 /// dropped unfinished (an error), it removes the temporary
-/// ([`crate::output::PendingFile`]).
+/// ([`crate::util::output::PendingFile`]).
 pub struct NativeWriter {
     file: std::io::BufWriter<File>,
     zstd: zstd::bulk::Compressor<'static>,
-    pending: crate::output::PendingFile,
+    pending: crate::util::output::PendingFile,
     prev_addr: u64,
     records: u64,
     /// Encoded records of the chunk being filled.
@@ -134,7 +134,7 @@ impl NativeWriter {
         fixed.extend_from_slice(&h);
         let mut zstd = zstd::bulk::Compressor::new(3)?;
         zstd.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true))?;
-        let (pending, f) = crate::output::PendingFile::create(path).map_err(|e| std::io::Error::other(e.message))?;
+        let (pending, f) = crate::util::output::PendingFile::create(path).map_err(|e| std::io::Error::other(e.message))?;
         let mut file = std::io::BufWriter::new(f);
         file.write_all(&fixed)?;
         file.write_all(&crc32(&[&fixed]).to_le_bytes())?;

@@ -16,7 +16,7 @@
 use super::params::structure_params;
 use super::pheap::{check_plan, mix, transaction, Layout, PHeap, HEAP_BASE};
 use super::{Event, Generator};
-use crate::rng::SplitMix64;
+use crate::util::rng::SplitMix64;
 
 structure_params! {
     /// The array of entries to swap (Secon: 256 B entries, 1 GB).

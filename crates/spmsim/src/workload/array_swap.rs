@@ -10,7 +10,7 @@
 //! ```
 
 use super::{Event, Generator, Op};
-use crate::rng::SplitMix64;
+use crate::util::rng::SplitMix64;
 
 pub struct Params {
     pub array_base: u64,

@@ -24,7 +24,7 @@
 use super::params::{check_range, check_value_bytes, OpsPerTx};
 use super::pheap::{align_up, check_plan, mix, transaction, Layout, NewValues, PHeap, SlotAlloc, TxStyle, HEAP_BASE, ROOT_BASE};
 use super::{Event, Generator};
-use crate::rng::SplitMix64;
+use crate::util::rng::SplitMix64;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -22,7 +22,7 @@
 use super::params::structure_params;
 use super::pheap::{align_up, check_plan, mix, transaction, Layout, NewValues, PHeap, TxStyle, HEAP_BASE, ROOT_BASE};
 use super::{Event, Generator};
-use crate::rng::SplitMix64;
+use crate::util::rng::SplitMix64;
 
 structure_params! {
     /// The table (Secon: 256 B values, 1 GB).

@@ -3,7 +3,7 @@
 //! instructions, so no run holds its whole workload in memory.
 //!
 //! The events themselves ([`Event`], [`Op`]) are defined in
-//! [`crate::event`], which says what one stands for and how instructions
+//! [`crate::trace::event`], which says what one stands for and how instructions
 //! are counted; they are re-exported here.
 //!
 //! Workloads come from built-in generators (infinite, seeded) or from trace
@@ -52,7 +52,7 @@ pub use tpcc::TpccParams;
 pub use warmup::Warmup;
 pub use ycsb::{Distribution, YcsbParams};
 
-pub use crate::event::{Event, Op};
+pub use crate::trace::event::{Event, Op};
 
 use crate::trace::events::VolatileMemory;
 use crate::trace::{Format, RecordEvents};

@@ -5,7 +5,7 @@
 //! named together with the valid ones, and `name()` prints every key back in
 //! the same syntax so that a name parses to the same parameters.
 
-use crate::rng::SplitMix64;
+use crate::util::rng::SplitMix64;
 use serde::de::{self, DeserializeOwned, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;

@@ -19,7 +19,7 @@
 use super::params::structure_params;
 use super::pheap::{check_plan, mix, transaction, Layout, NewValues, PHeap, HEAP_BASE, ROOT_BASE};
 use super::{Event, Generator};
-use crate::rng::SplitMix64;
+use crate::util::rng::SplitMix64;
 
 structure_params! {
     /// The ring of entries (Secon: 256 B entries, 1 GB).

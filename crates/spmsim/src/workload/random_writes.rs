@@ -2,7 +2,7 @@
 //! (strict persistency: every store is a persist).
 
 use super::{Event, Generator, Op};
-use crate::rng::SplitMix64;
+use crate::util::rng::SplitMix64;
 
 pub struct Params {
     pub base: u64,

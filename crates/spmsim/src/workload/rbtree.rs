@@ -24,7 +24,7 @@
 use super::params::structure_params;
 use super::pheap::{align_up, check_plan, mix, transaction, Layout, NewValues, PHeap, SlotAlloc, HEAP_BASE, ROOT_BASE};
 use super::{Event, Generator};
-use crate::rng::SplitMix64;
+use crate::util::rng::SplitMix64;
 
 structure_params! {
     /// The tree (Secon: 256 B values, 1 GB).

@@ -2,7 +2,7 @@
 //! every block's worth of stores.
 
 use super::{Event, Generator, Op};
-use crate::rng::SplitMix64;
+use crate::util::rng::SplitMix64;
 
 pub struct Params {
     pub base: u64,

@@ -38,7 +38,7 @@
 //! report that runs one.
 
 use super::{Event, Generator};
-use crate::rng::SplitMix64;
+use crate::util::rng::SplitMix64;
 use serde::Serialize;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -973,7 +973,7 @@ mod tests {
 
     #[test]
     fn the_merged_stream_passes_the_crash_oracle() {
-        use crate::oracle::{CrashCheck, CrashPoints};
+        use crate::verify::oracle::{CrashCheck, CrashPoints};
         let one = crate::config::load_preset("cobcm", &[]).unwrap();
         for spec in ["hash:size_mib=1,threads=3,data=shared", "queue:size_mib=1,threads=2", "mix:a=array-swap,b=btree:size_mib=1"] {
             let w = parse(spec);

@@ -26,7 +26,7 @@
 use super::params::{check_range, OpsPerTx};
 use super::pheap::{align_up, check_plan, extent_bytes, mix, transaction, Layout, PHeap, TxStyle, HEAP_BASE};
 use super::{Event, Generator};
-use crate::rng::SplitMix64;
+use crate::util::rng::SplitMix64;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -19,7 +19,7 @@ use super::hash::{HashLayout, HashTable};
 use super::params::{check_range, OpsPerTx};
 use super::pheap::{mix, transaction, NewValues, TxStyle};
 use super::{Event, Generator};
-use crate::rng::SplitMix64;
+use crate::util::rng::SplitMix64;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,5 +1,5 @@
 //! The CI fuzz driver (`docs/fuzzing.md`). For every entry of
-//! `spmsim::fuzz_targets`: replay each seed in `fuzz/corpus/TARGET` and each
+//! `spmsim::verify::fuzz_targets`: replay each seed in `fuzz/corpus/TARGET` and each
 //! regression in `fuzz/regressions/TARGET`, then run seeded mutants of the
 //! seeds, bounded by a count and a time. A panic, a hang or unbounded
 //! allocation fails the test and leaves the input in
@@ -18,7 +18,7 @@ mod guard;
 mod mutate;
 
 use guard::{Failure, Run};
-use spmsim::fuzz_targets::TARGETS;
+use spmsim::verify::fuzz_targets::TARGETS;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 

@@ -5,7 +5,7 @@
 //! compression (then compressed again), so the parsers behind the
 //! decompressor see damage too, not only the decompressor.
 
-use spmsim::rng::SplitMix64;
+use spmsim::util::rng::SplitMix64;
 use std::io::{Read, Write};
 
 /// Values that sit on the edges readers and validators must handle.

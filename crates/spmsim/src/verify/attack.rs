@@ -11,12 +11,12 @@
 //! between the two snapshots) is reported as skipped, not as undetected.
 
 use crate::config::SimConfig;
-use crate::controller::MemoryController;
-use crate::image;
-use crate::nvm::{Nvm, NvmImage};
-use crate::rng::SplitMix64;
+use crate::engine::controller::MemoryController;
+use crate::engine::nvm::{Nvm, NvmImage};
+use crate::machine::System;
 use crate::scheme::OwnState;
-use crate::system::System;
+use crate::util::rng::SplitMix64;
+use crate::verify::image;
 use crate::workload::Event;
 use serde::Serialize;
 
@@ -95,7 +95,7 @@ fn flip(b: &mut [u8; 64], bit: usize) {
 
 struct Ctx<'a> {
     cfg: &'a SimConfig,
-    chip: crate::chip::ChipState,
+    chip: crate::engine::chip::ChipState,
     final_img: NvmImage,
 }
 
@@ -120,7 +120,7 @@ impl Ctx<'_> {
 
 /// Records of a page rolled back to never-written: its data blocks, the
 /// MAC lines that cover them and its counter block are removed.
-fn rollback_page(layout: &crate::layout::Layout, img: &mut NvmImage, block: u64) -> u64 {
+fn rollback_page(layout: &crate::engine::layout::Layout, img: &mut NvmImage, block: u64) -> u64 {
     let (ci, _) = layout.counter_of(block);
     let per = layout.blocks_per_counter_block();
     let blocks = ci * per..((ci + 1) * per).min(layout.data_blocks);
@@ -333,7 +333,7 @@ fn pad_reuse_after_crash(cfg: &SimConfig, events: &[Event], seed: u64) -> Result
         return Ok(Some(AttackResult::skipped(NAME, "the run wrote no non-persistent block")));
     };
     let known = sys.mc.st.crypto.ledger.take().expect("set above");
-    let known: Vec<(crate::crypto::PadUse, [u8; 64])> =
+    let known: Vec<(crate::engine::crypto::PadUse, [u8; 64])> =
         known.lock().expect("the pad ledger").iter().filter(|(u, _)| u.block == x).map(|(u, p)| (*u, *p)).collect();
     sys.power_fail();
     sys.recover();

@@ -17,9 +17,9 @@
 //! ```
 
 use crate::config::SimConfig;
-use crate::layout::RegionKind;
-use crate::nvm::ByKind;
-use crate::system::System;
+use crate::engine::layout::RegionKind;
+use crate::engine::nvm::ByKind;
+use crate::machine::System;
 use crate::workload::WorkloadKind;
 use serde::Serialize;
 

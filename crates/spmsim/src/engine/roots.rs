@@ -5,7 +5,7 @@
 //! scheme's battery backs them.
 //!
 //! One value of this type exists per machine, in the chip state
-//! ([`crate::chip::ChipState`]); the tree reads and writes it there, and a
+//! ([`crate::engine::chip::ChipState`]); the tree reads and writes it there, and a
 //! saved chip file stores it as it is.
 
 use rustc_hash::FxHashMap;

@@ -15,7 +15,7 @@
 //! height leaves several top-level nodes, each with its own root register:
 //! a Bonsai Merkle forest (SecPB VI-E).
 
-pub use crate::counter::CounterFormat;
+pub use crate::engine::counter::CounterFormat;
 use serde::Serialize;
 
 pub const BLOCK_BYTES: u64 = 64;

@@ -71,7 +71,7 @@ impl MacEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crypto::AesKeyBits;
+    use crate::engine::crypto::AesKeyBits;
 
     /// RFC 4231 test case 2 pins the HMAC-SHA256 primitive itself.
     #[test]

@@ -9,12 +9,12 @@
 //! ```
 
 use crate::config::{BatteryDomain, SimConfig};
-use crate::controller::MemoryController;
-use crate::crypto::CryptoWork;
-use crate::nvm::ByKind;
+use crate::engine::controller::MemoryController;
+use crate::engine::crypto::CryptoWork;
+use crate::engine::nvm::ByKind;
+use crate::engine::store::CheckFailure;
+use crate::engine::tree::RebuildOutcome;
 use crate::persist::{Coherence, FrontEnd, Handover};
-use crate::store::CheckFailure;
-use crate::tree::RebuildOutcome;
 use crate::workload::{Event, Op};
 use serde::Serialize;
 

@@ -26,14 +26,14 @@
 //! Chip state other than the root registers and a scheme's recovery state
 //! that differs after recovery re-reads everything.
 //!
-//! [`BonsaiMerkleTree::edge_holds`]: crate::tree::BonsaiMerkleTree::edge_holds
-//! [`SgxIntegrityTree::edge_holds`]: crate::tree::SgxIntegrityTree::edge_holds
+//! [`BonsaiMerkleTree::edge_holds`]: crate::engine::tree::BonsaiMerkleTree::edge_holds
+//! [`SgxIntegrityTree::edge_holds`]: crate::engine::tree::SgxIntegrityTree::edge_holds
 
-use crate::chip::ChipState;
-use crate::layout::Region;
-use crate::store::{CheckFailure, MetaStore};
-use crate::system::System;
-use crate::tree::IntegrityTree;
+use crate::engine::chip::ChipState;
+use crate::engine::layout::Region;
+use crate::engine::store::{CheckFailure, MetaStore};
+use crate::engine::tree::IntegrityTree;
+use crate::machine::System;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeMap;
 

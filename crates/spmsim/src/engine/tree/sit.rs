@@ -9,8 +9,8 @@
 //! parent's counter for it is still 0, i.e. before its first write-back.
 
 use super::{IntegrityTree, RebuildOutcome};
-use crate::counter::{SitNode, SIT_COUNTER_MAX};
-use crate::store::{CheckFailure, MetaStore};
+use crate::engine::counter::{SitNode, SIT_COUNTER_MAX};
+use crate::engine::store::{CheckFailure, MetaStore};
 
 #[derive(Clone, Debug, Default)]
 pub struct SgxIntegrityTree {
@@ -21,7 +21,7 @@ pub struct SgxIntegrityTree {
 }
 
 /// Spare bits of a SIT node's MAC field under synergization (STAR III-B).
-pub const SIT_LSB_BITS: u32 = crate::crypto::SPARE_BITS;
+pub const SIT_LSB_BITS: u32 = crate::engine::crypto::SPARE_BITS;
 pub const SIT_LSB_MASK: u64 = (1 << SIT_LSB_BITS) - 1;
 
 impl SgxIntegrityTree {
@@ -53,7 +53,7 @@ impl SgxIntegrityTree {
     /// [`Self::mac_field`] from a MAC already computed.
     pub fn pack(&self, mac: u64, pc: u64) -> u64 {
         match self.lsbs_in_mac {
-            true => (mac & crate::crypto::MAC_MASK) | (pc & SIT_LSB_MASK) << crate::crypto::MAC_BITS,
+            true => (mac & crate::engine::crypto::MAC_MASK) | (pc & SIT_LSB_MASK) << crate::engine::crypto::MAC_BITS,
             false => mac,
         }
     }
@@ -212,7 +212,7 @@ impl SgxIntegrityTree {
 mod tests {
     use super::*;
     use crate::config::{SimConfig, TreeConfig};
-    use crate::controller::MemoryController;
+    use crate::engine::controller::MemoryController;
 
     /// A 64 MiB machine: 131072 SIT counter blocks under 7 levels, with a
     /// write-back metadata cache (lazy update, STAR II-C).

@@ -7,7 +7,7 @@
 //! A block never written reads as absent; each caller decides what an absent
 //! block means (zeros, or a tree's default node).
 
-use crate::layout::{Layout, RegionKind};
+use crate::engine::layout::{Layout, RegionKind};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::VecDeque;

@@ -148,7 +148,7 @@ fn simulate_briefly(cfg: &crate::config::SimConfig) -> Result<(), String> {
     if crate::timing::TimingSim::new(cfg, 1).is_err() {
         // A scheme the timing model refuses still runs functionally.
         let events = WorkloadKind::RandomWrites.generate(SIMULATED_INSTRUCTIONS / 100, 1)?;
-        let mut sys = crate::system::System::new(cfg, 1);
+        let mut sys = crate::machine::System::new(cfg, 1);
         for e in &events {
             sys.apply(e).map_err(|e| e.to_string())?;
         }
@@ -167,9 +167,9 @@ pub fn image(data: &[u8]) -> Result<(), String> {
     let (chip, nvm) = split_image_input(data);
     scratch_file("chip.json", chip)?;
     let dir = scratch_file("nvm.img", nvm)?.parent().map(Path::to_path_buf).unwrap_or_default();
-    let (chip, mut mc) = crate::image::open(&dir).map_err(|e| e.to_string())?;
-    crate::image::inspect(&chip, &mc);
-    crate::image::verify(&mut mc);
+    let (chip, mut mc) = crate::verify::image::open(&dir).map_err(|e| e.to_string())?;
+    crate::verify::image::inspect(&chip, &mc);
+    crate::verify::image::verify(&mut mc);
     Ok(())
 }
 

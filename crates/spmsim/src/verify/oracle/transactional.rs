@@ -19,8 +19,8 @@
 //! the first log entry that records it before any store has.
 
 use super::{check_point_drain, unrestored_violation, CrashCheck, CrashReport, Guarantee, IncrementalReads, PointResult, Reads, Violation};
-use crate::store::CheckFailure;
-use crate::system::System;
+use crate::engine::store::CheckFailure;
+use crate::machine::System;
 use crate::workload::{log_regions_of, Event, Op};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;

@@ -38,7 +38,7 @@ mod sit;
 pub use bmt::BonsaiMerkleTree;
 pub use sit::{SgxIntegrityTree, SIT_LSB_BITS, SIT_LSB_MASK};
 
-use crate::store::{CheckFailure, MetaStore};
+use crate::engine::store::{CheckFailure, MetaStore};
 use serde::Serialize;
 
 /// The tree's counts as the stats tree shows them (`roi.tree`).
@@ -185,7 +185,7 @@ impl IntegrityTree {
 #[cfg(test)]
 mod tests {
     use crate::config::load_str;
-    use crate::controller::MemoryController;
+    use crate::engine::controller::MemoryController;
 
     fn controller(tree: &str) -> MemoryController {
         let toml = format!("[memory]\ncapacity_bytes = 16777216\n[tree]\ntype = '{tree}'\n[scheme]\ntype = 'battery-write-back'\n");

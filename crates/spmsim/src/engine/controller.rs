@@ -13,16 +13,16 @@
 //!    ct, MAC line from NVM -> MAC check -> pt = ct ^ OTP
 //! ```
 
-use crate::chip::ChipState;
 use crate::config::{SimConfig, TreeConfig};
-pub use crate::counter::BlockCounter;
-use crate::counter::{CounterFormat, Increment};
-use crate::crypto::{CryptoEngine, MAC_BITS, MAC_MASK};
-use crate::layout::Layout;
-use crate::metacache::MetaCaches;
-use crate::nvm::Nvm;
-use crate::store::{CheckFailure, MetaStore};
-use crate::tree::{BonsaiMerkleTree, IntegrityTree, SgxIntegrityTree};
+use crate::engine::chip::ChipState;
+pub use crate::engine::counter::BlockCounter;
+use crate::engine::counter::{CounterFormat, Increment};
+use crate::engine::crypto::{CryptoEngine, MAC_BITS, MAC_MASK};
+use crate::engine::layout::Layout;
+use crate::engine::metacache::MetaCaches;
+use crate::engine::nvm::Nvm;
+use crate::engine::store::{CheckFailure, MetaStore};
+use crate::engine::tree::{BonsaiMerkleTree, IntegrityTree, SgxIntegrityTree};
 
 #[derive(Clone, Debug)]
 pub struct MemoryController {
@@ -64,7 +64,7 @@ impl MemoryController {
             crate::config::CryptoMode::TimingOnly => CryptoEngine::timing_only(&chip.keys),
         };
         if cfg.security.volatile_key {
-            let keys = crate::crypto::KeySet::derive_volatile(chip.seed, chip.boots, chip.keys.aes_bits);
+            let keys = crate::engine::crypto::KeySet::derive_volatile(chip.seed, chip.boots, chip.keys.aes_bits);
             let kept = if cfg.scheme.plugin().rekeys_all_memory() { &[][..] } else { &layout.persistent[..] };
             crypto.set_volatile_keys(&keys, chip.boots, kept);
         }
@@ -89,7 +89,7 @@ impl MemoryController {
         self.st.chip.boots += 1;
         if cfg.security.volatile_key {
             let chip = &self.st.chip;
-            let keys = crate::crypto::KeySet::derive_volatile(chip.seed, chip.boots, chip.keys.aes_bits);
+            let keys = crate::engine::crypto::KeySet::derive_volatile(chip.seed, chip.boots, chip.keys.aes_bits);
             let persistent = if cfg.scheme.plugin().rekeys_all_memory() { Vec::new() } else { self.st.layout.persistent.clone() };
             self.st.crypto.set_volatile_keys(&keys, chip.boots, &persistent);
         }

@@ -6,10 +6,10 @@
 
 use super::rebuilt::RebuiltNodes;
 use super::{IntegrityTree, RebuildOutcome};
-use crate::counter::{bmt_set_slot, bmt_slots};
-use crate::crypto::CryptoEngine;
-use crate::layout::{Cover, Layout};
-use crate::store::{CheckFailure, MetaStore};
+use crate::engine::counter::{bmt_set_slot, bmt_slots};
+use crate::engine::crypto::CryptoEngine;
+use crate::engine::layout::{Cover, Layout};
+use crate::engine::store::{CheckFailure, MetaStore};
 use rustc_hash::FxHashMap;
 
 #[derive(Clone, Debug)]
@@ -149,7 +149,7 @@ impl BonsaiMerkleTree {
         }
     }
 
-    fn root_matches(&self, roots: &crate::roots::RootRegisters, index: u64, h: u64) -> bool {
+    fn root_matches(&self, roots: &crate::engine::roots::RootRegisters, index: u64, h: u64) -> bool {
         roots.value_or(index, self.default_root()) == h
     }
 
@@ -282,7 +282,7 @@ impl BonsaiMerkleTree {
                 if dirty.is_empty() {
                     return Ok(n);
                 }
-                let level = |layout: &crate::layout::Layout, a: u64| layout.meta_pos(a).map_or(0, |(l, _)| l);
+                let level = |layout: &crate::engine::layout::Layout, a: u64| layout.meta_pos(a).map_or(0, |(l, _)| l);
                 dirty.sort_by_key(|(a, _)| (level(&st.layout, *a), *a));
                 let lowest = level(&st.layout, dirty[0].0);
                 let batch: Vec<u64> = dirty.iter().map(|(a, _)| *a).filter(|&a| level(&st.layout, a) == lowest).collect();
@@ -504,8 +504,8 @@ impl BonsaiMerkleTree {
 mod tests {
     use super::*;
     use crate::config::SimConfig;
-    use crate::controller::MemoryController;
-    use crate::counter::SplitCounterBlock;
+    use crate::engine::controller::MemoryController;
+    use crate::engine::counter::SplitCounterBlock;
 
     /// A 64 MiB machine: 16384 counter blocks under one 6-level BMT, with
     /// write-back metadata caches.

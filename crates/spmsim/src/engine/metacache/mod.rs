@@ -11,10 +11,10 @@
 //! ```
 //! Lines hold verified plaintext metadata; they are trusted (on chip).
 
-pub use crate::set_assoc::{CacheStats, LineCache};
+pub use crate::util::set_assoc::{CacheStats, LineCache};
 
 use crate::config::{CacheGeometry, MetadataCacheOrganization};
-use crate::layout::{Layout, Region};
+use crate::engine::layout::{Layout, Region};
 
 #[derive(Clone, Debug)]
 pub struct MetaCaches {

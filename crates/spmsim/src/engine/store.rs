@@ -12,14 +12,14 @@
 //! Verification walks up only until the first line already on chip (SecPB
 //! II-B: verification stops at the first verified cached node).
 
-use crate::chip::ChipState;
 use crate::config::WritePolicy;
-use crate::crypto::CryptoEngine;
-use crate::layout::{Layout, Region};
-use crate::metacache::MetaCaches;
-use crate::nvm::Nvm;
+use crate::engine::chip::ChipState;
+use crate::engine::crypto::CryptoEngine;
+use crate::engine::layout::{Layout, Region};
+use crate::engine::metacache::MetaCaches;
+use crate::engine::nvm::Nvm;
+use crate::engine::tree::IntegrityTree;
 use crate::scheme::{MetadataPolicy, SchemeKind};
-use crate::tree::IntegrityTree;
 use serde::Serialize;
 use std::collections::VecDeque;
 
@@ -101,7 +101,7 @@ pub struct MetaStore {
     /// When set, every line that enters, changes in or leaves a metadata
     /// cache is added to the chip's Read Hash or Write Hash
     /// (`chip.mset`, Kubo et al. 4.2) under this hasher.
-    pub mset: Option<crate::crypto::MsetHasher>,
+    pub mset: Option<crate::engine::crypto::MsetHasher>,
     /// Lines leaving a cache are added to Write Hash (false: the control
     /// `mset-no-write-hash`, whose evictions skip it).
     pub mset_log_evictions: bool,
@@ -159,7 +159,7 @@ impl MetaStore {
     /// Write Hash, from empty caches and registers (a machine just
     /// started: nothing is cached yet).
     pub fn track_multiset(&mut self) {
-        self.mset = Some(crate::crypto::MsetHasher::derive(self.chip.seed));
+        self.mset = Some(crate::engine::crypto::MsetHasher::derive(self.chip.seed));
         // A chip state loaded from a saved machine keeps its registers.
         self.chip.mset.get_or_insert_with(Default::default);
     }

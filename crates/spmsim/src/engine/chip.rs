@@ -3,8 +3,8 @@
 //! SecPB II-A, the chip is the trusted computing base).
 
 use crate::config::SimConfig;
-use crate::crypto::KeySet;
-use crate::roots::RootRegisters;
+use crate::engine::crypto::KeySet;
+use crate::engine::roots::RootRegisters;
 use crate::scheme::CounterTrack;
 use serde::{Deserialize, Serialize};
 
@@ -77,8 +77,8 @@ impl HotTree {
 /// cached line gave up. Their difference is the cache's contents.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MsetRegisters {
-    pub read: crate::crypto::MsetHash,
-    pub write: crate::crypto::MsetHash,
+    pub read: crate::engine::crypto::MsetHash,
+    pub write: crate::engine::crypto::MsetHash,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -13,12 +13,12 @@
 //!   part of the image.
 //! - `config.toml`: the resolved configuration, for people.
 
-use crate::chip::ChipState;
 use crate::config::{SimConfig, TreeConfig};
-use crate::controller::MemoryController;
-use crate::layout::Region;
-use crate::nvm::{Nvm, NvmImage};
-use crate::system::System;
+use crate::engine::chip::ChipState;
+use crate::engine::controller::MemoryController;
+use crate::engine::layout::Region;
+use crate::engine::nvm::{Nvm, NvmImage};
+use crate::machine::System;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -55,10 +55,10 @@ fn tree_code(cfg: &SimConfig) -> u8 {
 }
 
 /// Write the image and chip state of a powered-off machine into `dir`.
-/// All three files or none (see [`crate::output`]).
+/// All three files or none (see [`crate::util::output`]).
 pub fn save(dir: &Path, cfg: &SimConfig, mc: &MemoryController) -> Result<(), ImageError> {
-    let out_err = |e: crate::output::OutputError| ImageError { file: e.path, message: e.message };
-    let mut files = crate::output::ResultFiles::new(dir).map_err(out_err)?;
+    let out_err = |e: crate::util::output::OutputError| ImageError { file: e.path, message: e.message };
+    let mut files = crate::util::output::ResultFiles::new(dir).map_err(out_err)?;
     let layout = mc.layout();
     let addrs = mc.st.nvm.image.sorted_addrs();
     let mut out = Vec::with_capacity(HEADER_BYTES + addrs.len() * RECORD_BYTES);
@@ -333,7 +333,7 @@ pub fn verify(mc: &mut MemoryController) -> VerifyReport {
     let mut stored_meta = 0u64;
     let per = layout.blocks_per_counter_block();
     let data_of_counter = |index: u64| index * per..((index + 1) * per).min(layout.data_blocks);
-    let fail = |a: u64, level: u32, index: u64, e: crate::store::CheckFailure| {
+    let fail = |a: u64, level: u32, index: u64, e: crate::engine::store::CheckFailure| {
         let region = if level == 0 { "counter".to_string() } else { format!("tree level {level}") };
         VerifyFailure {
             address: format!("{a:#x}"),

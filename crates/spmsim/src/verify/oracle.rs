@@ -37,8 +37,8 @@
 //! until the thread's next barrier.
 
 use crate::config::{PersistencyModel, SimConfig};
-use crate::rng::SplitMix64;
-use crate::system::{DrainWork, System};
+use crate::machine::{DrainWork, System};
+use crate::util::rng::SplitMix64;
 use crate::workload::{Event, Op};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -231,7 +231,7 @@ fn hex64(b: &[u8; 64]) -> String {
 /// end still holds lines, the recovery report and what to say of it.
 fn check_point_drain(
     sys: &mut System,
-) -> (DrainWork, bool, crate::system::RecoveryReport, &'static str, Vec<u64>, Option<non_persistent::Point>) {
+) -> (DrainWork, bool, crate::machine::RecoveryReport, &'static str, Vec<u64>, Option<non_persistent::Point>) {
     // A scheme that restores the dirty metadata lines the crash loses
     // (STAR, Anubis) must restore each exactly: its counters (a SIT node's
     // first 56 bytes; the MAC is recomputed) as the cache held them.

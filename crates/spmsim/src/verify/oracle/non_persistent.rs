@@ -11,8 +11,8 @@
 //!                    it would take it with: a pad used before (a violation)
 //! ```
 
-use crate::crypto::PadLedger;
-use crate::system::System;
+use crate::engine::crypto::PadLedger;
+use crate::machine::System;
 use serde::Serialize;
 
 /// What was there before the crash.

@@ -13,8 +13,8 @@
 //! ```
 
 use super::BonsaiMerkleTree;
-use crate::counter::bmt_set_slot;
-use crate::crypto::CryptoEngine;
+use crate::engine::counter::bmt_set_slot;
+use crate::engine::crypto::CryptoEngine;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// A node's bytes and the keyed hash of those bytes.

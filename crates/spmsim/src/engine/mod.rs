@@ -1,0 +1,26 @@
+//! The memory controller's security engine: what it is made of and the
+//! rules it follows for every scheme alike.
+//!
+//! ```text
+//!  controller  read/write paths: counters, one-time pads, data MACs
+//!    |-- store     metadata fetch/verify/install, victim buffer (MetaStore)
+//!    |     |-- metacache  the metadata caches     nvm   the untrusted NVM (WPQ, image)
+//!    |     |-- chip       trusted state: keys, root registers (roots), the scheme's NV field
+//!    |     `-- crypto     AES pads, MACs, tree hashes (counted)
+//!    `-- tree      integrity trees over the counter blocks (BMT, SIT)
+//!  layout   where every block, counter, MAC line and tree node lives
+//!  counter  byte formats of counter blocks and tree nodes
+//! ```
+//! The engine knows no scheme by name: what a scheme changes it says
+//! through the hooks the engine calls.
+
+pub mod chip;
+pub mod controller;
+pub mod counter;
+pub mod crypto;
+pub mod layout;
+pub mod metacache;
+pub mod nvm;
+pub mod roots;
+pub mod store;
+pub mod tree;
