@@ -34,15 +34,15 @@ fn every_attack_is_detected_on_every_secure_preset() {
             // Secon's ADR-resident counter track) is ruled out too, by the
             // scheme's own_state hook.
             let own = match (cfg.scheme.work().front, cfg.scheme.name()) {
-                (spmsim::scheme::Front::PersistBuffer, _) => vec!["persist-buffer-tamper"],
-                (spmsim::scheme::Front::CacheHierarchy, _) => vec!["data-cache-tamper"],
-                (spmsim::scheme::Front::MemoryController, "secon") => vec!["counter-track-tamper"],
-                (spmsim::scheme::Front::MemoryController, "star") => vec!["star-adr-bitmap-tamper"],
-                (spmsim::scheme::Front::MemoryController, "triad") => vec!["persistent-registers-tamper"],
-                (spmsim::scheme::Front::MemoryController, "mset") => vec!["multiset-registers-tamper"],
-                (spmsim::scheme::Front::MemoryController, "assure") => vec!["hot-tree-register-tamper"],
-                (spmsim::scheme::Front::MemoryController, "cachetree") => vec!["hnode-tree-register-tamper"],
-                (spmsim::scheme::Front::MemoryController, _) => vec![],
+                (spmsim::scheme::params::Front::PersistBuffer, _) => vec!["persist-buffer-tamper"],
+                (spmsim::scheme::params::Front::CacheHierarchy, _) => vec!["data-cache-tamper"],
+                (spmsim::scheme::params::Front::MemoryController, "secon") => vec!["counter-track-tamper"],
+                (spmsim::scheme::params::Front::MemoryController, "star") => vec!["star-adr-bitmap-tamper"],
+                (spmsim::scheme::params::Front::MemoryController, "triad") => vec!["persistent-registers-tamper"],
+                (spmsim::scheme::params::Front::MemoryController, "mset") => vec!["multiset-registers-tamper"],
+                (spmsim::scheme::params::Front::MemoryController, "assure") => vec!["hot-tree-register-tamper"],
+                (spmsim::scheme::params::Front::MemoryController, "cachetree") => vec!["hnode-tree-register-tamper"],
+                (spmsim::scheme::params::Front::MemoryController, _) => vec![],
             };
             let expected: Vec<&str> = ["root-register-tamper", "metadata-cache-tamper"].into_iter().chain(own).collect();
             assert_eq!(ruled_out, expected, "{name}: only on-chip targets are ruled out");

@@ -75,11 +75,11 @@ impl Machine {
         // The row must build what it says, or every contract below would
         // be checking some other machine.
         let sys = m.system();
-        assert_eq!(sys.mc.tree.name(), tree.kind, "{}: tree", m.name);
+        assert_eq!(sys.mc.rules.tree.name(), tree.kind, "{}: tree", m.name);
         assert!((front.is)(&sys.fronts[0]), "{}: front end {:?}", m.name, sys.fronts[0]);
         let l = sys.mc.layout();
         assert_eq!(l.level_nodes[l.top_level() as usize] > 1, tree.forest, "{}: top-level nodes {:?}", m.name, l.level_nodes);
-        assert!(sys.mc.secure, "{}: security enabled", m.name);
+        assert!(sys.mc.secure(), "{}: security enabled", m.name);
         m
     }
 
@@ -144,7 +144,7 @@ fn run_stores(m: &Machine) -> Result<(System, BTreeMap<u64, [u8; 64]>), String> 
 fn power_on(m: &Machine, sys: &System, img: NvmImage) -> MemoryController {
     let mut nvm = Nvm::new(m.cfg.persistence.wpq_entries as usize);
     nvm.image = img;
-    MemoryController::from_chip(&m.cfg, sys.mc.chip_state(), nvm)
+    spmsim::scheme::controller_on_chip(&m.cfg, sys.mc.chip_state(), nvm)
 }
 
 fn expect_block(what: &str, block: u64, got: Result<[u8; 64], spmsim::engine::store::CheckFailure>, want: &[u8; 64]) -> Result<(), String> {

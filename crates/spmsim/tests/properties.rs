@@ -20,7 +20,7 @@ proptest! {
     fn encrypt_decrypt_round_trip(writes in proptest::collection::vec((0u64..4096, any::<[u8; 32]>()), 1..60),
                                   tree in prop_oneof![Just("secure-wt"), Just("sit-wb-battery"), Just("secure-wb-battery")]) {
         let cfg = common::small(tree, &[]);
-        let mut mc = MemoryController::new(&cfg, 5);
+        let mut mc = spmsim::scheme::controller(&cfg, 5);
         let mut model = std::collections::HashMap::new();
         for (b, half) in &writes {
             let mut pt = [0u8; 64];
@@ -41,7 +41,7 @@ proptest! {
     #[test]
     fn overflow_reencrypts_every_block_of_the_page(hot in 0u64..64, extra in 1u32..40, seed in any::<u64>()) {
         let cfg = common::small("secure-wt", &[]);
-        let mut mc = MemoryController::new(&cfg, seed);
+        let mut mc = spmsim::scheme::controller(&cfg, seed);
         let page = 3u64;
         for j in 0..64 {
             mc.write(page * 64 + j, &[j as u8 + 1; 64]).unwrap();
@@ -61,7 +61,7 @@ proptest! {
     fn any_tampered_metadata_bit_is_detected(writes in proptest::collection::vec(0u64..20000, 5..40), pick in any::<usize>(), bit in 0usize..512,
                                              preset in prop_oneof![Just("secure-wt"), Just("sit-strict")]) {
         let cfg = common::small(preset, &[]);
-        let mut mc = MemoryController::new(&cfg, 9);
+        let mut mc = spmsim::scheme::controller(&cfg, 9);
         for (i, b) in writes.iter().enumerate() {
             mc.write(*b, &[i as u8 ^ 0x5a; 64]).unwrap();
         }
@@ -81,7 +81,7 @@ proptest! {
 #[test]
 fn verification_stops_at_the_first_cached_node() {
     let cfg = common::small("secure-wt", &[]);
-    let mut mc = MemoryController::new(&cfg, 1);
+    let mut mc = spmsim::scheme::controller(&cfg, 1);
     mc.write(0, &[1; 64]).unwrap();
     cold(&mut mc);
     let h0 = mc.st.crypto.work.tree_hashes;

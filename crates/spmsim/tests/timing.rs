@@ -192,7 +192,7 @@ fn after_a_timed_run_memory_holds_every_stored_value() {
                 let got = sim.sys.read(block).unwrap_or_else(|e| panic!("{preset} {crypto}: block {block:#x}: {e}"));
                 assert_eq!(&got, want, "{preset} {crypto}: block {block:#x}");
             }
-            if sim.sys.mc.secure {
+            if sim.sys.mc.secure() {
                 let (major, _) = sim.sys.mc.block_counter(0).unwrap();
                 assert!(major >= 1, "{preset} {crypto}: the hot page's minor counters overflowed at least once");
             }

@@ -19,7 +19,7 @@ pub fn run(cmd: ConfigCmd) -> Result<ExitCode> {
     match cmd {
         ConfigCmd::Show { preset, overrides } => {
             let cfg = load_preset(&preset, &overrides)?;
-            let mc = spmsim::engine::controller::MemoryController::new(&cfg, 0);
+            let mc = spmsim::scheme::controller(&cfg, 0);
             let l = mc.layout();
             print!("{}", cfg.to_toml());
             println!("\n# derived (not settable):");

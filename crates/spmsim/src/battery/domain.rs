@@ -20,7 +20,7 @@
 use super::EnergyConfig;
 use super::{estimate, Term, TermBytes};
 use crate::config::SimConfig;
-use crate::scheme::Front;
+use crate::scheme::params::Front;
 use serde::Serialize;
 
 /// One structure the battery drains or secures, and its energy.
@@ -44,8 +44,8 @@ pub fn domain_estimate(ecfg: &EnergyConfig, cfg: &SimConfig) -> DomainEstimate {
     let block = ecfg.structure.block_bytes as f64;
     let mut parts = Vec::new();
     let battery = &cfg.persistence.battery;
-    let scheme = cfg.scheme.plugin();
-    let work = scheme.work();
+    let scheme = crate::scheme::describe(cfg);
+    let work = cfg.scheme.work();
     let moved = |lines: u64, hashes: u64| {
         let mut t = TermBytes::default();
         // A line leaving the MC for PM costs what a fetch the other way does (V-B).
@@ -116,7 +116,7 @@ mod tests {
     fn each_structure_in_the_domain_is_charged_once() {
         let ecfg = EnergyConfig::load(&super::super::default_energy_path()).unwrap();
         let cobcm = of("cobcm");
-        let table_v = estimate(&ecfg, crate::scheme::SchemeKind::secpb(crate::scheme::SecPbVariant::Cobcm), 32).energy_uj;
+        let table_v = estimate(&ecfg, crate::scheme::params::SchemeKind::secpb(crate::scheme::params::SecPbVariant::Cobcm), 32).energy_uj;
         assert_eq!(cobcm.parts.len(), 2, "{cobcm:?}");
         assert!((cobcm.parts[1].energy_uj - table_v).abs() < 1e-9);
         let wt = of("secure-wt");

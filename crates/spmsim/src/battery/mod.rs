@@ -94,8 +94,8 @@ use crate::config::ConfigError;
 use serde::{de::DeserializeOwned, Serialize};
 use std::path::Path;
 
-use crate::scheme::Front;
-pub use crate::scheme::{SchemeKind, SecPbVariant, TupleStep};
+use crate::scheme::params::Front;
+pub use crate::scheme::params::{SchemeKind, SecPbVariant, TupleStep};
 
 /// One class of work, priced per byte by one Table III constant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -246,7 +246,7 @@ pub struct Source {
 /// The energy source one scheme needs.
 #[derive(Debug, Clone, Serialize)]
 pub struct Estimate {
-    #[serde(with = "crate::scheme::by_name")]
+    #[serde(with = "crate::scheme::params::by_name")]
     pub scheme: SchemeKind,
     /// SecPB (or PB) entries; `None` for the cache-based eADR rows.
     pub entries: Option<u64>,
@@ -494,7 +494,7 @@ mod tests {
         let c = cfg();
         for s in SchemeKind::table_v() {
             let e: Vec<f64> = [1u64, 8, 32, 512].iter().map(|&n| estimate(&c, s, n).energy_uj).collect();
-            if s.work().front != crate::scheme::Front::CacheHierarchy {
+            if s.work().front != crate::scheme::params::Front::CacheHierarchy {
                 assert!(e.windows(2).all(|w| w[0] < w[1]), "{s}: {e:?}");
             } else {
                 assert!(e.windows(2).all(|w| w[0] == w[1]), "{s}: {e:?}");

@@ -42,7 +42,7 @@ pub struct TableVi {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PaperRow {
-    #[serde(with = "crate::scheme::by_name")]
+    #[serde(with = "crate::scheme::params::by_name")]
     pub scheme: SchemeKind,
     #[serde(default)]
     pub entries: Option<u64>,
@@ -125,7 +125,7 @@ impl Reference {
     /// The paper's row for `scheme` at `entries`: Table V at its SecPB size
     /// (eADR rows do not depend on it), else Table VI.
     pub fn lookup(&self, scheme: SchemeKind, entries: u64) -> Option<(&'static str, &PaperRow)> {
-        if scheme.work().front == crate::scheme::Front::CacheHierarchy || entries == self.table_v.secpb_entries {
+        if scheme.work().front == crate::scheme::params::Front::CacheHierarchy || entries == self.table_v.secpb_entries {
             if let Some(r) = self.table_v.rows.iter().find(|r| r.scheme == scheme) {
                 return Some(("V", r));
             }

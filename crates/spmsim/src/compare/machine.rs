@@ -13,12 +13,13 @@
 //!                             strict persistency
 //! ```
 
-use crate::config::{CacheGeometry, SchemeKind};
+use crate::config::CacheGeometry;
 use crate::config::{
     MacPlacement, MemoryConfig, MetadataCacheConfig, MetadataCacheOrganization, PersistPoint, PersistencyModel, SecurityConfig, SimConfig,
     TepConfig, TreeConfig,
 };
-use crate::scheme::{Front, Plp};
+use crate::scheme::params::SchemeKind;
+use crate::scheme::params::{Front, Plp};
 
 /// Bytes of metadata cache per kind of metadata line a cache holds.
 pub const CACHE_BYTES_PER_KIND: u64 = 128 << 10;
@@ -224,7 +225,6 @@ mod tests {
             o => panic!("{o:?}"),
         }
         c.validate().unwrap();
-        c.scheme.check(&c).unwrap();
         let d = differences(&mset, &c);
         assert!(d.iter().any(|l| l.starts_with("core.frequency_ghz: 2")), "{d:?}");
         assert!(!d.iter().any(|l| l.starts_with("scheme")), "{d:?}");
@@ -244,7 +244,7 @@ mod tests {
             let b = insecure(&c);
             assert!(!b.security.enabled);
             assert_eq!(b.name, base);
-            b.scheme.check(&b).unwrap();
+            b.validate().unwrap();
         }
     }
 }

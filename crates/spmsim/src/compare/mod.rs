@@ -116,12 +116,7 @@ pub fn candidates() -> Vec<(Candidate, Option<SimConfig>)> {
         };
         let common = machine::common(&cfg);
         let base = machine::insecure(&common);
-        let invalid = common
-            .validate()
-            .map_err(|(k, m)| format!("key `{k}`: {m}"))
-            .and_then(|_| common.scheme.check(&common))
-            .and_then(|_| base.scheme.check(&base))
-            .err();
+        let invalid = common.validate().and_then(|_| base.validate()).map_err(|(k, m)| format!("key `{k}`: {m}")).err();
         // Compared by what it runs, not by its name.
         let key = SimConfig { name: String::new(), description: String::new(), ..common };
         let why = if cfg.expect_crash_violations || cfg.expect_undetected_attacks {
@@ -236,7 +231,7 @@ pub struct SchemeRow {
     pub battery: crate::battery::DomainEstimate,
     pub recovery: Vec<RecoveryPoint>,
     pub recovery_seconds: BTreeMap<String, Option<f64>>,
-    pub onchip_nv: Vec<crate::scheme::NvRegister>,
+    pub onchip_nv: Vec<crate::engine::hooks::NvRegister>,
     pub onchip_nv_bytes: u64,
     pub attacks: Option<AttackCounts>,
     pub paper_config: Option<PaperConfig>,
@@ -511,11 +506,12 @@ fn row(
     }
     let recovery_seconds =
         RECOVERY_MEMORY.iter().map(|(l, _)| (l.to_string(), recovery.iter().find(|r| r.memory == *l).map(|r| r.seconds))).collect();
-    let layout = crate::engine::controller::layout_for(&common);
+    let scheme = crate::scheme::describe(&common);
+    let layout = crate::engine::controller::layout_for(&common, &*scheme);
     let mut onchip_nv = Vec::new();
     if common.security.enabled {
         onchip_nv = crate::scheme::root_registers(&common, &layout);
-        onchip_nv.extend(common.scheme.plugin().onchip_nv_registers());
+        onchip_nv.extend(scheme.onchip_nv_registers());
     }
     let attacks = match attacks.iter().find(|(n, _)| *n == p.name).map(|(_, r)| r) {
         Some(Ok(a)) => Some(a.clone()),
@@ -593,7 +589,7 @@ fn attack_counts(common: &SimConfig, ops: u64, seed: u64) -> Result<AttackCounts
     let w = WorkloadKind::parse(ATTACK_WORKLOAD)?;
     let events = w.generate_placed(ops, seed, crate::workload::Placement::of(&c))?;
     let rep = crate::verify::attack::run(&c, &w.name(), &events, seed)?;
-    let at_recovery_names = c.scheme.plugin().recovery_attack_names();
+    let at_recovery_names = crate::scheme::describe(&c).recovery_attack_names();
     let mut a = AttackCounts { total: rep.attacks.len() as u64, false_alarms: rep.false_alarms, ..Default::default() };
     for r in &rep.attacks {
         if r.ruled_out.is_some() {

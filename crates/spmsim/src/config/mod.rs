@@ -7,13 +7,14 @@
 //! compile error.
 
 mod keys;
+pub mod limits;
 mod load;
 mod validate;
 
 pub use load::{find_preset, list_presets, load_preset, load_str, presets_dir, ConfigError};
 
 use crate::engine::crypto::AesKeyBits;
-pub use crate::scheme::SchemeKind;
+use crate::scheme::params::SchemeKind;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -564,15 +565,6 @@ impl TreeConfig {
             TreeConfig::Bmt { levels, .. } | TreeConfig::Sit { levels, .. } => *levels,
         }
     }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum WritePolicy {
-    /// Every metadata update is written to NVM with its data (SP, WT).
-    WriteThrough,
-    /// Dirty metadata is written when evicted or flushed (WB).
-    WriteBack,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

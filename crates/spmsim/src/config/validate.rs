@@ -1,37 +1,15 @@
 //! Value checks that serde cannot express. Each error names its key path.
 //!
-//! Every number has both bounds. The upper ones keep a run inside the host:
-//! caches and queues are allocated when the system is built, so a size
-//! beyond them would abort the process on allocation instead of naming the
-//! key; a latency beyond them would overflow the cycle arithmetic or make
-//! one access outlast any simulation. They are far above any real part.
+//! Every number has both bounds (`limits.rs`).
 
 use super::*;
+use crate::engine::counter::CounterFormat;
+use crate::engine::layout::{Cover, Layout};
+use crate::scheme::params::{Front, Need, TreeType};
 
 type Invalid = (String, String);
 
-/// Entries of a queue or buffer (ROB, store buffer, WPQ, persist buffer,
-/// NVM queues).
-pub const MAX_ENTRIES: u32 = 1 << 16;
-/// Instructions per cycle.
-pub const MAX_ISSUE_WIDTH: u32 = 64;
-/// Cores of a multi-core run (`core.count`; issue 14).
-pub const MAX_CORES: u32 = 64;
-pub const MAX_BANKS: u32 = 1024;
-/// Associativity: a lookup scans the ways of a set.
-pub const MAX_WAYS: u32 = 1024;
-/// Any latency given in cycles.
-pub const MAX_LATENCY_CYCLES: u32 = 1_000_000;
-/// Any latency given in nanoseconds (1 ms).
-pub const MAX_LATENCY_NS: f64 = 1e6;
-/// Timing data caches keep 8 B of tag per 64 B line: 128 MiB of host memory
-/// at this size.
-pub const MAX_TAG_CACHE_BYTES: u64 = 1 << 30;
-/// Metadata caches and the functional eADR cache keep each line's bytes
-/// (about 90 B of host memory per 64 B line: 90 MiB at this size).
-pub const MAX_DATA_CACHE_BYTES: u64 = 64 << 20;
-/// The pad seed encodes block addresses in 50 bits.
-pub const MAX_MEMORY_BYTES: u64 = 1 << 50;
+pub use super::limits::*;
 
 fn bad(key: &str, msg: String) -> Result<(), Invalid> {
     Err((key.to_string(), msg))
@@ -271,45 +249,99 @@ impl SimConfig {
                 }
             }
         }
-        if let crate::scheme::SchemeKind::LevelWriteThrough(l) = &self.scheme {
-            // Level 1 is the lowest tree level; the tree has at most 32.
-            in_range("scheme.tree_levels", l.tree_levels as u64, 1, 32)?;
-        }
-        if let crate::scheme::SchemeKind::Secon(s) = &self.scheme {
-            // The 10 spare bits of a first-level CMAC name the unit (0: none).
-            in_range("scheme.track_units", s.track_units as u64, 1, crate::scheme::SECON_MAX_TRACK_UNITS as u64)?;
-        }
-        if let crate::scheme::SchemeKind::Triad(t) = &self.scheme {
-            // Levels count from 1, the counter block's parent (Triad-NVM III-C).
-            in_range("scheme.persist_level", t.persist_level, 1, 32)?;
-            in_range("scheme.first_persisted_level", t.first_persisted_level, 1, 32)?;
-        }
-        if let crate::scheme::SchemeKind::Star(s) = &self.scheme {
-            // STAR IV-E sweeps 2..32; the ADR domain holds tens of entries.
-            in_range("scheme.bitmap_lines", s.bitmap_lines as u64, 2, 1024)?;
-        }
-        if let crate::scheme::SchemeKind::Osiris(o) = &self.scheme {
-            // 0: no stop-loss (the control); at most the 7-bit minor's range.
-            in_range("scheme.stop_loss", o.stop_loss as u64, 0, crate::engine::counter::MINOR_MAX as u64)?;
-        }
-        if let crate::scheme::SchemeKind::Mset(m) = &self.scheme {
-            in_range("scheme.stop_loss", m.stop_loss as u64, 0, crate::engine::counter::MINOR_MAX as u64)?;
-        }
-        if let crate::scheme::SchemeKind::Assure(a) = &self.scheme {
-            // Below the top, within the tree's height; an epoch of at least one write.
-            in_range("scheme.below_top", a.below_top as u64, 0, 32)?;
-            in_range("scheme.epoch_writes", a.epoch_writes as u64, 1, 1 << 30)?;
-        }
-        if let crate::scheme::SchemeKind::CacheTree(c) = &self.scheme {
-            // A node level (1: the counters' parents) of the tree's height;
-            // a small cache ("its complexity limits the HNode cache's capacity").
-            in_range("scheme.hnode_level", c.hnode_level as u64, 1, 31)?;
-            in_range("scheme.hnodes", c.hnodes as u64, 1, 1 << 16)?;
-            in_range("scheme.hnode_ways", c.hnode_ways as u64, 1, MAX_WAYS as u64)?;
-        }
-        // The scheme says which mechanism it needs; the sections must give it.
-        self.scheme.check(self).map_err(|m| ("scheme.type".to_string(), m))?;
+        self.check_scheme()?;
         Ok(())
+    }
+}
+
+impl SimConfig {
+    /// The scheme's own keys, then what its description and its needs ask
+    /// of the rest of the configuration: one rule per kind of need, none
+    /// per scheme (each scheme says what it needs in `scheme::params`).
+    fn check_scheme(&self) -> Result<(), Invalid> {
+        let params = self.scheme.params();
+        params.validate().map_err(|e| (e.key.to_string(), e.message))?;
+        let name = params.name();
+        let w = params.work();
+        let mismatch = |m: String| Err(("scheme.type".to_string(), m));
+        // The persist point is the scheme's front end.
+        let point = match &self.persistence.point {
+            PersistPoint::MemoryController => Front::MemoryController,
+            PersistPoint::PersistBuffer { .. } => Front::PersistBuffer,
+            PersistPoint::CacheHierarchy { .. } => Front::CacheHierarchy,
+        };
+        if point != w.front {
+            let t = w.front.point_type();
+            return mismatch(format!("scheme `{name}` persists stores at the {t}; set persistence.point.type = \"{t}\""));
+        }
+        // A secure scheme may run with the security engine off (the same
+        // mechanism, insecure, for comparison), but an insecure scheme has
+        // no engine to turn on. The battery domain is left to the
+        // configuration: taking a battery away is how the controls fail.
+        if !w.secure && self.security.enabled {
+            return mismatch(format!("scheme `{name}` has no security engine; set security.enabled = false"));
+        }
+        for need in params.needs() {
+            match need {
+                Need::Tree { tree, no_onchip_levels, why } => {
+                    let ok = match (&self.tree, tree) {
+                        (TreeConfig::Bmt { onchip_levels, .. }, TreeType::Bmt) => !no_onchip_levels || *onchip_levels == 0,
+                        (TreeConfig::Sit { .. }, TreeType::Sit) => true,
+                        _ => false,
+                    };
+                    if !ok {
+                        let extra = if no_onchip_levels { " (no on-chip levels)" } else { "" };
+                        return mismatch(format!("scheme `{name}` {why}; set tree.type = \"{}\"{extra}", tree.name()));
+                    }
+                }
+                Need::UnifiedMetadataCache { why } => {
+                    if !matches!(self.metadata_cache.organization, MetadataCacheOrganization::Unified { .. }) {
+                        return mismatch(format!("scheme `{name}` {why}; set metadata_cache.organization.type = \"unified\""));
+                    }
+                }
+                Need::MacInDataLine { why } => {
+                    if self.security.mac_placement != MacPlacement::DataLine {
+                        return mismatch(format!("scheme `{name}` {why}; set security.mac_placement = \"data-line\""));
+                    }
+                }
+                Need::VolatileKey { why } => {
+                    if !self.security.volatile_key {
+                        return mismatch(format!("scheme `{name}` {why}; set security.volatile_key = true"));
+                    }
+                }
+                Need::NodeLevel { key, level } => {
+                    if let TreeConfig::Bmt { levels: Some(l), .. } = self.tree {
+                        if level >= l {
+                            return mismatch(format!("{key} ({level}) must name a node level of the tree (tree.levels = {l})"));
+                        }
+                    }
+                }
+                Need::RootsCoverOneKind => self.check_roots_cover_one_kind(name)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Triad-NVM III-B2: each root register covers persistent or
+    /// non-persistent data, not both (the ratios k:8-k at the root).
+    fn check_roots_cover_one_kind(&self, name: &str) -> Result<(), Invalid> {
+        let TreeConfig::Bmt { levels, .. } = self.tree else { return Ok(()) };
+        let layout = Layout::new(self.memory.capacity_bytes, CounterFormat::Split, self.tree.arity(), levels)
+            .with_persistent_regions(self.memory.persistent_regions.iter().map(|p| (p.start_bytes, p.size_bytes)));
+        let top = layout.top_level();
+        let Some(i) = (0..layout.level_nodes[top as usize]).find(|&i| layout.cover(top, i) == Cover::Mixed) else { return Ok(()) };
+        let (lo, hi) = layout.blocks_under(top, i);
+        bad(
+            "memory.persistent_regions",
+            format!(
+                "scheme `{name}`: the root register of top node {i} covers [{:#x}, {:#x}), persistent and non-persistent data both; \
+                 Triad-NVM III-B2 needs each to cover one kind: align the regions to {} B, or keep more levels on chip (a lower tree.levels, \
+                 with tree.onchip_levels for the levels above)",
+                lo * 64,
+                hi * 64,
+                (hi - lo) * 64
+            ),
+        )
     }
 }
 

@@ -18,17 +18,20 @@ use crate::engine::chip::ChipState;
 pub use crate::engine::counter::BlockCounter;
 use crate::engine::counter::{CounterFormat, Increment};
 use crate::engine::crypto::{CryptoEngine, MAC_BITS, MAC_MASK};
+use crate::engine::hooks::Scheme;
 use crate::engine::layout::Layout;
 use crate::engine::metacache::MetaCaches;
 use crate::engine::nvm::Nvm;
+use crate::engine::rules::Rules;
 use crate::engine::store::{CheckFailure, MetaStore};
 use crate::engine::tree::{BonsaiMerkleTree, IntegrityTree, SgxIntegrityTree};
 
 #[derive(Clone, Debug)]
 pub struct MemoryController {
     pub st: MetaStore,
-    pub tree: IntegrityTree,
-    pub secure: bool,
+    /// The integrity tree and the scheme's runtime, passed down every
+    /// operation that may reach a scheme's hook.
+    pub rules: Rules,
     /// Blocks whose counter was advanced early (NoGap, M, CM) and whose new
     /// data is still in the SecPB: NVM holds their old ciphertext under the
     /// previous counter, so a page re-encryption must leave them alone.
@@ -51,48 +54,69 @@ fn set_u64(line: &mut [u8; 64], slot: usize, v: u64) {
 }
 
 impl MemoryController {
-    pub fn new(cfg: &SimConfig, seed: u64) -> Self {
-        let chip = ChipState::new(cfg, seed);
-        Self::from_chip(cfg, chip, Nvm::new(cfg.persistence.wpq_entries as usize))
-    }
-
-    /// Re-create a controller around a saved chip state and NVM image.
-    pub fn from_chip(cfg: &SimConfig, chip: ChipState, nvm: Nvm) -> Self {
-        let layout = layout_for(cfg);
+    /// A controller around a chip state and an NVM image, running the
+    /// scheme `scheme` (built by `scheme::build` from the configuration's
+    /// parameters). The scheme's state in the chip, if the chip was loaded
+    /// from a file, is handed to the runtime first.
+    pub fn assemble(cfg: &SimConfig, mut chip: ChipState, nvm: Nvm, scheme: Box<dyn Scheme>) -> Self {
+        if let Err(e) = scheme.adopt(&mut chip) {
+            panic!("{e} (a chip file is checked when it is loaded)");
+        }
+        let layout = layout_for(cfg, &*scheme);
         let mut crypto = match cfg.security.crypto {
             crate::config::CryptoMode::Real => CryptoEngine::new(&chip.keys),
             crate::config::CryptoMode::TimingOnly => CryptoEngine::timing_only(&chip.keys),
         };
         if cfg.security.volatile_key {
             let keys = crate::engine::crypto::KeySet::derive_volatile(chip.seed, chip.boots, chip.keys.aes_bits);
-            let kept = if cfg.scheme.plugin().rekeys_all_memory() { &[][..] } else { &layout.persistent[..] };
+            let kept = if scheme.rekeys_all_memory() { &[][..] } else { &layout.persistent[..] };
             crypto.set_volatile_keys(&keys, chip.boots, kept);
         }
         let tree = match cfg.tree {
-            TreeConfig::Bmt { onchip_levels, .. } => {
-                let scheme = cfg.scheme.plugin();
-                let bits = scheme.first_level_entry_bits();
-                IntegrityTree::Bmt(BonsaiMerkleTree::configured(&layout, &crypto, bits, scheme.lazy_counter_init(), onchip_levels))
-            }
-            TreeConfig::Sit { .. } => IntegrityTree::Sit(SgxIntegrityTree { lsbs_in_mac: cfg.scheme.plugin().sit_parent_lsbs_in_mac() }),
+            TreeConfig::Bmt { onchip_levels, .. } => IntegrityTree::Bmt(BonsaiMerkleTree::configured(
+                &layout,
+                &crypto,
+                scheme.first_level_entry_bits(),
+                scheme.lazy_counter_init(),
+                onchip_levels,
+            )),
+            TreeConfig::Sit { .. } => IntegrityTree::Sit(SgxIntegrityTree { lsbs_in_mac: scheme.sit_parent_lsbs_in_mac() }),
         };
-        let caches = MetaCaches::new(&cfg.metadata_cache.organization).with_level_cache(cfg.scheme.plugin().level_cache(cfg));
-        let mut st = MetaStore::new(layout, crypto, nvm, caches, chip, cfg.scheme);
+        let caches = MetaCaches::new(&cfg.metadata_cache.organization).with_level_cache(scheme.level_cache());
+        let work = cfg.scheme.work();
+        let mut st = MetaStore::new(layout, crypto, nvm, caches, chip, work.metadata, scheme.observes_metadata_cache());
         st.mac_in_data_line = cfg.security.mac_placement == crate::config::MacPlacement::DataLine;
-        MemoryController { st, tree, secure: cfg.security.enabled, early_pending: Default::default() }
+        let rules = Rules { tree, scheme, work, secure: cfg.security.enabled };
+        MemoryController { st, rules, early_pending: Default::default() }
     }
 
     /// A new boot: the non-persistent regions' volatile key set moves on
     /// (Triad-NVM III-B1), when the configuration has one. Recovery calls
     /// it; the chip counts the boots, so a saved chip re-creates the keys.
-    pub fn next_boot(&mut self, cfg: &SimConfig) {
-        self.st.chip.boots += 1;
-        if cfg.security.volatile_key {
-            let chip = &self.st.chip;
+    pub fn next_boot(&mut self, volatile_key: bool) {
+        Self::next_boot_keys(&self.rules, &mut self.st, volatile_key);
+    }
+
+    /// [`Self::next_boot`] on a controller's parts (a scheme's recovery
+    /// holds them apart).
+    pub fn next_boot_keys(r: &Rules, st: &mut MetaStore, volatile_key: bool) {
+        st.chip.boots += 1;
+        if volatile_key {
+            let chip = &st.chip;
             let keys = crate::engine::crypto::KeySet::derive_volatile(chip.seed, chip.boots, chip.keys.aes_bits);
-            let persistent = if cfg.scheme.plugin().rekeys_all_memory() { Vec::new() } else { self.st.layout.persistent.clone() };
-            self.st.crypto.set_volatile_keys(&keys, chip.boots, &persistent);
+            let persistent = if r.scheme.rekeys_all_memory() { Vec::new() } else { st.layout.persistent.clone() };
+            st.crypto.set_volatile_keys(&keys, chip.boots, &persistent);
         }
+    }
+
+    /// `security.enabled`: the engine encrypts, MACs and keeps a tree.
+    pub fn secure(&self) -> bool {
+        self.rules.secure
+    }
+
+    /// The integrity tree.
+    pub fn tree(&self) -> &IntegrityTree {
+        &self.rules.tree
     }
 
     pub fn layout(&self) -> &Layout {
@@ -121,7 +145,7 @@ impl MemoryController {
     /// The verified encryption counter of a block.
     pub fn block_counter(&mut self, block: u64) -> Result<BlockCounter, CheckFailure> {
         let (addr, _, slot) = self.counter_addr(block);
-        let bytes = self.st.fetch(&self.tree, addr)?;
+        let bytes = self.st.fetch(&self.rules, addr)?;
         Ok(self.counter_format().decode(&bytes, slot))
     }
 
@@ -131,11 +155,11 @@ impl MemoryController {
     /// only) hold the block, where hardware would take the cached line.
     pub fn peek_plaintext(&self, block: u64) -> [u8; 64] {
         let ct = self.st.nvm.peek(block);
-        if !self.secure {
+        if !self.rules.secure {
             return ct.unwrap_or([0; 64]);
         }
         let (addr, _, slot) = self.counter_addr(block);
-        let counter_block = self.st.peek_line(addr).unwrap_or_else(|| self.tree.default_block(0));
+        let counter_block = self.st.peek_line(addr).unwrap_or_else(|| self.rules.tree.default_block(0));
         match self.counter_format().decode(&counter_block, slot) {
             (0, 0) => [0; 64],
             (major, minor) => self.st.crypto.xor_pad_uncounted(block, major, minor, &ct.unwrap_or([0; 64])),
@@ -144,11 +168,11 @@ impl MemoryController {
 
     /// Secure read of one 64 B data block (SecPB II-B).
     pub fn read(&mut self, block: u64) -> Result<[u8; 64], CheckFailure> {
-        if !self.secure {
+        if !self.rules.secure {
             return Ok(self.st.nvm.read(&self.st.layout, block).unwrap_or([0; 64]));
         }
         let r = self.read_inner(block);
-        self.tree.process_victims(&mut self.st)?;
+        self.rules.process_victims(&mut self.st)?;
         r
     }
 
@@ -163,7 +187,7 @@ impl MemoryController {
         let line = match self.st.mac_in_data_line {
             // Synergy's ninth chip: the MAC came with the data just read.
             true => self.st.nvm.peek(line_addr).unwrap_or([0; 64]),
-            false => self.st.fetch_mac_line(line_addr),
+            false => self.st.fetch_mac_line(&self.rules, line_addr),
         };
         let stored = get_u64(&line, slot);
         if (major, minor) == (0, 0) {
@@ -182,16 +206,17 @@ impl MemoryController {
     fn encrypt_and_queue(&mut self, block: u64, major: u64, minor: u64, pt: &[u8; 64]) -> Result<(), CheckFailure> {
         let ct = self.st.crypto.xor_pad(block, major, minor, pt);
         self.st.crypto.note_encryption(block, (major, minor), &std::array::from_fn(|i| ct[i] ^ pt[i]));
-        let scheme = self.st.scheme;
-        let spare = scheme.plugin().data_mac_spare(&self.st, block, (major, minor));
+        let spare = self.rules.scheme.data_mac_spare(&self.st, block, (major, minor));
         let mac = self.st.crypto.data_mac(&ct, block, major, minor, spare);
         self.store_ciphertext(block, ct, mac | (spare as u64) << MAC_BITS)
     }
 
-    /// Declare the undo-log regions `[start, end)` in bytes (Secon 3.3's
-    /// `set_log_region`); kept with the chip.
-    pub fn set_log_regions(&mut self, regions: &[(u64, u64)]) {
-        self.st.chip.log_regions = regions.to_vec();
+    /// A store to the undo log, whose region would be `[start, end)` in
+    /// bytes if software declared it with it (Secon 3.3's
+    /// `set_log_region`): the scheme's to know, if it tells log writes by
+    /// address.
+    pub fn note_log_store(&mut self, start: u64, end: u64) {
+        self.rules.scheme.on_log_store(&mut self.st, (start, end));
     }
 
     /// The one-time pad of a block under a counter (SecPB's O field).
@@ -218,11 +243,11 @@ impl MemoryController {
         advanced: bool,
         prep: &Prepared,
     ) -> Result<bool, CheckFailure> {
-        if !self.secure {
+        if !self.rules.secure {
             return self.write(block, pt).map(|_| true);
         }
         let r = self.write_prepared_inner(block, pt, ctr, advanced, prep);
-        self.tree.process_victims(&mut self.st)?;
+        self.rules.process_victims(&mut self.st)?;
         r
     }
 
@@ -272,20 +297,20 @@ impl MemoryController {
             self.st.nvm.write_riding(&self.st.layout, line_addr, line);
             return Ok(());
         }
-        let mut line = self.st.fetch_mac_line(line_addr);
+        let mut line = self.st.fetch_mac_line(&self.rules, line_addr);
         set_u64(&mut line, slot, mac);
-        self.st.install(line_addr, line, true);
-        self.st.metadata_dirtied(&self.tree, line_addr)
+        self.st.install(&self.rules, line_addr, line, true);
+        self.st.metadata_dirtied(&self.rules, line_addr)
     }
 
     /// Secure write of one 64 B data block.
     pub fn write(&mut self, block: u64, pt: &[u8; 64]) -> Result<(), CheckFailure> {
-        if !self.secure {
+        if !self.rules.secure {
             self.st.nvm.write(&self.st.layout, block, *pt);
             return Ok(());
         }
         let r = self.write_inner(block, pt);
-        self.tree.process_victims(&mut self.st)?;
+        self.rules.process_victims(&mut self.st)?;
         r
     }
 
@@ -300,8 +325,7 @@ impl MemoryController {
     /// The data path changed counter block `index`: the scheme's hook
     /// (default: the tree keeps itself consistent).
     fn counter_updated(&mut self, index: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
-        let scheme = self.st.scheme;
-        scheme.plugin().on_counter_update(&self.tree, &mut self.st, index, bytes)
+        self.rules.scheme.on_counter_update(&self.rules, &mut self.st, index, bytes)
     }
 
     /// Increment the block's counter in its counter block (re-encrypting the
@@ -309,7 +333,7 @@ impl MemoryController {
     /// The tree is not touched.
     fn next_counter(&mut self, block: u64) -> Result<(BlockCounter, [u8; 64]), CheckFailure> {
         let (addr, idx, slot) = self.counter_addr(block);
-        let bytes = self.st.fetch(&self.tree, addr)?;
+        let bytes = self.st.fetch(&self.rules, addr)?;
         match self.counter_format().increment(&bytes, slot) {
             Increment::InPlace { counter, block } => Ok((counter, block)),
             Increment::PageOverflow { counter, old, block: next } => {
@@ -331,7 +355,7 @@ impl MemoryController {
             self.early_pending.insert(block);
             Ok(ctr)
         })();
-        self.tree.process_victims(&mut self.st)?;
+        self.rules.process_victims(&mut self.st)?;
         r
     }
 
@@ -340,7 +364,7 @@ impl MemoryController {
     /// the SecPB entry's C field, not in the counter cache).
     pub fn peek_next_counter(&mut self, block: u64) -> Result<Option<BlockCounter>, CheckFailure> {
         let ctr = self.block_counter(block)?;
-        self.tree.process_victims(&mut self.st)?;
+        self.rules.process_victims(&mut self.st)?;
         Ok(self.counter_format().next_in_place(ctr))
     }
 
@@ -377,24 +401,22 @@ impl MemoryController {
     /// scheme deferred past that write (Secon's background root update) is
     /// done now. A no-op for schemes that defer nothing.
     pub fn await_ack(&mut self, block: u64) -> Result<(), CheckFailure> {
-        if !self.secure {
+        if !self.rules.secure {
             return Ok(());
         }
         let (_, idx, _) = self.counter_addr(block);
-        let scheme = self.st.scheme;
-        let r = scheme.plugin().settle(&self.tree, &mut self.st, Some(idx));
-        self.tree.process_victims(&mut self.st)?;
+        let r = self.rules.scheme.settle(&self.rules, &mut self.st, Some(idx));
+        self.rules.process_victims(&mut self.st)?;
         r
     }
 
     /// Wait for the ACKs of every write so far ([`Self::await_ack`] for all).
     pub fn await_all_acks(&mut self) -> Result<(), CheckFailure> {
-        if !self.secure {
+        if !self.rules.secure {
             return Ok(());
         }
-        let scheme = self.st.scheme;
-        let r = scheme.plugin().settle(&self.tree, &mut self.st, None);
-        self.tree.process_victims(&mut self.st)?;
+        let r = self.rules.scheme.settle(&self.rules, &mut self.st, None);
+        self.rules.process_victims(&mut self.st)?;
         r
     }
 
@@ -409,14 +431,14 @@ impl MemoryController {
         // Deferred root updates complete first, so the lines written are
         // the ones the root registers vouch for.
         self.await_all_acks()?;
-        self.tree.flush_all(&mut self.st)
+        self.rules.flush_all(&mut self.st)
     }
 
     /// Power is gone: the metadata caches are lost (after any flush).
     pub fn drop_volatile(&mut self) {
         self.st.caches.clear();
         self.st.victims.clear();
-        self.st.epoch_counts.clear();
+        self.rules.scheme.on_power_lost();
     }
 }
 
@@ -425,12 +447,14 @@ mod tests;
 
 /// The NVM layout of a machine configured by `cfg`: the tree over its
 /// capacity, the scheme's recovery area and the persistent regions.
-pub fn layout_for(cfg: &SimConfig) -> Layout {
+pub fn layout_for(cfg: &SimConfig, scheme: &dyn Scheme) -> Layout {
     let (format, tree_levels) = match &cfg.tree {
         TreeConfig::Bmt { levels, .. } => (CounterFormat::Split, *levels),
         TreeConfig::Sit { levels, .. } => (CounterFormat::Sit, *levels),
     };
     let layout = Layout::new(cfg.memory.capacity_bytes, format, cfg.tree.arity(), tree_levels);
-    let recovery_lines = cfg.scheme.plugin().recovery_area_lines(&layout, cfg);
-    layout.with_recovery_area(recovery_lines).with_persistent_regions(&cfg.memory.persistent_regions)
+    let recovery_lines = scheme.recovery_area_lines(&layout, cfg);
+    layout
+        .with_recovery_area(recovery_lines)
+        .with_persistent_regions(cfg.memory.persistent_regions.iter().map(|p| (p.start_bytes, p.size_bytes)))
 }

@@ -168,12 +168,11 @@ impl Layout {
         }
     }
 
-    /// The same layout with persistent regions given in bytes
-    /// (`memory.persistent_regions`, already checked to be page-aligned
-    /// and inside memory); none: all of memory is persistent.
-    pub fn with_persistent_regions(mut self, regions: &[crate::config::PersistentRegion]) -> Layout {
-        let mut r: Vec<(u64, u64)> =
-            regions.iter().map(|p| (p.start_bytes / BLOCK_BYTES, (p.start_bytes + p.size_bytes) / BLOCK_BYTES)).collect();
+    /// The same layout with persistent regions given as (start, size) in
+    /// bytes (`memory.persistent_regions`, already checked to be
+    /// page-aligned and inside memory); none: all of memory is persistent.
+    pub fn with_persistent_regions(mut self, regions: impl IntoIterator<Item = (u64, u64)>) -> Layout {
+        let mut r: Vec<(u64, u64)> = regions.into_iter().map(|(start, size)| (start / BLOCK_BYTES, (start + size) / BLOCK_BYTES)).collect();
         r.sort_unstable();
         self.persistent = r;
         self

@@ -3,6 +3,7 @@
 //!
 //! ```text
 //!  controller  read/write paths: counters, one-time pads, data MACs
+//!    |-- rules     the tree and the scheme's runtime (hooks.rs: what it is asked)
 //!    |-- store     metadata fetch/verify/install, victim buffer (MetaStore)
 //!    |     |-- metacache  the metadata caches     nvm   the untrusted NVM (WPQ, image)
 //!    |     |-- chip       trusted state: keys, root registers (roots), the scheme's NV field
@@ -12,15 +13,18 @@
 //!  counter  byte formats of counter blocks and tree nodes
 //! ```
 //! The engine knows no scheme by name: what a scheme changes it says
-//! through the hooks the engine calls.
+//! through the hooks the engine calls (`hooks.rs`), and what it remembers
+//! across a power failure it keeps in one field of the chip state.
 
 pub mod chip;
 pub mod controller;
 pub mod counter;
 pub mod crypto;
+pub mod hooks;
 pub mod layout;
 pub mod metacache;
 pub mod nvm;
 pub mod roots;
+pub mod rules;
 pub mod store;
 pub mod tree;

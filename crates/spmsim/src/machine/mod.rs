@@ -11,12 +11,11 @@
 use crate::config::{BatteryDomain, SimConfig};
 use crate::engine::controller::MemoryController;
 use crate::engine::crypto::CryptoWork;
+use crate::engine::hooks::{DrainWork, RecoveryReport};
 use crate::engine::nvm::ByKind;
 use crate::engine::store::CheckFailure;
-use crate::engine::tree::RebuildOutcome;
 use crate::persist::{Coherence, FrontEnd, Handover};
 use crate::workload::{Event, Op};
-use serde::Serialize;
 
 #[derive(Clone, Debug)]
 pub struct System {
@@ -41,67 +40,9 @@ pub struct System {
     pub volatile_reaches_nvm: bool,
 }
 
-/// The work a battery pays for after power fails (SecPB V, Table III
-/// prices each kind).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct DrainWork {
-    /// Data lines moved out of the persist buffer or caches.
-    pub front_lines: u64,
-    /// Dirty metadata lines written back.
-    pub metadata_lines: u64,
-    /// WPQ entries drained (ADR).
-    pub wpq_entries: u64,
-    pub crypto: CryptoWork,
-    pub nvm_reads: ByKind,
-    pub nvm_writes: ByKind,
-    /// An integrity failure met while draining (it would also be met later).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub failure: Option<String>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct RecoveryReport {
-    pub tree_rebuilt: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rebuild: Option<RebuildOutcome>,
-    pub root_registers_lost: bool,
-    pub crypto: CryptoWork,
-    pub nvm_reads: ByKind,
-    pub nvm_writes: ByKind,
-    /// Counter blocks whose marked minors recovery rolled back (Secon 3.2).
-    #[serde(skip_serializing_if = "is_zero")]
-    pub counters_rolled_back: u64,
-    /// Marks in first-level CMACs and units of the counter track bitmap
-    /// that disagree (a mark no unit vouches for, a unit with no mark, a
-    /// marked minor at zero): tampering, or a bitmap lost (Secon 3.2).
-    #[serde(skip_serializing_if = "is_zero")]
-    pub counter_track_mismatches: u64,
-    /// Metadata lines the scheme restored (STAR's stale nodes, Anubis's
-    /// shadowed lines).
-    #[serde(skip_serializing_if = "is_zero")]
-    pub stale_restored: u64,
-    /// The scheme's own recovery check failed (STAR's cache-tree root,
-    /// Anubis's shadow-tree root), and why.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub scheme_failure: Option<String>,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
-impl RecoveryReport {
-    pub fn ok(&self) -> bool {
-        !self.root_registers_lost
-            && self.counter_track_mismatches == 0
-            && self.scheme_failure.is_none()
-            && self.rebuild.as_ref().is_none_or(|r| r.mismatched_roots.is_empty())
-    }
-}
-
 impl System {
     pub fn new(cfg: &SimConfig, seed: u64) -> Self {
-        let mut s = System::with_controller(cfg, MemoryController::new(cfg, seed));
+        let mut s = System::with_controller(cfg, crate::scheme::controller(cfg, seed));
         for (core, f) in s.fronts.iter_mut().enumerate() {
             if let FrontEnd::Tep(t) = f {
                 t.reseed(seed ^ (core as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
@@ -178,13 +119,7 @@ impl System {
     /// them), to the memory controller when its scheme uses it (Secon's
     /// counter-log colocation, 3.4.1).
     pub fn note_log_store(&mut self, addr: u64) {
-        let chip = &self.mc.st.chip;
-        if !self.cfg.scheme.plugin().uses_log_regions() || chip.in_log_region(addr / 64) {
-            return;
-        }
-        let mut regions = chip.log_regions.clone();
-        regions.push((addr, addr + crate::workload::LOG_BYTES));
-        self.mc.set_log_regions(&regions);
+        self.mc.note_log_store(addr, addr + crate::workload::LOG_BYTES);
     }
 
     /// Secon 3.3's `set_log_region(start, end)` for the thread on `core`:
@@ -283,13 +218,6 @@ impl System {
         (self.mc.st.crypto.work, self.mc.st.nvm.reads, self.mc.st.nvm.writes)
     }
 
-    /// Record the first integrity failure met while draining.
-    pub fn drain_failed(work: &mut DrainWork, e: CheckFailure) {
-        if work.failure.is_none() {
-            work.failure = Some(e.to_string());
-        }
-    }
-
     /// Run `f` on this machine as it is now but crashable: a copy of
     /// everything but the NVM image, which is lent to the copy under a
     /// journal and rolled back afterwards, so a crash point costs the
@@ -307,14 +235,38 @@ impl System {
         r
     }
 
+    /// The power-fail work every scheme shares: the battery drains the
+    /// front ends as `front_drain` says, and the metadata caches if
+    /// `battery_flushes_metadata`.
+    fn drain_front_and_metadata(&mut self, work: &mut DrainWork) {
+        let w = self.mc.rules.work;
+        let battery = self.cfg.persistence.battery.clone();
+        // Every core's front end drains, in core order (SecPB IV-C c keeps
+        // a block in one of them only, so the order moves no value).
+        for f in &mut self.fronts {
+            match f.crash_drain(&mut self.mc, &battery, w.front_drain) {
+                Ok(n) => work.front_lines += n,
+                Err(e) => work.failed(e),
+            }
+        }
+        if w.battery_flushes_metadata {
+            match self.mc.flush_metadata() {
+                Ok(n) => work.metadata_lines = n,
+                Err(e) => work.failed(e),
+            }
+        }
+    }
+
     /// Power fails: volatile state is lost, battery-backed state drains.
     pub fn power_fail(&mut self) -> DrainWork {
         let battery: BatteryDomain = self.cfg.persistence.battery.clone();
         let (c0, r0, w0) = self.snapshot();
         let mut work = DrainWork::default();
-        // What the battery drains, and how, is the scheme's hook.
-        let scheme = self.cfg.scheme;
-        scheme.plugin().on_power_fail(self, &mut work);
+        // The battery drains the front ends as the scheme's description
+        // says, and the metadata caches if it flushes them; then the
+        // scheme deals with battery-backed state of its own.
+        self.drain_front_and_metadata(&mut work);
+        self.mc.rules.scheme.on_power_fail(&self.mc.rules, &mut self.mc.st, &mut work);
         self.volatile.clear();
         self.mc.drop_volatile();
         if battery.wpq {
@@ -339,8 +291,7 @@ impl System {
             f.flush_clean(&mut self.mc)?;
         }
         self.mc.flush_metadata()?;
-        let scheme = self.cfg.scheme;
-        scheme.plugin().on_shutdown(&mut self.mc.st);
+        self.mc.rules.scheme.on_shutdown(&mut self.mc.st);
         self.volatile.clear();
         self.mc.drop_volatile();
         self.mc.st.nvm.drain_wpq(&self.mc.st.layout);
@@ -352,8 +303,7 @@ impl System {
     pub fn recover(&mut self) -> RecoveryReport {
         let (c0, r0, w0) = self.snapshot();
         let mut rep = RecoveryReport { root_registers_lost: !self.cfg.persistence.battery.nv_registers, ..Default::default() };
-        let scheme = self.cfg.scheme;
-        scheme.plugin().recover(self, &mut rep);
+        self.mc.rules.scheme.recover(&self.mc.rules, &mut self.mc.st, &mut rep);
         let (c1, r1, w1) = self.snapshot();
         rep.crypto = c1.since(&c0);
         rep.nvm_reads = r1.since(&r0);

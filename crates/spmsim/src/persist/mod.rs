@@ -27,7 +27,7 @@ pub use tep::{TepFront, TepStats};
 use crate::config::{BatteryDomain, PersistPoint, PersistenceConfig, PersistencyModel};
 use crate::engine::controller::MemoryController;
 use crate::engine::store::CheckFailure;
-use crate::scheme::{FrontDrain, SchemeWork};
+use crate::scheme::params::{FrontDrain, SchemeWork};
 
 #[derive(Clone, Debug)]
 pub enum FrontEnd {
@@ -65,12 +65,9 @@ impl FrontEnd {
         }
     }
 
-    /// Apply a store of `bytes` at `offset` within `block`, then tell the
-    /// scheme it persisted.
+    /// Apply a store of `bytes` at `offset` within `block`.
     pub fn store(&mut self, mc: &mut MemoryController, block: u64, offset: usize, bytes: &[u8]) -> Result<(), CheckFailure> {
-        self.store_inner(mc, block, offset, bytes)?;
-        let scheme = mc.st.scheme;
-        scheme.plugin().on_persist(mc, block)
+        self.store_inner(mc, block, offset, bytes)
     }
 
     fn store_inner(&mut self, mc: &mut MemoryController, block: u64, offset: usize, bytes: &[u8]) -> Result<(), CheckFailure> {

@@ -15,7 +15,7 @@
 
 use crate::engine::controller::{BlockCounter, MemoryController, Prepared};
 use crate::engine::store::CheckFailure;
-use crate::scheme::{FrontDrain, SchemeWork, Steps, TupleStep};
+use crate::scheme::params::{FrontDrain, SchemeWork, Steps, TupleStep};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::VecDeque;
@@ -111,7 +111,7 @@ impl PersistBuffer {
         let independent = allocated || !self.coalesce_metadata;
         // Value-dependent steps follow every store (SecPB IV-A).
         let mut early = s.intersect(VALUE_INDEPENDENT.complement());
-        if independent && s.contains(TupleStep::Counter) && mc.secure {
+        if independent && s.contains(TupleStep::Counter) && mc.secure() {
             let advance = s.contains(TupleStep::Bmt);
             let ctr = if advance { Some(mc.advance_counter(block)?) } else { mc.peek_next_counter(block)? };
             early = early.union(s.intersect(VALUE_INDEPENDENT));

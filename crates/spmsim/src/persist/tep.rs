@@ -342,8 +342,6 @@ impl TepFront {
         let i = self.find(block).expect("a line leaves only by its own flush");
         let line = self.lines.swap_remove(i);
         mc.write(block, &line.data)?;
-        let scheme = mc.st.scheme;
-        scheme.plugin().on_persist(mc, block)?;
         self.stats.lines_flushed += 1;
         if line.log {
             self.stats.log_lines_flushed += 1;
@@ -366,7 +364,7 @@ mod tests {
 
     fn mc() -> MemoryController {
         let cfg = load_preset("tep", &["memory.capacity_bytes=67108864".into()]).unwrap();
-        MemoryController::new(&cfg, 1)
+        crate::scheme::controller(&cfg, 1)
     }
 
     /// A front past its first (regular) epoch: one log write to the header

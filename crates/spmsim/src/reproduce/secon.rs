@@ -323,7 +323,7 @@ pub fn run<F: Fn(usize, usize, &str) + Sync>(instructions: u64, seed: u64, quick
     // The root update's length on Secon's machine: one hash per level above
     // the counter blocks.
     let wt = load_preset("wt", &[]).map_err(|e| e.to_string())?;
-    let levels = crate::engine::controller::MemoryController::new(&wt, seed).layout().levels() as u64;
+    let levels = crate::scheme::controller(&wt, seed).layout().levels() as u64;
     let hash = wt.security.tree_hash_latency_cycles.unwrap_or(wt.security.mac_latency_cycles) as u64;
     Ok(analyse(grid, instructions, seed, quick, runs, &reference, (levels, hash)))
 }

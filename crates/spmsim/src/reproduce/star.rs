@@ -204,7 +204,7 @@ pub fn run<F: Fn(usize, usize, &str) + Sync>(instructions: u64, seed: u64, quick
                 ipc: r.core.ipc,
                 device_writes: r.memory.device_writes,
                 reads: r.memory.reads,
-                bitmap: r.bitmap_lines,
+                bitmap: r.scheme.as_ref().and_then(|s| serde_json::from_value(s["bitmap_lines"].clone()).ok()),
             })
         })
         .collect();

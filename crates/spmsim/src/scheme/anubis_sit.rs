@@ -16,23 +16,29 @@
 //! no MSB bookkeeping is needed. An entry left by a line since evicted is
 //! harmless: counters only grow, so the newest copy wins. As for STAR's
 //! cache-tree, the register is computed when power fails from the table
-//! the hardware kept it over; each update is counted (`shadow_tree_updates`).
+//! the hardware kept it over; each update is one NVM write of an entry.
 
 use super::sit_restore::{small_tree_root, write_restored};
-use super::{Scheme, SchemeWork};
-use crate::config::{MacPlacement, MetadataCacheOrganization, SimConfig, TreeConfig, WritePolicy};
+use crate::config::{MetadataCacheOrganization, SimConfig};
+use crate::engine::chip::{ChipState, SchemeNv};
 use crate::engine::counter::SitNode;
+use crate::engine::hooks::{default_on_metadata_dirty, DrainWork, NvChange, NvRegister, RecoveryCost, RecoveryReport, Scheme};
 use crate::engine::layout::Layout;
+use crate::engine::rules::Rules;
 use crate::engine::store::{CheckFailure, MetaStore};
 use crate::engine::tree::IntegrityTree;
-use crate::machine::{DrainWork, RecoveryReport, System};
-use crate::scheme::MetadataPolicy;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AnubisSit {}
+/// Anubis's runtime: its rules need no state beyond the chip's register.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AnubisRuntime;
+
+/// The shadow-table tree's root register (on chip), taken at power loss.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnubisNv {
+    pub recovery_root: Option<u64>,
+}
 
 fn entry(addr: u64, counters: &[u8; 56]) -> [u8; 64] {
     let mut b = [0u8; 64];
@@ -65,30 +71,12 @@ fn shadow_root(st: &mut MetaStore, entries: &BTreeMap<u64, [u8; 64]>, counted: b
     small_tree_root(&mut st.crypto, lines, &leaves, counted)
 }
 
-impl Scheme for AnubisSit {
-    fn name(&self) -> &'static str {
-        "anubis-sit"
+impl Scheme for AnubisRuntime {
+    fn adopt(&self, chip: &mut ChipState) -> Result<(), String> {
+        chip.scheme.adopt::<AnubisNv>()
     }
 
-    fn work(&self) -> SchemeWork {
-        SchemeWork::at_memory_controller(MetadataPolicy::uniform(WritePolicy::WriteBack), false, false)
-    }
-
-    fn check(&self, cfg: &SimConfig) -> Result<(), String> {
-        if !matches!(cfg.tree, TreeConfig::Sit { .. }) {
-            return Err("scheme `anubis-sit` is Anubis for the SGX integrity tree; set tree.type = \"sit\"".into());
-        }
-        if !matches!(cfg.metadata_cache.organization, MetadataCacheOrganization::Unified { .. }) {
-            return Err("scheme `anubis-sit` shadows one unified metadata cache; set metadata_cache.organization.type = \"unified\"".into());
-        }
-        if cfg.security.mac_placement != MacPlacement::DataLine {
-            return Err(
-                "scheme `anubis-sit` runs on STAR's machine, MACs in the data line; set security.mac_placement = \"data-line\"".into()
-            );
-        }
-        super::check_front(self, cfg)
-    }
-
+    /// The shadow table: one entry per way of the unified cache.
     fn recovery_area_lines(&self, _layout: &Layout, cfg: &SimConfig) -> u64 {
         match &cfg.metadata_cache.organization {
             MetadataCacheOrganization::Unified { unified } => unified.capacity_bytes / 64,
@@ -96,16 +84,15 @@ impl Scheme for AnubisSit {
         }
     }
 
-    fn on_metadata_dirty(&self, tree: &IntegrityTree, st: &mut MetaStore, addr: u64) -> Result<(), CheckFailure> {
+    fn on_metadata_dirty(&self, r: &Rules, st: &mut MetaStore, addr: u64) -> Result<(), CheckFailure> {
         let layout = st.layout.clone();
         if layout.meta_pos(addr).is_none() {
-            return super::default_on_metadata_dirty(tree, st, addr);
+            return default_on_metadata_dirty(r, st, addr);
         }
         let cache = st.caches.for_addr(&layout, addr);
         let (Some(way), Some((line, _))) = (cache.way_of(addr), cache.peek(addr)) else { return Ok(()) };
         let n = SitNode::decode(&line);
         st.nvm.write(&layout, layout.recovery_addr(way as u64), entry(addr, &n.counter_bytes()));
-        st.shadow_tree_updates += 1;
         Ok(())
     }
 
@@ -113,28 +100,38 @@ impl Scheme for AnubisSit {
         true
     }
 
-    fn on_power_fail(&self, sys: &mut System, work: &mut DrainWork) {
-        super::drain_front_and_metadata(self, sys, work);
-        if !sys.mc.secure {
+    fn on_power_fail(&self, r: &Rules, st: &mut MetaStore, _work: &mut DrainWork) {
+        if !r.secure {
             return;
         }
-        let st = &mut sys.mc.st;
         let (base, lines) = st.layout.recovery.expect("the shadow table");
         let entries: BTreeMap<u64, [u8; 64]> = (0..lines).filter_map(|i| st.nvm.peek(base + i).map(|b| (i, b))).collect();
-        st.chip.recovery_root = Some(shadow_root(st, &entries, false));
+        let root = shadow_root(st, &entries, false);
+        st.chip.scheme.get_mut::<AnubisNv>().recovery_root = Some(root);
     }
 
     /// The shadow table's Merkle tree root.
-    fn onchip_nv_registers(&self) -> Vec<super::NvRegister> {
-        vec![super::NvRegister { what: "shadow table tree root register", bytes: 8 }]
+    fn onchip_nv_registers(&self) -> Vec<NvRegister> {
+        vec![NvRegister { what: "shadow table tree root register", bytes: 8 }]
     }
 
-    fn recover(&self, sys: &mut System, rep: &mut RecoveryReport) {
-        if !sys.mc.secure {
+    /// Recovery reads the whole table (one line per cache way) whatever is
+    /// dirty, and restores every line it shadows (all of them once the
+    /// cache has filled).
+    fn recovery_cost(&self) -> RecoveryCost {
+        RecoveryCost { reads_whole_recovery_area: true, restores_every_line: true }
+    }
+
+    /// The register is read by recovery alone.
+    fn nv_change(&self, _st: &MetaStore, _before: &SchemeNv, _after: &SchemeNv) -> NvChange {
+        NvChange::Unseen
+    }
+
+    fn recover(&self, r: &Rules, st: &mut MetaStore, rep: &mut RecoveryReport) {
+        if !r.secure {
             return;
         }
-        let IntegrityTree::Sit(tree) = sys.mc.tree.clone() else { return };
-        let st = &mut sys.mc.st;
+        let IntegrityTree::Sit(tree) = &r.tree else { return };
         let layout = st.layout.clone();
         let (base, lines) = layout.recovery.expect("the shadow table");
         let mut entries = BTreeMap::new();
@@ -158,9 +155,9 @@ impl Scheme for AnubisSit {
             }
         }
         let root = shadow_root(st, &entries, true);
-        write_restored(&tree, st, &restored);
-        rep.stale_restored = restored.len() as u64;
-        if st.chip.recovery_root.is_some_and(|r| r != root) {
+        write_restored(tree, st, &restored);
+        rep.add_count("stale_restored", restored.len() as u64);
+        if st.chip.scheme.get::<AnubisNv>().and_then(|n| n.recovery_root).is_some_and(|r| r != root) {
             rep.scheme_failure =
                 Some("the shadow table's tree does not match the on-chip root (Anubis): the table was tampered with".into());
         }

@@ -22,45 +22,41 @@
 //! controller's volatile bookkeeping (SRAM), lost at a crash like any
 //! statistic; the hot tree itself is in the chip state.
 
-use super::{MetadataPolicy, Scheme, SchemeWork};
-use crate::config::{SimConfig, TreeConfig, WritePolicy};
-use crate::engine::chip::HotTree;
+use super::params::Assure;
+use crate::engine::chip::{ChipState, SchemeNv};
+use crate::engine::hooks::{DrainWork, NvChange, NvRegister, OwnState, Scheme, SubtreeRoot};
+use crate::engine::rules::Rules;
 use crate::engine::store::{CheckFailure, MetaStore};
-use crate::engine::tree::IntegrityTree;
 use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Assure {
-    /// Levels under the top level at which the hot tree's root sits.
-    #[serde(default = "one")]
-    pub below_top: u32,
-    /// Writes between two choices of the hot tree.
-    #[serde(default = "default_epoch")]
-    pub epoch_writes: u32,
-    /// The hot tree's register is non-volatile (false: the control
-    /// `assure-volatile-hot-register`, whose register a power failure
-    /// loses, leaving the detached subtree's parent entry stale).
-    #[serde(default = "yes")]
-    pub nv_hot_register: bool,
+/// A detached subtree's root: the node (level, index) and the hash its
+/// register holds. Updates under it stop at it; its parent's entry for it
+/// is left as it was when it was detached.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HotTree {
+    pub level: u32,
+    pub index: u64,
+    pub hash: u64,
 }
 
-fn yes() -> bool {
-    true
-}
-
-fn one() -> u32 {
-    1
-}
-
-fn default_epoch() -> u32 {
-    4096
-}
-
-impl Default for Assure {
-    fn default() -> Self {
-        Assure { below_top: one(), epoch_writes: default_epoch(), nv_hot_register: true }
+impl HotTree {
+    pub fn is(&self, level: u32, index: u64) -> bool {
+        (self.level, self.index) == (level, index)
     }
+}
+
+/// ASSURE's non-volatile state: the hot tree's register (on chip).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AssureNv {
+    pub hot_tree: Option<HotTree>,
+}
+
+/// ASSURE's runtime: its parameters and the epoch's write counts.
+#[derive(Clone, Debug)]
+pub struct AssureRuntime {
+    p: Assure,
+    epoch: RefCell<EpochCounts>,
 }
 
 /// Writes per node of the hot tree's level in the current epoch, and
@@ -86,28 +82,41 @@ impl EpochCounts {
         hottest
     }
 
-    pub fn clear(&mut self) {
+    fn clear(&mut self) {
         self.per_node.clear();
         self.total = 0;
     }
 }
 
-impl Assure {
+impl AssureRuntime {
+    pub fn new(p: Assure) -> Self {
+        AssureRuntime { p, epoch: RefCell::default() }
+    }
+
+    /// The hot tree of `chip`, if one is detached.
+    pub fn hot_tree(chip: &ChipState) -> Option<HotTree> {
+        chip.scheme.get::<AssureNv>().and_then(|n| n.hot_tree)
+    }
+
+    fn hot(st: &MetaStore) -> Option<HotTree> {
+        Self::hot_tree(&st.chip)
+    }
+
     /// The hot tree's level and the node of it above counter block `index`.
     fn node_over(&self, st: &MetaStore, index: u64) -> (u32, u64) {
-        let level = st.layout.top_level().saturating_sub(self.below_top).max(1);
+        let level = st.layout.top_level().saturating_sub(self.p.below_top).max(1);
         (level, index / st.layout.arity.pow(level))
     }
 
     /// Make node (level, index) the hot tree: its current value (fetched
     /// and checked while still attached) goes into the register; the old
     /// hot tree's root is hashed back into its parent up to the root.
-    fn move_hot_tree(&self, tree: &IntegrityTree, st: &mut MetaStore, level: u32, index: u64) -> Result<(), CheckFailure> {
-        let bmt = tree.as_bmt().expect("assure's check requires a BMT");
+    fn move_hot_tree(&self, r: &Rules, st: &mut MetaStore, level: u32, index: u64) -> Result<(), CheckFailure> {
+        let bmt = r.tree.as_bmt().expect("assure's configuration requires a BMT");
         let addr = st.layout.meta_addr(level, index);
-        let bytes = st.fetch(tree, addr)?;
+        let bytes = st.fetch(r, addr)?;
         let hash = st.crypto.bmt_hash(&bytes);
-        let old = st.chip.hot_tree.replace(HotTree { level, index, hash });
+        let old = st.chip.scheme.get_mut::<AssureNv>().hot_tree.replace(HotTree { level, index, hash });
         st.root_updates += 1;
         if let Some(old) = old {
             let oa = st.layout.meta_addr(old.level, old.index);
@@ -117,60 +126,81 @@ impl Assure {
                 Some(b) => b,
                 None => st.nvm.read(&st.layout.clone(), oa).unwrap_or_else(|| bmt.default_block(old.level)),
             };
-            bmt.node_updated(tree, st, old.level, old.index, ob)?;
+            bmt.node_updated(r, st, old.level, old.index, ob)?;
         }
         Ok(())
     }
 }
 
-impl Scheme for Assure {
-    fn name(&self) -> &'static str {
-        "assure"
-    }
-
-    fn work(&self) -> SchemeWork {
-        SchemeWork::at_memory_controller(MetadataPolicy::uniform(WritePolicy::WriteThrough), false, false)
-    }
-
-    fn check(&self, cfg: &SimConfig) -> Result<(), String> {
-        if !matches!(cfg.tree, TreeConfig::Bmt { onchip_levels: 0, .. }) {
-            return Err("scheme `assure` detaches a subtree of a Bonsai Merkle tree; set tree.type = \"bmt\" (no on-chip levels)".into());
-        }
-        super::check_front(self, cfg)
+impl Scheme for AssureRuntime {
+    fn adopt(&self, chip: &mut ChipState) -> Result<(), String> {
+        chip.scheme.adopt::<AssureNv>()
     }
 
     /// The hot tree's register: its hash, and which node it detached.
-    fn onchip_nv_registers(&self) -> Vec<super::NvRegister> {
-        vec![super::NvRegister { what: "hot tree register (hash and node)", bytes: 16 }]
+    fn onchip_nv_registers(&self) -> Vec<NvRegister> {
+        vec![NvRegister { what: "hot tree register (hash and node)", bytes: 16 }]
     }
 
-    fn own_state(&self) -> Vec<super::OwnState> {
-        vec![super::OwnState::OnChip {
-            name: "hot-tree-register-tamper",
-            why: "ASSURE's hot-tree root is an on-chip non-volatile register",
-        }]
+    fn own_state(&self) -> Vec<OwnState> {
+        vec![OwnState::OnChip { name: "hot-tree-register-tamper", why: "ASSURE's hot-tree root is an on-chip non-volatile register" }]
     }
 
-    fn on_power_fail(&self, sys: &mut crate::machine::System, work: &mut crate::machine::DrainWork) {
-        super::drain_front_and_metadata(self, sys, work);
-        if !self.nv_hot_register {
-            sys.mc.st.chip.hot_tree = None;
+    fn on_power_fail(&self, _r: &Rules, st: &mut MetaStore, _work: &mut DrainWork) {
+        if !self.p.nv_hot_register {
+            st.chip.scheme.get_mut::<AssureNv>().hot_tree = None;
         }
     }
 
-    fn on_counter_update(&self, tree: &IntegrityTree, st: &mut MetaStore, index: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
+    /// The epoch's counts are SRAM: lost with power.
+    fn on_power_lost(&self) {
+        self.epoch.borrow_mut().clear();
+    }
+
+    fn on_counter_update(&self, r: &Rules, st: &mut MetaStore, index: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
         let (level, node) = self.node_over(st, index);
-        if st.chip.hot_tree.is_none() {
-            self.move_hot_tree(tree, st, level, node)?;
+        if Self::hot(st).is_none() {
+            self.move_hot_tree(r, st, level, node)?;
         }
-        tree.counter_updated(st, index, bytes)?;
-        if st.epoch_counts.count(node) >= self.epoch_writes as u64 {
-            let hottest = st.epoch_counts.end_epoch().expect("counted");
-            if st.chip.hot_tree.is_some_and(|t| !t.is(level, hottest)) {
-                self.move_hot_tree(tree, st, level, hottest)?;
+        r.counter_updated(st, index, bytes)?;
+        let writes = self.epoch.borrow_mut().count(node);
+        if writes >= self.p.epoch_writes as u64 {
+            let hottest = self.epoch.borrow_mut().end_epoch().expect("counted");
+            if Self::hot(st).is_some_and(|t| !t.is(level, hottest)) {
+                self.move_hot_tree(r, st, level, hottest)?;
             }
         }
         Ok(())
+    }
+
+    /// The hot tree's root is a root of its own: checked against, and
+    /// updated into, its register.
+    fn subtree_root(&self, st: &MetaStore, level: u32, index: u64) -> SubtreeRoot {
+        match Self::hot(st) {
+            Some(h) if h.is(level, index) => SubtreeRoot::Register(h.hash),
+            _ => SubtreeRoot::No,
+        }
+    }
+
+    fn set_subtree_register(&self, st: &mut MetaStore, level: u32, index: u64, hash: u64) {
+        if let Some(h) = st.chip.scheme.get_mut::<AssureNv>().hot_tree.as_mut().filter(|h| h.is(level, index)) {
+            h.hash = hash;
+        }
+    }
+
+    fn subtree_registers(&self, st: &MetaStore) -> Vec<(u32, u64)> {
+        Self::hot(st).map(|h| (h.level, h.index)).into_iter().collect()
+    }
+
+    /// The register is the root of its node's edge: when it moves, the
+    /// edges of the nodes it named are checked again.
+    fn nv_change(&self, st: &MetaStore, before: &SchemeNv, after: &SchemeNv) -> NvChange {
+        let hot = |nv: &SchemeNv| nv.get::<AssureNv>().and_then(|n| n.hot_tree);
+        let (b, a) = (hot(before), hot(after));
+        if b == a {
+            return NvChange::Unseen;
+        }
+        NvChange::Edges([b, a].into_iter().flatten().map(|t| st.layout.meta_addr(t.level, t.index)).collect())
     }
 }
 
@@ -202,14 +232,14 @@ mod tests {
         let mut s = machine();
         let far = (40 << 20) / 64; // a block 40 MiB in: another subtree
         store(&mut s, 0, 1);
-        let hot = s.mc.st.chip.hot_tree.expect("the first write chooses a hot tree");
+        let hot = super::AssureRuntime::hot_tree(&s.mc.st.chip).expect("the first write chooses a hot tree");
         // Under the hot tree the root register does not move.
         let roots = s.mc.st.chip.roots.clone();
         for v in 2..6 {
             store(&mut s, v, v);
         }
         assert_eq!(s.mc.st.chip.roots, roots, "writes under the hot tree stop at its root");
-        assert_ne!(s.mc.st.chip.hot_tree.unwrap().hash, hot.hash, "its register took them");
+        assert_ne!(super::AssureRuntime::hot_tree(&s.mc.st.chip).unwrap().hash, hot.hash, "its register took them");
         // Outside it they climb to the root.
         store(&mut s, far, 7);
         assert_ne!(s.mc.st.chip.roots, roots);
@@ -217,7 +247,7 @@ mod tests {
         for v in 0..12 {
             store(&mut s, far + v, 100 + v);
         }
-        let moved = s.mc.st.chip.hot_tree.unwrap();
+        let moved = super::AssureRuntime::hot_tree(&s.mc.st.chip).unwrap();
         assert!(!moved.is(hot.level, hot.index), "the hottest subtree of the epoch is the hot tree: {moved:?}");
         // Every block reads back through the re-attached old tree and the
         // detached new one; a tampered hot register is caught.
@@ -225,7 +255,7 @@ mod tests {
         assert_eq!(s.mc.read(3).unwrap()[..8], 3u64.to_le_bytes());
         assert_eq!(s.mc.read(far + 11).unwrap()[..8], 111u64.to_le_bytes());
         s.mc.drop_volatile();
-        s.mc.st.chip.hot_tree.as_mut().unwrap().hash ^= 1;
+        s.mc.st.chip.scheme.get_mut::<super::AssureNv>().hot_tree.as_mut().unwrap().hash ^= 1;
         assert!(s.mc.read(far + 11).is_err(), "a block under a tampered hot register must not read");
         assert!(s.mc.read(3).is_ok(), "the rest of the tree does not depend on it");
     }

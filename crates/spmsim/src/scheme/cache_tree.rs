@@ -30,56 +30,36 @@
 //! the register when power fails from the cache as it then is (the value
 //! the eager updates would hold) and counts each update the hardware makes.
 
+use super::params::CacheTree;
 use super::sit_restore::{hash8, small_tree_root};
-use super::{MetadataPolicy, OwnState, RecoveryAttack, Scheme, SchemeWork};
-use crate::config::{MacPlacement, SimConfig, TreeConfig, WritePolicy};
+use super::tracking;
+use crate::config::SimConfig;
+use crate::engine::chip::{ChipState, SchemeNv};
+use crate::engine::hooks::{
+    default_on_metadata_dirty, BatteryDuty, CacheInstall, DrainWork, NvChange, NvRegister, OwnState, RecoveryAttack, RecoveryReport,
+    Scheme, SubtreeRoot,
+};
 use crate::engine::layout::Layout;
 use crate::engine::metacache::LevelCacheGeometry;
+use crate::engine::nvm::NvmImage;
+use crate::engine::rules::Rules;
 use crate::engine::store::{CheckFailure, MetaStore};
 use crate::engine::tree::IntegrityTree;
-use crate::machine::{DrainWork, RecoveryReport, System};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CacheTree {
-    /// The tree level the HNode cache holds (1: the counter blocks'
-    /// parents, the last level of nodes).
-    #[serde(default = "one")]
-    pub hnode_level: u32,
-    /// HNodes the cache holds.
-    #[serde(default = "default_hnodes")]
-    pub hnodes: u32,
-    /// Its ways per set.
-    #[serde(default = "default_ways")]
-    pub hnode_ways: u32,
-    /// Recovery recomputes the lost HNodes (false: the control
-    /// `cachetree-no-recovery`, which leaves NVM's stale copies in place).
-    #[serde(default = "yes")]
-    pub recovery: bool,
+/// CacheTree's runtime: its parameters; its state is the HNode cache (a
+/// level cache of the engine's) and the register.
+#[derive(Clone, Copy, Debug)]
+pub struct CacheTreeRuntime {
+    p: CacheTree,
 }
 
-fn yes() -> bool {
-    true
-}
-
-fn one() -> u32 {
-    1
-}
-
-fn default_hnodes() -> u32 {
-    64
-}
-
-fn default_ways() -> u32 {
-    8
-}
-
-impl Default for CacheTree {
-    fn default() -> Self {
-        CacheTree { hnode_level: one(), hnodes: default_hnodes(), hnode_ways: default_ways(), recovery: true }
-    }
+/// The HNodeTree's root register (on chip), taken at power loss from the
+/// HNode cache.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheTreeNv {
+    pub recovery_root: Option<u64>,
 }
 
 fn bmt(tree: &IntegrityTree) -> &crate::engine::tree::BonsaiMerkleTree {
@@ -96,11 +76,15 @@ fn leaf(st: &mut MetaStore, addr: u64, line: &[u8; 64], counted: bool) -> u64 {
     hash8(&mut st.crypto, &[addr + 1, h], counted)
 }
 
-impl CacheTree {
+impl CacheTreeRuntime {
+    pub fn new(p: CacheTree) -> Self {
+        CacheTreeRuntime { p }
+    }
+
     /// Hashes of one HNodeTree update: the way's leaf, then one per level
     /// of the 8-ary tree over the ways.
     fn hnode_tree_update_hashes(&self) -> u64 {
-        1 + super::tree_above(self.hnodes as u64, 8).0 as u64
+        1 + super::tree_above(self.p.hnodes as u64, 8).0 as u64
     }
 
     /// The HNode cache changed in one way: the hardware updates the
@@ -111,22 +95,16 @@ impl CacheTree {
 
     /// Line (level, index) now holds `bytes`: hash it into its parent, and
     /// so on up, every line written through, until an HNode takes the
-    /// change (when `stop_at_hnode`) or the root register does.
-    fn hash_up(
-        &self,
-        tree: &IntegrityTree,
-        st: &mut MetaStore,
-        level: u32,
-        index: u64,
-        bytes: [u8; 64],
-        stop_at_hnode: bool,
-    ) -> Result<(), CheckFailure> {
-        let changed = bmt(tree).hash_up(tree, st, level, index, bytes, stop_at_hnode.then_some(self.hnode_level))?;
-        if changed.last().and_then(|&a| st.layout.meta_pos(a)).is_some_and(|(l, _)| stop_at_hnode && l == self.hnode_level) {
+    /// change (a cached HNode acts as a root: [`SubtreeRoot::StopsUpdate`],
+    /// met only by an update climbing from below it) or the root register
+    /// does.
+    fn hash_up(&self, r: &Rules, st: &mut MetaStore, level: u32, index: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
+        let changed = bmt(&r.tree).hash_up(r, st, level, index, bytes)?;
+        if changed.last().and_then(|&a| st.layout.meta_pos(a)).is_some_and(|(l, _)| l == self.p.hnode_level) {
             self.hnode_tree_updated(st);
         }
         for a in changed {
-            st.metadata_dirtied(tree, a)?;
+            st.metadata_dirtied(r, a)?;
         }
         Ok(())
     }
@@ -145,39 +123,42 @@ impl CacheTree {
     }
 }
 
-impl Scheme for CacheTree {
-    fn name(&self) -> &'static str {
-        "cachetree"
+impl Scheme for CacheTreeRuntime {
+    fn adopt(&self, chip: &mut ChipState) -> Result<(), String> {
+        chip.scheme.adopt::<CacheTreeNv>()
     }
 
-    fn work(&self) -> SchemeWork {
-        SchemeWork::at_memory_controller(MetadataPolicy::uniform(WritePolicy::WriteThrough), false, false)
+    fn level_cache(&self) -> Option<LevelCacheGeometry> {
+        Some(LevelCacheGeometry { level: self.p.hnode_level, lines: self.p.hnodes as u64, ways: self.p.hnode_ways })
     }
 
-    fn check(&self, cfg: &SimConfig) -> Result<(), String> {
-        if !matches!(cfg.tree, TreeConfig::Bmt { onchip_levels: 0, .. }) {
-            return Err("scheme `cachetree` caches nodes of a Bonsai Merkle tree; set tree.type = \"bmt\" (no on-chip levels)".into());
-        }
-        if cfg.security.mac_placement != MacPlacement::DataLine {
-            return Err("scheme `cachetree` models no MAC cache (its MACTree); set security.mac_placement = \"data-line\"".into());
-        }
-        if let TreeConfig::Bmt { levels: Some(l), .. } = cfg.tree {
-            if self.hnode_level >= l {
-                return Err(format!("scheme.hnode_level ({}) must name a node level of the tree (tree.levels = {l})", self.hnode_level));
-            }
-        }
-        if !self.hnodes.is_multiple_of(self.hnode_ways) {
-            return Err(format!("scheme.hnodes ({}) must be a multiple of scheme.hnode_ways ({})", self.hnodes, self.hnode_ways));
-        }
-        super::check_front(self, cfg)
-    }
-
-    fn level_cache(&self, _cfg: &SimConfig) -> Option<LevelCacheGeometry> {
-        Some(LevelCacheGeometry { level: self.hnode_level, lines: self.hnodes as u64, ways: self.hnode_ways })
-    }
-
+    /// The tracking table: one entry per way of the HNode cache.
     fn recovery_area_lines(&self, _layout: &Layout, _cfg: &SimConfig) -> u64 {
-        self.hnodes as u64
+        self.p.hnodes as u64
+    }
+
+    /// An HNode filling a way of its cache writes the way's tracking entry.
+    fn observes_metadata_cache(&self) -> bool {
+        true
+    }
+
+    fn on_cache_install(&self, st: &mut MetaStore, ev: &CacheInstall) {
+        if let (Some(w), true) = (ev.filled_way, ev.in_level_cache) {
+            tracking::write_entry(st, w, Some(ev.addr));
+        }
+    }
+
+    /// A cached HNode is where an update from below stops.
+    fn subtree_root(&self, _st: &MetaStore, level: u32, _index: u64) -> SubtreeRoot {
+        match level == self.p.hnode_level {
+            true => SubtreeRoot::StopsUpdate,
+            false => SubtreeRoot::No,
+        }
+    }
+
+    /// The register is read by recovery alone.
+    fn nv_change(&self, _st: &MetaStore, _before: &SchemeNv, _after: &SchemeNv) -> NvChange {
+        NvChange::Unseen
     }
 
     /// Lines written back dirty the parent: a flush goes lowest level first.
@@ -186,15 +167,15 @@ impl Scheme for CacheTree {
     }
 
     /// The HNodeTree's root register.
-    fn onchip_nv_registers(&self) -> Vec<super::NvRegister> {
-        vec![super::NvRegister { what: "HNodeTree root register", bytes: 8 }]
+    fn onchip_nv_registers(&self) -> Vec<NvRegister> {
+        vec![NvRegister { what: "HNodeTree root register", bytes: 8 }]
     }
 
     /// The HNodeTree's root is computed at power loss from the HNode cache
     /// as it then is: a leaf per HNode and a hash per inner node.
-    fn battery_duties(&self, _cfg: &SimConfig) -> Vec<super::BatteryDuty> {
-        let hashes = self.hnodes as u64 + super::tree_above(self.hnodes as u64, 8).1;
-        vec![super::BatteryDuty { what: "HNodeTree root over the HNode cache", lines_moved: 0, hashes }]
+    fn battery_duties(&self, _cfg: &SimConfig) -> Vec<BatteryDuty> {
+        let hashes = self.p.hnodes as u64 + super::tree_above(self.p.hnodes as u64, 8).1;
+        vec![BatteryDuty { what: "HNodeTree root over the HNode cache", lines_moved: 0, hashes }]
     }
 
     fn own_state(&self) -> Vec<OwnState> {
@@ -204,40 +185,33 @@ impl Scheme for CacheTree {
         }]
     }
 
-    fn on_counter_update(&self, tree: &IntegrityTree, st: &mut MetaStore, index: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
+    fn on_counter_update(&self, r: &Rules, st: &mut MetaStore, index: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
         let addr = st.layout.meta_addr(0, index);
-        st.install(addr, bytes, true);
-        st.metadata_dirtied(tree, addr)?;
-        self.hash_up(tree, st, 0, index, bytes, true)
+        st.install(r, addr, bytes, true);
+        st.metadata_dirtied(r, addr)?;
+        self.hash_up(r, st, 0, index, bytes)
     }
 
-    fn verify_on_fetch(
-        &self,
-        tree: &IntegrityTree,
-        st: &mut MetaStore,
-        level: u32,
-        index: u64,
-        bytes: &[u8; 64],
-    ) -> Result<(), CheckFailure> {
-        tree.verify(st, level, index, bytes)?;
-        if level == self.hnode_level {
+    fn verify_on_fetch(&self, r: &Rules, st: &mut MetaStore, level: u32, index: u64, bytes: &[u8; 64]) -> Result<(), CheckFailure> {
+        r.verify(st, level, index, bytes)?;
+        if level == self.p.hnode_level {
             // It fills a way of the HNode cache.
             self.hnode_tree_updated(st);
         }
         Ok(())
     }
 
-    fn on_metadata_dirty(&self, tree: &IntegrityTree, st: &mut MetaStore, addr: u64) -> Result<(), CheckFailure> {
+    fn on_metadata_dirty(&self, r: &Rules, st: &mut MetaStore, addr: u64) -> Result<(), CheckFailure> {
         match st.layout.meta_pos(addr) {
-            Some((level, _)) if level == self.hnode_level => Ok(()),
-            _ => super::default_on_metadata_dirty(tree, st, addr),
+            Some((level, _)) if level == self.p.hnode_level => Ok(()),
+            _ => default_on_metadata_dirty(r, st, addr),
         }
     }
 
-    fn on_metadata_evict(&self, tree: &IntegrityTree, st: &mut MetaStore, addr: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
+    fn on_metadata_evict(&self, r: &Rules, st: &mut MetaStore, addr: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
         st.nvm.write(&st.layout, addr, bytes);
         match st.layout.meta_pos(addr) {
-            Some((level, index)) if level == self.hnode_level => self.hash_up(tree, st, level, index, bytes, false),
+            Some((level, index)) if level == self.p.hnode_level => self.hash_up(r, st, level, index, bytes),
             _ => Ok(()),
         }
     }
@@ -247,54 +221,52 @@ impl Scheme for CacheTree {
         let Some(slots) = st.caches.level_cache_slots() else { return };
         for (w, s) in slots.iter().enumerate() {
             if s.is_some() {
-                st.write_tracking_entry(w, None);
+                tracking::write_entry(st, w, None);
             }
         }
     }
 
-    fn on_power_fail(&self, sys: &mut System, work: &mut DrainWork) {
-        super::drain_front_and_metadata(self, sys, work);
-        if sys.mc.secure {
-            let st = &mut sys.mc.st;
-            st.chip.recovery_root = Some(self.register(st));
+    fn on_power_fail(&self, r: &Rules, st: &mut MetaStore, _work: &mut DrainWork) {
+        if r.secure {
+            let root = self.register(st);
+            st.chip.scheme.get_mut::<CacheTreeNv>().recovery_root = Some(root);
         }
     }
 
     fn recovery_attack_names(&self) -> &'static [&'static str] {
-        super::tracking_attacks::CACHETREE
+        tracking::CACHETREE
     }
 
-    fn recovery_state_pending(&self, sys: &System) -> bool {
-        !sys.mc.st.caches.dirty_lines().is_empty()
+    fn recovery_state_pending(&self, st: &MetaStore, _volatile_data: bool) -> bool {
+        !st.caches.dirty_lines().is_empty()
     }
 
-    fn recovery_attacks(&self, crashed: &System, earlier: &crate::engine::nvm::NvmImage) -> Vec<RecoveryAttack> {
-        super::tracking_attacks::attacks(crashed, earlier, super::tracking_attacks::CACHETREE)
+    fn recovery_attacks(&self, _r: &Rules, st: &MetaStore, earlier: &NvmImage) -> Vec<RecoveryAttack> {
+        tracking::attacks(st, earlier, tracking::CACHETREE)
     }
 
-    fn recover(&self, sys: &mut System, rep: &mut RecoveryReport) {
-        if !sys.mc.secure || !self.recovery {
+    fn recover(&self, r: &Rules, st: &mut MetaStore, rep: &mut RecoveryReport) {
+        if !r.secure || !self.p.recovery {
             return;
         }
-        let tree = sys.mc.tree.clone();
-        let st = &mut sys.mc.st;
-        let Some(expect) = st.chip.recovery_root.take() else { return };
+        let tree = &r.tree;
+        let Some(expect) = st.chip.scheme.get_mut::<CacheTreeNv>().recovery_root.take() else { return };
         // 1. The tracking table: the HNodes cached at the crash, by way.
-        let listed = st.read_tracking_table();
+        let listed = tracking::read_table(st);
         // 2. Each recomputed from its children, and the HNodeTree over them.
         let mut restored = Vec::new();
         let mut leaves = BTreeMap::new();
         for &(w, a) in &listed {
-            let Some((level, index)) = st.layout.meta_pos(a).filter(|&(l, _)| l == self.hnode_level) else {
-                rep.scheme_failure = Some(format!("tracking entry {w} lists {a:#x}, not a level-{} node", self.hnode_level));
+            let Some((level, index)) = st.layout.meta_pos(a).filter(|&(l, _)| l == self.p.hnode_level) else {
+                rep.scheme_failure = Some(format!("tracking entry {w} lists {a:#x}, not a level-{} node", self.p.hnode_level));
                 return;
             };
             // Its children are written through, so NVM holds them current.
-            let line = bmt(&tree).node_from_nvm_children(st, level, index);
+            let line = bmt(tree).node_from_nvm_children(st, level, index);
             leaves.insert(w, leaf(st, a, &line, true));
             restored.push((a, level, index, line));
         }
-        let got = small_tree_root(&mut st.crypto, self.hnodes as u64, &leaves, true);
+        let got = small_tree_root(&mut st.crypto, self.p.hnodes as u64, &leaves, true);
         if got != expect {
             rep.scheme_failure = Some(format!(
                 "the HNodeTree over the {} recomputed HNode(s) does not match its on-chip root: recovery input was tampered with or lost",
@@ -306,17 +278,17 @@ impl Scheme for CacheTree {
         // table is cleared, the HNode cache starting empty.
         let layout = st.layout.clone();
         for (a, level, index, line) in restored {
-            if st.nvm.read(&layout, a).unwrap_or_else(|| bmt(&tree).default_block(level)) != line {
+            if st.nvm.read(&layout, a).unwrap_or_else(|| bmt(tree).default_block(level)) != line {
                 st.nvm.write(&st.layout, a, line);
-                rep.stale_restored += 1;
-                if let Err(e) = self.hash_up(&tree, st, level, index, line, false).and_then(|_| tree.process_victims(st)) {
+                rep.add_count("stale_restored", 1);
+                if let Err(e) = self.hash_up(r, st, level, index, line).and_then(|_| r.process_victims(st)) {
                     rep.scheme_failure = Some(format!("writing the recomputed HNode {a:#x} back: {e}"));
                     return;
                 }
             }
         }
         for (w, _) in listed {
-            st.write_tracking_entry(w as usize, None);
+            tracking::write_entry(st, w as usize, None);
         }
     }
 }
@@ -359,7 +331,7 @@ mod tests {
         s.power_fail();
         let r = s.recover();
         assert!(r.ok(), "{r:?}");
-        assert!(r.stale_restored > 0, "dirty HNodes were lost and recomputed: {r:?}");
+        assert!(r.count("stale_restored") > 0, "dirty HNodes were lost and recomputed: {r:?}");
         assert_eq!(s.mc.read(0).unwrap(), want);
         // The machine runs on, crashes and recovers again.
         writes(&mut s, 30, 1000);
@@ -373,7 +345,7 @@ mod tests {
             let mut s = machine(&[]);
             writes(&mut s, 40, 1);
             s.power_fail();
-            let listed = s.mc.st.read_tracking_table();
+            let listed = super::tracking::read_table(&mut s.mc.st);
             let (w, hnode) = listed[0];
             let layout = s.mc.st.layout.clone();
             let (level, index) = layout.meta_pos(hnode).unwrap();
@@ -398,7 +370,7 @@ mod tests {
         let mut s = machine(&[]);
         writes(&mut s, 40, 1);
         s.shutdown_clean().unwrap();
-        assert!(s.mc.st.read_tracking_table().is_empty(), "the table says the HNode cache is empty");
+        assert!(super::tracking::read_table(&mut s.mc.st).is_empty(), "the table says the HNode cache is empty");
         // Power on, fill fewer ways than before, crash.
         s.apply(&Event::store(64, 8, 5, false)).unwrap();
         s.power_fail();

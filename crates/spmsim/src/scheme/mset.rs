@@ -29,57 +29,160 @@
 //! takes one line per way (AGIT packs them; the write count is the same).
 
 use super::osiris::{stop_loss_due, trial_minor};
-use super::{MetadataPolicy, Scheme, SchemeWork};
-use crate::config::{MacPlacement, MetadataCacheOrganization, SimConfig, TreeConfig, WritePolicy};
+use super::params::Mset;
+use super::tracking;
+use crate::config::{MetadataCacheOrganization, SimConfig};
+use crate::engine::chip::{ChipState, SchemeNv};
 use crate::engine::counter::{bmt_set_slot, SplitCounterBlock};
+use crate::engine::crypto::{MsetHash, MsetHasher};
+use crate::engine::hooks::{CacheInstall, NvChange, NvRegister, OwnState, RecoveryAttack, RecoveryReport, Scheme};
 use crate::engine::layout::Layout;
+use crate::engine::nvm::NvmImage;
+use crate::engine::rules::Rules;
 use crate::engine::store::{CheckFailure, MetaStore};
 use crate::engine::tree::IntegrityTree;
-use crate::machine::{RecoveryReport, System};
 use serde::{Deserialize, Serialize};
+use std::cell::Cell;
 use std::collections::BTreeMap;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Mset {
-    /// eADR (4.6): the battery writes the metadata cache back at a crash,
-    /// and recovery needs no Osiris.
-    #[serde(default)]
-    pub eadr: bool,
-    /// Osiris's stop-loss N (ADR only; see `osiris`).
-    #[serde(default = "default_stop_loss")]
-    pub stop_loss: u32,
-    /// Evictions are added to Write Hash (false: the control
+/// Read Hash: every line that entered the metadata cache or a new value a
+/// cached line took; Write Hash: every line that left it or an old value a
+/// cached line gave up. Their difference is the cache's contents (4.2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MsetRegisters {
+    pub read: MsetHash,
+    pub write: MsetHash,
+}
+
+/// The scheme's non-volatile state: the two on-chip registers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MsetNv {
+    pub registers: MsetRegisters,
+}
+
+/// The registers of `chip`, if a scheme keeps them.
+pub fn registers(chip: &ChipState) -> Option<MsetRegisters> {
+    chip.scheme.get::<MsetNv>().map(|n| n.registers)
+}
+
+/// The registers' check (4.2): every cached line added to Write Hash gives
+/// Read Hash. None when no scheme of `st` keeps the registers.
+pub fn registers_consistent(st: &MetaStore) -> Option<bool> {
+    let r = registers(&st.chip)?;
+    let h = MsetHasher::derive(st.chip.seed);
+    let mut cached = r.write;
+    for (_, c) in st.caches.all() {
+        for (a, l) in c.entries() {
+            h.add(&mut cached, a, &l.bytes);
+        }
+    }
+    Some(cached == r.read)
+}
+
+/// Every line that enters, changes in or leaves the metadata caches,
+/// logged into Read Hash and Write Hash under the chip's multiset key, and
+/// every fill written to its way's tracking entry. The scheme's runtime
+/// holds one; on its own it is a runtime that does nothing else, which
+/// the tests run beside any write-back scheme's rules.
+#[derive(Clone, Debug)]
+pub struct MultisetLog {
+    hasher: MsetHasher,
+    /// Lines leaving a cache are added to Write Hash (false: the control
     /// `mset-no-write-hash`).
-    #[serde(default = "yes")]
-    pub write_hash: bool,
+    log_evictions: bool,
+    /// Fills write the way's tracking entry.
+    track_fills: bool,
+    /// Logging is on (off while recovery puts back lines the registers
+    /// already count, and once no recovery follows).
+    on: Cell<bool>,
 }
 
-fn default_stop_loss() -> u32 {
-    4
-}
+impl MultisetLog {
+    pub fn new(seed: u64, log_evictions: bool, track_fills: bool) -> Self {
+        MultisetLog { hasher: MsetHasher::derive(seed), log_evictions, track_fills, on: Cell::new(true) }
+    }
 
-fn yes() -> bool {
-    true
-}
+    fn log(&self, st: &mut MetaStore, read: bool, addr: u64, bytes: &[u8; 64]) {
+        if !self.on.get() {
+            return;
+        }
+        let regs = &mut st.chip.scheme.get_mut::<MsetNv>().registers;
+        match read {
+            true => {
+                self.hasher.add(&mut regs.read, addr, bytes);
+                st.crypto.work.read_hash_adds += 1;
+            }
+            false => {
+                self.hasher.add(&mut regs.write, addr, bytes);
+                st.crypto.work.write_hash_adds += 1;
+            }
+        }
+    }
 
-impl Default for Mset {
-    fn default() -> Self {
-        Mset { eadr: false, stop_loss: default_stop_loss(), write_hash: true }
+    fn install(&self, st: &mut MetaStore, ev: &CacheInstall) {
+        if let Some(old) = ev.replaced {
+            self.log(st, false, ev.addr, &old);
+        }
+        if let Some((v, b, _)) = ev.evicted {
+            if self.log_evictions {
+                self.log(st, false, v, &b);
+            }
+        }
+        self.log(st, true, ev.addr, &ev.bytes);
+        if let (Some(w), true, true) = (ev.filled_way, self.track_fills, self.on.get()) {
+            tracking::write_entry(st, w, Some(ev.addr));
+        }
+    }
+
+    fn update(&self, st: &mut MetaStore, addr: u64, old: &[u8; 64], new: &[u8; 64]) {
+        self.log(st, false, addr, old);
+        self.log(st, true, addr, new);
     }
 }
 
-fn bmt(tree: &IntegrityTree) -> &crate::engine::tree::BonsaiMerkleTree {
-    tree.as_bmt().expect("the multiset-hash scheme's check requires a BMT")
+impl Scheme for MultisetLog {
+    fn observes_metadata_cache(&self) -> bool {
+        true
+    }
+    fn on_cache_install(&self, st: &mut MetaStore, ev: &CacheInstall) {
+        self.install(st, ev);
+    }
+    fn on_cache_update(&self, st: &mut MetaStore, addr: u64, old: &[u8; 64], new: &[u8; 64]) {
+        self.update(st, addr, old, new);
+    }
+    fn on_cache_remove(&self, st: &mut MetaStore, addr: u64, bytes: &[u8; 64]) {
+        self.log(st, false, addr, bytes);
+    }
+    /// The registers exist from power-on (empty on a new chip).
+    fn adopt(&self, chip: &mut ChipState) -> Result<(), String> {
+        chip.scheme.adopt::<MsetNv>()?;
+        chip.scheme.get_mut::<MsetNv>();
+        Ok(())
+    }
 }
 
-impl Mset {
+/// The scheme's runtime: its parameters and its registers' logging.
+#[derive(Clone, Debug)]
+pub struct MsetRuntime {
+    p: Mset,
+    log: MultisetLog,
+}
+
+fn bmt(tree: &IntegrityTree) -> &crate::engine::tree::BonsaiMerkleTree {
+    tree.as_bmt().expect("the multiset-hash scheme's configuration requires a BMT")
+}
+
+impl MsetRuntime {
+    pub fn new(p: Mset, seed: u64) -> Self {
+        MsetRuntime { p, log: MultisetLog::new(seed, p.write_hash, true) }
+    }
+
     /// Write `bytes` of line `addr` to NVM and hash it into its parent (in
     /// the cache, fetched and verified if need be) or its root register.
-    fn write_back(&self, tree: &IntegrityTree, st: &mut MetaStore, addr: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
+    fn write_back(&self, r: &Rules, st: &mut MetaStore, addr: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
         st.nvm.write(&st.layout, addr, bytes);
         let Some((level, index)) = st.layout.meta_pos(addr) else { return Ok(()) };
-        let t = bmt(tree);
+        let t = bmt(&r.tree);
         let h = st.crypto.bmt_hash(&bytes);
         match st.layout.parent_of(level, index) {
             None => {
@@ -89,39 +192,23 @@ impl Mset {
             Some((pl, pi, slot)) => {
                 let pa = st.layout.meta_addr(pl, pi);
                 let e = t.entry_for(level, h);
-                st.update(tree, pa, |p| bmt_set_slot(p, slot, e))?;
-                st.metadata_dirtied(tree, pa)?;
+                st.update(r, pa, |p| bmt_set_slot(p, slot, e))?;
+                st.metadata_dirtied(r, pa)?;
             }
         }
         Ok(())
     }
 }
 
-impl Scheme for Mset {
-    fn name(&self) -> &'static str {
-        "mset"
+impl Scheme for MsetRuntime {
+    /// The registers exist from power-on (empty on a new chip).
+    fn adopt(&self, chip: &mut ChipState) -> Result<(), String> {
+        chip.scheme.adopt::<MsetNv>()?;
+        chip.scheme.get_mut::<MsetNv>();
+        Ok(())
     }
 
-    fn work(&self) -> SchemeWork {
-        SchemeWork::at_memory_controller(MetadataPolicy::uniform(WritePolicy::WriteBack), self.eadr, false)
-    }
-
-    fn check(&self, cfg: &SimConfig) -> Result<(), String> {
-        if !matches!(cfg.tree, TreeConfig::Bmt { onchip_levels: 0, .. }) {
-            return Err("scheme `mset` updates a Bonsai Merkle tree lazily; set tree.type = \"bmt\" (no on-chip levels)".into());
-        }
-        if !matches!(cfg.metadata_cache.organization, MetadataCacheOrganization::Unified { .. }) {
-            return Err("scheme `mset` tracks one unified metadata cache; set metadata_cache.organization.type = \"unified\"".into());
-        }
-        if cfg.security.mac_placement != MacPlacement::DataLine {
-            return Err(
-                "scheme `mset` keeps data MACs with the data (Osiris's trials read them); set security.mac_placement = \"data-line\""
-                    .into(),
-            );
-        }
-        super::check_front(self, cfg)
-    }
-
+    /// The tracking table: one entry per way of the unified cache.
     fn recovery_area_lines(&self, _layout: &Layout, cfg: &SimConfig) -> u64 {
         match &cfg.metadata_cache.organization {
             MetadataCacheOrganization::Unified { unified } => unified.capacity_bytes / 64,
@@ -133,50 +220,78 @@ impl Scheme for Mset {
         true
     }
 
+    fn observes_metadata_cache(&self) -> bool {
+        true
+    }
+
+    fn on_cache_install(&self, st: &mut MetaStore, ev: &CacheInstall) {
+        self.log.install(st, ev);
+    }
+
+    fn on_cache_update(&self, st: &mut MetaStore, addr: u64, old: &[u8; 64], new: &[u8; 64]) {
+        self.log.update(st, addr, old, new);
+    }
+
+    fn on_cache_remove(&self, st: &mut MetaStore, addr: u64, bytes: &[u8; 64]) {
+        self.log.log(st, false, addr, bytes);
+    }
+
+    /// The oracle's reads after a recovery are followed by no other: the
+    /// registers need not log the lines they cache (reads do not depend on
+    /// them).
+    fn no_recovery_follows(&self) {
+        self.log.on.set(false);
+    }
+
+    /// The registers are read by recovery alone.
+    fn nv_change(&self, _st: &MetaStore, _before: &SchemeNv, _after: &SchemeNv) -> NvChange {
+        NvChange::Unseen
+    }
+
     fn recovery_attack_names(&self) -> &'static [&'static str] {
-        super::tracking_attacks::MSET
+        tracking::MSET
     }
 
     /// A dirty counter block in the cache: recovery then recomputes it by
     /// Osiris's trials, and its parent from NVM.
-    fn recovery_state_pending(&self, sys: &System) -> bool {
-        let layout = &sys.mc.st.layout;
-        sys.mc.st.caches.dirty_lines().iter().any(|(a, _)| matches!(layout.meta_pos(*a), Some((0, _))))
+    fn recovery_state_pending(&self, st: &MetaStore, _volatile_data: bool) -> bool {
+        let layout = &st.layout;
+        st.caches.dirty_lines().iter().any(|(a, _)| matches!(layout.meta_pos(*a), Some((0, _))))
     }
 
-    fn recovery_attacks(&self, crashed: &System, earlier: &crate::engine::nvm::NvmImage) -> Vec<super::RecoveryAttack> {
-        super::tracking_attacks::attacks(crashed, earlier, super::tracking_attacks::MSET)
+    fn recovery_attacks(&self, _r: &Rules, st: &MetaStore, earlier: &NvmImage) -> Vec<RecoveryAttack> {
+        tracking::attacks(st, earlier, tracking::MSET)
     }
 
-    fn own_state(&self) -> Vec<super::OwnState> {
-        vec![super::OwnState::OnChip {
+    fn own_state(&self) -> Vec<OwnState> {
+        vec![OwnState::OnChip {
             name: "multiset-registers-tamper",
             why: "Read Hash and Write Hash are on-chip non-volatile registers (Kubo et al. 4.2)",
         }]
     }
 
-    fn on_counter_update(&self, tree: &IntegrityTree, st: &mut MetaStore, index: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
+    fn on_counter_update(&self, r: &Rules, st: &mut MetaStore, index: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
         let addr = st.layout.meta_addr(0, index);
-        st.install(addr, bytes, true);
-        st.metadata_dirtied(tree, addr)?;
+        st.install(r, addr, bytes, true);
+        st.metadata_dirtied(r, addr)?;
         // Osiris's stop-loss (ADR), Osiris's own rule: the block goes to
         // NVM, hashed into its parent like any write-back, once a minor
         // crossed a multiple of N since NVM's copy.
-        let n = self.stop_loss as u64;
-        if self.eadr || n == 0 {
+        let n = self.p.stop_loss as u64;
+        if self.p.eadr || n == 0 {
             return Ok(());
         }
         if stop_loss_due(st, addr, &bytes, n) {
             let layout = &st.layout;
             if let Some(b) = st.caches.for_addr(layout, addr).take_dirty(addr) {
-                self.write_back(tree, st, addr, b)?;
+                self.write_back(r, st, addr, b)?;
             }
         }
         Ok(())
     }
 
-    fn on_metadata_evict(&self, tree: &IntegrityTree, st: &mut MetaStore, addr: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
-        self.write_back(tree, st, addr, bytes)
+    fn on_metadata_evict(&self, r: &Rules, st: &mut MetaStore, addr: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
+        self.write_back(r, st, addr, bytes)
     }
 
     /// The flush left every line clean; the cache now empties: each line
@@ -188,36 +303,34 @@ impl Scheme for Mset {
         let lines: Vec<(u64, [u8; 64])> =
             st.caches.all().iter().flat_map(|(_, c)| c.entries().map(|(a, l)| (a, l.bytes)).collect::<Vec<_>>()).collect();
         for (a, b) in lines {
-            if st.mset_log_evictions {
-                st.log_write(a, &b);
+            if self.p.write_hash {
+                self.log.log(st, false, a, &b);
             }
             if let Some(w) = st.caches.for_addr(&layout, a).way_of(a) {
-                st.write_tracking_entry(w, None);
+                tracking::write_entry(st, w, None);
             }
         }
     }
 
     /// 4.2: Read Hash and Write Hash, 128 bits each, beside the root.
-    fn onchip_nv_registers(&self) -> Vec<super::NvRegister> {
-        vec![super::NvRegister { what: "Read Hash and Write Hash (128 bits each)", bytes: 32 }]
+    fn onchip_nv_registers(&self) -> Vec<NvRegister> {
+        vec![NvRegister { what: "Read Hash and Write Hash (128 bits each)", bytes: 32 }]
     }
 
-    fn recover(&self, sys: &mut System, rep: &mut RecoveryReport) {
-        if !sys.mc.secure {
+    fn recover(&self, r: &Rules, st: &mut MetaStore, rep: &mut RecoveryReport) {
+        if !r.secure {
             return;
         }
-        let tree = sys.mc.tree.clone();
-        let t = bmt(&tree);
-        let st = &mut sys.mc.st;
+        let t = bmt(&r.tree);
         let layout = st.layout.clone();
         // 1. The tracking table: what the cache held (AGIT).
-        let table = st.read_tracking_table();
+        let table = tracking::read_table(st);
         let listed: BTreeMap<(u32, u64), u64> =
             table.iter().map(|&(_, a)| (layout.meta_pos(a).expect("listed lines are metadata"), a)).collect();
         // 2. Recompute each listed line, lowest level first: counters by
         // Osiris (ADR), nodes from their children as NVM holds them.
         let per = layout.blocks_per_counter_block();
-        let trials = match self.stop_loss {
+        let trials = match self.p.stop_loss {
             0 => 1,
             n => n as u64,
         };
@@ -230,7 +343,7 @@ impl Scheme for Mset {
             let line = if level == 0 {
                 let nvm = st.nvm.read(&layout, addr).unwrap_or_else(|| t.default_block(level));
                 let mut b = nvm;
-                if !self.eadr {
+                if !self.p.eadr {
                     let ctr = SplitCounterBlock::decode(&nvm);
                     for slot in 0..per {
                         let block = index * per + slot;
@@ -249,15 +362,12 @@ impl Scheme for Mset {
             };
             recomputed.push((addr, line));
         }
-        rep.stale_restored = recomputed.len() as u64;
+        rep.add_count("stale_restored", recomputed.len() as u64);
         // 3. Write Hash + the recomputed lines must be Read Hash (4.5).
-        let (Some(h), Some(regs)) = (st.mset.clone(), st.chip.mset) else {
-            rep.scheme_failure = Some("the multiset-hash registers are missing".into());
-            return;
-        };
+        let regs = st.chip.scheme.get_mut::<MsetNv>().registers;
         let mut write = regs.write;
         for (a, b) in &recomputed {
-            h.add(&mut write, *a, b);
+            self.log.hasher.add(&mut write, *a, b);
         }
         if write != regs.read || unrecovered > 0 {
             rep.scheme_failure = Some(format!(
@@ -270,23 +380,22 @@ impl Scheme for Mset {
         }
         // 4. The cache holds again what it held: the registers already
         // count these lines, so they go back unlogged.
-        let (hasher, fills) = (st.mset.take(), std::mem::replace(&mut st.track_fills, false));
+        let logging = self.log.on.replace(false);
         let mut ways: BTreeMap<u64, u64> = BTreeMap::new();
         for (a, b) in recomputed {
-            st.install(a, b, true);
+            st.install(r, a, b, true);
             if let Some(w) = st.caches.for_addr(&layout, a).way_of(a) {
                 ways.insert(w as u64, a);
             }
         }
-        st.mset = hasher;
-        st.track_fills = fills;
+        self.log.on.set(logging);
         // A line may come back to another way than the one listing it: the
         // table is rewritten where it differs, so that a later fill of a
         // way replaces the entry of the line it evicts.
         let listed_ways: BTreeMap<u64, u64> = table.into_iter().collect();
         for w in listed_ways.keys().chain(ways.keys()).copied().collect::<std::collections::BTreeSet<u64>>() {
             if listed_ways.get(&w) != ways.get(&w) {
-                st.write_tracking_entry(w as usize, ways.get(&w).copied());
+                tracking::write_entry(st, w as usize, ways.get(&w).copied());
             }
         }
     }
@@ -320,17 +429,17 @@ mod tests {
         for preset in ["mset", "mset-eadr"] {
             let mut s = machine(preset);
             writes(&mut s, 300);
-            assert_eq!(s.mc.st.multiset_consistent(), Some(true), "{preset}");
+            assert_eq!(super::registers_consistent(&s.mc.st), Some(true), "{preset}");
             let want = s.mc.read(0).unwrap();
             s.power_fail();
             let r = s.recover();
             assert!(r.ok(), "{preset}: {r:?}");
-            assert!(r.stale_restored > 0, "{preset}: the tracked lines came back");
-            assert_eq!(s.mc.st.multiset_consistent(), Some(true), "{preset}: after recovery");
+            assert!(r.count("stale_restored") > 0, "{preset}: the tracked lines came back");
+            assert_eq!(super::registers_consistent(&s.mc.st), Some(true), "{preset}: after recovery");
             assert_eq!(s.mc.read(0).unwrap(), want, "{preset}");
             // And the machine runs on.
             writes(&mut s, 30);
-            assert_eq!(s.mc.st.multiset_consistent(), Some(true), "{preset}");
+            assert_eq!(super::registers_consistent(&s.mc.st), Some(true), "{preset}");
         }
     }
 
@@ -343,7 +452,7 @@ mod tests {
             assert!(s.recover().ok(), "{preset}: the first recovery");
             // The recovered lines are cached again; new fills evict some.
             writes(&mut s, 200);
-            assert_eq!(s.mc.st.multiset_consistent(), Some(true), "{preset}");
+            assert_eq!(super::registers_consistent(&s.mc.st), Some(true), "{preset}");
             s.power_fail();
             let r = s.recover();
             assert!(r.ok(), "{preset}: the second recovery: {r:?}");
@@ -355,7 +464,7 @@ mod tests {
         let mut s = machine("mset");
         writes(&mut s, 300);
         s.shutdown_clean().unwrap();
-        assert!(s.mc.st.read_tracking_table().is_empty(), "the table says the cache is empty");
+        assert!(super::tracking::read_table(&mut s.mc.st).is_empty(), "the table says the cache is empty");
         // Power on, fill a few ways, crash: recovery must not count the
         // lines cached before the shutdown.
         writes(&mut s, 5);

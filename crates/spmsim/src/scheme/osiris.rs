@@ -21,33 +21,17 @@
 //! `osiris-no-stop-loss`: counters reach NVM only when evicted, so a crash
 //! can lose more updates than the trials cover.
 
-use super::{MetadataPolicy, Scheme, SchemeWork};
-use crate::config::WritePolicy;
+use super::params::Osiris;
 use crate::engine::counter::{CounterFormat, SplitCounterBlock};
 use crate::engine::crypto::{MAC_BITS, MAC_MASK};
+use crate::engine::hooks::{RecoveryReport, Scheme};
+use crate::engine::rules::Rules;
 use crate::engine::store::{CheckFailure, MetaStore};
-use crate::engine::tree::IntegrityTree;
-use crate::machine::{RecoveryReport, System};
-use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Osiris {
-    /// N: a counter block is written through when a write takes a minor
-    /// counter of it to a multiple of N (Osiris's stop-loss); 0: never.
-    #[serde(default = "default_stop_loss")]
-    pub stop_loss: u32,
-}
-
-/// Osiris's evaluation uses N = 4.
-fn default_stop_loss() -> u32 {
-    4
-}
-
-impl Default for Osiris {
-    fn default() -> Self {
-        Osiris { stop_loss: default_stop_loss() }
-    }
+/// Osiris's runtime: its parameters; it keeps nothing of its own.
+#[derive(Clone, Copy, Debug)]
+pub struct OsirisRuntime {
+    p: Osiris,
 }
 
 /// Candidates a recovery tries per block when there is no stop-loss: a
@@ -55,41 +39,27 @@ impl Default for Osiris {
 /// can within the minor counter's range).
 const TRIALS_WITHOUT_STOP_LOSS: u64 = 4;
 
-impl Osiris {
+impl OsirisRuntime {
+    pub fn new(p: Osiris) -> Self {
+        OsirisRuntime { p }
+    }
+
     /// Candidates tried per block.
     pub fn trials(&self) -> u64 {
-        match self.stop_loss {
+        match self.p.stop_loss {
             0 => TRIALS_WITHOUT_STOP_LOSS,
             n => n as u64,
         }
     }
 }
 
-impl Scheme for Osiris {
-    fn name(&self) -> &'static str {
-        "osiris"
-    }
-
-    fn work(&self) -> SchemeWork {
-        // Counters and tree nodes written back, MACs with their data; the
-        // tree is rebuilt at recovery from the recovered counters.
-        let metadata = MetadataPolicy { mac: WritePolicy::WriteThrough, ..MetadataPolicy::uniform(WritePolicy::WriteBack) };
-        SchemeWork::at_memory_controller(metadata, false, true)
-    }
-
-    fn check(&self, cfg: &crate::config::SimConfig) -> Result<(), String> {
-        if !matches!(cfg.tree, crate::config::TreeConfig::Bmt { .. }) {
-            return Err("scheme osiris: tree.type must be \"bmt\" (split counters, Osiris's setting)".into());
-        }
-        super::check_front(self, cfg)
-    }
-
-    fn on_counter_update(&self, tree: &IntegrityTree, st: &mut MetaStore, index: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
-        tree.counter_updated(st, index, bytes)?;
+impl Scheme for OsirisRuntime {
+    fn on_counter_update(&self, r: &Rules, st: &mut MetaStore, index: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
+        r.counter_updated(st, index, bytes)?;
         // The stop-loss (Osiris 4.2): a minor that reached a multiple of N
         // since NVM's copy was written sends the block through now. A page
         // re-encryption (minors back to 0) always does.
-        let n = self.stop_loss as u64;
+        let n = self.p.stop_loss as u64;
         if n == 0 {
             return Ok(());
         }
@@ -100,14 +70,12 @@ impl Scheme for Osiris {
         Ok(())
     }
 
-    fn recover(&self, sys: &mut System, rep: &mut RecoveryReport) {
-        if !sys.mc.secure {
+    fn recover(&self, r: &Rules, st: &mut MetaStore, rep: &mut RecoveryReport) {
+        if !r.secure {
             return;
         }
-        let tree = sys.mc.tree.clone();
-        let st = &mut sys.mc.st;
         let Some(overlay) = recover_counters(st, self.trials(), rep) else { return };
-        let Some(out) = tree.as_bmt().and_then(|bmt| bmt.rebuild_over(st, &overlay)) else { return };
+        let Some(out) = r.tree.as_bmt().and_then(|bmt| bmt.rebuild_over(st, &overlay)) else { return };
         rep.tree_rebuilt = out.mismatched_roots.is_empty();
         rep.rebuild = Some(out);
         if rep.tree_rebuilt {
@@ -194,7 +162,7 @@ fn recover_counters(st: &mut MetaStore, trials: u64, rep: &mut RecoveryReport) -
             None => unrecovered.push(block),
         }
     }
-    rep.counters_rolled_back = overlay.len() as u64;
+    rep.add_count("counters_rolled_back", overlay.len() as u64);
     if let Some(&b) = unrecovered.first() {
         rep.scheme_failure = Some(format!(
             "Osiris: {} data block(s) match no counter candidate within {trials} trials (first: block {b:#x}); their counters were lost beyond the stop-loss",
@@ -226,7 +194,7 @@ mod tests {
         s.power_fail();
         let r = s.recover();
         assert!(r.ok(), "{r:?}");
-        assert_eq!(r.counters_rolled_back, 1, "one counter block corrected");
+        assert_eq!(r.count("counters_rolled_back"), 1, "one counter block corrected");
         assert!(r.crypto.macs >= 3, "the trials are real MACs: {:?}", r.crypto);
         assert_eq!(s.mc.read(5).unwrap()[..8], 6u64.to_le_bytes());
     }

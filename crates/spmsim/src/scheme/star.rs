@@ -25,60 +25,44 @@
 //!   it read and the register, and leaves the cache empty.
 
 use super::bitmap_lines::BitmapLines;
+use super::params::Star;
 use super::sit_restore::{hash_values, small_tree_root, write_restored};
-use super::{OwnState, RecoveryAttack, Scheme, SchemeWork};
-use crate::config::{MacPlacement, SimConfig, TreeConfig, WritePolicy};
+use crate::config::SimConfig;
+use crate::engine::chip::{ChipState, SchemeNv};
 use crate::engine::counter::SitNode;
 use crate::engine::crypto::MAC_BITS;
+use crate::engine::hooks::{
+    default_on_metadata_dirty, BatteryDuty, DrainWork, NvChange, NvRegister, OwnState, RecoveryAttack, RecoveryReport, Scheme,
+};
 use crate::engine::layout::Layout;
 use crate::engine::nvm::NvmImage;
+use crate::engine::rules::Rules;
 use crate::engine::store::{CheckFailure, MetaStore};
 use crate::engine::tree::{IntegrityTree, SgxIntegrityTree, SIT_LSB_BITS, SIT_LSB_MASK};
-use crate::machine::{DrainWork, RecoveryReport, System};
-use crate::scheme::MetadataPolicy;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Bitmap lines in ADR (STAR IV-E: 16).
-pub const STAR_BITMAP_LINES: u32 = 16;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Star {
-    /// Bitmap lines in the ADR domain (STAR Table II sweeps 2..32).
-    #[serde(default = "sixteen")]
-    pub bitmap_lines: u32,
-    /// Counter-MAC synergization (III-B). false is the control
-    /// `star-no-synergy`: no LSBs are carried, stale nodes cannot be rebuilt.
-    #[serde(default = "yes")]
-    pub synergy: bool,
-    /// The bitmap lines are in the battery-backed ADR domain. false is the
-    /// control `star-no-bitmap-persist`: power failure loses the ADR lines.
-    #[serde(default = "yes")]
-    pub bitmap_persist: bool,
-    /// Recovery checks the cache-tree root (III-E). false is the ablation
-    /// `star-no-cache-tree`: replays during recovery go unseen.
-    #[serde(default = "yes")]
-    pub cache_tree: bool,
+/// STAR's runtime: its parameters; its state is on chip.
+#[derive(Clone, Copy, Debug)]
+pub struct StarRuntime {
+    p: Star,
 }
 
-fn sixteen() -> u32 {
-    STAR_BITMAP_LINES
-}
-fn yes() -> bool {
-    true
-}
-
-impl Default for Star {
-    fn default() -> Self {
-        Star { bitmap_lines: STAR_BITMAP_LINES, synergy: true, bitmap_persist: true, cache_tree: true }
-    }
+/// STAR's non-volatile state: the bitmap lines in ADR with the top layer
+/// of their index (an on-chip register, III-C, III-D), and the cache-tree
+/// root register, taken at power loss (III-E).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StarNv {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bitmap: Option<BitmapLines>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_root: Option<u64>,
 }
 
 fn sit(tree: &IntegrityTree) -> &SgxIntegrityTree {
     match tree {
         IntegrityTree::Sit(t) => t,
-        IntegrityTree::Bmt(_) => unreachable!("check() requires the SGX integrity tree"),
+        IntegrityTree::Bmt(_) => unreachable!("STAR's configuration requires the SGX integrity tree"),
     }
 }
 
@@ -97,11 +81,16 @@ pub fn cache_tree_root(st: &mut MetaStore, macs: &BTreeMap<u64, u64>, counted: b
     small_tree_root(&mut st.crypto, nsets, &leaves, counted)
 }
 
-impl Star {
+impl StarRuntime {
+    pub fn new(p: Star) -> Self {
+        StarRuntime { p }
+    }
+
     /// The chip's bitmap lines, made on first use over `metadata_lines`
-    /// (a field, not the store, so the NVM and layout stay borrowable).
-    fn bitmap<'a>(&self, chip_bitmap: &'a mut Option<BitmapLines>, metadata_lines: u64) -> &'a mut BitmapLines {
-        chip_bitmap.get_or_insert_with(|| BitmapLines::new(metadata_lines, self.bitmap_lines))
+    /// (from the chip state's field, not the store, so the NVM and layout
+    /// stay borrowable).
+    fn bitmap<'a>(&self, nv: &'a mut SchemeNv, metadata_lines: u64) -> &'a mut BitmapLines {
+        nv.get_mut::<StarNv>().bitmap.get_or_insert_with(|| BitmapLines::new(metadata_lines, self.p.bitmap_lines))
     }
 
     /// Whether a dirty line's counters left the MSBs its NVM copy holds
@@ -154,26 +143,9 @@ impl Star {
     }
 }
 
-impl Scheme for Star {
-    fn name(&self) -> &'static str {
-        "star"
-    }
-
-    fn work(&self) -> SchemeWork {
-        SchemeWork::at_memory_controller(MetadataPolicy::uniform(WritePolicy::WriteBack), false, false)
-    }
-
-    fn check(&self, cfg: &SimConfig) -> Result<(), String> {
-        if !matches!(cfg.tree, TreeConfig::Sit { .. }) {
-            return Err("scheme `star` carries parent counters' LSBs in SIT MACs (STAR III-B); set tree.type = \"sit\"".into());
-        }
-        if cfg.security.mac_placement != MacPlacement::DataLine {
-            return Err("scheme `star` keeps counter LSBs in data MACs written with their data (STAR II-D); set security.mac_placement = \"data-line\"".into());
-        }
-        if self.bitmap_lines < 2 {
-            return Err(format!("scheme.bitmap_lines = {}: STAR needs at least 2 bitmap lines in ADR", self.bitmap_lines));
-        }
-        super::check_front(self, cfg)
+impl Scheme for StarRuntime {
+    fn adopt(&self, chip: &mut ChipState) -> Result<(), String> {
+        chip.scheme.adopt::<StarNv>()
     }
 
     fn recovery_area_lines(&self, layout: &Layout, _cfg: &SimConfig) -> u64 {
@@ -181,26 +153,26 @@ impl Scheme for Star {
     }
 
     fn sit_parent_lsbs_in_mac(&self) -> bool {
-        self.synergy
+        self.p.synergy
     }
 
     fn data_mac_spare(&self, _st: &MetaStore, _block: u64, (counter, _): (u64, u64)) -> u16 {
-        match self.synergy {
+        match self.p.synergy {
             true => (counter & SIT_LSB_MASK) as u16,
             false => 0,
         }
     }
 
-    fn on_metadata_dirty(&self, tree: &IntegrityTree, st: &mut MetaStore, addr: u64) -> Result<(), CheckFailure> {
+    fn on_metadata_dirty(&self, r: &Rules, st: &mut MetaStore, addr: u64) -> Result<(), CheckFailure> {
         let Some(m) = st.layout.metadata_line_of(addr) else {
             // MAC lines (none with data-line MACs): the policy.
-            return super::default_on_metadata_dirty(tree, st, addr);
+            return default_on_metadata_dirty(r, st, addr);
         };
         let Some((line, true)) = st.caches.for_addr(&st.layout, addr).peek(addr) else { return Ok(()) };
-        if self.synergy && Self::msbs_moved(st, addr, &line) {
-            return tree.write_back(st, addr, line);
+        if self.p.synergy && Self::msbs_moved(st, addr, &line) {
+            return r.write_back(st, addr, line);
         }
-        let b = self.bitmap(&mut st.chip.bitmap, st.layout.metadata_lines());
+        let b = self.bitmap(&mut st.chip.scheme, st.layout.metadata_lines());
         b.stats.cache_tree_updates += 1;
         if !b.is_marked(&st.nvm, &st.layout, m) {
             b.mark(&mut st.nvm, &st.layout, m, true);
@@ -210,7 +182,7 @@ impl Scheme for Star {
 
     fn on_metadata_written(&self, st: &mut MetaStore, addr: u64) {
         let Some(m) = st.layout.metadata_line_of(addr) else { return };
-        let b = self.bitmap(&mut st.chip.bitmap, st.layout.metadata_lines());
+        let b = self.bitmap(&mut st.chip.scheme, st.layout.metadata_lines());
         if b.is_marked(&st.nvm, &st.layout, m) {
             b.stats.cache_tree_updates += 1;
             b.mark(&mut st.nvm, &st.layout, m, false);
@@ -240,61 +212,66 @@ impl Scheme for Star {
         ]
     }
 
-    fn recovery_state_pending(&self, sys: &System) -> bool {
-        sys.mc.st.caches.dirty_lines().iter().any(|(a, _)| sys.mc.st.layout.meta_pos(*a).is_some())
+    fn recovery_state_pending(&self, st: &MetaStore, _volatile_data: bool) -> bool {
+        st.caches.dirty_lines().iter().any(|(a, _)| st.layout.meta_pos(*a).is_some())
     }
 
-    fn recovery_attacks(&self, crashed: &System, earlier: &NvmImage) -> Vec<RecoveryAttack> {
-        star_attacks(crashed, earlier)
+    fn recovery_attacks(&self, _r: &Rules, st: &MetaStore, earlier: &NvmImage) -> Vec<RecoveryAttack> {
+        star_attacks(st, earlier)
+    }
+
+    /// The bitmap lines and the cache-tree root are read by recovery alone.
+    fn nv_change(&self, _st: &MetaStore, _before: &SchemeNv, _after: &SchemeNv) -> NvChange {
+        NvChange::Unseen
+    }
+
+    /// What the bitmap lines did (STAR Fig. 10, Table II).
+    fn stats(&self, st: &MetaStore) -> Option<serde_json::Value> {
+        let b = st.chip.scheme.get::<StarNv>()?.bitmap.as_ref()?;
+        Some(serde_json::json!({ "bitmap_lines": b.stats }))
     }
 
     /// III-D: the bitmap index's top layer (one line) and III-E: the
     /// cache-tree root.
-    fn onchip_nv_registers(&self) -> Vec<super::NvRegister> {
-        vec![
-            super::NvRegister { what: "bitmap index top layer (one line)", bytes: 64 },
-            super::NvRegister { what: "cache-tree root register", bytes: 8 },
-        ]
+    fn onchip_nv_registers(&self) -> Vec<NvRegister> {
+        vec![NvRegister { what: "bitmap index top layer (one line)", bytes: 64 }, NvRegister { what: "cache-tree root register", bytes: 8 }]
     }
 
     /// III-C: the bitmap lines in ADR are written to NVM; III-E: the
     /// cache-tree root is computed over the dirty lines (all of them, at
     /// worst), a MAC each and a hash per inner node of its 8-ary tree.
-    fn battery_duties(&self, cfg: &SimConfig) -> Vec<super::BatteryDuty> {
+    fn battery_duties(&self, cfg: &SimConfig) -> Vec<BatteryDuty> {
         let lines = super::metadata_cache_lines(cfg);
         let hashes = lines + super::tree_above(lines, 8).1;
         vec![
-            super::BatteryDuty { what: "bitmap lines in ADR", lines_moved: self.bitmap_lines as u64, hashes: 0 },
-            super::BatteryDuty { what: "cache-tree root over the dirty metadata lines", lines_moved: 0, hashes },
+            BatteryDuty { what: "bitmap lines in ADR", lines_moved: self.p.bitmap_lines as u64, hashes: 0 },
+            BatteryDuty { what: "cache-tree root over the dirty metadata lines", lines_moved: 0, hashes },
         ]
     }
 
-    fn on_power_fail(&self, sys: &mut System, work: &mut DrainWork) {
-        super::drain_front_and_metadata(self, sys, work);
-        if !sys.mc.secure {
+    fn on_power_fail(&self, r: &Rules, st: &mut MetaStore, work: &mut DrainWork) {
+        if !r.secure {
             return;
         }
-        let tree = sit(&sys.mc.tree).clone();
-        let st = &mut sys.mc.st;
-        let macs = Self::dirty_macs(&tree, st);
-        st.chip.recovery_root = Some(cache_tree_root(st, &macs, false));
+        let macs = Self::dirty_macs(sit(&r.tree), st);
+        let root = cache_tree_root(st, &macs, false);
+        st.chip.scheme.get_mut::<StarNv>().recovery_root = Some(root);
         let layout = st.layout.clone();
-        if let Some(b) = st.chip.bitmap.as_mut() {
-            match self.bitmap_persist {
+        if let Some(b) = st.chip.scheme.get_mut::<StarNv>().bitmap.as_mut() {
+            match self.p.bitmap_persist {
                 true => work.metadata_lines += b.drain(&mut st.nvm, &layout),
                 false => b.lose_adr(),
             }
         }
     }
 
-    fn recover(&self, sys: &mut System, rep: &mut RecoveryReport) {
-        if !sys.mc.secure {
+    fn recover(&self, r: &Rules, st: &mut MetaStore, rep: &mut RecoveryReport) {
+        if !r.secure {
             return;
         }
-        let tree = sit(&sys.mc.tree).clone();
-        let st = &mut sys.mc.st;
+        let tree = sit(&r.tree);
         let layout = st.layout.clone();
-        let b = self.bitmap(&mut st.chip.bitmap, layout.metadata_lines());
+        let b = self.bitmap(&mut st.chip.scheme, layout.metadata_lines());
         let stale: Vec<u64> = b.take_marked(&mut st.nvm, &layout).into_iter().map(|m| layout.metadata_line_addr(m)).collect();
         // III-F: each stale node's counters are its MSBs in NVM with the
         // LSBs its children carry.
@@ -310,11 +287,11 @@ impl Scheme for Star {
             }
             restored.insert(a, c);
         }
-        let macs = write_restored(&tree, st, &restored);
-        rep.stale_restored = restored.len() as u64;
-        if let Some(expect) = st.chip.recovery_root.take() {
+        let macs = write_restored(tree, st, &restored);
+        rep.add_count("stale_restored", restored.len() as u64);
+        if let Some(expect) = st.chip.scheme.get_mut::<StarNv>().recovery_root.take() {
             let got = cache_tree_root(st, &macs, true);
-            if self.cache_tree && got != expect {
+            if self.p.cache_tree && got != expect {
                 rep.scheme_failure = Some(format!(
                     "the cache-tree rebuilt from {} restored node(s) does not match the on-chip root (STAR III-E): recovery input was tampered with or lost",
                     restored.len()
@@ -363,11 +340,10 @@ fn child_replay(layout: &Layout, img: &NvmImage, earlier: &NvmImage, stale: &[u6
 
 /// Tamper with and replay what STAR's recovery reads (STAR III-F): a stale
 /// node's MSBs, a child's LSBs, a bitmap line and the index.
-fn star_attacks(crashed: &System, earlier: &NvmImage) -> Vec<RecoveryAttack> {
-    let st = &crashed.mc.st;
+fn star_attacks(st: &MetaStore, earlier: &NvmImage) -> Vec<RecoveryAttack> {
     let layout = &st.layout;
     let img = &st.nvm.image;
-    let Some(b) = st.chip.bitmap.as_ref() else { return Vec::new() };
+    let Some(b) = st.chip.scheme.get::<StarNv>().and_then(|n| n.bitmap.as_ref()) else { return Vec::new() };
     let mut out = Vec::new();
     let with = |addr: u64, bytes: [u8; 64]| {
         let mut i = img.clone();
@@ -494,6 +470,7 @@ fn star_attacks(crashed: &System, earlier: &NvmImage) -> Vec<RecoveryAttack> {
 mod tests {
     use super::*;
     use crate::config::load_preset;
+    use crate::machine::System;
 
     fn machine(sets: &[&str]) -> System {
         let mut o: Vec<String> = vec!["memory.capacity_bytes=67108864".into()];
@@ -515,7 +492,7 @@ mod tests {
         s.power_fail();
         let rep = s.recover();
         assert!(rep.ok(), "{rep:?}");
-        assert!(rep.stale_restored > 8, "{rep:?}");
+        assert!(rep.count("stale_restored") > 8, "{rep:?}");
     }
 
     /// III-B: the data MAC carries the 10 LSBs of its counter, and the
@@ -537,7 +514,7 @@ mod tests {
         let stored = SitNode::decode(&s.mc.st.nvm.peek(ca).expect("written back at the wrap"));
         assert_eq!(stored.counters[3], 1024);
         assert_ne!(s.mc.st.caches.for_addr(&layout, ca).peek(ca).map(|(_, dirty)| dirty), Some(true), "clean after the write-back");
-        let b = s.mc.st.chip.bitmap.as_ref().unwrap();
+        let b = s.mc.st.chip.scheme.get::<super::StarNv>().and_then(|n| n.bitmap.as_ref()).unwrap();
         assert!(!b.is_marked(&s.mc.st.nvm, &layout, layout.metadata_line_of(ca).unwrap()), "a clean line is not marked stale");
     }
 
@@ -562,7 +539,7 @@ mod tests {
             assert!(dirty.iter().any(|(a, _)| s.mc.st.layout.meta_pos(*a).unwrap().0 > 0), "tree nodes are dirty too");
             s.power_fail();
             let rep = s.recover();
-            assert_eq!(rep.stale_restored, dirty.len() as u64);
+            assert_eq!(rep.count("stale_restored"), dirty.len() as u64);
             let exact = dirty.iter().all(|(a, b)| s.mc.st.nvm.peek(*a).unwrap()[..56] == b[..56]);
             assert_eq!((exact, rep.ok()), (synergy, synergy), "synergy {synergy}: {rep:?}");
             if synergy {

@@ -20,86 +20,42 @@
 //! persisted, e.g., if such a level is 2, then counters, their parents and
 //! grandparents" (III-C): N = 1 writes the counter block and its parent.
 
-use super::{check_front, MetadataPolicy, OwnState, RecoveryAttack, Scheme, SchemeWork};
-use crate::config::{SimConfig, TreeConfig, WritePolicy};
+use super::params::Triad;
+use crate::config::SimConfig;
+use crate::engine::controller::MemoryController;
+use crate::engine::hooks::{OwnState, RecoveryAttack, RecoveryReport, Scheme};
 use crate::engine::layout::{Cover, Layout, Region};
 use crate::engine::nvm::NvmImage;
+use crate::engine::rules::Rules;
 use crate::engine::store::{CheckFailure, MetaStore};
-use crate::engine::tree::{BonsaiMerkleTree, IntegrityTree};
-use crate::machine::{RecoveryReport, System};
-use serde::{Deserialize, Serialize};
+use crate::engine::tree::BonsaiMerkleTree;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Triad {
-    /// N of TriadNVM-N: the highest tree level written with each write of
-    /// persistent data (1, the default: the counter block's parent).
-    #[serde(default = "first_level")]
-    pub persist_level: u64,
-    /// The lowest tree level written with it: 1. The control
-    /// `triad-1-unpersisted` sets 2, so level 1 is not written with the
-    /// counter and recovery, which reads level 1, cannot match the root.
-    #[serde(default = "first_level", skip_serializing_if = "is_first_level")]
-    pub first_persisted_level: u64,
-}
-
-fn first_level() -> u64 {
-    1
-}
-
-fn is_first_level(l: &u64) -> bool {
-    *l == 1
-}
-
-/// The top-level nodes whose root register would cover both kinds of
-/// data, if any: Triad-NVM III-B2 asks that each covers one kind (the
-/// ratios k:8-k at the root).
-pub fn mixed_roots(layout: &Layout) -> Vec<u64> {
-    let top = layout.top_level();
-    (0..layout.level_nodes[top as usize]).filter(|&i| layout.cover(top, i) == Cover::Mixed).collect()
-}
-
-/// The check both Triad schemes share: a BMT whose root registers each
-/// cover one kind of region.
-pub fn check_regions(name: &str, cfg: &SimConfig) -> Result<(), String> {
-    let TreeConfig::Bmt { levels, .. } = cfg.tree else {
-        return Err(format!("scheme `{name}` works on a Bonsai Merkle tree (Triad-NVM II-A); set tree.type = \"bmt\""));
-    };
-    let layout = Layout::new(cfg.memory.capacity_bytes, crate::engine::counter::CounterFormat::Split, cfg.tree.arity(), levels)
-        .with_persistent_regions(&cfg.memory.persistent_regions);
-    let mixed = mixed_roots(&layout);
-    if let Some(&i) = mixed.first() {
-        let (lo, hi) = layout.blocks_under(layout.top_level(), i);
-        return Err(format!(
-            "memory.persistent_regions: the root register of top node {i} covers [{:#x}, {:#x}), persistent and non-persistent data both; \
-             Triad-NVM III-B2 needs each to cover one kind: align the regions to {} B, or keep more levels on chip (a lower tree.levels, \
-             with tree.onchip_levels for the levels above)",
-            lo * 64,
-            hi * 64,
-            (hi - lo) * 64
-        ));
-    }
-    Ok(())
+/// Triad-NVM's runtime: its parameters and whether the configuration
+/// keeps a volatile key set (a recovery moves it on).
+#[derive(Clone, Copy, Debug)]
+pub struct TriadRuntime {
+    p: Triad,
+    volatile_key: bool,
 }
 
 /// A recovery's first step on a Triad-NVM machine: a new boot, so a new
-/// volatile key set; then the BMT to rebuild (None: security is off).
-pub fn new_boot(sys: &mut System) -> Option<BonsaiMerkleTree> {
-    if !sys.mc.secure {
+/// volatile key set (Triad-NVM III-B1: the chip counts its boots); then
+/// the BMT to rebuild (None: security is off).
+pub(super) fn new_boot<'a>(r: &'a Rules, st: &mut MetaStore, volatile_key: bool) -> Option<&'a BonsaiMerkleTree> {
+    if !r.secure {
         return None;
     }
-    let cfg = sys.cfg.clone();
-    sys.mc.next_boot(&cfg);
-    match &sys.mc.tree {
-        IntegrityTree::Bmt(t) => Some(t.clone()),
-        IntegrityTree::Sit(_) => None,
-    }
+    MemoryController::next_boot_keys(r, st, volatile_key);
+    r.tree.as_bmt()
 }
 
-impl Triad {
-    /// N, as a tree level (validated to at most 32).
+impl TriadRuntime {
+    pub fn new(p: Triad, cfg: &SimConfig) -> Self {
+        TriadRuntime { p, volatile_key: cfg.security.volatile_key }
+    }
+
     fn level(&self) -> u32 {
-        self.persist_level.min(u32::MAX as u64) as u32
+        self.p.level()
     }
 
     /// Whether a dirty metadata line is written through now: lines over
@@ -110,38 +66,19 @@ impl Triad {
             return false;
         }
         match layout.region(addr) {
-            Some(Region::Tree { level, .. }) => (self.first_persisted_level..=self.persist_level).contains(&(level as u64)),
+            Some(Region::Tree { level, .. }) => (self.p.first_persisted_level..=self.p.persist_level).contains(&(level as u64)),
             _ => true,
         }
     }
 }
 
-impl Scheme for Triad {
-    fn name(&self) -> &'static str {
-        "triad"
-    }
-    fn work(&self) -> SchemeWork {
-        // The policy of persistent data; `on_metadata_dirty` applies it by
-        // region.
-        SchemeWork::at_memory_controller(
-            MetadataPolicy {
-                tree_through_levels: self.level(),
-                ..MetadataPolicy::uniform(WritePolicy::WriteThrough).with_tree(WritePolicy::WriteBack)
-            },
-            false,
-            false,
-        )
-    }
-    fn check(&self, cfg: &SimConfig) -> Result<(), String> {
-        check_front(self, cfg)?;
-        check_regions(self.name(), cfg)
-    }
+impl Scheme for TriadRuntime {
     fn lazy_counter_init(&self) -> bool {
         true
     }
-    fn on_metadata_dirty(&self, tree: &IntegrityTree, st: &mut MetaStore, addr: u64) -> Result<(), CheckFailure> {
+    fn on_metadata_dirty(&self, r: &Rules, st: &mut MetaStore, addr: u64) -> Result<(), CheckFailure> {
         if self.writes_through(&st.layout, addr) {
-            tree.persist_line(st, addr)?;
+            r.persist_line(st, addr)?;
         }
         Ok(())
     }
@@ -151,9 +88,8 @@ impl Scheme for Triad {
             why: "the persistent registers and READY bit that stage a write's tuple are inside the processor (Triad-NVM III-C, Fig. 7)",
         }]
     }
-    fn recover(&self, sys: &mut System, rep: &mut RecoveryReport) {
-        let Some(t) = new_boot(sys) else { return };
-        let st = &mut sys.mc.st;
+    fn recover(&self, r: &Rules, st: &mut MetaStore, rep: &mut RecoveryReport) {
+        let Some(t) = new_boot(r, st, self.volatile_key) else { return };
         t.reset_region(st, Cover::Volatile);
         let out = t.rebuild_region(st, self.level(), Cover::Persistent);
         rep.tree_rebuilt = out.mismatched_roots.is_empty();
@@ -162,11 +98,11 @@ impl Scheme for Triad {
     fn recovery_attack_names(&self) -> &'static [&'static str] {
         &TRIAD_ATTACKS
     }
-    fn recovery_state_pending(&self, sys: &System) -> bool {
-        sys.mc.layout().has_regions() && !sys.volatile.is_empty()
+    fn recovery_state_pending(&self, st: &MetaStore, volatile_data: bool) -> bool {
+        st.layout.has_regions() && volatile_data
     }
-    fn recovery_attacks(&self, crashed: &System, earlier: &NvmImage) -> Vec<RecoveryAttack> {
-        triad_attacks(self.level(), crashed, earlier)
+    fn recovery_attacks(&self, _r: &Rules, st: &MetaStore, earlier: &NvmImage) -> Vec<RecoveryAttack> {
+        triad_attacks(self.level(), st, earlier)
     }
 }
 
@@ -175,9 +111,9 @@ const TRIAD_ATTACKS: [&str; 4] = ["triad-level-n-tamper", "triad-level-n-replay"
 /// The attacks on what Triad-NVM's recovery reads and leaves (III-C): the
 /// persisted level-N nodes it rebuilds from, and the zeroed level-1 nodes
 /// and stale blocks of the non-persistent region it leaves for later.
-fn triad_attacks(level: u32, crashed: &System, earlier: &NvmImage) -> Vec<RecoveryAttack> {
-    let layout = crashed.mc.layout();
-    let img = &crashed.mc.st.nvm.image;
+fn triad_attacks(level: u32, crashed: &MetaStore, earlier: &NvmImage) -> Vec<RecoveryAttack> {
+    let layout = &crashed.layout;
+    let img = &crashed.nvm.image;
     let mut out = Vec::new();
     let attack = |name: &'static str, target: String, image: NvmImage| RecoveryAttack {
         name,

@@ -17,40 +17,35 @@
 //! reads and MACs are counted, block by block of memory, and nothing is
 //! written for them.
 
-use super::triad::{check_regions, new_boot};
-use super::{check_front, MetadataPolicy, Scheme, SchemeWork};
-use crate::config::{SimConfig, WritePolicy};
+use super::triad::new_boot;
+use crate::config::SimConfig;
+use crate::engine::hooks::{RecoveryReport, Scheme};
 use crate::engine::layout::Cover;
-use crate::machine::{RecoveryReport, System};
-use serde::{Deserialize, Serialize};
+use crate::engine::rules::Rules;
+use crate::engine::store::MetaStore;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TriadNoPersist {}
+/// The baseline's runtime: whether the configuration keeps a volatile key
+/// set (its configuration must: every counter is lost).
+#[derive(Clone, Copy, Debug)]
+pub struct TriadNoPersistRuntime {
+    volatile_key: bool,
+}
 
-impl Scheme for TriadNoPersist {
-    fn name(&self) -> &'static str {
-        "triad-no-persist"
+impl TriadNoPersistRuntime {
+    pub fn new(cfg: &SimConfig) -> Self {
+        TriadNoPersistRuntime { volatile_key: cfg.security.volatile_key }
     }
-    fn work(&self) -> SchemeWork {
-        SchemeWork::at_memory_controller(MetadataPolicy::uniform(WritePolicy::WriteBack), false, false)
-    }
-    fn check(&self, cfg: &SimConfig) -> Result<(), String> {
-        check_front(self, cfg)?;
-        if !cfg.security.volatile_key {
-            return Err("scheme `triad-no-persist` loses every counter at a crash, so all of memory must take a new key set at recovery; set security.volatile_key = true".into());
-        }
-        check_regions(self.name(), cfg)
-    }
+}
+
+impl Scheme for TriadNoPersistRuntime {
     fn lazy_counter_init(&self) -> bool {
         true
     }
     fn rekeys_all_memory(&self) -> bool {
         true
     }
-    fn recover(&self, sys: &mut System, rep: &mut RecoveryReport) {
-        let Some(t) = new_boot(sys) else { return };
-        let st = &mut sys.mc.st;
+    fn recover(&self, r: &Rules, st: &mut MetaStore, rep: &mut RecoveryReport) {
+        let Some(t) = new_boot(r, st, self.volatile_key) else { return };
         let layout = st.layout.clone();
         // The scan: every data block read and given a MAC, every counter
         // block zeroed.

@@ -412,7 +412,7 @@ impl TimingSim {
         }
         let data = self.pcm.read(t0, block);
         let mut done = data;
-        if self.sys.mc.secure {
+        if self.sys.mc.secure() {
             // The counter fetch runs beside the data read; its tree checks
             // are speculative, as are the MAC line reads.
             let mut ctr = t0 + self.lat.mdc;
@@ -445,7 +445,7 @@ impl TimingSim {
         u.stats.volatile_write_backs += 1;
         u.path.drop_unpriced(&self.sys.mc.st.layout, &mut rec, &mut u.persist);
         let mut ready = t;
-        if self.sys.mc.secure {
+        if self.sys.mc.secure() {
             let (ctr, tree_extra) = PersistPath::metadata_reads(&mut self.pcm, &self.lat, t, &rec);
             ready = ctr + self.lat.aes + 1 + self.lat.mac;
             if !self.units[c].path.ideal_metadata() {

@@ -37,7 +37,7 @@ use crate::config::{PersistPoint, SimConfig};
 use crate::engine::store::CheckFailure;
 use crate::machine::System;
 use crate::persist::{FrontEnd, Handover};
-use crate::scheme::{Front, SchemeWork, Steps, TupleStep};
+use crate::scheme::params::{Front, SchemeWork, Steps, TupleStep};
 use serde::Serialize;
 use std::collections::VecDeque;
 
@@ -459,8 +459,6 @@ impl PersistPath {
         let FrontEnd::PersistBuffer(pb) = &mut fronts[self.core] else { unreachable!("a persist-buffer path without a persist buffer") };
         let mark = WorkRecord::start(mc);
         let out = pb.store_filled(mc, s.block, s.bytes.start, &s.fill[s.bytes.clone()], if resident { None } else { Some(s.fill) })?;
-        let scheme = mc.st.scheme;
-        scheme.plugin().on_persist(mc, s.block)?;
         // Writes of the early work (a page re-encrypted on a minor-counter
         // overflow) go to the WPQ without holding the store back.
         let mut rec = self.rec.take().unwrap_or_default();
@@ -507,7 +505,7 @@ impl PersistPath {
             let mark = WorkRecord::start(mc);
             let Some((b, late)) = pb.drain_oldest(mc)? else { break };
             rec.fill(mc, mark, b);
-            let freed = self.mc_late_work(pcm, engine, lat, t, b, late, &rec, mc.secure);
+            let freed = self.mc_late_work(pcm, engine, lat, t, b, late, &rec, mc.secure());
             self.draining.push_back(freed);
             stats.buffer_mut().drains += 1;
         }
@@ -640,18 +638,16 @@ impl PersistPath {
         let t = s.release.max(self.last_persist);
         let mark = WorkRecord::start(&mut sys.mc);
         sys.mc.write(s.block, &s.fill)?;
-        let scheme = sys.mc.st.scheme;
-        scheme.plugin().on_persist(&mut sys.mc, s.block)?;
         let mut rec = self.rec.take().unwrap_or_default();
         rec.fill(&mut sys.mc, mark, s.block);
         let mut arrive = t.max(s.data_ready) + lat.l1;
         let deferred = self.scheme.deferred_root_updates as usize;
-        if deferred > 0 && sys.mc.secure {
+        if deferred > 0 && sys.mc.secure() {
             arrive = Self::wait_for_pending_slot(engine, stats, arrive, sys.mc.layout().counter_of(s.block), deferred);
         }
         let mut done = arrive;
         let mut ack = None;
-        if sys.mc.secure {
+        if sys.mc.secure() {
             let (ctr, tree_extra) = Self::metadata_reads(pcm, lat, arrive, &rec);
             let mac = ctr + lat.aes + 1 + lat.mac;
             let reencrypted = Self::reencryption(pcm, lat, ctr, &rec);

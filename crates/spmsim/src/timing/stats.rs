@@ -7,10 +7,11 @@ use super::pcm::{MemoryStats, Pcm, PcmStats};
 use super::persist::{BufferStats, PersistPathStats};
 use super::tags::TagCache;
 use crate::engine::crypto::CryptoWork;
+use crate::engine::hooks::DrainWork;
 use crate::engine::metacache::CacheStats;
 use crate::engine::nvm::ByKind;
 use crate::engine::tree::TreeStats;
-use crate::machine::{DrainWork, System};
+use crate::machine::System;
 use crate::persist::CoherenceStats;
 use crate::persist::FrontEnd;
 use crate::util::set_assoc::CacheReport;
@@ -29,9 +30,10 @@ pub struct Roi {
     /// The metadata caches by name (`counter`, `mac`, `tree` or `unified`).
     pub metadata_caches: BTreeMap<String, CacheReport>,
     pub tree: TreeStats,
-    /// STAR's bitmap lines (STAR Fig. 10, Table II): STAR only.
+    /// The scheme's own counters, as its runtime gives them
+    /// (`Scheme::stats`; STAR's bitmap lines, STAR Fig. 10, Table II).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub bitmap_lines: Option<crate::scheme::bitmap_lines::BitmapStats>,
+    pub scheme: Option<serde_json::Value>,
     /// Pads, MACs and tree hashes the security engine computed.
     pub crypto: CryptoWork,
     pub memory: MemoryStats,
@@ -214,7 +216,7 @@ impl RunStats {
             b.stale_early_counters = stale;
         }
         r.tree = TreeStats { root_updates: d.root_updates };
-        r.bitmap_lines = d.bitmap;
+        r.scheme = d.scheme;
         r.memory = pcm.report(&d.pcm, d.nvm_reads, d.nvm_writes, c.cycles);
         r.crypto = d.crypto;
         for (name, c) in ["l1d", "l2", "l3"].iter().zip(d.caches) {
@@ -223,6 +225,21 @@ impl RunStats {
         for (name, c) in &d.metadata_caches {
             r.metadata_caches.insert(name.to_string(), c.report());
         }
+    }
+}
+
+/// A tree of counts minus the same tree at an earlier moment, leaf by
+/// leaf (a leaf the earlier tree lacks counts from zero; a leaf that is
+/// not a count is taken as it is now).
+fn counts_since(now: &serde_json::Value, before: Option<&serde_json::Value>) -> serde_json::Value {
+    use serde_json::Value;
+    match (now, before) {
+        (Value::Object(m), b) => Value::Object(m.iter().map(|(k, v)| (k.clone(), counts_since(v, b.and_then(|b| b.get(k))))).collect()),
+        (Value::Number(n), Some(Value::Number(b))) => match (n.as_u64(), b.as_u64()) {
+            (Some(n), Some(b)) => Value::from(n - b),
+            _ => now.clone(),
+        },
+        _ => now.clone(),
     }
 }
 
@@ -240,7 +257,8 @@ pub(super) struct Counters {
     /// (stores, allocations, stale early counters) of the persist buffer.
     persist_buffer: Option<(u64, u64, u64)>,
     root_updates: u64,
-    bitmap: Option<crate::scheme::bitmap_lines::BitmapStats>,
+    /// The scheme's counters (a JSON tree of counts).
+    scheme: Option<serde_json::Value>,
     nvm_reads: ByKind,
     nvm_writes: ByKind,
     crypto: CryptoWork,
@@ -275,7 +293,7 @@ impl Counters {
             pcm: pcm.stats,
             persist_buffer,
             root_updates: sys.mc.st.root_updates,
-            bitmap: sys.mc.st.chip.bitmap.as_ref().map(|b| b.stats),
+            scheme: sys.mc.rules.scheme.stats(&sys.mc.st),
             nvm_reads: sys.mc.st.nvm.reads,
             nvm_writes: sys.mc.st.nvm.enqueued,
             crypto: sys.mc.st.crypto.work,
@@ -311,7 +329,7 @@ impl Counters {
             pcm: self.pcm.since(&before.pcm),
             persist_buffer,
             root_updates: self.root_updates - before.root_updates,
-            bitmap: self.bitmap.map(|b| b.since(&before.bitmap.unwrap_or_default())),
+            scheme: self.scheme.as_ref().map(|s| counts_since(s, before.scheme.as_ref())),
             nvm_reads: self.nvm_reads.since(&before.nvm_reads),
             nvm_writes: self.nvm_writes.since(&before.nvm_writes),
             crypto: self.crypto.since(&before.crypto),

@@ -11,10 +11,10 @@
 //! between the two snapshots) is reported as skipped, not as undetected.
 
 use crate::config::SimConfig;
-use crate::engine::controller::MemoryController;
+use crate::engine::hooks::OwnState;
 use crate::engine::nvm::{Nvm, NvmImage};
 use crate::machine::System;
-use crate::scheme::OwnState;
+use crate::scheme::params::Front;
 use crate::util::rng::SplitMix64;
 use crate::verify::image;
 use crate::workload::Event;
@@ -103,7 +103,7 @@ impl Ctx<'_> {
     fn check(&self, name: &str, target: String, img: NvmImage, focus: u64) -> AttackResult {
         let mut nvm = Nvm::new(self.cfg.persistence.wpq_entries as usize);
         nvm.image = img;
-        let mut mc = MemoryController::from_chip(self.cfg, self.chip.clone(), nvm);
+        let mut mc = crate::scheme::controller_on_chip(self.cfg, self.chip.clone(), nvm);
         let rep = image::verify(&mut mc);
         let focus_s = format!("{:#x}", focus * 64);
         let hit = rep.failures.iter().find(|f| f.address == focus_s).or(rep.failures.first());
@@ -241,7 +241,7 @@ pub fn run(cfg: &SimConfig, workload: &str, events: &[Event], seed: u64) -> Resu
         let (pl, pi, _) = layout.parent_of(0, ci).unwrap();
         let na = layout.meta_addr(pl, pi);
         let mut img = ctx.final_img.clone();
-        let mut nb = img.get(na).copied().unwrap_or_else(|| sys.mc.tree.default_block(pl));
+        let mut nb = img.get(na).copied().unwrap_or_else(|| sys.mc.rules.tree.default_block(pl));
         flip(&mut nb, 9);
         img.put(na, nb);
         out.push(ctx.check("tree-node-tamper", format!("level-{pl} node {na:#x} above {:#x}", a * 64), img, a));
@@ -282,7 +282,19 @@ pub fn run(cfg: &SimConfig, workload: &str, events: &[Event], seed: u64) -> Resu
             skipped: None,
         });
     }
-    for state in cfg.scheme.plugin().own_state() {
+    // The front end's battery-backed store is on chip; then the scheme's.
+    let front = match cfg.scheme.work().front {
+        Front::MemoryController => None,
+        Front::PersistBuffer => Some(OwnState::OnChip {
+            name: "persist-buffer-tamper",
+            why: "the battery-backed persist buffer sits beside L1D, inside the trusted chip (SecPB II-A, III)",
+        }),
+        Front::CacheHierarchy => Some(OwnState::OnChip {
+            name: "data-cache-tamper",
+            why: "eADR's battery-backed data caches are inside the trusted chip (SecPB II-A, II-C)",
+        }),
+    };
+    for state in front.into_iter().chain(crate::scheme::describe(cfg).own_state()) {
         match state {
             OwnState::OnChip { name, why } => out.push(AttackResult {
                 name: name.into(),
@@ -319,7 +331,7 @@ pub fn run(cfg: &SimConfig, workload: &str, events: &[Event], seed: u64) -> Resu
 fn pad_reuse_after_crash(cfg: &SimConfig, events: &[Event], seed: u64) -> Result<Option<AttackResult>, String> {
     const NAME: &str = "pad-reuse-after-crash";
     let mut sys = System::new(cfg, seed);
-    if !sys.mc.layout().has_regions() || !sys.mc.secure {
+    if !sys.mc.layout().has_regions() || !sys.mc.secure() {
         return Ok(None);
     }
     sys.mc.st.crypto.ledger = Some(Default::default());
@@ -369,8 +381,7 @@ fn pad_reuse_after_crash(cfg: &SimConfig, events: &[Event], seed: u64) -> Result
 /// once per attack (recovery or the checks after it must fail). Returns
 /// the false alarm's first failure, if any.
 fn recovery_attacks(cfg: &SimConfig, events: &[Event], seed: u64, out: &mut Vec<AttackResult>) -> Result<Option<String>, String> {
-    let scheme = cfg.scheme.plugin();
-    let names = scheme.recovery_attack_names();
+    let names = crate::scheme::describe(cfg).recovery_attack_names();
     if names.is_empty() {
         return Ok(None);
     }
@@ -378,7 +389,7 @@ fn recovery_attacks(cfg: &SimConfig, events: &[Event], seed: u64, out: &mut Vec<
     let mut last = None;
     for (i, e) in events.iter().enumerate() {
         probe.apply(e).map_err(|err| format!("event {}: {err}", i + 1))?;
-        if scheme.recovery_state_pending(&probe) {
+        if probe.mc.rules.scheme.recovery_state_pending(&probe.mc.st, !probe.volatile.is_empty()) {
             last = Some(i);
         }
     }
@@ -401,7 +412,7 @@ fn recovery_attacks(cfg: &SimConfig, events: &[Event], seed: u64, out: &mut Vec<
     let power_on = |img: NvmImage, after: &[(u64, Option<[u8; 64]>)], focus: Option<u64>| {
         let mut nvm = Nvm::new(cfg.persistence.wpq_entries as usize);
         nvm.image = img;
-        let mc = MemoryController::from_chip(cfg, chip.clone(), nvm);
+        let mc = crate::scheme::controller_on_chip(cfg, chip.clone(), nvm);
         let (mut rep, mut mc) = image::verify_saved_with(cfg, mc, |mc| {
             for &(a, b) in after {
                 match b {
@@ -427,7 +438,7 @@ fn recovery_attacks(cfg: &SimConfig, events: &[Event], seed: u64, out: &mut Vec<
     };
     let clean = power_on(crashed.mc.st.nvm.image.clone(), &[], None);
     let false_alarm = (!clean.ok).then(|| clean.failures.first().map(|f| format!("{}: {}", f.check, f.detail)).unwrap_or_default());
-    let attacks = scheme.recovery_attacks(&crashed, &earlier);
+    let attacks = crashed.mc.rules.scheme.recovery_attacks(&crashed.mc.rules, &crashed.mc.st, &earlier);
     for &n in names {
         match attacks.iter().find(|a| a.name == n) {
             Some(a) => {

@@ -109,7 +109,7 @@ pub fn load_image(dir: &Path, chip: &ChipFile) -> Result<NvmImage, ImageError> {
     if u32_at(12) != 0 {
         return Err(ierr(&p, format!("header offset 12: flags must be 0, found {:#x}", u32_at(12))));
     }
-    let mc = MemoryController::new(&chip.config, chip.chip.seed);
+    let mc = crate::scheme::controller(&chip.config, chip.chip.seed);
     let layout = mc.layout().clone();
     if u64_at(16) != chip.config.memory.capacity_bytes {
         return Err(ierr(
@@ -170,7 +170,7 @@ pub fn open(dir: &Path) -> Result<(ChipFile, MemoryController), ImageError> {
     let image = load_image(dir, &chip)?;
     let mut nvm = Nvm::new(chip.config.persistence.wpq_entries as usize);
     nvm.image = image;
-    let mc = MemoryController::from_chip(&chip.config, chip.chip.clone(), nvm);
+    let mc = crate::scheme::controller_on_chip(&chip.config, chip.chip.clone(), nvm);
     Ok((chip, mc))
 }
 
@@ -240,8 +240,8 @@ pub fn verify_saved_with(
     let mut track_mismatches = 0;
     let mut scheme_failure = None;
     // The scheme's own recovery hook decides whether it rebuilds.
-    if let Some(rec) = (sys.mc.chip().crashed && sys.mc.secure).then(|| sys.recover()) {
-        track_mismatches = rec.counter_track_mismatches;
+    if let Some(rec) = (sys.mc.chip().crashed && sys.mc.secure()).then(|| sys.recover()) {
+        track_mismatches = rec.count("counter_track_mismatches");
         scheme_failure = rec.scheme_failure;
         if let Some(out) = rec.rebuild {
             applied = Some(RecoveryApplied {
@@ -342,28 +342,31 @@ pub fn verify(mc: &mut MemoryController) -> VerifyReport {
             detail: e.to_string(),
         }
     };
-    if mc.secure {
+    if mc.secure() {
         let top = layout.top_level();
         let mut frontier: Vec<u64> = mc
             .chip()
             .roots
             .iter()
-            .filter(|&(i, v)| i < layout.level_nodes[top as usize] && !mc.tree.root_is_initial(i, v))
+            .filter(|&(i, v)| i < layout.level_nodes[top as usize] && !mc.rules.tree.root_is_initial(i, v))
             .map(|(i, _)| i)
             .collect();
         frontier.sort_unstable();
-        // A detached hot tree (ASSURE) is a root of its own: its parent's
-        // entry for it may be initial, so its walk starts at its register.
-        let hot = mc.chip().hot_tree;
+        // A node the scheme keeps in a register of its own (ASSURE's hot
+        // tree) is a root of its own: its parent's entry for it may be
+        // initial, so its walk starts at its register.
+        let registered = mc.rules.scheme.subtree_registers(&mc.st);
         for level in (0..=top).rev() {
-            if let Some(h) = hot.filter(|h| h.level == level && !frontier.contains(&h.index)) {
-                frontier.push(h.index);
+            for &(l, index) in &registered {
+                if l == level && !frontier.contains(&index) {
+                    frontier.push(index);
+                }
             }
             let mut next = Vec::new();
             for index in frontier {
                 let a = layout.meta_addr(level, index);
                 checked.insert(a);
-                let node = match mc.st.fetch(&mc.tree, a) {
+                let node = match mc.st.fetch(&mc.rules, a) {
                     Ok(b) => b,
                     Err(e) => {
                         failures.push(fail(a, level, index, e));
@@ -377,7 +380,7 @@ pub fn verify(mc: &mut MemoryController) -> VerifyReport {
                 let children = layout.level_nodes[level as usize - 1];
                 for slot in 0..layout.arity as usize {
                     let child = index * layout.arity + slot as u64;
-                    if child < children && !mc.tree.child_entry_is_initial(level, &node, slot) {
+                    if child < children && !mc.rules.tree.child_entry_is_initial(level, &node, slot) {
                         next.push(child);
                     }
                 }
@@ -396,17 +399,17 @@ pub fn verify(mc: &mut MemoryController) -> VerifyReport {
         }
         if let Some((level, index)) = layout.meta_pos(a) {
             stored_meta += 1;
-            if !mc.secure || !checked.insert(a) {
+            if !mc.secure() || !checked.insert(a) {
                 continue;
             }
-            if let Err(e) = mc.st.fetch(&mc.tree, a) {
+            if let Err(e) = mc.st.fetch(&mc.rules, a) {
                 failures.push(fail(a, level, index, e));
             }
         }
     }
     let mut reset = 0u64;
     for &b in &data {
-        if mc.secure && !layout.is_persistent(b) && mc.tree.marks_unwritten(&mut mc.st, layout.counter_of(b).0).unwrap_or(false) {
+        if mc.secure() && !layout.is_persistent(b) && mc.rules.marks_unwritten(&mut mc.st, layout.counter_of(b).0).unwrap_or(false) {
             reset += 1;
             continue;
         }
@@ -419,7 +422,7 @@ pub fn verify(mc: &mut MemoryController) -> VerifyReport {
             });
         }
     }
-    let meta = if mc.secure { checked.len() as u64 } else { stored_meta };
+    let meta = if mc.secure() { checked.len() as u64 } else { stored_meta };
     VerifyReport {
         ok: failures.is_empty(),
         recovery: None,
@@ -441,7 +444,7 @@ pub fn verify_crash_image(cfg: &SimConfig, events: &[crate::workload::Event], se
     sys.power_fail();
     let mut nvm = Nvm::new(cfg.persistence.wpq_entries as usize);
     nvm.image = sys.mc.st.nvm.image.clone();
-    Ok(verify_saved(cfg, MemoryController::from_chip(cfg, sys.mc.chip_state(), nvm)))
+    Ok(verify_saved(cfg, crate::scheme::controller_on_chip(cfg, sys.mc.chip_state(), nvm)))
 }
 
 /// The one rule for judging a crash image's verification (`check-all` and
@@ -467,7 +470,7 @@ pub fn crash_image_as_expected(cfg: &SimConfig, rep: &VerifyReport) -> bool {
 /// it: Osiris without a stop-loss (a block rewritten more often than the
 /// trials search). A few random writes may not.
 pub fn gap_needs_trigger(cfg: &SimConfig) -> bool {
-    matches!(cfg.scheme, crate::scheme::SchemeKind::Osiris(o) if o.stop_loss == 0)
+    matches!(cfg.scheme, crate::scheme::params::SchemeKind::Osiris(o) if o.stop_loss == 0)
 }
 
 /// A configuration whose crash can cost only one-time pads: persistent
@@ -513,7 +516,7 @@ pub fn inspect(chip: &ChipFile, mc: &MemoryController) -> InspectReport {
     let roots = chip.chip.roots.to_hex_map();
     InspectReport {
         scheme: chip.config.name.clone(),
-        tree: mc.tree.name().into(),
+        tree: mc.rules.tree.name().into(),
         capacity_bytes: chip.config.memory.capacity_bytes,
         levels: layout.levels(),
         crashed: chip.chip.crashed,

@@ -37,7 +37,8 @@
 //! until the thread's next barrier.
 
 use crate::config::{PersistencyModel, SimConfig};
-use crate::machine::{DrainWork, System};
+use crate::engine::hooks::DrainWork;
+use crate::machine::System;
 use crate::util::rng::SplitMix64;
 use crate::workload::{Event, Op};
 use rustc_hash::FxHashMap;
@@ -231,12 +232,11 @@ fn hex64(b: &[u8; 64]) -> String {
 /// end still holds lines, the recovery report and what to say of it.
 fn check_point_drain(
     sys: &mut System,
-) -> (DrainWork, bool, crate::machine::RecoveryReport, &'static str, Vec<u64>, Option<non_persistent::Point>) {
+) -> (DrainWork, bool, crate::engine::hooks::RecoveryReport, &'static str, Vec<u64>, Option<non_persistent::Point>) {
     // A scheme that restores the dirty metadata lines the crash loses
     // (STAR, Anubis) must restore each exactly: its counters (a SIT node's
     // first 56 bytes; the MAC is recomputed) as the cache held them.
-    let scheme = sys.cfg.scheme;
-    let dirty: Vec<(u64, [u8; 64])> = match scheme.plugin().restores_dirty_metadata() && sys.mc.secure {
+    let dirty: Vec<(u64, [u8; 64])> = match sys.mc.rules.scheme.restores_dirty_metadata() && sys.mc.secure() {
         true => sys.mc.st.caches.dirty_lines().into_iter().filter(|(a, _)| sys.mc.st.layout.meta_pos(*a).is_some()).collect(),
         false => Vec::new(),
     };
@@ -245,10 +245,10 @@ fn check_point_drain(
     let undrained = sys.fronts.iter().any(|f| !f.is_empty());
     let rec = sys.recover();
     // The oracle's reads from here on check what recovery restored; no
-    // later recovery follows them, so the multiset registers (the
-    // multiset-hash scheme's) need not log the lines those reads cache.
-    // Read results do not depend on the registers.
-    sys.mc.st.stop_multiset_logging();
+    // later recovery follows them, so state a scheme keeps only for a
+    // recovery (the multiset-hash scheme's registers) need not follow the
+    // lines those reads cache. Read results do not depend on it.
+    sys.mc.rules.scheme.no_recovery_follows();
     let np = np.map(|b| non_persistent::after_recovery(sys, b));
     let unrestored: Vec<u64> =
         dirty.into_iter().filter(|(a, b)| sys.mc.st.nvm.peek(*a).is_none_or(|n| n[..56] != b[..56])).map(|(a, _)| a).collect();
@@ -538,7 +538,7 @@ impl CrashCheck<'_> {
         let mut sys = System::new(self.cfg, self.seed);
         sys.mc.st.nvm.image.track_changes();
         sys.mc.st.crypto.memoize_tree_hashes();
-        sys.mc.tree.keep_rebuilds();
+        sys.mc.rules.tree.keep_rebuilds();
         if sys.mc.layout().has_regions() {
             sys.mc.st.crypto.ledger = Some(Default::default());
         }

@@ -17,6 +17,7 @@
 //! ```
 
 use crate::config::SimConfig;
+use crate::engine::hooks::RecoveryCost;
 use crate::engine::layout::RegionKind;
 use crate::engine::nvm::ByKind;
 use crate::machine::System;
@@ -42,6 +43,9 @@ pub struct Measured {
     pub hashes: u64,
     /// The scheme's own check passed.
     pub ok: bool,
+    /// How the scheme's recovery scales with its cache (its runtime's).
+    #[serde(skip)]
+    pub cost: RecoveryCost,
 }
 
 /// Prices for the counts.
@@ -65,9 +69,9 @@ impl Measured {
     /// its whole shadow table (one line per cache way); STAR reads only
     /// non-zero bitmap lines, which scale with the stale lines.
     fn fixed_reads(&self) -> u64 {
-        match self.scheme.as_str() {
-            "anubis-sit" => self.reads.of(RegionKind::Recovery),
-            _ => 0,
+        match self.cost.reads_whole_recovery_area {
+            true => self.reads.of(RegionKind::Recovery),
+            false => 0,
         }
     }
 
@@ -92,9 +96,9 @@ impl Measured {
     /// `dirty` is dirty: STAR the stale (dirty) ones, Anubis every line its
     /// table shadows (all of them once the cache has filled).
     pub fn restored_at(&self, lines: u64, dirty: f64) -> f64 {
-        match self.scheme.as_str() {
-            "anubis-sit" => lines as f64,
-            _ => dirty * lines as f64,
+        match self.cost.restores_every_line {
+            true => lines as f64,
+            false => dirty * lines as f64,
         }
     }
 }
@@ -124,11 +128,12 @@ pub fn measure(cfg: &SimConfig, workload: &WorkloadKind, ops: u64, seed: u64, pr
         cache_lines,
         dirty_lines,
         dirty_share: dirty_lines as f64 / cache_lines.max(1) as f64,
-        restored: rep.stale_restored,
+        restored: rep.count("stale_restored"),
         reads: rep.nvm_reads,
         writes: rep.nvm_writes,
         hashes: rep.crypto.tree_hashes + rep.crypto.macs,
         ok: rep.ok(),
+        cost: sys.mc.rules.scheme.recovery_cost(),
     })
 }
 

@@ -18,7 +18,7 @@ fn write_then_read_round_trips_for_every_tree_and_policy() {
     for tree in ["bmt", "sit"] {
         for policy in ["write-through", "write-back"] {
             let cfg = small(tree, policy);
-            let mut mc = MemoryController::new(&cfg, 1);
+            let mut mc = crate::scheme::controller(&cfg, 1);
             for i in 0..300u64 {
                 let b = (i * 37) % 2000;
                 mc.write(b, &[i as u8; 64]).unwrap();
@@ -36,7 +36,7 @@ fn write_then_read_round_trips_for_every_tree_and_policy() {
 #[test]
 fn minor_overflow_bumps_major_and_reencrypts_page() {
     let cfg = small("bmt", "write-through");
-    let mut mc = MemoryController::new(&cfg, 2);
+    let mut mc = crate::scheme::controller(&cfg, 2);
     mc.write(1, &[9; 64]).unwrap();
     for i in 0..200u32 {
         mc.write(0, &[(i % 250) as u8; 64]).unwrap();
@@ -51,7 +51,7 @@ fn minor_overflow_bumps_major_and_reencrypts_page() {
 fn tampering_is_detected_after_a_cold_start() {
     for tree in ["bmt", "sit"] {
         let cfg = small(tree, "write-back");
-        let mut mc = MemoryController::new(&cfg, 3);
+        let mut mc = crate::scheme::controller(&cfg, 3);
         for b in 0..100u64 {
             mc.write(b, &[b as u8; 64]).unwrap();
         }

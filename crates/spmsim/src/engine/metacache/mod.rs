@@ -126,9 +126,9 @@ impl MetaCaches {
         Some(slots)
     }
 
-    /// The way of the level cache holding `addr`, if it holds it.
-    pub fn level_cache_way(&self, layout: &Layout, addr: u64) -> Option<usize> {
-        self.level.as_ref().filter(|l| l.holds(layout, addr))?.cache.way_of(addr)
+    /// Whether `addr` belongs in the level cache.
+    pub fn in_level_cache(&self, layout: &Layout, addr: u64) -> bool {
+        self.level.as_ref().is_some_and(|l| l.holds(layout, addr))
     }
 
     pub fn all(&self) -> Vec<(&'static str, &LineCache)> {

@@ -5,10 +5,12 @@
 //! (the "BMT root update" every SecPB scheme times).
 
 use super::rebuilt::RebuiltNodes;
-use super::{IntegrityTree, RebuildOutcome};
+use super::RebuildOutcome;
 use crate::engine::counter::{bmt_set_slot, bmt_slots};
 use crate::engine::crypto::CryptoEngine;
+use crate::engine::hooks::SubtreeRoot;
 use crate::engine::layout::{Cover, Layout};
+use crate::engine::rules::Rules;
 use crate::engine::store::{CheckFailure, MetaStore};
 use rustc_hash::FxHashMap;
 
@@ -115,20 +117,21 @@ impl BonsaiMerkleTree {
     /// Whether the level-1 node above counter block `index` marks it as not
     /// written since the last recovery (a zero entry; see `zero_marks`).
     /// The node is fetched, so checked, first.
-    pub fn marks_unwritten(&self, tree: &IntegrityTree, st: &mut MetaStore, index: u64) -> Result<bool, CheckFailure> {
+    pub fn marks_unwritten(&self, r: &Rules, st: &mut MetaStore, index: u64) -> Result<bool, CheckFailure> {
         if !self.zero_marks {
             return Ok(false);
         }
         let Some((pl, pi, slot)) = st.layout.parent_of(0, index) else { return Ok(false) };
-        let parent = st.fetch(tree, st.layout.meta_addr(pl, pi))?;
+        let parent = st.fetch(r, st.layout.meta_addr(pl, pi))?;
         Ok(bmt_slots(&parent)[slot] == 0)
     }
 
-    pub fn verify(&self, tree: &IntegrityTree, st: &mut MetaStore, level: u32, index: u64, bytes: &[u8; 64]) -> Result<(), CheckFailure> {
+    pub fn verify(&self, r: &Rules, st: &mut MetaStore, level: u32, index: u64, bytes: &[u8; 64]) -> Result<(), CheckFailure> {
         let h = st.crypto.bmt_hash(bytes);
-        // A detached hot tree's root is checked against its own register.
-        if let Some(hot) = st.chip.hot_tree.filter(|t| t.is(level, index)) {
-            return if hot.hash == h { Ok(()) } else { Err(CheckFailure::Tree { level, index }) };
+        // A node whose hash a register of the scheme's holds (a detached
+        // hot tree's root) is checked against that register.
+        if let SubtreeRoot::Register(hash) = r.scheme.subtree_root(st, level, index) {
+            return if hash == h { Ok(()) } else { Err(CheckFailure::Tree { level, index }) };
         }
         match st.layout.parent_of(level, index) {
             None => {
@@ -139,7 +142,7 @@ impl BonsaiMerkleTree {
                 }
             }
             Some((pl, pi, slot)) => {
-                let parent = st.fetch(tree, st.layout.meta_addr(pl, pi))?;
+                let parent = st.fetch(r, st.layout.meta_addr(pl, pi))?;
                 if self.entry_matches(level, bmt_slots(&parent)[slot], h) {
                     Ok(())
                 } else {
@@ -158,10 +161,10 @@ impl BonsaiMerkleTree {
     /// [`Self::verify`], by the same comparisons, with nothing fetched or
     /// counted. The crash oracle's incremental reads ask it which edges a
     /// crash point changed.
-    pub fn edge_holds(&self, st: &MetaStore, level: u32, index: u64, bytes: &[u8; 64], parent: &[u8; 64]) -> bool {
+    pub fn edge_holds(&self, r: &Rules, st: &MetaStore, level: u32, index: u64, bytes: &[u8; 64], parent: &[u8; 64]) -> bool {
         let h = st.crypto.bmt_hash_uncounted(bytes);
-        if let Some(hot) = st.chip.hot_tree.filter(|t| t.is(level, index)) {
-            return hot.hash == h;
+        if let SubtreeRoot::Register(hash) = r.scheme.subtree_root(st, level, index) {
+            return hash == h;
         }
         match st.layout.parent_of(level, index) {
             None => self.root_matches(&st.chip.roots, index, h),
@@ -169,53 +172,39 @@ impl BonsaiMerkleTree {
         }
     }
 
-    pub fn counter_updated(&self, tree: &IntegrityTree, st: &mut MetaStore, index: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
-        self.node_updated(tree, st, 0, index, bytes)
+    pub fn counter_updated(&self, r: &Rules, st: &mut MetaStore, index: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
+        self.node_updated(r, st, 0, index, bytes)
     }
 
     /// Node `index` of `level` (0: a counter block) is now `bytes`: install
     /// it dirty and hash it into every node above it up to its root register.
-    pub fn node_updated(
-        &self,
-        tree: &IntegrityTree,
-        st: &mut MetaStore,
-        level: u32,
-        index: u64,
-        bytes: [u8; 64],
-    ) -> Result<(), CheckFailure> {
+    pub fn node_updated(&self, r: &Rules, st: &mut MetaStore, level: u32, index: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
         let addr = st.layout.meta_addr(level, index);
-        st.install(addr, bytes, true);
+        st.install(r, addr, bytes, true);
         let mut changed = vec![addr];
-        changed.extend(self.hash_up(tree, st, level, index, bytes, None)?);
+        changed.extend(self.hash_up(r, st, level, index, bytes)?);
         for a in changed {
-            st.metadata_dirtied(tree, a)?;
+            st.metadata_dirtied(r, a)?;
         }
         Ok(())
     }
 
-    /// Hash node `index` of `level`, now `bytes`, into its parent, and each
-    /// changed parent into its own, until a root register takes the hash,
-    /// or a detached hot tree's register, or until a node of `stop_level`
-    /// has been changed (a cached node acting as a root: CacheTree's
-    /// HNodes). Returns the parents changed, lowest first; the caller says
-    /// what follows for each (`metadata_dirtied`).
-    pub fn hash_up(
-        &self,
-        tree: &IntegrityTree,
-        st: &mut MetaStore,
-        level: u32,
-        index: u64,
-        bytes: [u8; 64],
-        stop_level: Option<u32>,
-    ) -> Result<Vec<u64>, CheckFailure> {
+    /// Hash node `index` of `level`, now `bytes`, into its parent, and
+    /// each changed parent into its own, until a root register takes the
+    /// hash, or a register of the scheme's (a detached hot tree's), or
+    /// until the scheme's cached node has been changed (a node acting as a
+    /// root: CacheTree's HNodes), as the scheme's [`SubtreeRoot`] says.
+    /// Returns the parents changed, lowest first; the caller says what
+    /// follows for each (`metadata_dirtied`).
+    pub fn hash_up(&self, r: &Rules, st: &mut MetaStore, level: u32, index: u64, bytes: [u8; 64]) -> Result<Vec<u64>, CheckFailure> {
         let (mut level, mut idx, mut cur) = (level, index, bytes);
         let mut changed = Vec::new();
         loop {
             let h = st.crypto.bmt_hash(&cur);
-            // A detached hot tree's root is a root: its register takes the
-            // hash and nothing above it changes.
-            if let Some(hot) = st.chip.hot_tree.as_mut().filter(|t| t.is(level, idx)) {
-                hot.hash = h;
+            // A node the scheme keeps in a register is a root: its register
+            // takes the hash and nothing above it changes.
+            if let SubtreeRoot::Register(_) = r.scheme.subtree_root(st, level, idx) {
+                r.scheme.set_subtree_register(st, level, idx, h);
                 st.root_updates += 1;
                 break;
             }
@@ -230,9 +219,9 @@ impl BonsaiMerkleTree {
                 Some((pl, pi, slot)) => {
                     let pa = st.layout.meta_addr(pl, pi);
                     let e = self.entry_for(level, h);
-                    let p = st.update(tree, pa, |p| bmt_set_slot(p, slot, e))?;
+                    let p = st.update(r, pa, |p| bmt_set_slot(p, slot, e))?;
                     changed.push(pa);
-                    if stop_level == Some(pl) {
+                    if r.scheme.subtree_root(st, pl, pi) == SubtreeRoot::StopsUpdate {
                         break;
                     }
                     (level, idx, cur) = (pl, pi, p);
@@ -270,10 +259,9 @@ impl BonsaiMerkleTree {
 
     /// Write every dirty line in place; no order is needed, since no
     /// write-back changes another node.
-    pub fn flush_all(&self, tree: &IntegrityTree, st: &mut MetaStore) -> Result<u64, CheckFailure> {
-        tree.process_victims(st)?;
-        let scheme = st.scheme;
-        if scheme.plugin().lazy_tree() {
+    pub fn flush_all(&self, r: &Rules, st: &mut MetaStore) -> Result<u64, CheckFailure> {
+        r.process_victims(st)?;
+        if r.scheme.lazy_tree() {
             // A lazy tree's write-back dirties the parent: lowest level
             // first, until nothing is dirty.
             let mut n = 0;
@@ -289,8 +277,8 @@ impl BonsaiMerkleTree {
                 for a in batch {
                     let layout = &st.layout;
                     let Some(b) = st.caches.for_addr(layout, a).take_dirty(a) else { continue };
-                    scheme.plugin().on_metadata_evict(tree, st, a, b)?;
-                    tree.process_victims(st)?;
+                    r.scheme.on_metadata_evict(r, st, a, b)?;
+                    r.process_victims(st)?;
                     n += 1;
                 }
             }
@@ -506,20 +494,21 @@ mod tests {
     use crate::config::SimConfig;
     use crate::engine::controller::MemoryController;
     use crate::engine::counter::SplitCounterBlock;
+    use crate::engine::tree::IntegrityTree;
 
     /// A 64 MiB machine: 16384 counter blocks under one 6-level BMT, with
     /// write-back metadata caches.
     fn machine() -> MemoryController {
         let mut cfg = SimConfig::default();
         cfg.memory.capacity_bytes = 64 << 20;
-        cfg.scheme = crate::scheme::SchemeKind::BatteryWriteBack(crate::scheme::BatteryWriteBack {});
-        let mc = MemoryController::new(&cfg, 3);
+        cfg.scheme = crate::scheme::params::SchemeKind::BatteryWriteBack(crate::scheme::params::BatteryWriteBack {});
+        let mc = crate::scheme::controller(&cfg, 3);
         assert_eq!((mc.st.layout.levels(), mc.st.layout.level_nodes[5]), (6, 1), "one top node");
         mc
     }
 
     fn bmt(mc: &MemoryController) -> BonsaiMerkleTree {
-        match &mc.tree {
+        match &mc.rules.tree {
             IntegrityTree::Bmt(t) => t.clone(),
             IntegrityTree::Sit(_) => panic!("not a BMT"),
         }
@@ -539,7 +528,7 @@ mod tests {
     fn written_machine() -> MemoryController {
         let mut mc = machine();
         for (i, &index) in LEAVES.iter().enumerate() {
-            mc.tree.counter_updated(&mut mc.st, index, counter_block(i as u8 + 1)).unwrap();
+            mc.rules.counter_updated(&mut mc.st, index, counter_block(i as u8 + 1)).unwrap();
         }
         mc.flush_metadata().unwrap();
         let layout = mc.st.layout.clone();
@@ -566,7 +555,7 @@ mod tests {
         let t = bmt(&mc);
         assert!(mc.st.chip.roots.is_empty(), "a fresh machine holds the default root");
         let leaf = counter_block(1);
-        mc.tree.counter_updated(&mut mc.st, 1234, leaf).unwrap();
+        mc.rules.counter_updated(&mut mc.st, 1234, leaf).unwrap();
         // The chain recomputed by hand: each level is the never-written
         // block with the hash of the one below in its slot.
         let l = mc.st.layout.clone();
@@ -581,7 +570,7 @@ mod tests {
         assert_ne!(root, t.default_root());
         assert_eq!(mc.st.root_updates, 1);
         // Another leaf under the same root moves it again.
-        mc.tree.counter_updated(&mut mc.st, 9000, leaf).unwrap();
+        mc.rules.counter_updated(&mut mc.st, 9000, leaf).unwrap();
         assert_ne!(mc.st.chip.roots.get(0).unwrap(), root);
     }
 
@@ -593,7 +582,7 @@ mod tests {
         // A crash of a write-back tree with no battery loses the nodes.
         let l = mc.st.layout.clone();
         mc.st.nvm.image.retain(|a| !matches!(l.meta_pos(a), Some((lv, _)) if lv > 0));
-        let out = mc.tree.rebuild(&mut mc.st).unwrap();
+        let out = mc.rules.rebuild(&mut mc.st).unwrap();
         assert_eq!(out.mismatched_roots, Vec::<u64>::new());
         // Every node of the tree is counted, as hardware rebuilds them all;
         // the image holds the ones ever written, as before the crash.
@@ -611,7 +600,7 @@ mod tests {
         b[20] ^= 1;
         mc.st.nvm.image.put(a, b);
         let before = tree_nodes(&mc);
-        let out = mc.tree.rebuild(&mut mc.st).unwrap();
+        let out = mc.rules.rebuild(&mut mc.st).unwrap();
         assert_eq!(out.mismatched_roots, vec![0]);
         assert_eq!(tree_nodes(&mc), before, "a failed rebuild leaves the stored nodes alone");
     }
@@ -624,7 +613,7 @@ mod tests {
     fn a_kept_rebuild_matches_a_fresh_one_at_every_step() {
         let mut image = written_machine();
         let l = image.st.layout.clone();
-        let mut kept = image.tree.clone();
+        let mut kept = image.rules.tree.clone();
         kept.keep_rebuilds();
         let original = image.st.nvm.image.clone();
         let written = tree_nodes(&image);
@@ -645,9 +634,9 @@ mod tests {
             }
             let mut fresh = image.clone();
             let mut reused = image.clone();
-            reused.tree = kept.clone();
-            let want = fresh.tree.rebuild(&mut fresh.st).unwrap();
-            let got = reused.tree.rebuild(&mut reused.st).unwrap();
+            reused.rules.tree = kept.clone();
+            let want = fresh.rules.rebuild(&mut fresh.st).unwrap();
+            let got = reused.rules.rebuild(&mut reused.st).unwrap();
             assert_eq!(got, want, "{step}");
             assert_eq!(want.mismatched_roots.is_empty(), matches, "{step}");
             assert_eq!(tree_nodes(&reused), tree_nodes(&fresh), "{step}");
@@ -665,7 +654,7 @@ mod tests {
         let l = mc.st.layout.clone();
         let counter = l.meta_addr(0, 4000);
         let mut intact = mc.clone();
-        assert_eq!(intact.st.fetch(&intact.tree, counter).unwrap(), counter_block(4));
+        assert_eq!(intact.st.fetch(&intact.rules, counter).unwrap(), counter_block(4));
         let flip = |addr: u64| {
             let mut m = mc.clone();
             let mut b = *m.st.nvm.image.get(addr).unwrap();
@@ -675,10 +664,10 @@ mod tests {
         };
         let (pl, pi, _) = l.parent_of(0, 4000).unwrap();
         let mut m = flip(l.meta_addr(pl, pi));
-        assert_eq!(m.st.fetch(&m.tree, counter), Err(CheckFailure::Tree { level: 1, index: pi }));
+        assert_eq!(m.st.fetch(&m.rules, counter), Err(CheckFailure::Tree { level: 1, index: pi }));
         let mut m = flip(l.meta_addr(l.top_level(), 0));
-        assert_eq!(m.st.fetch(&m.tree, counter), Err(CheckFailure::Root { index: 0 }));
+        assert_eq!(m.st.fetch(&m.rules, counter), Err(CheckFailure::Root { index: 0 }));
         let mut m = flip(counter);
-        assert_eq!(m.st.fetch(&m.tree, counter), Err(CheckFailure::Tree { level: 0, index: 4000 }));
+        assert_eq!(m.st.fetch(&m.rules, counter), Err(CheckFailure::Tree { level: 0, index: 4000 }));
     }
 }

@@ -28,8 +28,9 @@
 //! - `default_root()`, `child_entry_is_initial(level, node, slot)`: the
 //!   initial values image verification trusts for never-written subtrees.
 //!
-//! This file is the interface and the dispatch only: every rule of a tree
-//! lives in that tree's own file.
+//! This file is the interface and the dispatch of what concerns the tree
+//! alone; the operations that involve the scheme's hooks dispatch from
+//! `engine::rules`. Every rule of a tree lives in that tree's own file.
 
 mod bmt;
 mod rebuilt;
@@ -38,7 +39,6 @@ mod sit;
 pub use bmt::BonsaiMerkleTree;
 pub use sit::{SgxIntegrityTree, SIT_LSB_BITS, SIT_LSB_MASK};
 
-use crate::engine::store::{CheckFailure, MetaStore};
 use serde::Serialize;
 
 /// The tree's counts as the stats tree shows them (`roi.tree`).
@@ -96,44 +96,6 @@ impl IntegrityTree {
     pub fn root_is_initial(&self, index: u64, value: u64) -> bool {
         value == self.default_root(index)
     }
-    pub fn verify(&self, st: &mut MetaStore, level: u32, index: u64, bytes: &[u8; 64]) -> Result<(), CheckFailure> {
-        match self {
-            IntegrityTree::Bmt(t) => t.verify(self, st, level, index, bytes),
-            IntegrityTree::Sit(t) => t.verify(self, st, level, index, bytes),
-        }
-    }
-    pub fn counter_updated(&self, st: &mut MetaStore, index: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
-        match self {
-            IntegrityTree::Bmt(t) => t.counter_updated(self, st, index, bytes),
-            IntegrityTree::Sit(t) => t.counter_updated(self, st, index, bytes),
-        }
-    }
-    /// Write a dirty line that has left (or is leaving) the cache. MAC
-    /// lines are no tree's business: they go to NVM as they are.
-    pub fn write_back(&self, st: &mut MetaStore, addr: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
-        if st.is_mac_line(addr) {
-            st.nvm.write(&st.layout, addr, bytes);
-            return Ok(());
-        }
-        match self {
-            IntegrityTree::Bmt(t) => t.write_back(st, addr, bytes),
-            IntegrityTree::Sit(t) => t.write_back(self, st, addr, bytes),
-        }
-    }
-    /// Persist a dirty line still in its cache now, as a write-through
-    /// policy asks: MAC lines and BMT nodes are written as they are; a SIT
-    /// node is written back with every changed node above it.
-    pub fn persist_line(&self, st: &mut MetaStore, addr: u64) -> Result<(), CheckFailure> {
-        match self {
-            IntegrityTree::Sit(t) if !st.is_mac_line(addr) => t.persist_line(self, st, addr),
-            _ => {
-                st.write_line_through(addr);
-                Ok(())
-            }
-        }
-    }
-    /// Hand every dirty victim to the scheme's eviction hook until the
-    /// buffer is empty.
     /// The Bonsai Merkle tree, if this is one (the schemes that require it
     /// check `tree.type` when the configuration loads).
     pub fn as_bmt(&self) -> Option<&BonsaiMerkleTree> {
@@ -143,41 +105,12 @@ impl IntegrityTree {
         }
     }
 
-    pub fn process_victims(&self, st: &mut MetaStore) -> Result<(), CheckFailure> {
-        while let Some((a, b)) = st.victims.pop_front() {
-            let scheme = st.scheme;
-            scheme.plugin().on_metadata_evict(self, st, a, b)?;
-        }
-        Ok(())
-    }
-    pub fn flush_all(&self, st: &mut MetaStore) -> Result<u64, CheckFailure> {
-        match self {
-            IntegrityTree::Bmt(t) => t.flush_all(self, st),
-            IntegrityTree::Sit(t) => t.flush_all(self, st),
-        }
-    }
     /// Keep each rebuild's nodes for the next (the crash oracle's
     /// recoveries; see [`BonsaiMerkleTree::keep_rebuilds`]). A SIT is
     /// never rebuilt, so keeps nothing.
     pub fn keep_rebuilds(&mut self) {
         if let IntegrityTree::Bmt(t) = self {
             t.keep_rebuilds();
-        }
-    }
-    /// Whether counter block `index` is marked as not written since the
-    /// last recovery (a zero level-1 entry: Triad-NVM's lazy recovery).
-    pub fn marks_unwritten(&self, st: &mut MetaStore, index: u64) -> Result<bool, CheckFailure> {
-        match self {
-            IntegrityTree::Bmt(t) if t.zero_marks() => t.marks_unwritten(self, st, index),
-            _ => Ok(false),
-        }
-    }
-
-    /// None when this tree cannot be rebuilt from its leaves (lazy SIT).
-    pub fn rebuild(&self, st: &mut MetaStore) -> Option<RebuildOutcome> {
-        match self {
-            IntegrityTree::Bmt(t) => t.rebuild(st),
-            IntegrityTree::Sit(t) => t.rebuild(st),
         }
     }
 }
@@ -189,7 +122,7 @@ mod tests {
 
     fn controller(tree: &str) -> MemoryController {
         let toml = format!("[memory]\ncapacity_bytes = 16777216\n[tree]\ntype = '{tree}'\n[scheme]\ntype = 'battery-write-back'\n");
-        MemoryController::new(&load_str(&toml, "test", &[]).unwrap(), 3)
+        crate::scheme::controller(&load_str(&toml, "test", &[]).unwrap(), 3)
     }
 
     /// The contract every tree keeps, checked for each: initial entries
@@ -200,23 +133,26 @@ mod tests {
         for name in ["bmt", "sit"] {
             let mut mc = controller(name);
             let layout = mc.layout().clone();
-            assert!(mc.tree.root_is_initial(0, mc.chip().roots.value_or(0, mc.tree.default_root(0))), "{name}");
+            assert!(mc.rules.tree.root_is_initial(0, mc.chip().roots.value_or(0, mc.rules.tree.default_root(0))), "{name}");
             let (counter, _) = layout.counter_of(5);
             let (pl, pi, slot) = layout.parent_of(0, counter).unwrap();
             let parent = layout.meta_addr(pl, pi);
-            let default_parent = mc.tree.default_block(pl);
-            assert!(mc.tree.child_entry_is_initial(pl, &default_parent, slot), "{name}");
+            let default_parent = mc.rules.tree.default_block(pl);
+            assert!(mc.rules.tree.child_entry_is_initial(pl, &default_parent, slot), "{name}");
             mc.write(5, &[7; 64]).unwrap();
             assert!(mc.flush_metadata().unwrap() > 0, "{name}: the write left dirty metadata");
             mc.st.nvm.drain_wpq(&layout);
             let written = mc.st.nvm.image.get(parent).copied().expect("the parent reached NVM");
-            assert!(!mc.tree.child_entry_is_initial(pl, &written, slot), "{name}: the parent still vouches for a never-written child");
-            assert!(mc.tree.child_entry_is_initial(pl, &written, (slot + 1) % 8), "{name}: an untouched sibling moved");
+            assert!(
+                !mc.rules.tree.child_entry_is_initial(pl, &written, slot),
+                "{name}: the parent still vouches for a never-written child"
+            );
+            assert!(mc.rules.tree.child_entry_is_initial(pl, &written, (slot + 1) % 8), "{name}: an untouched sibling moved");
             let root = mc.chip().roots.get(0).expect("the root register was written");
-            assert!(!mc.tree.root_is_initial(0, root), "{name}");
+            assert!(!mc.rules.tree.root_is_initial(0, root), "{name}");
             mc.drop_volatile();
             assert_eq!(mc.read(5).unwrap(), [7; 64], "{name}: a cold read verifies up to the root");
-            let rebuilt = mc.tree.rebuild(&mut mc.st);
+            let rebuilt = mc.rules.rebuild(&mut mc.st);
             match name {
                 "bmt" => assert_eq!(rebuilt.map(|r| r.mismatched_roots), Some(vec![]), "the BMT rebuilds to the same root"),
                 _ => assert_eq!(rebuilt, None, "the lazy SIT cannot be rebuilt from its leaves"),

@@ -8,8 +8,9 @@
 //! A never-written node is all zero bytes; that is accepted only while the
 //! parent's counter for it is still 0, i.e. before its first write-back.
 
-use super::{IntegrityTree, RebuildOutcome};
+use super::RebuildOutcome;
 use crate::engine::counter::{SitNode, SIT_COUNTER_MAX};
+use crate::engine::rules::Rules;
 use crate::engine::store::{CheckFailure, MetaStore};
 
 #[derive(Clone, Debug, Default)]
@@ -77,18 +78,18 @@ impl SgxIntegrityTree {
         None
     }
 
-    fn parent_counter(&self, tree: &IntegrityTree, st: &mut MetaStore, level: u32, index: u64) -> Result<u64, CheckFailure> {
+    fn parent_counter(&self, r: &Rules, st: &mut MetaStore, level: u32, index: u64) -> Result<u64, CheckFailure> {
         match st.layout.parent_of(level, index) {
             None => Ok(st.chip.roots.value_or(index, 0)),
             Some((pl, pi, slot)) => {
-                let p = st.fetch(tree, st.layout.meta_addr(pl, pi))?;
+                let p = st.fetch(r, st.layout.meta_addr(pl, pi))?;
                 Ok(SitNode::decode(&p).counters[slot])
             }
         }
     }
 
-    pub fn verify(&self, tree: &IntegrityTree, st: &mut MetaStore, level: u32, index: u64, bytes: &[u8; 64]) -> Result<(), CheckFailure> {
-        let pc = self.parent_counter(tree, st, level, index)?;
+    pub fn verify(&self, r: &Rules, st: &mut MetaStore, level: u32, index: u64, bytes: &[u8; 64]) -> Result<(), CheckFailure> {
+        let pc = self.parent_counter(r, st, level, index)?;
         let failure = match st.layout.parent_of(level, index) {
             None => CheckFailure::Root { index },
             Some(_) => CheckFailure::Tree { level, index },
@@ -108,23 +109,23 @@ impl SgxIntegrityTree {
 
     /// Lazy update (SIT, Triad-NVM II-C): only the counter block changes;
     /// its parent learns of it when it is written back.
-    pub fn counter_updated(&self, tree: &IntegrityTree, st: &mut MetaStore, index: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
+    pub fn counter_updated(&self, r: &Rules, st: &mut MetaStore, index: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
         let addr = st.layout.meta_addr(0, index);
-        st.install(addr, bytes, true);
-        st.metadata_dirtied(tree, addr)
+        st.install(r, addr, bytes, true);
+        st.metadata_dirtied(r, addr)
     }
 
     /// Persist a dirty node now (a write-through policy: strict persistence,
     /// STAR V-A). A SIT node in NVM verifies only under its parent's
     /// counter, which its write-back just advanced, so every changed node
     /// from this one up to the root reaches the WPQ, children first.
-    pub fn persist_line(&self, tree: &IntegrityTree, st: &mut MetaStore, addr: u64) -> Result<(), CheckFailure> {
+    pub fn persist_line(&self, r: &Rules, st: &mut MetaStore, addr: u64) -> Result<(), CheckFailure> {
         let layout = st.layout.clone();
         let mut a = addr;
         loop {
             let (level, idx) = layout.meta_pos(a).expect("SIT metadata address");
             let Some((cur, true)) = st.caches.for_addr(&layout, a).peek(a) else { break };
-            self.write_back(tree, st, a, cur)?;
+            self.write_back(r, st, a, cur)?;
             match layout.parent_of(level, idx) {
                 Some((pl, pi, _)) => a = layout.meta_addr(pl, pi),
                 None => break,
@@ -134,14 +135,14 @@ impl SgxIntegrityTree {
     }
 
     /// Increment the parent's counter, MAC the node under it, write the node.
-    pub fn write_back(&self, tree: &IntegrityTree, st: &mut MetaStore, addr: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
+    pub fn write_back(&self, r: &Rules, st: &mut MetaStore, addr: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
         let (level, index) = st.layout.meta_pos(addr).expect("SIT metadata address");
         // Take the line out first so the parent fetch cannot evict it as a
         // second dirty victim.
         let layout = st.layout.clone();
         let removed = st.caches.for_addr(&layout, addr).remove(addr);
         if let Some((b, _)) = removed {
-            st.log_write(addr, &b);
+            st.removed_from_cache(r, addr, &b);
         }
         let was_cached = removed.is_some();
         let (new_pc, parent) = match layout.parent_of(level, index) {
@@ -153,12 +154,12 @@ impl SgxIntegrityTree {
             }
             Some((pl, pi, slot)) => {
                 let pa = layout.meta_addr(pl, pi);
-                let mut p = SitNode::decode(&st.fetch(tree, pa)?);
+                let mut p = SitNode::decode(&st.fetch(r, pa)?);
                 if p.counters[slot] >= SIT_COUNTER_MAX {
                     return Err(CheckFailure::CounterOverflow { level: pl, index: pi });
                 }
                 p.counters[slot] += 1;
-                st.install(pa, p.encode(), true);
+                st.install(r, pa, p.encode(), true);
                 (p.counters[slot], Some(pa))
             }
         };
@@ -167,24 +168,23 @@ impl SgxIntegrityTree {
         let out = n.encode();
         st.nvm.write(&layout, addr, out);
         if was_cached {
-            st.install(addr, out, false);
+            st.install(r, addr, out, false);
         }
-        let scheme = st.scheme;
-        scheme.plugin().on_metadata_written(st, addr);
+        r.scheme.on_metadata_written(st, addr);
         // The parent changed only after this node was written, so the
         // scheme hears of it now (a write-through scheme persists it next).
         match parent {
-            Some(pa) => st.metadata_dirtied(tree, pa),
+            Some(pa) => st.metadata_dirtied(r, pa),
             None => Ok(()),
         }
     }
 
     /// Write back bottom-up so that each parent is written after the
     /// children whose write-backs changed it.
-    pub fn flush_all(&self, tree: &IntegrityTree, st: &mut MetaStore) -> Result<u64, CheckFailure> {
+    pub fn flush_all(&self, r: &Rules, st: &mut MetaStore) -> Result<u64, CheckFailure> {
         let mut written = 0u64;
         loop {
-            tree.process_victims(st)?;
+            r.process_victims(st)?;
             let dirty = st.caches.dirty_lines();
             if dirty.is_empty() {
                 return Ok(written);
@@ -201,7 +201,7 @@ impl SgxIntegrityTree {
                 if min_level < 0 {
                     st.write_line_through(a);
                 } else {
-                    self.write_back(tree, st, a, cur)?;
+                    self.write_back(r, st, a, cur)?;
                 }
             }
         }
@@ -220,8 +220,8 @@ mod tests {
         let mut cfg = SimConfig::default();
         cfg.memory.capacity_bytes = 64 << 20;
         cfg.tree = TreeConfig::Sit { arity: 8, levels: None };
-        cfg.scheme = crate::scheme::SchemeKind::BatteryWriteBack(crate::scheme::BatteryWriteBack {});
-        let mc = MemoryController::new(&cfg, 3);
+        cfg.scheme = crate::scheme::params::SchemeKind::BatteryWriteBack(crate::scheme::params::BatteryWriteBack {});
+        let mc = crate::scheme::controller(&cfg, 3);
         assert_eq!((mc.st.layout.levels(), mc.st.layout.level_nodes[6]), (7, 1), "one top node");
         mc
     }
@@ -236,7 +236,7 @@ mod tests {
     fn counter_in_parent(mc: &mut MemoryController, level: u32, index: u64) -> u64 {
         let (pl, pi, slot) = mc.st.layout.parent_of(level, index).unwrap();
         let a = mc.st.layout.meta_addr(pl, pi);
-        SitNode::decode(&mc.st.fetch(&mc.tree, a).unwrap()).counters[slot]
+        SitNode::decode(&mc.st.fetch(&mc.rules, a).unwrap()).counters[slot]
     }
 
     /// Write every dirty line, drain the WPQ and lose the caches.
@@ -251,10 +251,10 @@ mod tests {
     fn an_update_touches_nothing_above_the_leaf_until_it_is_written_back() {
         let mut mc = machine();
         let a = mc.st.layout.meta_addr(0, 500);
-        mc.tree.counter_updated(&mut mc.st, 500, leaf(1)).unwrap();
+        mc.rules.counter_updated(&mut mc.st, 500, leaf(1)).unwrap();
         assert_eq!((mc.st.root_updates, mc.st.nvm.enqueued.total()), (0, 0), "lazy: no root update, no NVM write");
         assert_eq!(counter_in_parent(&mut mc, 0, 500), 0);
-        mc.tree.write_back(&mut mc.st, a, leaf(1)).unwrap();
+        mc.rules.write_back(&mut mc.st, a, leaf(1)).unwrap();
         assert_eq!(counter_in_parent(&mut mc, 0, 500), 1, "the write-back increments the parent's counter");
         assert_eq!(mc.st.root_updates, 0, "the parent itself is not written back yet");
         // The leaf went out MACed under that parent counter.
@@ -267,37 +267,37 @@ mod tests {
     fn a_flush_moves_the_root_and_every_node_verifies_from_nvm() {
         let mut mc = machine();
         for (i, index) in [0u64, 9, 500, 131071].into_iter().enumerate() {
-            mc.tree.counter_updated(&mut mc.st, index, leaf(i as u64 + 1)).unwrap();
+            mc.rules.counter_updated(&mut mc.st, index, leaf(i as u64 + 1)).unwrap();
         }
         persist_all(&mut mc);
         assert_eq!(mc.st.chip.roots.get(0), Some(1), "the top node was written back once");
         for (i, index) in [0u64, 9, 500, 131071].into_iter().enumerate() {
             let a = mc.st.layout.meta_addr(0, index);
-            let got = SitNode::decode(&mc.st.fetch(&mc.tree, a).unwrap());
+            let got = SitNode::decode(&mc.st.fetch(&mc.rules, a).unwrap());
             assert_eq!(got.counters, SitNode::decode(&leaf(i as u64 + 1)).counters, "counter block {index}");
         }
-        assert!(mc.tree.rebuild(&mut mc.st).is_none(), "a lazy SIT cannot be rebuilt from its leaves");
+        assert!(mc.rules.rebuild(&mut mc.st).is_none(), "a lazy SIT cannot be rebuilt from its leaves");
     }
 
     #[test]
     fn a_replayed_node_fails_against_its_parent_counter() {
         let mut mc = machine();
         let a = mc.st.layout.meta_addr(0, 500);
-        mc.tree.counter_updated(&mut mc.st, 500, leaf(1)).unwrap();
+        mc.rules.counter_updated(&mut mc.st, 500, leaf(1)).unwrap();
         persist_all(&mut mc);
         let old = *mc.st.nvm.image.get(a).unwrap();
-        mc.tree.counter_updated(&mut mc.st, 500, leaf(2)).unwrap();
+        mc.rules.counter_updated(&mut mc.st, 500, leaf(2)).unwrap();
         persist_all(&mut mc);
         let mut replayed = mc.clone();
         replayed.st.nvm.image.put(a, old);
-        assert_eq!(replayed.st.fetch(&replayed.tree, a), Err(CheckFailure::Tree { level: 0, index: 500 }));
-        assert!(mc.st.fetch(&mc.tree, a).is_ok(), "the current node verifies");
+        assert_eq!(replayed.st.fetch(&replayed.rules, a), Err(CheckFailure::Tree { level: 0, index: 500 }));
+        assert!(mc.st.fetch(&mc.rules, a).is_ok(), "the current node verifies");
     }
 
     #[test]
     fn a_tampered_node_fails_verification() {
         let mut mc = machine();
-        mc.tree.counter_updated(&mut mc.st, 500, leaf(1)).unwrap();
+        mc.rules.counter_updated(&mut mc.st, 500, leaf(1)).unwrap();
         persist_all(&mut mc);
         let l = mc.st.layout.clone();
         let counter = l.meta_addr(0, 500);
@@ -306,23 +306,23 @@ mod tests {
         let mut node = *m.st.nvm.image.get(l.meta_addr(pl, pi)).unwrap();
         node[slot * 7] ^= 1;
         m.st.nvm.image.put(l.meta_addr(pl, pi), node);
-        assert_eq!(m.st.fetch(&m.tree, counter), Err(CheckFailure::Tree { level: 1, index: pi }));
+        assert_eq!(m.st.fetch(&m.rules, counter), Err(CheckFailure::Tree { level: 1, index: pi }));
         let mut m = mc.clone();
         let top = l.meta_addr(l.top_level(), 0);
         let mut node = *m.st.nvm.image.get(top).unwrap();
         node[60] ^= 1;
         m.st.nvm.image.put(top, node);
-        assert_eq!(m.st.fetch(&m.tree, counter), Err(CheckFailure::Root { index: 0 }));
+        assert_eq!(m.st.fetch(&m.rules, counter), Err(CheckFailure::Root { index: 0 }));
     }
 
     #[test]
     fn an_all_zero_node_passes_only_while_its_parent_counter_is_zero() {
         let mut mc = machine();
         let a = mc.st.layout.meta_addr(0, 500);
-        assert_eq!(mc.st.fetch(&mc.tree, a), Ok([0; 64]), "never written");
-        mc.tree.counter_updated(&mut mc.st, 500, leaf(1)).unwrap();
+        assert_eq!(mc.st.fetch(&mc.rules, a), Ok([0; 64]), "never written");
+        mc.rules.counter_updated(&mut mc.st, 500, leaf(1)).unwrap();
         persist_all(&mut mc);
         mc.st.nvm.image.retain(|x| x != a);
-        assert_eq!(mc.st.fetch(&mc.tree, a), Err(CheckFailure::Tree { level: 0, index: 500 }), "rolled back to never written");
+        assert_eq!(mc.st.fetch(&mc.rules, a), Err(CheckFailure::Tree { level: 0, index: 500 }), "rolled back to never written");
     }
 }

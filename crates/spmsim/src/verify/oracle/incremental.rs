@@ -30,7 +30,9 @@
 //! [`SgxIntegrityTree::edge_holds`]: crate::engine::tree::SgxIntegrityTree::edge_holds
 
 use crate::engine::chip::ChipState;
+use crate::engine::hooks::NvChange;
 use crate::engine::layout::Region;
+use crate::engine::rules::Rules;
 use crate::engine::store::{CheckFailure, MetaStore};
 use crate::engine::tree::IntegrityTree;
 use crate::machine::System;
@@ -105,7 +107,7 @@ impl IncrementalReads {
         if enabled {
             for (j, &b) in blocks.iter().enumerate() {
                 let mut lines = vec![b];
-                if sys.mc.secure {
+                if sys.mc.secure() {
                     lines.push(st.layout.mac_line_of(b).0);
                     lines.push(st.layout.meta_addr(0, st.layout.counter_of(b).0));
                 }
@@ -187,20 +189,15 @@ impl IncrementalReads {
             return all;
         };
         let roots_changed = last_chip.roots != chip.roots;
-        let last_hot = last_chip.hot_tree;
-        // A scheme's recovery state (STAR's bitmap lines, its cache-tree
-        // root, the multiset-hash scheme's Read and Write Hash) is read by
-        // its recovery alone, which has run: reads do not see it. What
-        // that recovery put on chip is met as on-chip lines.
-        let rest_changed = ChipState {
-            roots: chip.roots.clone(),
-            bitmap: chip.bitmap.clone(),
-            recovery_root: chip.recovery_root,
-            mset: chip.mset,
-            hot_tree: chip.hot_tree,
-            ..last_chip
-        } != chip;
-        if rest_changed {
+        // What a change of the scheme's own state means for reads is the
+        // scheme's to say: recovery state (STAR's bitmap lines, a register
+        // over a cache) is read by its recovery alone, which has run, so
+        // reads do not see it (what that recovery put on chip is met as
+        // on-chip lines); a register that roots a subtree (ASSURE's hot
+        // tree) names the edges to check again.
+        let scheme_change = sys.mc.rules.scheme.nv_change(st, &last_chip.scheme, &chip.scheme);
+        let rest_changed = ChipState { roots: chip.roots.clone(), scheme: chip.scheme.clone(), ..last_chip } != chip;
+        if rest_changed || scheme_change == NvChange::Everything {
             self.views.clear();
             self.edges.clear();
             return all;
@@ -220,7 +217,7 @@ impl IncrementalReads {
             if let Some(r) = self.readers.get(&a) {
                 read.extend(r.iter().copied());
             }
-            if !sys.mc.secure {
+            if !sys.mc.secure() {
                 continue;
             }
             if let Some((level, index)) = layout.meta_pos(a) {
@@ -232,12 +229,10 @@ impl IncrementalReads {
                 }
             }
         }
-        // A hot tree's register (ASSURE) is the root of its node's edge:
-        // when it moves, the edges of the nodes it named are checked again.
-        if last_hot != chip.hot_tree && sys.mc.secure {
-            edges.extend([last_hot, chip.hot_tree].into_iter().flatten().map(|t| layout.meta_addr(t.level, t.index)));
+        if let (NvChange::Edges(lines), true) = (scheme_change, sys.mc.secure()) {
+            edges.extend(lines);
         }
-        if roots_changed && sys.mc.secure {
+        if roots_changed && sys.mc.secure() {
             let top = layout.top_level();
             edges.extend((0..layout.level_nodes[top as usize]).map(|i| layout.meta_addr(top, i)));
         }
@@ -247,7 +242,7 @@ impl IncrementalReads {
             if !done.insert(c) {
                 continue;
             }
-            let e = edge(st, &sys.mc.tree, c);
+            let e = edge(st, &sys.mc.rules, c);
             if self.edges.insert(c, e) != Some(e) {
                 flipped.push(c);
             }
@@ -290,7 +285,8 @@ fn view(st: &MetaStore, a: u64) -> View {
 }
 
 /// The state of metadata line `c`'s edge to its parent (or root register).
-fn edge(st: &MetaStore, tree: &IntegrityTree, c: u64) -> Edge {
+fn edge(st: &MetaStore, r: &Rules, c: u64) -> Edge {
+    let tree = &r.tree;
     let layout = &st.layout;
     let (level, index) = layout.meta_pos(c).expect("a metadata line");
     let bytes = match view(st, c) {
@@ -306,7 +302,7 @@ fn edge(st: &MetaStore, tree: &IntegrityTree, c: u64) -> Edge {
         },
     };
     let holds = match tree {
-        IntegrityTree::Bmt(bmt) => bmt.edge_holds(st, level, index, &bytes, &parent),
+        IntegrityTree::Bmt(bmt) => bmt.edge_holds(r, st, level, index, &bytes, &parent),
         IntegrityTree::Sit(sit) => sit.edge_holds(st, level, index, &bytes, &parent),
     };
     if holds {

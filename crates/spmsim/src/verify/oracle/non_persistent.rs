@@ -71,7 +71,7 @@ impl NonPersistentSummary {
 /// its pad ledger is taken, so nothing the copy does after is recorded).
 /// None when memory has no non-persistent region.
 pub(crate) fn before_crash(sys: &mut System) -> Option<Before> {
-    if !sys.mc.layout().has_regions() || !sys.mc.secure {
+    if !sys.mc.layout().has_regions() || !sys.mc.secure() {
         return None;
     }
     let layout = sys.mc.layout();

@@ -1,4 +1,7 @@
-//! Attacks on the recovery input of the schemes that recompute the lines a
+//! A tracked cache (Anubis's AGIT, as the multiset-hash scheme and
+//! CacheTree keep it): a line that fills a way writes that way's entry in
+//! the recovery area, so a recovery knows what the cache held. And the
+//! attacks on the recovery input of the schemes that recompute the lines a
 //! tracked cache held at the crash from NVM (issue 18): the multiset-hash
 //! scheme (Kubo et al. 4.5; Write Hash plus the recomputed lines must be
 //! Read Hash) and CacheTree (the HNodeTree over the recomputed HNodes must
@@ -15,11 +18,34 @@
 //! Each is tampered (a bit flipped, an entry pointed elsewhere) and
 //! replayed (put back to the same machine's earlier image).
 
-use super::RecoveryAttack;
+use crate::engine::hooks::RecoveryAttack;
 use crate::engine::layout::Layout;
 use crate::engine::nvm::NvmImage;
-use crate::machine::System;
+use crate::engine::store::MetaStore;
 use std::collections::BTreeSet;
+
+/// Way `way`'s tracking entry in the recovery area now lists `addr`
+/// (None: the way is empty). Address + 1: an all-zero entry is an empty
+/// way.
+pub(super) fn write_entry(st: &mut MetaStore, way: usize, addr: Option<u64>) {
+    let mut entry = [0u8; 64];
+    entry[..8].copy_from_slice(&addr.map_or(0, |a| a + 1).to_le_bytes());
+    st.nvm.write(&st.layout, st.layout.recovery_addr(way as u64), entry);
+}
+
+/// The tracking table in NVM: each way's entry and the metadata line it
+/// lists, read (and counted) as a recovery reads it.
+pub(super) fn read_table(st: &mut MetaStore) -> Vec<(u64, u64)> {
+    let layout = st.layout.clone();
+    let Some((base, lines)) = layout.recovery else { return Vec::new() };
+    (0..lines)
+        .filter_map(|w| {
+            let e = st.nvm.read(&layout, base + w)?;
+            let a = u64::from_le_bytes(e[..8].try_into().expect("8 bytes")).checked_sub(1)?;
+            layout.meta_pos(a).map(|_| (w, a))
+        })
+        .collect()
+}
 
 /// The multiset-hash scheme's: the four on the tracked lines, then the two
 /// on Osiris's trials.
@@ -74,9 +100,9 @@ fn attack(name: &'static str, target: String, image: NvmImage, focus: Option<u64
 
 /// The attacks named in `names` (the first four of [`MSET`]'s shape, and
 /// the two on recovered data when there are six).
-pub(super) fn attacks(crashed: &System, earlier: &NvmImage, names: &'static [&'static str]) -> Vec<RecoveryAttack> {
-    let layout = &crashed.mc.st.layout;
-    let img = &crashed.mc.st.nvm.image;
+pub(super) fn attacks(crashed: &MetaStore, earlier: &NvmImage, names: &'static [&'static str]) -> Vec<RecoveryAttack> {
+    let layout = &crashed.layout;
+    let img = &crashed.nvm.image;
     let table = tracking(layout, img);
     let listed: BTreeSet<u64> = table.iter().map(|&(_, a)| a).collect();
     let mut out = Vec::new();
