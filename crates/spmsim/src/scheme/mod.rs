@@ -30,6 +30,7 @@ pub mod params;
 mod secon;
 mod sit_restore;
 mod star;
+mod toy_counting;
 mod tracking;
 mod triad;
 mod triad_no_persist;
@@ -41,6 +42,7 @@ pub use mset::{MsetRegisters, MsetRuntime};
 pub use osiris::OsirisRuntime;
 pub use secon::{CounterTrack, SeconRuntime, TrackStats, TrackUnit};
 pub use star::StarRuntime;
+pub use toy_counting::ToyCountingRuntime;
 pub use triad::TriadRuntime;
 pub use triad_no_persist::TriadNoPersistRuntime;
 
@@ -71,6 +73,7 @@ pub fn build(cfg: &SimConfig, seed: u64) -> Box<dyn Scheme> {
         SchemeKind::Mset(p) => Box::new(MsetRuntime::new(p, seed)),
         SchemeKind::Assure(p) => Box::new(AssureRuntime::new(p)),
         SchemeKind::CacheTree(p) => Box::new(CacheTreeRuntime::new(p)),
+        SchemeKind::ToyCounting(p) => Box::new(ToyCountingRuntime::new(p)),
         SchemeKind::Secpb(_)
         | SchemeKind::Bbb(_)
         | SchemeKind::BbbGap(_)

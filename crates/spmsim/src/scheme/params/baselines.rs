@@ -295,3 +295,24 @@ impl SchemeParams for ToyLazyTree {
         SchemeWork::at_persist_buffer(true, Steps::NONE, TREE_WRITTEN_BACK, false)
     }
 }
+
+/// A scheme that remembers: SP's rules, plus a count of writes since the
+/// last power-on in an on-chip register of its own and a volatile table of
+/// the pages written since (see `scheme/toy_counting.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToyCounting {
+    /// The register survives a power failure (false: the control, whose
+    /// count a crash zeroes, so its recovery skips the rebuild it needs).
+    #[serde(default = "yes")]
+    pub nv_register: bool,
+}
+
+impl SchemeParams for ToyCounting {
+    fn name(&self) -> &'static str {
+        "toy-counting"
+    }
+    fn work(&self) -> SchemeWork {
+        SchemeWork::at_memory_controller(TREE_WRITTEN_BACK, false, true)
+    }
+}

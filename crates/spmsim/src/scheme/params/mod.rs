@@ -155,6 +155,8 @@ pub enum SchemeKind {
     CacheTree(CacheTree),
     /// Test-only: a write-back tree with nothing to recover it.
     ToyLazyTree(ToyLazyTree),
+    /// Test-only: a scheme that keeps state of its own, volatile and not.
+    ToyCounting(ToyCounting),
 }
 
 impl Default for SchemeKind {
@@ -187,6 +189,7 @@ impl SchemeKind {
             SchemeKind::Assure(s) => s,
             SchemeKind::CacheTree(s) => s,
             SchemeKind::ToyLazyTree(s) => s,
+            SchemeKind::ToyCounting(s) => s,
         }
     }
     pub fn name(&self) -> &'static str {
