@@ -39,7 +39,7 @@ fn write_hash_plus_the_cached_lines_is_read_hash() {
         }
         assert_eq!(registers_consistent(&s.mc.st), Some(true), "{preset}: at the end");
         let r = registers(&s.mc.st.chip).unwrap();
-        assert_ne!(r.write, spmsim::engine::crypto::MsetHash::EMPTY, "{preset}: lines left the small caches");
+        assert_ne!(r.write, spmsim::engine::crypto::MultisetHash::EMPTY, "{preset}: lines left the small caches");
         // A cached line that changes without the registers knowing (what
         // an attacker's stale copy would be) is caught.
         let layout = s.mc.st.layout.clone();

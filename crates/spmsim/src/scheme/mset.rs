@@ -34,7 +34,7 @@ use super::tracking;
 use crate::config::{MetadataCacheOrganization, SimConfig};
 use crate::engine::chip::{ChipState, SchemeNv};
 use crate::engine::counter::{bmt_set_slot, SplitCounterBlock};
-use crate::engine::crypto::{MsetHash, MsetHasher};
+use crate::engine::crypto::{MultisetHash, MultisetHasher};
 use crate::engine::hooks::{CacheInstall, NvChange, NvRegister, OwnState, RecoveryAttack, RecoveryReport, Scheme};
 use crate::engine::layout::Layout;
 use crate::engine::nvm::NvmImage;
@@ -50,8 +50,8 @@ use std::collections::BTreeMap;
 /// cached line gave up. Their difference is the cache's contents (4.2).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MsetRegisters {
-    pub read: MsetHash,
-    pub write: MsetHash,
+    pub read: MultisetHash,
+    pub write: MultisetHash,
 }
 
 /// The scheme's non-volatile state: the two on-chip registers.
@@ -69,7 +69,7 @@ pub fn registers(chip: &ChipState) -> Option<MsetRegisters> {
 /// Read Hash. None when no scheme of `st` keeps the registers.
 pub fn registers_consistent(st: &MetaStore) -> Option<bool> {
     let r = registers(&st.chip)?;
-    let h = MsetHasher::derive(st.chip.seed);
+    let h = MultisetHasher::derive(st.chip.seed);
     let mut cached = r.write;
     for (_, c) in st.caches.all() {
         for (a, l) in c.entries() {
@@ -86,7 +86,7 @@ pub fn registers_consistent(st: &MetaStore) -> Option<bool> {
 /// the tests run beside any write-back scheme's rules.
 #[derive(Clone, Debug)]
 pub struct MultisetLog {
-    hasher: MsetHasher,
+    hasher: MultisetHasher,
     /// Lines leaving a cache are added to Write Hash (false: the control
     /// `mset-no-write-hash`).
     log_evictions: bool,
@@ -99,7 +99,7 @@ pub struct MultisetLog {
 
 impl MultisetLog {
     pub fn new(seed: u64, log_evictions: bool, track_fills: bool) -> Self {
-        MultisetLog { hasher: MsetHasher::derive(seed), log_evictions, track_fills, on: Cell::new(true) }
+        MultisetLog { hasher: MultisetHasher::derive(seed), log_evictions, track_fills, on: Cell::new(true) }
     }
 
     fn log(&self, st: &mut MetaStore, read: bool, addr: u64, bytes: &[u8; 64]) {

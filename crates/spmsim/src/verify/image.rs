@@ -467,10 +467,11 @@ pub fn crash_image_as_expected(cfg: &SimConfig, rep: &VerifyReport) -> bool {
 }
 
 /// A control whose crash loses something only once the workload triggers
-/// it: Osiris without a stop-loss (a block rewritten more often than the
-/// trials search). A few random writes may not.
+/// it (its parameters say: Osiris without a stop-loss loses a block
+/// rewritten more often than the trials search). A few random writes may
+/// not.
 pub fn gap_needs_trigger(cfg: &SimConfig) -> bool {
-    matches!(cfg.scheme, crate::scheme::params::SchemeKind::Osiris(o) if o.stop_loss == 0)
+    cfg.scheme.params().gap_needs_trigger()
 }
 
 /// A configuration whose crash can cost only one-time pads: persistent

@@ -15,12 +15,12 @@
 
 mod keys;
 mod mac;
-mod mset;
+mod multiset;
 mod otp;
 
 pub use keys::{AesKeyBits, KeySet};
 pub use mac::{MacEngine, MAC_BITS, MAC_MASK, SPARE_BITS};
-pub use mset::{MsetHash, MsetHasher};
+pub use multiset::{MultisetHash, MultisetHasher};
 pub use otp::OtpEngine;
 
 use serde::Serialize;

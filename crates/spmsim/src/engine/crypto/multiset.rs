@@ -22,44 +22,46 @@ use sha2::Sha256;
 
 /// A multiset hash: the sum, mod 2^128, of its elements' keyed hashes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct MsetHash(pub u128);
+pub struct MultisetHash(pub u128);
 
-impl MsetHash {
+impl MultisetHash {
     /// The hash of the empty multiset.
-    pub const EMPTY: MsetHash = MsetHash(0);
+    pub const EMPTY: MultisetHash = MultisetHash(0);
 
     /// The hash of the union of the two multisets.
     #[must_use]
-    pub fn union(self, other: MsetHash) -> MsetHash {
-        MsetHash(self.0.wrapping_add(other.0))
+    pub fn union(self, other: MultisetHash) -> MultisetHash {
+        MultisetHash(self.0.wrapping_add(other.0))
     }
 }
 
 /// The keyed element hash of MSet-Add-Hash.
 #[derive(Clone)]
-pub struct MsetHasher {
+pub struct MultisetHasher {
     key: Hmac<Sha256>,
 }
 
-impl std::fmt::Debug for MsetHasher {
+impl std::fmt::Debug for MultisetHasher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("MsetHasher { key: <secret> }")
+        f.write_str("MultisetHasher { key: <secret> }")
     }
 }
 
-impl MsetHasher {
+impl MultisetHasher {
     /// The hasher under the chip's multiset key for `seed` (derived as
     /// the chip's other keys are: [`super::KeySet`]).
     pub fn derive(seed: u64) -> Self {
+        // The derivation's label predates the module's name; changing it
+        // would change every key, so it stays.
         Self::with_key(&super::keys::kdf(seed, "mset"))
     }
 
     pub fn with_key(key: &[u8; 32]) -> Self {
-        MsetHasher { key: <Hmac<Sha256> as Mac>::new_from_slice(key).expect("any key length") }
+        MultisetHasher { key: <Hmac<Sha256> as Mac>::new_from_slice(key).expect("any key length") }
     }
 
     /// The hash of the one-element multiset {(address, value)}.
-    pub fn element(&self, address: u64, value: &[u8; 64]) -> MsetHash {
+    pub fn element(&self, address: u64, value: &[u8; 64]) -> MultisetHash {
         let mut m = self.key.clone();
         // Clarke et al.'s domain separator: 1 for elements (0 is the nonce's).
         m.update(&[1]);
@@ -68,17 +70,17 @@ impl MsetHasher {
         let out = m.finalize().into_bytes();
         let mut low = [0u8; 16];
         low.copy_from_slice(&out[..16]);
-        MsetHash(u128::from_le_bytes(low))
+        MultisetHash(u128::from_le_bytes(low))
     }
 
     /// Add one element to `hash` (the registers' increment).
-    pub fn add(&self, hash: &mut MsetHash, address: u64, value: &[u8; 64]) {
+    pub fn add(&self, hash: &mut MultisetHash, address: u64, value: &[u8; 64]) {
         *hash = hash.union(self.element(address, value));
     }
 
     /// The hash of a whole multiset.
-    pub fn of<'a>(&self, elements: impl IntoIterator<Item = (u64, &'a [u8; 64])>) -> MsetHash {
-        elements.into_iter().fold(MsetHash::EMPTY, |h, (a, v)| h.union(self.element(a, v)))
+    pub fn of<'a>(&self, elements: impl IntoIterator<Item = (u64, &'a [u8; 64])>) -> MultisetHash {
+        elements.into_iter().fold(MultisetHash::EMPTY, |h, (a, v)| h.union(self.element(a, v)))
     }
 }
 
@@ -101,7 +103,7 @@ mod tests {
     proptest! {
         #[test]
         fn the_order_elements_are_added_in_does_not_matter(es in elements(), rot in 0usize..24) {
-            let h = MsetHasher::derive(1);
+            let h = MultisetHasher::derive(1);
             let vals: Vec<(u64, [u8; 64])> = es.iter().map(|&(a, x)| (a, value(x))).collect();
             let forward = h.of(vals.iter().map(|(a, v)| (*a, v)));
             let mut turned = vals.clone();
@@ -115,7 +117,7 @@ mod tests {
 
         #[test]
         fn adding_one_by_one_equals_hashing_the_union(a in elements(), b in elements()) {
-            let h = MsetHasher::derive(2);
+            let h = MultisetHasher::derive(2);
             let va: Vec<(u64, [u8; 64])> = a.iter().map(|&(x, y)| (x, value(y))).collect();
             let vb: Vec<(u64, [u8; 64])> = b.iter().map(|&(x, y)| (x, value(y))).collect();
             let mut inc = h.of(va.iter().map(|(x, v)| (*x, v)));
@@ -129,7 +131,7 @@ mod tests {
 
         #[test]
         fn adding_or_removing_one_element_changes_the_hash(es in elements(), addr in 0u64..64, x in any::<u8>()) {
-            let h = MsetHasher::derive(3);
+            let h = MultisetHasher::derive(3);
             let vals: Vec<(u64, [u8; 64])> = es.iter().map(|&(a, y)| (a, value(y))).collect();
             let base = h.of(vals.iter().map(|(a, v)| (*a, v)));
             let mut more = base;
@@ -144,18 +146,18 @@ mod tests {
 
     #[test]
     fn a_multiset_is_not_a_set_and_keys_and_addresses_matter() {
-        let h = MsetHasher::derive(4);
+        let h = MultisetHasher::derive(4);
         let v = value(9);
         let once = h.element(0x40, &v);
         assert_ne!(once.union(once), once, "an element twice is not an element once");
-        assert_ne!(once.union(once), MsetHash::EMPTY, "nor nothing (as it would be under XOR)");
+        assert_ne!(once.union(once), MultisetHash::EMPTY, "nor nothing (as it would be under XOR)");
         assert_ne!(h.element(0x80, &v), once, "the address is part of the element");
-        assert_ne!(MsetHasher::derive(5).element(0x40, &v), once, "another key, another hash");
+        assert_ne!(MultisetHasher::derive(5).element(0x40, &v), once, "another key, another hash");
         // The Read/Write Hash check of Kubo et al. Fig. 5: the cache holds
         // N0..N3 (all read in); N1 is updated to N1' and N2 evicted for N4.
         let n: Vec<[u8; 64]> = (0..6).map(value).collect();
         let mut read = h.of((0..4u64).map(|i| (i, &n[i as usize])));
-        let mut write = MsetHash::EMPTY;
+        let mut write = MultisetHash::EMPTY;
         h.add(&mut read, 1, &n[5]); // N1' = value 5 at address 1
         h.add(&mut write, 1, &n[1]);
         h.add(&mut read, 4, &n[4]); // N4 replaces N2
