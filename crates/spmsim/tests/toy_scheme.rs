@@ -26,10 +26,12 @@ fn the_toy_scheme_is_timed() {
     );
 }
 
-#[test]
-fn the_toy_scheme_fails_the_crash_oracle_as_it_should() {
-    let cfg = load_preset(&preset(), &["memory.capacity_bytes=67108864".into()]).unwrap();
-    assert!(cfg.expect_crash_violations);
+/// `preset` in 64 MiB with `sets`, crash-checked at `points` sampled
+/// points of 300 random writes.
+fn crash_check(preset: &str, sets: &[&str], points: u64) -> (spmsim::config::SimConfig, spmsim::verify::oracle::CrashReport) {
+    let mut o: Vec<String> = vec!["memory.capacity_bytes=67108864".into()];
+    o.extend(sets.iter().map(|s| s.to_string()));
+    let cfg = load_preset(preset, &o).unwrap();
     let w = WorkloadKind::RandomWrites;
     let events = w.generate(300, 7).unwrap();
     let r = CrashCheck {
@@ -38,12 +40,19 @@ fn the_toy_scheme_fails_the_crash_oracle_as_it_should() {
         events,
         ops: 300,
         seed: 7,
-        points: CrashPoints::Sample(30),
+        points: CrashPoints::Sample(points),
         max_listed: 50,
         guarantee: None,
     }
     .run()
     .unwrap();
+    (cfg, r)
+}
+
+#[test]
+fn the_toy_scheme_fails_the_crash_oracle_as_it_should() {
+    let (cfg, r) = crash_check(&preset(), &[], 30);
+    assert!(cfg.expect_crash_violations);
     assert!(r.violations > 0, "stale tree nodes must be caught");
     // Stale nodes are found on the read path (no rebuild at recovery).
     assert!(r.violations_by_check.keys().any(|k| k == "root" || k == "tree"), "{:?}", r.violations_by_check);
@@ -70,27 +79,6 @@ fn the_toy_scheme_is_battery_sized() {
 
 fn counting_preset() -> String {
     format!("{}/../../tests/presets/toy-counting.toml", env!("CARGO_MANIFEST_DIR"))
-}
-
-fn counting_check(sets: &[&str]) -> (spmsim::config::SimConfig, spmsim::verify::oracle::CrashReport) {
-    let mut o: Vec<String> = vec!["memory.capacity_bytes=67108864".into()];
-    o.extend(sets.iter().map(|s| s.to_string()));
-    let cfg = load_preset(&counting_preset(), &o).unwrap();
-    let w = WorkloadKind::RandomWrites;
-    let events = w.generate(300, 7).unwrap();
-    let r = CrashCheck {
-        cfg: &cfg,
-        workload_name: w.name(),
-        events,
-        ops: 300,
-        seed: 7,
-        points: CrashPoints::Sample(40),
-        max_listed: 50,
-        guarantee: None,
-    }
-    .run()
-    .unwrap();
-    (cfg, r)
 }
 
 #[test]
@@ -133,12 +121,12 @@ fn the_stateful_toy_keeps_its_register_across_a_crash_and_its_table_not() {
 
 #[test]
 fn the_stateful_toy_passes_the_crash_oracle_and_its_control_fails_it() {
-    let (cfg, r) = counting_check(&[]);
+    let (cfg, r) = crash_check(&counting_preset(), &[], 40);
     assert_eq!(r.violations, 0, "{:?}", r.violations_by_check);
     assert!(r.as_expected(&cfg));
     // The register in SRAM: a crash zeroes it, recovery skips the rebuild,
     // and the tree nodes the crash lost leave reads the root refuses.
-    let (cfg, r) = counting_check(&["scheme.nv_register=false", "expect_crash_violations=true"]);
+    let (cfg, r) = crash_check(&counting_preset(), &["scheme.nv_register=false", "expect_crash_violations=true"], 40);
     assert!(r.violations > 0, "the control must fail the oracle");
     assert!(r.violations_by_check.keys().any(|k| k == "root" || k == "tree"), "{:?}", r.violations_by_check);
     assert!(r.as_expected(&cfg));
