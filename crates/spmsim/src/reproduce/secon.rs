@@ -123,6 +123,8 @@ pub struct Results {
     pub runs: Vec<RunRecord>,
 }
 
+/// One run of the grid: a scheme on a workload at one figure's x value,
+/// with the overrides that x needs.
 pub struct Spec {
     fig: &'static str,
     scheme: &'static str,
@@ -132,6 +134,7 @@ pub struct Spec {
     sets: Vec<String>,
 }
 
+/// Every figure's runs, figure by figure.
 fn specs(g: &Grid) -> Vec<Spec> {
     let mut v = Vec::new();
     let spec = |fig, scheme, label, workload: String, x, sets: Vec<String>| Spec { fig, scheme, label, workload, x, sets };

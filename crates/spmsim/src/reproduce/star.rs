@@ -107,6 +107,8 @@ pub struct Results {
     pub runs: Vec<RunRecord>,
 }
 
+/// One timing run: a scheme (its report name and preset) on a workload,
+/// `x` bitmap lines or heap MiB where the figure varies them.
 pub struct Spec {
     fig: &'static str,
     scheme: &'static str,
@@ -117,6 +119,7 @@ pub struct Spec {
     sets: Vec<String>,
 }
 
+/// The timing runs: Figs. 10-13, the footprint sweep, Table II.
 fn specs() -> Vec<Spec> {
     let mut v = Vec::new();
     for &(label, workload) in &WORKLOADS {

@@ -52,7 +52,7 @@ pub const WORKLOADS: [(&str, &str); 14] = [
     ("MIX4 (4 cores)", "mix:a=array:size_mib=512,b=hash:size_mib=512,c=hash:size_mib=512,d=daxbench-1024-2:size_mib=512"),
 ];
 /// The row of the write-intensive non-persistent program V-A names.
-const LIBQUANTUM: &str = "LIBQUANTUM (suite:libquantum)";
+pub const LIBQUANTUM: &str = "LIBQUANTUM (suite:libquantum)";
 /// Instructions each core of a run with a recorded program runs before
 /// its statistics start (the paper fast-forwards every program to a
 /// representative region): enough for the stand-ins to fill the 8 MB L3
