@@ -336,7 +336,7 @@ fn reproduce_paper<P: Paper>(paper: P, out: &std::path::Path) -> Result<Vec<Clai
         Err(f) => {
             if !f.completed.is_empty() {
                 match reproduce::write_partial(&paper, &f, out) {
-                    Ok(()) => eprintln!("the {} finished runs are in {}", f.completed.len(), out.join("runs.csv").display()),
+                    Ok(()) => eprintln!("the runs that finished are in {}", out.join("runs.csv").display()),
                     Err(e) => eprintln!("warning: the finished runs could not be written: {e}"),
                 }
             }

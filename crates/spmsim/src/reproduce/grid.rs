@@ -100,6 +100,32 @@ impl<R> std::fmt::Display for Failure<R> {
     }
 }
 
+/// What a point of a grid that also counts recoveries gave (STAR's Fig. 14,
+/// Triad-NVM's Fig. 10): a timing run's record `R` or a recovery's `C`.
+pub enum RunOrRecovery<R, C> {
+    Run(R),
+    Recovery(C),
+}
+
+impl<R: Clone, C> RunOrRecovery<R, C> {
+    /// The timing runs and the recoveries, each in grid order.
+    pub fn split(records: impl IntoIterator<Item = Self>) -> (Vec<R>, Vec<C>) {
+        let (mut runs, mut recoveries) = (Vec::new(), Vec::new());
+        for r in records {
+            match r {
+                RunOrRecovery::Run(x) => runs.push(x),
+                RunOrRecovery::Recovery(x) => recoveries.push(x),
+            }
+        }
+        (runs, recoveries)
+    }
+
+    /// The timing runs among `records` (those a partial runs.csv lists).
+    pub fn runs(records: &[Self]) -> Vec<R> {
+        records.iter().filter_map(|r| if let RunOrRecovery::Run(x) = r { Some(x.clone()) } else { None }).collect()
+    }
+}
+
 /// One timing run of a grid: a preset with its overrides (`key=value`), on
 /// a workload (as `spmsim run --workload` spells it), after a warm-up.
 #[derive(Clone, Debug)]

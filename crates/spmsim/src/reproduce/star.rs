@@ -17,7 +17,7 @@
 //! means of the normalised values, arithmetic beside them.
 
 use super::claims::{ClaimResult, Reference};
-use super::grid::TimedRun;
+use super::grid::{RunOrRecovery, TimedRun};
 use super::report::{self as rp, Figure};
 use super::{geomean, mean, Paper};
 use crate::config::load_preset;
@@ -188,15 +188,7 @@ pub enum Point {
     Recovery { preset: &'static str, bytes: u64 },
 }
 
-pub enum Record {
-    Run(RunRecord),
-    Recovery(RecoveryPoint),
-}
-
-/// The timing runs among `records`.
-fn timed(records: &[Record]) -> Vec<RunRecord> {
-    records.iter().filter_map(|r| if let Record::Run(x) = r { Some(x.clone()) } else { None }).collect()
-}
+pub type Record = RunOrRecovery<RunRecord, RecoveryPoint>;
 
 impl Paper for Star {
     type Point = Point;
@@ -226,7 +218,7 @@ impl Paper for Star {
                 o.extend(sp.sets.iter().cloned());
                 let s = TimedRun::new(sp.preset, o, &sp.workload).time(self.instructions, self.seed)?.stats;
                 let r = &s.roi;
-                Ok(Record::Run(RunRecord {
+                Ok(RunOrRecovery::Run(RunRecord {
                     fig: sp.fig.into(),
                     scheme: sp.scheme.into(),
                     label: sp.label.into(),
@@ -248,7 +240,7 @@ impl Paper for Star {
                 let ops = (bytes / 64 / 2).max(2000);
                 let m = measure(&cfg, &WorkloadKind::parse("hash")?, ops, self.seed, &|_, _| {})?;
                 let scaled = m.scaled(m.cache_lines, m.restored_at(m.cache_lines, PAPER_DIRTY), p);
-                Ok(Record::Recovery(RecoveryPoint {
+                Ok(RunOrRecovery::Recovery(RecoveryPoint {
                     scheme: preset.into(),
                     metadata_cache_bytes: bytes,
                     measured_seconds: m.estimate(p).seconds,
@@ -260,13 +252,7 @@ impl Paper for Star {
     }
 
     fn analyse(&self, records: Vec<(&Point, Record)>) -> Result<Results, String> {
-        let (mut runs, mut recovery) = (Vec::new(), Vec::new());
-        for (_, r) in records {
-            match r {
-                Record::Run(x) => runs.push(x),
-                Record::Recovery(x) => recovery.push(x),
-            }
-        }
+        let (runs, recovery) = RunOrRecovery::split(records.into_iter().map(|(_, r)| r));
         analyse(self, runs, recovery)
     }
 
@@ -279,7 +265,7 @@ impl Paper for Star {
     }
 
     fn runs_csv(&self, finished: &[Record]) -> String {
-        runs_csv(&timed(finished))
+        runs_csv(&RunOrRecovery::runs(finished))
     }
 
     fn summary(&self, _: &Results) -> Vec<String> {

@@ -19,7 +19,7 @@
 //! them).
 
 use super::claims::{ClaimResult, Reference};
-use super::grid::TimedRun;
+use super::grid::{RunOrRecovery, TimedRun};
 use super::report::{self as rp, csv_field, Figure};
 use super::{mean, means, Paper};
 use crate::config::load_preset;
@@ -215,10 +215,7 @@ pub enum Point {
     Recovery { preset: &'static str, bytes: u64, persistent: u64 },
 }
 
-pub enum Record {
-    Run(RunRecord),
-    Recovery(RecoveryPoint),
-}
+pub type Record = RunOrRecovery<RunRecord, RecoveryPoint>;
 
 impl Paper for Triad {
     type Point = Point;
@@ -254,19 +251,15 @@ impl Paper for Triad {
 
     fn run(&self, p: &Point) -> Result<Record, String> {
         match p {
-            &Point::Recovery { preset, bytes, persistent } => recovery_point(preset, bytes, persistent, self.seed).map(Record::Recovery),
-            Point::Run { scheme, preset, label, workload } => self.timed(scheme, preset, label, workload).map(Record::Run),
+            &Point::Recovery { preset, bytes, persistent } => {
+                recovery_point(preset, bytes, persistent, self.seed).map(RunOrRecovery::Recovery)
+            }
+            Point::Run { scheme, preset, label, workload } => self.timed(scheme, preset, label, workload).map(RunOrRecovery::Run),
         }
     }
 
     fn analyse(&self, records: Vec<(&Point, Record)>) -> Result<Results, String> {
-        let (mut runs, mut recovery) = (Vec::new(), Vec::new());
-        for (_, r) in records {
-            match r {
-                Record::Run(x) => runs.push(x),
-                Record::Recovery(x) => recovery.push(x),
-            }
-        }
+        let (runs, recovery) = RunOrRecovery::split(records.into_iter().map(|(_, r)| r));
         analyse(self, runs, recovery)
     }
 
@@ -279,8 +272,7 @@ impl Paper for Triad {
     }
 
     fn runs_csv(&self, finished: &[Record]) -> String {
-        let runs: Vec<RunRecord> = finished.iter().filter_map(|r| if let Record::Run(x) = r { Some(x.clone()) } else { None }).collect();
-        runs_csv(&runs)
+        runs_csv(&RunOrRecovery::runs(finished))
     }
 
     fn summary(&self, r: &Results) -> Vec<String> {

@@ -162,7 +162,7 @@ impl SecPb {
 /// such a run is reported and left out, where any other failure ends the
 /// reproduction.
 pub enum Record {
-    Ran(RunRecord),
+    Ran(Box<RunRecord>),
     LeftOut(String),
 }
 
@@ -246,7 +246,7 @@ impl Paper for SecPb {
 
     fn run(&self, sp: &Spec) -> Result<Record, String> {
         match self.timed(sp) {
-            Ok(r) => Ok(Record::Ran(r)),
+            Ok(r) => Ok(Record::Ran(Box::new(r))),
             Err(e) if sp.optional() => Ok(Record::LeftOut(e)),
             Err(e) => Err(e),
         }
@@ -257,7 +257,7 @@ impl Paper for SecPb {
         let mut ran: Vec<(&Spec, RunRecord)> = Vec::new();
         for (sp, r) in records {
             match r {
-                Record::Ran(r) => ran.push((sp, r)),
+                Record::Ran(r) => ran.push((sp, *r)),
                 Record::LeftOut(e) => left_out.push(e),
             }
         }
@@ -315,7 +315,8 @@ impl Paper for SecPb {
 
     /// One line per point, timing-only and real-crypto alike.
     fn runs_csv(&self, finished: &[Record]) -> String {
-        let ran: Vec<RunRecord> = finished.iter().filter_map(|r| if let Record::Ran(x) = r { Some(x.clone()) } else { None }).collect();
+        let ran: Vec<RunRecord> =
+            finished.iter().filter_map(|r| if let Record::Ran(x) = r { Some(x.as_ref().clone()) } else { None }).collect();
         report::runs_csv(&ran)
     }
 
@@ -480,7 +481,8 @@ mod tests {
         let f = crate::reproduce::run(&p, &|_, _, _| {}).expect_err("a run on a missing trace fails");
         assert!(!f.failed.is_empty());
         assert!(f.failed.iter().all(|e| e.contains("spmsim-missing.trace")), "{:?}", f.failed);
-        let ran: Vec<&RunRecord> = f.completed.iter().filter_map(|r| if let Record::Ran(x) = r { Some(x) } else { None }).collect();
+        let ran: Vec<&RunRecord> =
+            f.completed.iter().filter_map(|r| if let Record::Ran(x) = r { Some(x.as_ref()) } else { None }).collect();
         assert!(!ran.is_empty());
         assert!(ran.iter().any(|r| r.workload == suite[0].label));
         assert!(ran.iter().all(|r| r.workload != missing));
