@@ -174,8 +174,12 @@ nav.toc ul { margin: 4px 0; padding-left: 18px; }
 """
 
 
+LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
+
+
 def inline(text: str, markdown: bool = True) -> str:
-    """Escape, then (for Markdown text) `code` and **bold**."""
+    """Escape, then (for Markdown text) `code`, **bold**, *emphasis* and
+    [links](href)."""
     out = html.escape(text, quote=False)
     if not markdown:
         return out
@@ -184,6 +188,7 @@ def inline(text: str, markdown: bool = True) -> str:
         if part.startswith("`") and part.endswith("`") and len(part) > 1:
             parts[k] = f"<code>{part[1:-1]}</code>"
         else:
+            part = LINK.sub(lambda m: f'<a href="{m.group(2).replace(chr(34), "&quot;")}">{m.group(1)}</a>', part)
             part = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", part)
             parts[k] = re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])", r"<em>\1</em>", part)
     return "".join(parts)

@@ -11,6 +11,9 @@
     compare_bars         one value per label, ours beside the paper's
     pareto_scatter       one labelled point per scheme on two costs, the
                          Pareto front highlighted and joined by a step line
+    claims_scatter       a paper's claims, ours against the paper's, log-log,
+                         each with the range its tolerance accepts, misses
+                         labelled (the index of `spmsim reproduce all`)
 
 Every helper takes a long-format DataFrame (as `spmsim.load` gives), draws
 with matplotlib's object API (an Agg canvas; the pyplot backend of the
@@ -424,17 +427,22 @@ MAX_NAMES = 4
 
 
 def _near_groups(points: Sequence[tuple[float, float]], xlim: Sequence[float], ylim: Sequence[float],
-                 logx: bool) -> list[list[int]]:
+                 logx: bool, logy: bool = False) -> list[list[int]]:
     """Indices of `points` (x, y as drawn) grouped by nearness on the plot
-    (NEAR_DECADES, NEAR_SPAN), each group in point order, the groups in the
-    order of their first point."""
+    (NEAR_DECADES, NEAR_SPAN; on a log y axis, y as x is), each group in
+    point order, the groups in the order of their first point."""
     def fx(v: float) -> float:
         return math.log10(v) if logx else v
+
+    def fy(v: float) -> float:
+        return math.log10(v) if logy else v
 
     x_tol = NEAR_SPAN * abs(fx(xlim[1]) - fx(xlim[0]))
     if logx:
         x_tol = max(x_tol, NEAR_DECADES)
-    y_tol = NEAR_SPAN * abs(ylim[1] - ylim[0])
+    y_tol = NEAR_SPAN * abs(fy(ylim[1]) - fy(ylim[0]))
+    if logy:
+        y_tol = max(y_tol, NEAR_DECADES)
     parent = list(range(len(points)))
 
     def root(i: int) -> int:
@@ -445,7 +453,7 @@ def _near_groups(points: Sequence[tuple[float, float]], xlim: Sequence[float], y
     for i, (xi, yi) in enumerate(points):
         for j in range(i):
             xj, yj = points[j]
-            if abs(fx(xi) - fx(xj)) <= x_tol and abs(yi - yj) <= y_tol:
+            if abs(fx(xi) - fx(xj)) <= x_tol and abs(fy(yi) - fy(yj)) <= y_tol:
                 a, b = root(i), root(j)
                 parent[max(a, b)] = min(a, b)
     groups: dict[int, list[int]] = {}
@@ -469,25 +477,37 @@ def _group_text(names: Sequence[str], bold: Sequence[bool]) -> tuple[str, str]:
     return head, tail
 
 
-def _draw_group_labels(fig, ax, labels: Sequence[tuple[Sequence[str], Sequence[bool], tuple[float, float]]]) -> None:
+def _draw_group_labels(fig, ax, labels: Sequence[tuple[Sequence[str], Sequence[bool], tuple[float, float]]],
+                       inward: bool = False) -> None:
     """One label per group (names, on-front flags, anchor point), above
-    right of its anchor. Labels that would still overlap are nudged up,
-    in order of their anchor's y (then x): each is measured, and moved just
-    above any label placed before it that it overlaps; a nudged label gets
-    a thin grey leader to its point. Deterministic: no search, no random."""
+    right of its anchor (`inward`: above left of an anchor in the right
+    half of the axes, so that a long label stays inside them). Labels that
+    would still overlap are nudged up, in order of their anchor's y (then
+    x): each is measured, and moved just above any label placed before it
+    that it overlaps; a nudged label gets a thin grey leader to its point.
+    Deterministic: no search, no random."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: PLC0415
     from matplotlib.transforms import Bbox  # noqa: PLC0415
 
     def draw(names, bold, xy, lift: float) -> list:
         head, tail = _group_text(names, bold)
+        left = inward and ax.transAxes.inverted().transform(ax.transData.transform(xy))[0] > 0.5
         arrow = {"arrowprops": {"arrowstyle": "-", "color": "#888888", "linewidth": 0.6, "shrinkA": 0,
-                                "shrinkB": 4, "relpos": (0.0, 0.0)}} if lift > 0 else {}
-        first = ax.annotate(head or tail, xy, xytext=(6, 4 + lift), textcoords="offset points", fontsize="small",
-                            fontweight="bold" if head else "normal", va="bottom", zorder=4, **arrow)
+                                "shrinkB": 4, "relpos": (1.0 if left else 0.0, 0.0)}} if lift > 0 else {}
+        # The part nearest the point first: the bold names on the right of
+        # a point, the plain ones on its left (so the line reads in order).
+        pieces = [(text, b) for text, b in ((head, True), (tail, False)) if text]
+        if left:
+            pieces.reverse()
+        side = {"ha": "right" if left else "left", "va": "bottom", "fontsize": "small", "zorder": 4}
+        (text, b), rest = pieces[0], pieces[1:]
+        first = ax.annotate(text, xy, xytext=(-6 if left else 6, 4 + lift), textcoords="offset points",
+                            fontweight="bold" if b else "normal", **side, **arrow)
         parts = [first]
-        if head and tail:
-            # Placed at the bottom right of the bold part, so the two read as one line.
-            parts.append(ax.annotate(tail, (1.0, 0.0), xycoords=first, fontsize="small", va="bottom", zorder=4))
+        for text, b in rest:
+            # At the bottom corner of the first part, so the two read as one line.
+            parts.append(ax.annotate(text, (0.0 if left else 1.0, 0.0), xycoords=first,
+                                     fontweight="bold" if b else "normal", **side))
         return parts
 
     if not labels:
@@ -519,5 +539,69 @@ def _draw_group_labels(fig, ax, labels: Sequence[tuple[Sequence[str], Sequence[b
         draw(names, bold, xy, lift)
 
 
+# The claims plot's colours: a claim reproduced, a miss, the accepted range.
+REPRODUCED, MISSED, ACCEPTED = "#55A868", "#C44E52", "#4C72B0"
+
+
+def claims_scatter(points: Sequence[Mapping[str, Any]], *, out: str, title: str | None = None) -> list[str]:
+    """Each claim's number in the paper (x) against ours (y), both axes
+    log, over the same limits so that the dashed diagonal, ours = the
+    paper's, runs corner to corner. `points` as index.json's `plot` gives
+    them: {id, paper, ours, low, high, reproduced}, `low` or `high` None
+    where the range ours may lie in is open (a bound, or a range that
+    reaches zero). That range is a shaded bar at the claim's x, drawn to
+    the axis' edge where it is open. A reproduced claim is a green point,
+    a miss a red one labelled with its id (misses that nearly coincide
+    share one label). A point without a positive paper and ours is left
+    out: the caller lists it. The SVG groups the points as `claims-reproduced`
+    and `claims-missed` (one <use> each)."""
+    from matplotlib.collections import LineCollection  # noqa: PLC0415
+    from matplotlib.lines import Line2D  # noqa: PLC0415
+
+    def positive(v: Any) -> bool:
+        return _finite(v) and float(v) > 0
+
+    rows = [p for p in points if positive(p.get("paper")) and positive(p.get("ours"))]
+    fig, ax = _figure(7.2, 5.6)
+    _log_axis(ax, "x")
+    _log_axis(ax, "y")
+    ax.set_xlabel("the paper's number")
+    ax.set_ylabel("ours")
+    ax.set_title(title or "")
+    if not rows:
+        ax.text(0.5, 0.5, "no claim to draw", transform=ax.transAxes, ha="center", va="center", color="#666666")
+        return save(fig, out)
+    values = [float(p[k]) for p in rows for k in ("paper", "ours", "low", "high") if positive(p.get(k))]
+    # A factor of two of room either side keeps the end points off the frame.
+    lo, hi = min(values) / 2, max(values) * 2
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.plot([lo, hi], [lo, hi], linestyle="--", color="black", linewidth=0.8, zorder=1)
+    bands = [[(float(p["paper"]), float(p["low"]) if positive(p.get("low")) else lo),
+              (float(p["paper"]), float(p["high"]) if positive(p.get("high")) else hi)] for p in rows]
+    # A bar in points, not in data units, is equally wide at every x of a log axis.
+    ax.add_collection(LineCollection(bands, colors=ACCEPTED, linewidths=8, alpha=0.22, capstyle="butt", zorder=2))
+    handles = [Line2D([], [], color=ACCEPTED, linewidth=8, alpha=0.22, label="range that counts"),
+               Line2D([], [], color="black", linestyle="--", linewidth=0.8, label="ours = the paper's")]
+    for ok, color, name in ((True, REPRODUCED, "reproduced"), (False, MISSED, "missed")):
+        these = [p for p in rows if bool(p.get("reproduced")) == ok]
+        if these:
+            sc = ax.scatter([float(p["paper"]) for p in these], [float(p["ours"]) for p in these], s=34, color=color,
+                            edgecolors="black", linewidths=0.5, zorder=3)
+            sc.set_gid(f"claims-{name}")
+            handles.append(Line2D([], [], linestyle="none", marker="o", markersize=6, color=color,
+                                  markeredgecolor="black", markeredgewidth=0.5, label=f"{name} ({len(these)})"))
+    ax.grid(alpha=0.3, which="major")
+    ax.set_axisbelow(True)
+    ax.legend(handles=handles, fontsize="small", frameon=False, loc="upper left")
+    # Labels last: grouping needs the final limits, nudging the final layout.
+    misses = [p for p in rows if not p.get("reproduced")]
+    at = [(float(p["paper"]), float(p["ours"])) for p in misses]
+    groups = _near_groups(at, ax.get_xlim(), ax.get_ylim(), logx=True, logy=True)
+    _draw_group_labels(fig, ax, [([str(misses[i]["id"]) for i in g], [False] * len(g),
+                                  (max(at[i][0] for i in g), max(at[i][1] for i in g))) for g in groups], inward=True)
+    return save(fig, out)
+
+
 __all__ = ["normalized_bars", "lines", "battery_bars", "write_traffic_bars", "compare_bars", "pareto_scatter",
-           "log_floor", "save", "geomean"]
+           "claims_scatter", "log_floor", "save", "geomean"]

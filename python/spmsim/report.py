@@ -5,6 +5,8 @@
       `spmsim reproduce secpb`)              report.md the Rust side wrote
     compare directory (results.json of    -> OUT_DIR/report.html beside the
       `spmsim compare`, "kind": "compare")   report.md the Rust side wrote
+    reproduce-all directory (index.json   -> OUT_DIR/index.html: index.md with
+      of `spmsim reproduce all`)             one log-log plot of claims per paper
     figures (PNG + SVG)                   -> OUT_DIR/figures/
 
 The page is self-contained: CSS inline, every plot an SVG in a data URI, no
@@ -15,6 +17,8 @@ Fig. 11), and lines against every other varied parameter (SecPB Figs. 7
 and 8). For a SecPB reproduction: Figs. 6-9, Table IV and Table V (battery)
 as plots, inside the Rust report's text and tables. For a comparison of
 schemes: a table of every scheme and two Pareto plots (compare_report.py).
+For every paper's reproduction: each paper's claims, ours against the
+paper's (index_report.py).
 """
 
 from __future__ import annotations
@@ -43,9 +47,9 @@ class ReportError(ValueError):
 # Kinds of directory
 
 
-def _results_json(out_dir: str) -> Any:
-    """OUT_DIR/results.json parsed, or None when it is missing or not JSON."""
-    path = os.path.join(out_dir, "results.json")
+def _results_json(out_dir: str, name: str = "results.json") -> Any:
+    """OUT_DIR/NAME parsed, or None when it is missing or not JSON."""
+    path = os.path.join(out_dir, name)
     if not os.path.isfile(path):
         return None
     try:
@@ -85,13 +89,18 @@ def write_report(out_dir: str, baseline: str | None = None, title: str | None = 
         from .compare_report import compare_report  # noqa: PLC0415  (it imports this module)
 
         return compare_report(out_dir, _results_json(out_dir), title=title)
+    from .index_report import index_report, is_index_dir  # noqa: PLC0415  (it imports this module)
+
+    index = _results_json(out_dir, "index.json")
+    if is_index_dir(index):
+        return index_report(out_dir, index, title=title)
     if is_reproduce_dir(out_dir):
         return reproduce_report(out_dir, title=title)
     if is_sweep_dir(out_dir):
         return sweep_report(out_dir, baseline=baseline, title=title)
     raise ReportError(f"{out_dir}: neither a sweep directory (points/) nor a reproduce directory (results.json "
                       "with runs and table4, fig6-8 or claims, figures) nor a compare directory (results.json "
-                      "with \"kind\": \"compare\")")
+                      "with \"kind\": \"compare\") nor a `reproduce all` directory (index.json with papers)")
 
 
 def _write(path: str, text: str) -> None:
@@ -456,7 +465,8 @@ def reproduce_report(out_dir: str, title: str | None = None) -> list[str]:
 def main(args: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="spmsim report", description="Write OUT_DIR/report.html (self-contained) "
                                  "and, for a sweep, OUT_DIR/report.md, with plots in OUT_DIR/figures/.")
-    ap.add_argument("out_dir", metavar="OUT_DIR", help="a sweep directory, a `spmsim reproduce secpb|secon` directory or a `spmsim compare` directory")
+    ap.add_argument("out_dir", metavar="OUT_DIR", help="a sweep directory, a `spmsim reproduce secpb|secon` directory, a `spmsim compare` "
+                    "directory or a `spmsim reproduce all` directory")
     ap.add_argument("--baseline", metavar="SCHEME", help="scheme to normalise to (default: bbb if swept, else "
                     "the first scheme)")
     ap.add_argument("--title", help="page title")

@@ -77,7 +77,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
     let start = std::time::Instant::now();
     let bar = crate::progress::Progress::new("compare", "steps", 0);
     let steps = std::sync::atomic::AtomicU64::new(0);
-    let c = compare::run(&opts, |done, total, what| {
+    let c = compare::run(&opts, &|done, total, what| {
         steps.store(total as u64, std::sync::atomic::Ordering::Relaxed);
         bar.update(done as u64, total as u64, what)
     })

@@ -50,17 +50,6 @@ impl SimArgs {
     }
 }
 
-/// Tables V and VI from the battery model with the default energy and
-/// reference files, for reports: as Markdown, and as rows of data.
-pub fn battery_report() -> (Option<String>, Vec<spmsim::battery::TableRow>) {
-    use spmsim::battery::{default_energy_path, default_reference_path, markdown_report, table_rows, EnergyConfig, Reference};
-    let loaded = EnergyConfig::load(&default_energy_path()).and_then(|c| Reference::load(&default_reference_path()).map(|r| (c, r)));
-    match loaded {
-        Ok((cfg, rf)) => (Some(markdown_report(&cfg, &rf)), table_rows(&cfg, &rf)),
-        Err(e) => (Some(format!("The battery model could not run: {e}\n")), Vec::new()),
-    }
-}
-
 /// Every address of the workload must lie inside the simulated memory.
 pub fn check_fits(cfg: &SimConfig, events: &[Event]) -> Result<()> {
     if let Some(e) = events.iter().find(|e| e.addr + e.size as u64 > cfg.memory.capacity_bytes) {

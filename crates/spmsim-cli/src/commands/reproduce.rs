@@ -1,6 +1,6 @@
 use anyhow::{anyhow, Result};
 use clap::Subcommand;
-use spmsim::reproduce::{index, mset, secon, secpb, star, triad};
+use spmsim::reproduce::{self, index, mset, secon, secpb, star, triad, ClaimResult, Paper};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -109,34 +109,6 @@ pub enum ReproduceCmd {
         #[arg(long, default_value = "results/mset")]
         out: PathBuf,
     },
-}
-
-/// Run a paper's reproduction with a progress bar over its runs.
-fn with_bar<R>(paper: &str, run: impl FnOnce(&(dyn Fn(usize, usize, &str) + Sync)) -> Result<R, String>) -> Result<R> {
-    let bar = RunsBar::new(&format!("reproduce {paper}"));
-    let r = run(&|d, t, w| bar.update(d, t, w)).map_err(|e| anyhow!("reproduce {paper}: {e}"))?;
-    bar.finish();
-    Ok(r)
-}
-
-/// Each claim with the paper's number and ours, how many were reproduced,
-/// the paper's workloads not run, and where the report is.
-fn print_claims(claims: &[secon::ClaimResult], not_run: &[(String, String)], out: &std::path::Path, cores: &str) {
-    for c in claims {
-        println!(
-            "{:<30} paper {:>10}  ours {:>10}  {}",
-            c.id,
-            c.show(c.paper),
-            c.show(c.ours),
-            if c.reproduced { "reproduced" } else { "not reproduced" }
-        );
-    }
-    let n_ok = claims.iter().filter(|c| c.reproduced).count();
-    println!("{n_ok} of {} claims reproduced within their tolerance ({cores})", claims.len());
-    for (w, why) in not_run {
-        println!("not run: {w}: {why}");
-    }
-    println!("report: {}", out.join("report.md").display());
 }
 
 /// The recorded suite, recording what the cache lacks first (the same
@@ -287,26 +259,17 @@ fn all(quick: bool, seed: u64, out: &std::path::Path) -> Result<ExitCode> {
         };
         eprintln!("reproduce all: {id} ({} of {})", papers.len() + 1, index::PAPERS.len());
         let (t, started) = (std::time::Instant::now(), std::time::SystemTime::now());
-        let (claims, error) = match run_paper(cmd) {
-            Ok(c) => (c, None),
-            Err(e) => {
-                eprintln!("reproduce all: {id} failed: {e:#}");
-                (Vec::new(), Some(format!("{e:#}")))
-            }
-        };
-        papers.push(index::PaperSummary {
-            paper: id.into(),
-            title: title.into(),
-            report: format!("{id}/report.md"),
-            // Only a page this run drew (an older one may be left over).
-            report_html: std::fs::metadata(out.join(id).join("report.html"))
-                .and_then(|m| m.modified())
-                .is_ok_and(|m| m >= started)
-                .then(|| format!("{id}/report.html")),
-            seconds: t.elapsed().as_secs_f64(),
-            claims,
-            error,
+        let outcome = run_paper(cmd).map_err(|e| {
+            eprintln!("reproduce all: {id} failed: {e:#}");
+            format!("{e:#}")
         });
+        let mut summary = index::PaperSummary::new(id, title, t.elapsed().as_secs_f64(), outcome);
+        // Only a page this run drew (an older one may be left over).
+        summary.report_html = std::fs::metadata(out.join(id).join("report.html"))
+            .and_then(|m| m.modified())
+            .is_ok_and(|m| m >= started)
+            .then(|| format!("{id}/report.html"));
+        papers.push(summary);
     }
     let idx = index::Index { quick, seed, seconds: start.elapsed().as_secs_f64(), papers };
     idx.write(out).map_err(|e| anyhow!("reproduce all: {e}"))?;
@@ -318,112 +281,91 @@ fn all(quick: bool, seed: u64, out: &std::path::Path) -> Result<ExitCode> {
         }
     }
     println!("reproduce all: {:.0} s; index: {}", idx.seconds, out.join("index.html").display());
+    // The index's plots (one per paper) come from the Python package,
+    // which redraws index.html with them; the plain page stays otherwise.
+    match super::python::report(out) {
+        Ok(()) => println!("index with plots: {}", out.join("index.html").display()),
+        Err(e) => eprintln!("note: index.html has no plots: {e}"),
+    }
     Ok(if idx.papers.iter().any(|p| p.error.is_some()) { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
 /// One paper's reproduction: its files written, its claims printed and
 /// returned.
-fn run_paper(cmd: ReproduceCmd) -> Result<Vec<secon::ClaimResult>> {
+fn run_paper(cmd: ReproduceCmd) -> Result<Vec<ClaimResult>> {
     match cmd {
         ReproduceCmd::All { .. } => unreachable!("reproduce all runs each paper itself"),
         ReproduceCmd::Secpb { quick, instructions, seed, out, builtin, programs, regions } => {
             let n = instructions.unwrap_or(if quick { 5_000_000 } else { 100_000_000 });
             let regions = regions.unwrap_or_else(|| if quick { "single" } else { "simpoints" }.into());
             let suite = if builtin { secpb::builtin_suite() } else { recorded_suite(n, programs, &regions)? };
-            let bar = crate::progress::Progress::new("reproduce secpb", "runs", 0);
-            let runs = std::sync::atomic::AtomicU64::new(0);
-            let progress = |done: usize, total: usize, what: &str| {
-                runs.store(total as u64, std::sync::atomic::Ordering::Relaxed);
-                bar.update(done as u64, total as u64, what)
-            };
-            let mut r = match secpb::run(&suite, n, seed, quick, progress) {
-                Ok(r) => r,
-                Err(f) => {
-                    bar.finish(runs.into_inner());
-                    // Keep the finished runs before reporting the failure.
-                    if !f.completed.is_empty() {
-                        match secpb::write_partial(&f, &out) {
-                            Ok(()) => eprintln!("the {} finished runs are in {}", f.completed.len(), out.join("runs.csv").display()),
-                            Err(e) => eprintln!("warning: the finished runs could not be written: {e}"),
-                        }
-                    }
-                    return Err(anyhow!("reproduce secpb: {f}"));
-                }
-            };
-            bar.finish(runs.into_inner());
-            (r.battery_markdown, r.battery_rows) = super::battery_report();
-            secpb::write(&r, &out).map_err(|e| anyhow!(e))?;
-            for c in &r.table4 {
-                println!("{:<6} slowdown {:>8.1} %  (paper {})", c.row, c.ours, c.paper.map(|p| format!("{p} %")).unwrap_or("-".into()));
-            }
-            println!("order COBCM <= OBCM < BCM < CM <= M < NoGap: {}", if r.order_holds { "holds" } else { "does NOT hold" });
-            println!("BMT root updates fall as the SecPB grows: {}", if r.root_updates_fall { "yes" } else { "no" });
-            let paper = |x: Option<f64>| x.map_or("-".to_string(), |v| v.to_string());
-            println!(
-                "NoGap IPC at PPTI {:.1}, NWPE {:.2}: {:.3} (formula {:.3}; paper {} estimate, {} simulated)",
-                r.nogap.ppti,
-                r.nogap.nwpe,
-                r.nogap.ipc,
-                r.nogap.formula_ipc,
-                paper(r.nogap.paper_estimate),
-                paper(r.nogap.paper_actual)
-            );
-            println!("report: {}", out.join("report.md").display());
-            // The page with the plots comes from the Python package; the
-            // results above stay whether or not it can be drawn.
-            match super::python::report(&out) {
-                Ok(()) => println!("report with plots: {}", out.join("report.html").display()),
-                Err(e) => eprintln!("note: no report.html: {e}"),
-            }
-            secpb::claims(&r).map_err(|e| anyhow!(e))
-        }
-        ReproduceCmd::Star { quick, instructions, seed, out } => {
-            let n = instructions.unwrap_or(if quick { 2_000_000 } else { 20_000_000 });
-            let r = with_bar("star", |p| star::run(n, seed, quick, p))?;
-            star::write(&r, &out).map_err(|e| anyhow!(e))?;
-            print_claims(&r.claims, &[], &out, "single core; the paper runs 8");
-            Ok(r.claims)
-        }
-        ReproduceCmd::Triad { quick, instructions, seed, out } => {
-            let n = instructions.unwrap_or(if quick { 1_000_000 } else { 20_000_000 });
-            recorded_stand_ins(triad::stand_in_instructions(n))?;
-            let r = with_bar("triad", |p| triad::run(n, seed, quick, p))?;
-            triad::write(&r, &out).map_err(|e| anyhow!(e))?;
-            print_claims(&r.claims, &r.not_run, &out, "single core; the paper runs 8");
-            Ok(r.claims)
-        }
-        ReproduceCmd::Mset { quick, instructions, seed, out } => {
-            let n = instructions.unwrap_or(if quick { 2_000_000 } else { 8_000_000 });
-            recorded_mset_stand_ins(n)?;
-            let r = with_bar("mset", |p| mset::run(n, seed, quick, p))?;
-            mset::write(&r, &out).map_err(|e| anyhow!(e))?;
-            print_claims(&r.claims, &r.not_run, &out, "single core, as the paper");
-            Ok(r.claims)
+            reproduce_paper(secpb::SecPb::new(suite, n, seed, quick).map_err(|e| anyhow!("reproduce secpb: {e}"))?, &out)
         }
         ReproduceCmd::Secon { quick, instructions, seed, out } => {
             let n = instructions.unwrap_or(if quick { 300_000 } else { 2_000_000 });
-            let bar = RunsBar::new("reproduce secon");
-            let r = secon::run(n, seed, quick, |d, t, w| bar.update(d, t, w)).map_err(|e| anyhow!("reproduce secon: {e}"))?;
-            bar.finish();
-            secon::write(&r, &out).map_err(|e| anyhow!(e))?;
-            let n_ok = r.claims.iter().filter(|c| c.reproduced).count();
-            for c in &r.claims {
-                let show = |x: f64| if c.kind == "ratio" { format!("{x:.2}x") } else { format!("{:+.1} %", x * 100.0) };
-                println!(
-                    "{:<28} paper {:>9}  ours {:>9}  {}",
-                    c.id,
-                    show(c.paper),
-                    show(c.ours),
-                    if c.reproduced { "reproduced" } else { "not reproduced" }
-                );
-            }
-            println!("{n_ok} of {} claims reproduced within their tolerance", r.claims.len());
-            println!("report: {}", out.join("report.md").display());
-            match super::python::report(&out) {
-                Ok(()) => println!("report with plots: {}", out.join("report.html").display()),
-                Err(e) => eprintln!("note: no report.html: {e}"),
-            }
-            Ok(r.claims)
+            reproduce_paper(secon::Secon::new(n, seed, quick).map_err(|e| anyhow!("reproduce secon: {e}"))?, &out)
+        }
+        ReproduceCmd::Star { quick, instructions, seed, out } => {
+            let n = instructions.unwrap_or(if quick { 2_000_000 } else { 20_000_000 });
+            reproduce_paper(star::Star::new(n, seed, quick).map_err(|e| anyhow!("reproduce star: {e}"))?, &out)
+        }
+        ReproduceCmd::Triad { quick, instructions, seed, out } => {
+            let n = instructions.unwrap_or(if quick { 1_000_000 } else { 20_000_000 });
+            let paper = triad::Triad::new(n, seed, quick).map_err(|e| anyhow!("reproduce triad: {e}"))?;
+            recorded_stand_ins(triad::stand_in_instructions(n))?;
+            reproduce_paper(paper, &out)
+        }
+        ReproduceCmd::Mset { quick, instructions, seed, out } => {
+            let n = instructions.unwrap_or(if quick { 2_000_000 } else { 8_000_000 });
+            let paper = mset::Mset::new(n, seed, quick).map_err(|e| anyhow!("reproduce mset: {e}"))?;
+            recorded_mset_stand_ins(n)?;
+            reproduce_paper(paper, &out)
         }
     }
+}
+
+/// Run `paper`'s grid under one progress bar, write its files (or, when a
+/// run failed, the runs that finished), print its claims, and draw its
+/// page of plots where it has one.
+fn reproduce_paper<P: Paper>(paper: P, out: &std::path::Path) -> Result<Vec<ClaimResult>> {
+    let bar = RunsBar::new(&format!("reproduce {}", P::ID));
+    let results = reproduce::run(&paper, &|d, t, w| bar.update(d, t, w));
+    bar.finish();
+    let r = match results {
+        Ok(r) => r,
+        Err(f) => {
+            if !f.completed.is_empty() {
+                match reproduce::write_partial(&paper, &f, out) {
+                    Ok(()) => eprintln!("the runs that finished are in {}", out.join("runs.csv").display()),
+                    Err(e) => eprintln!("warning: the finished runs could not be written: {e}"),
+                }
+            }
+            return Err(anyhow!("reproduce {}: {f}", P::ID));
+        }
+    };
+    reproduce::write(&paper, &r, out).map_err(|e| anyhow!("reproduce {}: {e}", P::ID))?;
+    let claims = paper.claims(&r);
+    for c in &claims {
+        println!(
+            "{:<30} paper {:>10}  ours {:>10}  {}",
+            c.id,
+            c.show(c.paper),
+            c.show(c.ours),
+            if c.reproduced { "reproduced" } else { "not reproduced" }
+        );
+    }
+    println!("{} of {} claims reproduced within their tolerance", claims.iter().filter(|c| c.reproduced).count(), claims.len());
+    for line in paper.summary(&r) {
+        println!("{line}");
+    }
+    println!("report: {}", out.join("report.md").display());
+    if P::PLOTS {
+        // The page with the plots comes from the Python package; the
+        // results above stay whether or not it can be drawn.
+        match super::python::report(out) {
+            Ok(()) => println!("report with plots: {}", out.join("report.html").display()),
+            Err(e) => eprintln!("note: no report.html: {e}"),
+        }
+    }
+    Ok(claims)
 }

@@ -22,12 +22,12 @@ pub mod report;
 use crate::config::{list_presets, load_preset, CoreModel, CryptoMode, SimConfig};
 use crate::engine::nvm::ByKind;
 use crate::reproduce::geomean;
+use crate::reproduce::grid::{self, Progress};
 use crate::timing::simulate_after_warmup;
 use crate::workload::WorkloadKind;
-use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::AtomicBool;
 
 /// The persistent benchmarks: every store persistent (interval core).
 pub const BENCHMARKS: [&str; 7] = ["btree", "hash", "array", "queue", "rbtree", "ycsb", "tpcc"];
@@ -36,8 +36,9 @@ pub const QUICK_BENCHMARKS: [&str; 3] = ["btree", "hash", "ycsb"];
 /// `reproduce mset`), their heap persistent (out-of-order core).
 pub const PROGRAMS: [&str; 9] = ["gcc", "xz", "mcf", "perl", "chess", "gnugo", "omnetpp", "x264", "xalan"];
 pub const QUICK_PROGRAMS: [&str; 2] = ["gcc", "mcf"];
-/// Instructions a program runs before its statistics start.
-pub const PROGRAM_WARMUP: u64 = crate::reproduce::mset::WARMUP;
+/// Instructions a program runs before its statistics start (the
+/// reproductions' warm-up of a recorded program).
+pub const PROGRAM_WARMUP: u64 = grid::PROGRAM_WARMUP;
 /// Memory sizes recovery is timed at.
 pub const RECOVERY_MEMORY: [(&str, u64); 2] = [("16GiB", 16 << 30), ("1TiB", 1 << 40)];
 /// The workload run before each recovery and each attack run.
@@ -320,7 +321,7 @@ pub fn selected(opts: &Options) -> Result<Vec<(Candidate, Option<SimConfig>)>, S
 }
 
 /// Run everything `opts` asks for; `progress(done, total, what)` after each step.
-pub fn run<F: Fn(usize, usize, &str) + Sync>(opts: &Options, progress: F) -> Result<Comparison, String> {
+pub fn run(opts: &Options, progress: Progress) -> Result<Comparison, String> {
     let ecfg = crate::battery::EnergyConfig::load(&crate::battery::default_energy_path()).map_err(|e| e.to_string())?;
     let cands = selected(opts)?;
     let chosen: Vec<SimConfig> = cands.iter().filter_map(|(_, c)| c.clone()).collect();
@@ -364,7 +365,7 @@ pub fn run<F: Fn(usize, usize, &str) + Sync>(opts: &Options, progress: F) -> Res
             add("paper-insecure", machine::paper_insecure(p));
         }
     }
-    let grid: Vec<(&str, &SimConfig, &str)> =
+    let timed: Vec<(&str, &SimConfig, &str)> =
         specs.iter().flat_map(|(m, c)| workloads.iter().map(move |w| (m.as_str(), c, w.as_str()))).collect();
     let recoveries: Vec<(&SimConfig, (&str, u64))> =
         if opts.recovery { chosen.iter().flat_map(|c| RECOVERY_MEMORY.iter().map(move |&m| (c, m))).collect() } else { Vec::new() };
@@ -374,39 +375,45 @@ pub fn run<F: Fn(usize, usize, &str) + Sync>(opts: &Options, progress: F) -> Res
     // progress bar's ETA extrapolates holds over the whole run.
     // Each kind's i-th of n steps goes at (i + 1/2) / n of the way.
     let spread = |n: usize, step: fn(usize) -> Step| (0..n).map(move |i| ((2 * i + 1) as f64 / (2 * n) as f64, step(i)));
-    let mut keyed: Vec<(f64, Step)> =
-        spread(grid.len(), Step::Run).chain(spread(recoveries.len(), Step::Recovery)).chain(spread(attacked.len(), Step::Attack)).collect();
+    let mut keyed: Vec<(f64, Step)> = spread(timed.len(), Step::Run)
+        .chain(spread(recoveries.len(), Step::Recovery))
+        .chain(spread(attacked.len(), Step::Attack))
+        .collect();
     keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
     let work: Vec<Step> = keyed.into_iter().map(|(_, s)| s).collect();
-    let total = work.len();
-    let done = AtomicUsize::new(0);
-    let outcomes: Vec<Outcome> = work
-        .par_iter()
-        .map(|s| {
-            let (out, what) = match *s {
-                Step::Run(i) => {
-                    let (m, c, w) = grid[i];
-                    (Outcome::Run(guarded(&format!("{} ({m}) on {w}", c.name), || timing_run(m, c, w, n, seed))), format!("{} {w}", c.name))
-                }
-                Step::Recovery(i) => {
-                    let (p, (label, bytes)) = recoveries[i];
-                    let r =
-                        guarded(&format!("{} recovery", p.name), || recovery_point(&machine::common(p), label, bytes, opts.ops(), seed));
-                    (Outcome::Recovery(p.name.clone(), label.to_string(), r), format!("recovery {} {label}", p.name))
-                }
-                Step::Attack(i) => {
-                    let p = attacked[i];
-                    let r = guarded(&format!("{} attacks", p.name), || attack_counts(&machine::common(p), opts.ops().min(500), seed));
-                    (Outcome::Attack(p.name.clone(), r), format!("attacks {}", p.name))
-                }
-            };
-            progress(done.fetch_add(1, Ordering::SeqCst) + 1, total, &what);
-            out
+    // Each step's outcome under its scheme, an error included; a step
+    // that panics (a bug of a scheme's model) gets that as its error, so
+    // that every other scheme's results are kept.
+    let outcome = |s: Step, r: Result<Outcome, String>| match (s, r) {
+        (_, Ok(o)) => o,
+        (Step::Run(_), Err(e)) => Outcome::Run(Err(e)),
+        (Step::Recovery(i), Err(e)) => Outcome::Recovery(recoveries[i].0.name.clone(), recoveries[i].1 .0.to_string(), Err(e)),
+        (Step::Attack(i), Err(e)) => Outcome::Attack(attacked[i].name.clone(), Err(e)),
+    };
+    let describe = |s: &Step| match *s {
+        Step::Run(i) => format!("{} ({}) on {}", timed[i].1.name, timed[i].0, timed[i].2),
+        Step::Recovery(i) => format!("{} recovery", recoveries[i].0.name),
+        Step::Attack(i) => format!("{} attacks", attacked[i].name),
+    };
+    let outcomes = grid::run(&work, progress, describe, |s| {
+        Ok(match *s {
+            Step::Run(i) => {
+                let (m, c, w) = timed[i];
+                Outcome::Run(timing_run(m, c, w, n, seed))
+            }
+            Step::Recovery(i) => {
+                let (p, (label, bytes)) = recoveries[i];
+                Outcome::Recovery(p.name.clone(), label.to_string(), recovery_point(&machine::common(p), label, bytes, opts.ops(), seed))
+            }
+            Step::Attack(i) => {
+                let p = attacked[i];
+                Outcome::Attack(p.name.clone(), attack_counts(&machine::common(p), opts.ops().min(500), seed))
+            }
         })
-        .collect();
+    });
     let (mut runs, mut failures, mut measured, mut attacks) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for o in outcomes {
-        match o {
+    for (s, o) in work.iter().zip(outcomes) {
+        match outcome(*s, o) {
             Outcome::Run(Ok(r)) => runs.push(r),
             Outcome::Run(Err(e)) => failures.push(e),
             Outcome::Recovery(p, l, r) => measured.push((p, l, r)),
@@ -551,15 +558,6 @@ fn row(
         attacks,
         paper_config,
     }
-}
-
-/// `f`, with a panic turned into an error naming `what` (a bug of the
-/// scheme's model), so that every other scheme's results are kept.
-fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
-        let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
-        Err(format!("{what}: the model panicked (a bug): {msg}"))
-    })
 }
 
 /// A real recovery on the common machine grown to `bytes` of memory.

@@ -229,5 +229,5 @@ pub fn markdown(c: &Comparison) -> String {
 /// Write results.json and report.md into `dir`: both or neither.
 pub fn write(c: &Comparison, dir: &std::path::Path) -> Result<(), String> {
     let json = serde_json::to_string_pretty(c).map_err(|e| e.to_string())?;
-    crate::reproduce::write_files(dir, &[("results.json".into(), json), ("report.md".into(), markdown(c))])
+    crate::reproduce::report::write_files(dir, &[("results.json".into(), json), ("report.md".into(), markdown(c))])
 }

@@ -9,9 +9,12 @@
 //!        a link to its report, its wall time; a summary of the counts
 //! ```
 //! A paper whose reproduction fails is listed with its error; the others'
-//! results stand.
+//! results stand. index.json also gives each paper's claims as points of
+//! a log-log plot (the paper's number against ours, the range of ours that
+//! counts): `spmsim report` draws them into index.html, one plot per
+//! paper, when the Python package is there.
 
-use super::secon::ClaimResult;
+use super::claims::{yes_no, ClaimResult, Kind, LogPoint};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -40,9 +43,30 @@ pub struct PaperSummary {
     /// Why the reproduction did not finish (its claims are then empty).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The claims as the index's plot draws them.
+    pub plot: ClaimPlot,
 }
 
 impl PaperSummary {
+    /// Paper `id` of [`PAPERS`] (its report at `<id>/report.md`): its
+    /// claims, or why it failed.
+    pub fn new(id: &str, title: &str, seconds: f64, outcome: Result<Vec<ClaimResult>, String>) -> Self {
+        let (claims, error) = match outcome {
+            Ok(c) => (c, None),
+            Err(e) => (Vec::new(), Some(e)),
+        };
+        PaperSummary {
+            paper: id.into(),
+            title: title.into(),
+            report: format!("{id}/report.md"),
+            report_html: None,
+            seconds,
+            plot: ClaimPlot::of(&claims),
+            claims,
+            error,
+        }
+    }
+
     pub fn reproduced(&self) -> usize {
         self.claims.iter().filter(|c| c.reproduced).count()
     }
@@ -55,6 +79,40 @@ pub struct Index {
     pub seed: u64,
     pub seconds: f64,
     pub papers: Vec<PaperSummary>,
+}
+
+/// A paper's claims on a log-log plot: those that can be drawn, those
+/// that cannot and why, and how any are drawn other than as printed.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ClaimPlot {
+    pub points: Vec<LogPoint>,
+    pub not_drawn: Vec<NotDrawn>,
+    pub notes: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct NotDrawn {
+    pub id: String,
+    pub text: String,
+    pub why: String,
+}
+
+impl ClaimPlot {
+    pub fn of(claims: &[ClaimResult]) -> Self {
+        let mut plot = ClaimPlot::default();
+        for c in claims {
+            match c.on_log_axes() {
+                Ok(p) => plot.points.push(p),
+                Err(why) => plot.not_drawn.push(NotDrawn { id: c.id.clone(), text: c.text.clone(), why }),
+            }
+        }
+        let changes: Vec<&str> =
+            claims.iter().filter(|c| c.kind == Kind::Change && plot.points.iter().any(|p| p.id == c.id)).map(|c| c.id.as_str()).collect();
+        if !changes.is_empty() {
+            plot.notes.push(format!("A change c is drawn as the factor 1 + c (-51 % as 0.49): {}.", changes.join(", ")));
+        }
+        plot
+    }
 }
 
 fn minutes(s: f64) -> String {
@@ -102,7 +160,7 @@ impl Index {
                     c.show(c.paper),
                     c.show(c.ours),
                     difference(c),
-                    if c.reproduced { "yes" } else { "no" }
+                    yes_no(c.reproduced)
                 );
             }
         }
@@ -151,7 +209,7 @@ impl Index {
             }
             s.push_str("<table><tr><th>claim</th><th>where</th><th>paper</th><th>ours</th><th>difference</th><th>reproduced</th></tr>\n");
             for c in &p.claims {
-                let yes = if c.reproduced { "yes" } else { "no" };
+                let yes = yes_no(c.reproduced);
                 let _ = writeln!(
                     s,
                     "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{yes}\">{yes}</td></tr>",
@@ -171,21 +229,16 @@ impl Index {
     /// index.md, index.html and index.json into `dir`, all or none.
     pub fn write(&self, dir: &Path) -> Result<(), String> {
         let json = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
-        super::write_files(dir, &[("index.md".into(), self.markdown()), ("index.html".into(), self.html()), ("index.json".into(), json)])
+        super::report::write_files(
+            dir,
+            &[("index.md".into(), self.markdown()), ("index.html".into(), self.html()), ("index.json".into(), json)],
+        )
     }
 }
 
-/// Ours minus the paper's, in the claim's unit (a ratio's in its own
-/// units; a rule that holds, none).
+/// Ours minus the paper's, in the claim's unit.
 fn difference(c: &ClaimResult) -> String {
-    match c.kind.as_str() {
-        "holds" => "-".into(),
-        "ratio" | "at-most" => format!("{:+.2}", c.difference),
-        "percent" => format!("{:+.1} points", c.difference),
-        "mm3" => format!("{:+.3} mm3", c.difference),
-        "seconds" | "at-most-seconds" => format!("{:+.4} s", c.difference),
-        _ => format!("{:+.1} points", c.difference * 100.0),
-    }
+    c.kind.show_difference(c.difference)
 }
 
 /// Links to a paper's report, and to its page with plots when there is one.
@@ -204,57 +257,60 @@ fn esc(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reproduce::claims::Rule;
 
-    fn claim(id: &str, kind: &str, paper: f64, ours: f64, ok: bool) -> ClaimResult {
-        ClaimResult {
-            id: id.into(),
-            text: format!("{id} <x>"),
-            where_: "Fig. 1".into(),
-            kind: kind.into(),
-            paper,
-            ours,
-            ours_arithmetic: ours,
-            difference: ours - paper,
-            reproduced: ok,
-        }
+    fn claim(id: &str, kind: Kind, paper: f64, ours: f64, width: f64) -> ClaimResult {
+        ClaimResult::new(id, &format!("{id} <x>"), "Fig. 1", kind, paper, (ours, ours), Rule::Within(width))
+    }
+
+    fn index() -> Index {
+        let mut a = PaperSummary::new(
+            "a",
+            "Paper A",
+            65.0,
+            Ok(vec![
+                claim("one", Kind::Ratio, 0.5, 0.52, 0.05),
+                claim("two", Kind::Percent, 10.0, 30.0, 5.0),
+                claim("three", Kind::Change, -0.5, -0.25, 0.1),
+                ClaimResult::new("order", "an order", "issue 3", Kind::Holds, 1.0, (1.0, 1.0), Rule::Holds),
+            ]),
+        );
+        a.report_html = Some("a/report.html".into());
+        let b = PaperSummary::new("b", "Paper B", 60.0, Err("no traces".into()));
+        Index { quick: true, seed: 1, seconds: 125.0, papers: vec![a, b] }
     }
 
     #[test]
     fn the_index_counts_each_papers_claims_and_keeps_a_failed_one() {
-        let idx = Index {
-            quick: true,
-            seed: 1,
-            seconds: 125.0,
-            papers: vec![
-                PaperSummary {
-                    paper: "a".into(),
-                    title: "Paper A".into(),
-                    report: "a/report.md".into(),
-                    report_html: Some("a/report.html".into()),
-                    seconds: 65.0,
-                    claims: vec![claim("one", "ratio", 0.5, 0.52, true), claim("two", "percent", 10.0, 30.0, false)],
-                    error: None,
-                },
-                PaperSummary {
-                    paper: "b".into(),
-                    title: "Paper B".into(),
-                    report: "b/report.md".into(),
-                    report_html: None,
-                    seconds: 60.0,
-                    claims: vec![],
-                    error: Some("no traces".into()),
-                },
-            ],
-        };
+        let idx = index();
         let md = idx.markdown();
-        assert!(md.contains("| Paper A | 1 of 2 | 1m05s | [a/report.md](a/report.md) |"), "{md}");
+        assert!(md.contains("| Paper A | 2 of 4 | 1m05s | [a/report.md](a/report.md) |"), "{md}");
         assert!(md.contains("| Paper B | failed |"), "{md}");
         assert!(md.contains("The reproduction failed: no traces"), "{md}");
         assert!(md.contains("| two <x> | Fig. 1 | 10.0 % | 30.0 % | +20.0 points | no |"), "{md}");
+        assert!(md.contains("| an order | issue 3 | holds | holds | - | yes |"), "{md}");
         assert!(md.contains("2m05s in all"), "{md}");
         let html = idx.html();
         assert!(html.contains("<a href=\"a/report.md\">") && html.contains("two &lt;x&gt;"), "{html}");
         assert!(html.contains("(<a href=\"a/report.html\">with plots</a>)"), "{html}");
         assert!(html.contains("<td class=\"no\">no</td>") && html.contains("<td class=\"yes\">yes</td>"));
+    }
+
+    #[test]
+    fn index_json_has_each_papers_plot() {
+        let doc: serde_json::Value = serde_json::to_value(index()).unwrap();
+        let plot = &doc["papers"][0]["plot"];
+        let ids: Vec<&str> = plot["points"].as_array().unwrap().iter().map(|p| p["id"].as_str().unwrap()).collect();
+        assert_eq!(ids, ["one", "two", "three"]);
+        // The change drawn as 1 + c, with its band; the miss is marked.
+        let three = &plot["points"][2];
+        assert_eq!((three["paper"].as_f64(), three["ours"].as_f64(), three["reproduced"].as_bool()), (Some(0.5), Some(0.75), Some(false)));
+        assert!((three["low"].as_f64().unwrap() - 0.4).abs() < 1e-12 && (three["high"].as_f64().unwrap() - 0.6).abs() < 1e-12);
+        assert_eq!(plot["not_drawn"][0]["id"], "order");
+        assert!(plot["not_drawn"][0]["why"].as_str().unwrap().contains("a rule"));
+        assert!(plot["notes"][0].as_str().unwrap().contains("1 + c") && plot["notes"][0].as_str().unwrap().ends_with(": three."));
+        // A failed paper has nothing to draw.
+        assert_eq!(doc["papers"][1]["plot"]["points"].as_array().unwrap().len(), 0);
+        assert_eq!(doc["papers"][1]["error"], "no traces");
     }
 }

@@ -15,17 +15,14 @@
 //! write back goes through the scheme's write path. Averages are
 //! geometric means (arithmetic beside them).
 
-use super::secon::{ClaimResult, Figure, Reference};
-use super::{geomean, mean};
-use crate::config::load_preset;
+use super::claims::{ClaimResult, Reference};
+use super::grid::{TimedRun, PROGRAM_WARMUP};
+use super::report::{self as rp, Figure};
+use super::{geomean, mean, means, Paper};
 use crate::engine::nvm::ByKind;
-use crate::timing::simulate_after_warmup;
 use crate::workload::WorkloadKind;
-use rayon::prelude::*;
 use serde::Serialize;
 use std::fmt::Write as _;
-use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The paper's programs (5.1, Table 2), each with its claim id in Table 2
 /// and our stand-in: a real program of the suites, recorded under
@@ -42,7 +39,7 @@ pub const WORKLOADS: [(&str, &str, &str); 9] = [
     ("xalancbmk (Xalan-C++)", "xalancbmk", "xalan"),
     ("xz (xz)", "xz", "xz"),
 ];
-/// Fig. 9's program.
+/// Fig. 9's program (its id in [`WORKLOADS`]).
 const SWEEP_PROGRAM: &str = "gcc";
 /// The schemes run: (name in the report, preset). The first is the
 /// baseline (5.1: encryption and a BMT, every metadata line written
@@ -58,10 +55,9 @@ pub const SCHEMES: [(&str, &str); 5] = [
 ];
 /// The paper's schemes not run, and why (none: all four are).
 pub const NOT_RUN: [(&str, &str); 0] = [];
-/// Instructions each run executes before its statistics start: the
-/// caches and the metadata cache fill with the program's working set
-/// (the paper fast-forwards, then simulates 10 M instructions).
-pub const WARMUP: u64 = 2_000_000;
+/// Instructions each run executes before its statistics start (the
+/// framework's warm-up of a recorded program).
+pub const WARMUP: u64 = PROGRAM_WARMUP;
 /// The label suffix of the sensitivity runs whose PCM writes hold their
 /// bank for the whole write (`nvm.write_model = bank-serial`).
 const SERIAL: &str = ", bank-serial writes";
@@ -117,74 +113,155 @@ pub struct Results {
     pub runs: Vec<RunRecord>,
 }
 
-/// One run of the grid: scheme, preset, label, suite program, the
-/// metadata cache's size (Fig. 9's sweep) and whether PCM writes are
-/// bank-serial (the sensitivity runs).
-type Spec<'a> = (&'a str, &'a str, &'a str, &'a str, Option<u64>, bool);
+/// One of the paper's programs as the grid runs it.
+#[derive(Clone, Debug)]
+pub struct Program {
+    /// The paper's program and our stand-in, as the report names them.
+    pub label: String,
+    /// Its claim id in Table 2 (`stores_<id>`).
+    pub id: String,
+    /// What runs for it (`suite:NAME#persistent=none`).
+    pub workload: String,
+}
 
-/// Run the grid in parallel; `progress(done, total, what)` after each run.
-pub fn run<F: Fn(usize, usize, &str) + Sync>(instructions: u64, seed: u64, quick: bool, progress: F) -> Result<Results, String> {
-    let reference = Reference::load_named("mset")?;
-    let sizes: &[u64] = if quick { &QUICK_CACHE_BYTES } else { &CACHE_BYTES };
-    let mut specs: Vec<Spec> = Vec::new();
-    for serial in [false, true] {
-        specs.extend(WORKLOADS.iter().flat_map(|&(l, _, w)| SCHEMES.iter().map(move |&(s, p)| (s, p, l, w, None, serial))));
+/// The multiset-hash paper's reproduction: its grid and how it runs.
+pub struct Mset {
+    pub instructions: u64,
+    pub seed: u64,
+    pub quick: bool,
+    /// Instructions each run executes before its statistics start.
+    pub warmup: u64,
+    pub programs: Vec<Program>,
+    /// Fig. 9's metadata-cache sizes, bytes.
+    pub cache_bytes: Vec<u64>,
+    reference: Reference,
+}
+
+impl Mset {
+    /// The paper's grid: the stand-ins of [`WORKLOADS`], each after
+    /// [`WARMUP`], and [`CACHE_BYTES`] (`quick`: three sizes).
+    pub fn new(instructions: u64, seed: u64, quick: bool) -> Result<Self, String> {
+        let programs = WORKLOADS
+            .iter()
+            .map(|&(label, id, name)| Program { label: label.into(), id: id.into(), workload: format!("suite:{name}#persistent=none") })
+            .collect();
+        let cache_bytes = if quick { QUICK_CACHE_BYTES.to_vec() } else { CACHE_BYTES.to_vec() };
+        Ok(Mset { instructions, seed, quick, warmup: WARMUP, programs, cache_bytes, reference: Reference::load("mset")? })
     }
-    let sweep_label = WORKLOADS.iter().find(|w| w.2 == SWEEP_PROGRAM).expect("gcc is a workload").0;
-    for &b in sizes {
-        specs.extend(SCHEMES.iter().map(|&(s, p)| (s, p, sweep_label, SWEEP_PROGRAM, Some(b), false)));
+
+    /// The label of program `id`.
+    fn label(&self, id: &str) -> Result<&str, String> {
+        self.programs.iter().find(|p| p.id == id).map(|p| p.label.as_str()).ok_or_else(|| format!("the grid has no program `{id}`"))
     }
-    let total = specs.len();
-    let done = AtomicUsize::new(0);
-    let runs: Vec<Result<RunRecord, String>> = specs
-        .par_iter()
-        .map(|&(scheme, preset, label, program, size, serial)| {
-            // Table 1's out-of-order core (the presets keep the interval
-            // core, which generated workloads need).
-            let mut sets = vec!["security.crypto=timing-only".to_string(), "core.model=ooo".to_string()];
-            if let Some(b) = size {
-                sets.push(format!("metadata_cache.organization.unified.capacity_bytes={b}"));
+}
+
+/// One run of the grid: scheme, preset, the program, the metadata cache's
+/// size (Fig. 9's sweep) and whether PCM writes are bank-serial (the
+/// sensitivity runs).
+pub struct Spec {
+    scheme: &'static str,
+    preset: &'static str,
+    program: Program,
+    size: Option<u64>,
+    serial: bool,
+}
+
+impl Paper for Mset {
+    type Point = Spec;
+    type Record = RunRecord;
+    type Results = Results;
+    const ID: &'static str = "mset";
+
+    fn grid(&self) -> Vec<Spec> {
+        let spec = |(scheme, preset): (&'static str, &'static str), program: &Program, size, serial| Spec {
+            scheme,
+            preset,
+            program: program.clone(),
+            size,
+            serial,
+        };
+        let mut v = Vec::new();
+        for serial in [false, true] {
+            v.extend(self.programs.iter().flat_map(|p| SCHEMES.iter().map(move |&s| spec(s, p, None, serial))));
+        }
+        if let Some(sweep) = self.programs.iter().find(|p| p.id == SWEEP_PROGRAM) {
+            for &b in &self.cache_bytes {
+                v.extend(SCHEMES.iter().map(|&s| spec(s, sweep, Some(b), false)));
             }
-            if serial {
-                sets.push("nvm.write_model=bank-serial".to_string());
-            }
-            let cfg = load_preset(preset, &sets).map_err(|e| e.to_string())?;
-            let w = WorkloadKind::parse(&format!("suite:{program}#persistent=none"))?;
-            let s = simulate_after_warmup(&cfg, &w, WARMUP, instructions, seed, &std::sync::atomic::AtomicBool::new(false))
-                .map_err(|e| format!("{scheme} on {program}: {e}"))?;
-            let r = &s.roi;
-            let k = done.fetch_add(1, Ordering::SeqCst) + 1;
-            let what = match (size, serial) {
-                (Some(b), _) => format!(" {} kB", b >> 10),
-                (None, true) => SERIAL.into(),
-                (None, false) => String::new(),
-            };
-            progress(k, total, &format!("{scheme} {program}{what}"));
-            Ok(RunRecord {
-                scheme: scheme.into(),
-                label: match (size, serial) {
-                    (Some(_), _) => format!("{label}, sweep"),
-                    (None, true) => format!("{label}{SERIAL}"),
-                    (None, false) => label.into(),
-                },
-                workload: w.name(),
-                cache_bytes: match &cfg.metadata_cache.organization {
-                    crate::config::MetadataCacheOrganization::Unified { unified } => unified.capacity_bytes,
-                    crate::config::MetadataCacheOrganization::Separate { .. } => 0,
-                },
-                instructions: r.core.instructions,
-                cycles: r.core.cycles,
-                stores: r.core.stores + r.core.volatile_stores,
-                volatile_write_backs: r.core.volatile_write_backs,
-                device_writes: r.memory.device_writes,
-                register_adds: r.crypto.read_hash_adds + r.crypto.write_hash_adds,
-                wpq_full_waits: r.memory.wpq_full_waits,
-                write_utilisation: r.memory.write_utilisation,
-            })
+        }
+        v
+    }
+
+    fn describe(&self, sp: &Spec) -> String {
+        let what = match (sp.size, sp.serial) {
+            (Some(b), _) => format!(" {} kB", b >> 10),
+            (None, true) => SERIAL.into(),
+            (None, false) => String::new(),
+        };
+        format!("{} {}{what}", sp.scheme, sp.program.workload)
+    }
+
+    fn run(&self, sp: &Spec) -> Result<RunRecord, String> {
+        let mut sets = vec!["security.crypto=timing-only".to_string()];
+        // Table 1's out-of-order core for a recorded program (the presets
+        // keep the interval core, which a generated workload needs: it has
+        // no instruction stream to schedule).
+        if matches!(WorkloadKind::parse(&sp.program.workload)?, WorkloadKind::Trace(_)) {
+            sets.push("core.model=ooo".to_string());
+        }
+        if let Some(b) = sp.size {
+            sets.push(format!("metadata_cache.organization.unified.capacity_bytes={b}"));
+        }
+        if sp.serial {
+            sets.push("nvm.write_model=bank-serial".to_string());
+        }
+        let t = TimedRun::new(sp.preset, sets, &sp.program.workload).after_warmup(self.warmup).time(self.instructions, self.seed)?;
+        let r = &t.stats.roi;
+        let label = &sp.program.label;
+        Ok(RunRecord {
+            scheme: sp.scheme.into(),
+            label: match (sp.size, sp.serial) {
+                (Some(_), _) => format!("{label}, sweep"),
+                (None, true) => format!("{label}{SERIAL}"),
+                (None, false) => label.clone(),
+            },
+            workload: t.workload.name(),
+            cache_bytes: match &t.cfg.metadata_cache.organization {
+                crate::config::MetadataCacheOrganization::Unified { unified } => unified.capacity_bytes,
+                crate::config::MetadataCacheOrganization::Separate { .. } => 0,
+            },
+            instructions: r.core.instructions,
+            cycles: r.core.cycles,
+            stores: r.core.stores + r.core.volatile_stores,
+            volatile_write_backs: r.core.volatile_write_backs,
+            device_writes: r.memory.device_writes,
+            register_adds: r.crypto.read_hash_adds + r.crypto.write_hash_adds,
+            wpq_full_waits: r.memory.wpq_full_waits,
+            write_utilisation: r.memory.write_utilisation,
         })
-        .collect();
-    let runs = runs.into_iter().collect::<Result<Vec<_>, _>>()?;
-    Ok(analyse(instructions, seed, quick, runs, &reference))
+    }
+
+    fn analyse(&self, runs: Vec<(&Spec, RunRecord)>) -> Result<Results, String> {
+        analyse(self, runs.into_iter().map(|(_, r)| r).collect())
+    }
+
+    fn claims(&self, r: &Results) -> Vec<ClaimResult> {
+        r.claims.clone()
+    }
+
+    fn files(&self, r: &Results) -> Result<Vec<(String, String)>, String> {
+        rp::with_results_json(r, vec![("runs.csv".into(), runs_csv(&r.runs)), ("report.md".into(), report(r, self.warmup))])
+    }
+
+    fn runs_csv(&self, finished: &[RunRecord]) -> String {
+        runs_csv(finished)
+    }
+
+    fn summary(&self, r: &Results) -> Vec<String> {
+        let mut v = vec!["cores: one, as the paper".to_string()];
+        v.extend(r.not_run.iter().map(|(w, why)| format!("not run: {w}: {why}")));
+        v
+    }
 }
 
 /// The run of `scheme` on `label`; at metadata-cache size `bytes`, the
@@ -202,8 +279,10 @@ fn find<'a>(runs: &'a [RunRecord], scheme: &str, label: &str, bytes: Option<u64>
         .expect("every grid point ran")
 }
 
-fn analyse(instructions: u64, seed: u64, quick: bool, runs: Vec<RunRecord>, rf: &Reference) -> Results {
-    let labels: Vec<&str> = WORKLOADS.iter().map(|w| w.0).collect();
+/// Figs. 7-9 and Table 2 from the runs, the claims, and the causes.
+fn analyse(p: &Mset, runs: Vec<RunRecord>) -> Result<Results, String> {
+    let rf = &p.reference;
+    let labels: Vec<&str> = p.programs.iter().map(|w| w.label.as_str()).collect();
     let rs = &runs;
     let ratio = |s: &str, f: fn(&RunRecord) -> f64| -> Vec<f64> {
         labels.iter().map(|l| f(find(rs, s, l, None)) / f(find(rs, "Baseline", l, None))).collect()
@@ -211,7 +290,7 @@ fn analyse(instructions: u64, seed: u64, quick: bool, runs: Vec<RunRecord>, rf: 
     let cycles = |r: &RunRecord| r.cycles as f64;
     let meta = |r: &RunRecord| r.metadata_writes() as f64;
     let device = |r: &RunRecord| r.device_writes.total() as f64;
-    let both = |v: Vec<f64>| (geomean(&v), mean(&v));
+    let both = |v: Vec<f64>| means(&v);
     let mut found: Vec<(String, (f64, f64))> = vec![
         ("mset_time".into(), both(ratio("Proposal", cycles))),
         ("mset_metadata_writes".into(), both(ratio("Proposal", meta))),
@@ -220,13 +299,14 @@ fn analyse(instructions: u64, seed: u64, quick: bool, runs: Vec<RunRecord>, rf: 
         ("cachetree_time".into(), both(ratio("CacheTree", cycles))),
         ("cachetree_metadata_writes".into(), both(ratio("CacheTree", meta))),
     ];
-    for &(l, id, _) in &WORKLOADS {
+    for w in &p.programs {
+        let (l, id) = (&w.label, &w.id);
         let r = find(rs, "Baseline", l, None);
         let share = r.stores as f64 / r.instructions.max(1) as f64;
         found.push((format!("stores_{id}"), (share, share)));
     }
     let found: Vec<(&str, (f64, f64))> = found.iter().map(|(id, v)| (id.as_str(), *v)).collect();
-    let claims = ClaimResult::evaluate(&rf.claim, &found);
+    let claims = rf.evaluate(&found)?;
     let norm = |f: fn(&RunRecord) -> f64, s: &str| {
         let mut rows: Vec<(String, String, Vec<f64>)> = labels
             .iter()
@@ -237,18 +317,9 @@ fn analyse(instructions: u64, seed: u64, quick: bool, runs: Vec<RunRecord>, rf: 
         rows.push(("arithmetic mean".into(), s.into(), vec![mean(&v)]));
         rows
     };
-    let one = |name: &str, title: &str, y: &str, rows| Figure {
-        name: name.into(),
-        title: title.into(),
-        x_label: "".into(),
-        y_label: y.into(),
-        xs: vec![0],
-        rows,
-    };
-    let sweep_label = WORKLOADS.iter().find(|w| w.2 == SWEEP_PROGRAM).expect("gcc").0;
-    let mut sizes: Vec<u64> = runs.iter().filter(|r| r.label.ends_with("sweep")).map(|r| r.cache_bytes).collect();
-    sizes.sort_unstable();
-    sizes.dedup();
+    let one = Figure::bars;
+    let sweep_label = p.label(SWEEP_PROGRAM)?;
+    let sizes = sweep_sizes(&runs);
     let smallest = sizes.first().copied().unwrap_or(0);
     let base_small = |f: fn(&RunRecord) -> f64| f(find(rs, "Baseline", sweep_label, Some(smallest)));
     let sweep = |f: fn(&RunRecord) -> f64| -> Vec<(String, String, Vec<f64>)> {
@@ -331,13 +402,32 @@ fn analyse(instructions: u64, seed: u64, quick: bool, runs: Vec<RunRecord>, rf: 
             }).collect(),
         ),
     ];
-    let causes = causes(&runs, &labels);
+    let causes = causes(p, &runs)?;
     let not_run = NOT_RUN.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
-    Results { instructions, seed, quick, source: rf.source.clone(), claims, figures, causes, not_run, runs }
+    Ok(Results {
+        instructions: p.instructions,
+        seed: p.seed,
+        quick: p.quick,
+        source: rf.source.clone(),
+        claims,
+        figures,
+        causes,
+        not_run,
+        runs,
+    })
+}
+
+/// The metadata-cache sizes Fig. 9's sweep ran, smallest first.
+fn sweep_sizes(runs: &[RunRecord]) -> Vec<u64> {
+    let mut sizes: Vec<u64> = runs.iter().filter(|r| r.label.ends_with("sweep")).map(|r| r.cache_bytes).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes
 }
 
 /// What the measurements say about the gaps.
-fn causes(runs: &[RunRecord], labels: &[&str]) -> Vec<String> {
+fn causes(p: &Mset, runs: &[RunRecord]) -> Result<Vec<String>, String> {
+    let labels: Vec<&str> = p.programs.iter().map(|w| w.label.as_str()).collect();
     let mut v = Vec::new();
     let per: Vec<String> = labels
         .iter()
@@ -368,10 +458,8 @@ fn causes(runs: &[RunRecord], labels: &[&str]) -> Vec<String> {
         geomean(&ratio)
     ));
     let sum = |s: &str| labels.iter().map(|l| find(runs, s, l, None).metadata_writes()).sum::<u64>();
-    let sweep_label = WORKLOADS.iter().find(|w| w.2 == SWEEP_PROGRAM).expect("gcc").0;
-    let mut sizes: Vec<u64> = runs.iter().filter(|r| r.label.ends_with("sweep")).map(|r| r.cache_bytes).collect();
-    sizes.sort_unstable();
-    sizes.dedup();
+    let sweep_label = p.label(SWEEP_PROGRAM)?;
+    let sizes = sweep_sizes(runs);
     let wb_at = |b: u64| find(runs, "Baseline-WB", sweep_label, Some(b)).metadata_writes();
     let (lo, hi) = (sizes.first().copied().unwrap_or(0), sizes.last().copied().unwrap_or(0));
     v.push(format!(
@@ -415,12 +503,12 @@ fn causes(runs: &[RunRecord], labels: &[&str]) -> Vec<String> {
     };
     v.push(format!(
         "Table 2: the stand-ins are other programs than SPEC's, measured over the window run (stores counted once per 64 B block they touch, so a store that spans two blocks counts twice). hoichess stores {:.1} % in our window against deepsjeng's 46.65 % (a window in deepsjeng's clearing of its hash table might explain the paper's share; deepsjeng itself cannot be measured here); x264 ({:.1} %, built without assembly as SPEC builds it) and Xalan-C++ ({:.1} %) store more than their SPEC counterparts; our mcf's share depends on its phase ({:.1} % in this window).",
-        share(WORKLOADS[0].0),
-        share(WORKLOADS[6].0),
-        share(WORKLOADS[7].0),
-        share(WORKLOADS[3].0)
+        share(p.label("deepsjeng")?),
+        share(p.label("x264")?),
+        share(p.label("xalancbmk")?),
+        share(p.label("mcf")?)
     ));
-    v
+    Ok(v)
 }
 
 fn runs_csv(runs: &[RunRecord]) -> String {
@@ -451,22 +539,17 @@ fn runs_csv(runs: &[RunRecord]) -> String {
 
 /// The report: every claim with the paper's number and ours, the causes of
 /// the gaps, what is not run, then every figure's cells.
-pub fn report(r: &Results) -> String {
+pub fn report(r: &Results, warmup: u64) -> String {
     let method = format!(
         "{} instructions per run after a {} M-instruction warm-up, seed {}{}, one out-of-order core (`core.model = ooo`), on the paper's Table 1 machine (`configs/mset.toml`). The nine SPEC CPU2017 programs are stand-ins recorded under valgrind, each named beside the program it stands for; every access is non-persistent, so the NVM sees the caches' write-backs. Cycles and metadata writes are over the baseline's (`mset-baseline`); means over programs are geometric (arithmetic beside them). Crypto is timing-only in the timed runs (the functional model still decides every hit, miss and write).\n",
         r.instructions,
-        WARMUP / 1_000_000,
+        warmup / 1_000_000,
         r.seed,
         if r.quick { ", --quick" } else { "" }
     );
-    let mut s = super::report_head("Multiset-hash integrity (Kubo et al.)", &r.source, method.trim_end());
+    let mut s = rp::report_head("Multiset-hash integrity (Kubo et al.)", &r.source, method.trim_end());
     s.push_str(&ClaimResult::markdown(&r.claims, "configs/reference/mset.toml"));
-    let not_run = super::not_run_section("The paper's schemes not run", &r.not_run);
-    s.push_str(&super::causes_and_figures(&r.causes, &not_run, &r.figures));
+    let not_run = rp::not_run_section("The paper's schemes not run", &r.not_run);
+    s.push_str(&rp::causes_and_figures(&r.causes, &not_run, &r.figures, 4));
     s
-}
-
-/// Write results.json, runs.csv and report.md: all of them or none.
-pub fn write(r: &Results, dir: &Path) -> Result<(), String> {
-    super::write_results(r, runs_csv(&r.runs), report(r), dir)
 }

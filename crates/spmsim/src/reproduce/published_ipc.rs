@@ -45,11 +45,9 @@ pub struct PublishedIpc {
 
 impl PublishedIpc {
     pub fn load() -> Result<Self, String> {
-        let p = crate::config::presets_dir().join("reference/published-ipc.toml");
-        let t = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
-        let r: PublishedIpc = toml::from_str(&t).map_err(|e| format!("{}: {e}", p.display()))?;
+        let r: PublishedIpc = super::claims::read_reference("published-ipc")?;
         if let Some(k) = r.sources.keys().find(|k| !matches!(k.as_str(), "cod5" | "gem5")) {
-            return Err(format!("{}: source `{k}` has no column (cod5 and gem5 have)", p.display()));
+            return Err(format!("configs/reference/published-ipc.toml: source `{k}` has no column (cod5 and gem5 have)"));
         }
         Ok(r)
     }

@@ -16,16 +16,13 @@
 //! transaction. Averages over workloads and points are geometric means of
 //! the normalised values (arithmetic means are shown beside them).
 
-use super::{geomean, mean};
-use crate::config::load_preset;
+use super::claims::{yes_no, ClaimResult, Kind, Reference};
+use super::grid::TimedRun;
+use super::report::{self as rp, Figure};
+use super::{geomean, means, Paper};
 use crate::engine::nvm::ByKind;
-use crate::timing::simulate;
-use crate::workload::WorkloadKind;
-use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::fmt::Write as _;
-use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The micro-benchmarks (Secon 4.1), as the paper labels them.
 pub const MICRO: [(&str, &str); 5] = [("Array", "array"), ("Queue", "queue"), ("Btree", "btree"), ("Hash", "hash"), ("RBtree", "rbtree")];
@@ -37,23 +34,51 @@ pub const SCHEMES: [&str; 5] = ["wb", "wt", "supermem", "secon-no-tep", "secon"]
 const MAIN: [&str; 4] = ["wb", "wt", "supermem", "secon"];
 const SENSITIVE: [&str; 3] = ["wt", "supermem", "secon"];
 
-/// One grid's points (full run / --quick).
-struct Grid {
-    ops: &'static [u64],
-    values: &'static [u64],
-    cores: &'static [u64],
-    hash_ns: &'static [u64],
-    wpq: &'static [u64],
+/// One grid's points: the x values of each figure.
+#[derive(Clone, Copy, Debug)]
+pub struct Grid {
+    pub ops: &'static [u64],
+    pub values: &'static [u64],
+    pub cores: &'static [u64],
+    pub hash_ns: &'static [u64],
+    pub wpq: &'static [u64],
 }
 
-const FULL: Grid = Grid {
+/// The paper's points (`--quick`: the first, the last and one between).
+pub const FULL: Grid = Grid {
     ops: &[1, 2, 4, 8, 16],
     values: &[64, 128, 256, 512, 1024],
     cores: &[1, 2, 4, 6],
     hash_ns: &[40, 60, 80, 100],
     wpq: &[8, 16, 32, 64, 128],
 };
-const QUICK: Grid = Grid { ops: &[1, 4, 16], values: &[64, 256, 1024], cores: &[1, 2, 4], hash_ns: &[40, 100], wpq: &[8, 32, 128] };
+pub const QUICK: Grid = Grid { ops: &[1, 4, 16], values: &[64, 256, 1024], cores: &[1, 2, 4], hash_ns: &[40, 100], wpq: &[8, 32, 128] };
+
+/// Secon's reproduction: its grid and how it runs.
+pub struct Secon {
+    pub instructions: u64,
+    pub seed: u64,
+    pub quick: bool,
+    pub grid: Grid,
+    reference: Reference,
+    /// The root update's length on Secon's machine: one hash per level
+    /// above the counter blocks, and the hash's cycles.
+    root_update: (u64, u64),
+}
+
+impl Secon {
+    /// The paper's grid (`quick`: [`QUICK`]).
+    pub fn new(instructions: u64, seed: u64, quick: bool) -> Result<Self, String> {
+        Self::with_grid(instructions, seed, quick, if quick { QUICK } else { FULL })
+    }
+
+    pub fn with_grid(instructions: u64, seed: u64, quick: bool, grid: Grid) -> Result<Self, String> {
+        let wt = crate::config::load_preset("wt", &[]).map_err(|e| e.to_string())?;
+        let levels = crate::engine::controller::layout_for(&wt, &*crate::scheme::describe(&wt)).levels() as u64;
+        let hash = wt.security.tree_hash_latency_cycles.unwrap_or(wt.security.mac_latency_cycles) as u64;
+        Ok(Secon { instructions, seed, quick, grid, reference: Reference::load("secon")?, root_update: (levels, hash) })
+    }
+}
 
 #[derive(Clone, Debug, Serialize)]
 pub struct RunRecord {
@@ -85,146 +110,6 @@ impl RunRecord {
     }
 }
 
-#[derive(Clone, Debug, Deserialize)]
-pub struct Claim {
-    pub id: String,
-    pub text: String,
-    #[serde(rename = "where")]
-    pub where_: String,
-    pub paper: f64,
-    pub kind: String,
-    pub tolerance: f64,
-}
-
-#[derive(Clone, Debug, Deserialize)]
-pub struct Reference {
-    pub source: String,
-    pub claim: Vec<Claim>,
-}
-
-impl Reference {
-    pub fn load() -> Result<Self, String> {
-        Self::load_named("secon")
-    }
-
-    /// `configs/reference/<paper>.toml`.
-    pub fn load_named(paper: &str) -> Result<Self, String> {
-        let path = crate::config::presets_dir().join(format!("reference/{paper}.toml"));
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
-    }
-}
-
-/// A claim with our number beside the paper's.
-#[derive(Clone, Debug, Serialize)]
-pub struct ClaimResult {
-    pub id: String,
-    pub text: String,
-    #[serde(rename = "where")]
-    pub where_: String,
-    pub kind: String,
-    pub paper: f64,
-    /// Ours: the geometric mean over the figure's workloads and points.
-    pub ours: f64,
-    /// The same with arithmetic means, for the paper's unstated averaging.
-    pub ours_arithmetic: f64,
-    pub difference: f64,
-    pub reproduced: bool,
-}
-
-impl ClaimResult {
-    /// Each reference claim with a number of ours in `found` (id, (ours,
-    /// ours by the other averaging)), judged by the claim's kind: within
-    /// its tolerance, or at most the paper's for `at-most`.
-    pub fn evaluate(claims: &[Claim], found: &[(&str, (f64, f64))]) -> Vec<ClaimResult> {
-        claims
-            .iter()
-            .filter_map(|c| {
-                let &(_, (ours, arith)) = found.iter().find(|(id, _)| *id == c.id)?;
-                let reproduced = match c.kind.as_str() {
-                    k if k.starts_with("at-most") => ours <= c.paper,
-                    _ => (ours - c.paper).abs() <= c.tolerance,
-                };
-                Some(ClaimResult {
-                    id: c.id.clone(),
-                    text: c.text.clone(),
-                    where_: c.where_.clone(),
-                    kind: c.kind.clone(),
-                    paper: c.paper,
-                    ours,
-                    ours_arithmetic: arith,
-                    difference: ours - c.paper,
-                    reproduced,
-                })
-            })
-            .collect()
-    }
-
-    /// A value of this claim's kind as the reports print it.
-    pub fn show(&self, x: f64) -> String {
-        match self.kind.as_str() {
-            "ratio" | "at-most" => format!("{x:.2}x"),
-            "seconds" | "at-most-seconds" => format!("{x:.4} s"),
-            // SecPB's cells are percentages already; a rule holds or not.
-            "percent" => format!("{x:.1} %"),
-            "holds" => (if x == 1.0 { "holds" } else { "does not hold" }).to_string(),
-            "mm3" => format!("{x:.3} mm3"),
-            _ => format!("{:.1} %", x * 100.0),
-        }
-    }
-
-    /// The claims as the reports' Markdown table, headed by how many were
-    /// reproduced against `reference` (the file they come from).
-    pub fn markdown(claims: &[ClaimResult], reference: &str) -> String {
-        let mut s = String::new();
-        let n = claims.iter().filter(|c| c.reproduced).count();
-        let _ = writeln!(s, "## The paper's claims\n\n{n} of {} reproduced within their tolerance ({reference}).\n", claims.len());
-        let _ = writeln!(s, "| claim | where | paper | ours | ours (arith/pooled) | reproduced |\n|---|---|---|---|---|---|");
-        for c in claims {
-            let _ = writeln!(
-                s,
-                "| {} | {} | {}{} | {} | {} | {} |",
-                c.text,
-                c.where_,
-                if c.kind.starts_with("at-most") { "< " } else { "" },
-                c.show(c.paper),
-                c.show(c.ours),
-                c.show(c.ours_arithmetic),
-                if c.reproduced { "yes" } else { "no" }
-            );
-        }
-        s
-    }
-}
-
-/// One figure as rows (workload, scheme) by columns (x values), each cell
-/// normalised as the figure is.
-#[derive(Clone, Debug, Serialize)]
-pub struct Figure {
-    pub name: String,
-    pub title: String,
-    pub x_label: String,
-    pub y_label: String,
-    pub xs: Vec<u64>,
-    pub rows: Vec<(String, String, Vec<f64>)>,
-}
-
-impl Figure {
-    /// The figure as a Markdown table with `digits` decimals; a figure
-    /// with no x label has one column, headed by its y label.
-    pub fn markdown(&self, digits: usize) -> String {
-        let mut s = format!("### {}\n\n", self.title);
-        let head = |x: &u64| if self.x_label.is_empty() { self.y_label.clone() } else { format!("{} {x}", self.x_label) };
-        let _ = writeln!(s, "| workload | scheme | {} |", self.xs.iter().map(head).collect::<Vec<_>>().join(" | "));
-        let _ = writeln!(s, "|---|---|{}", "---|".repeat(self.xs.len()));
-        for (l, sc, v) in &self.rows {
-            let _ = writeln!(s, "| {l} | {sc} | {} |", v.iter().map(|x| format!("{x:.digits$}")).collect::<Vec<_>>().join(" | "));
-        }
-        s.push('\n');
-        s
-    }
-}
-
 #[derive(Clone, Debug, Serialize)]
 pub struct Results {
     pub instructions: u64,
@@ -238,7 +123,9 @@ pub struct Results {
     pub runs: Vec<RunRecord>,
 }
 
-struct Spec {
+/// One run of the grid: a scheme on a workload at one figure's x value,
+/// with the overrides that x needs.
+pub struct Spec {
     fig: &'static str,
     scheme: &'static str,
     label: &'static str,
@@ -247,6 +134,7 @@ struct Spec {
     sets: Vec<String>,
 }
 
+/// Every figure's runs, figure by figure.
 fn specs(g: &Grid) -> Vec<Spec> {
     let mut v = Vec::new();
     let spec = |fig, scheme, label, workload: String, x, sets: Vec<String>| Spec { fig, scheme, label, workload, x, sets };
@@ -285,67 +173,70 @@ fn specs(g: &Grid) -> Vec<Spec> {
     v
 }
 
-/// Run the grid (in parallel; `progress(done, total, what)` after each run).
-pub fn run<F: Fn(usize, usize, &str) + Sync>(instructions: u64, seed: u64, quick: bool, progress: F) -> Result<Results, String> {
-    let reference = Reference::load()?;
-    let grid = if quick { &QUICK } else { &FULL };
-    let specs = specs(grid);
-    let total = specs.len();
-    let done = AtomicUsize::new(0);
-    let runs: Vec<Result<RunRecord, String>> = specs
-        .par_iter()
-        .map(|sp| {
-            let mut o = vec!["security.crypto=timing-only".to_string(), "core.multicore_stats=true".to_string()];
-            o.extend(sp.sets.iter().cloned());
-            let cfg = load_preset(sp.scheme, &o).map_err(|e| e.to_string())?;
-            let w = WorkloadKind::parse(&sp.workload)?;
-            let s = simulate(&cfg, &w, instructions, seed).map_err(|e| format!("{} on {}: {e}", sp.scheme, sp.workload))?;
-            let r = &s.roi;
-            let k = done.fetch_add(1, Ordering::SeqCst) + 1;
-            progress(k, total, &format!("{} {} {} {}", sp.fig, sp.scheme, sp.label, sp.x));
-            let m = r.multicore.as_ref().ok_or_else(|| format!("{} on {}: no transaction counts", sp.scheme, sp.workload))?;
-            Ok(RunRecord {
-                fig: sp.fig.into(),
-                scheme: sp.scheme.into(),
-                label: sp.label.into(),
-                workload: sp.workload.clone(),
-                x: sp.x,
-                instructions: r.core.instructions,
-                cycles: r.core.cycles,
-                transactions: m.transactions,
-                transactions_per_second: m.transactions_per_second,
-                device_writes: r.memory.device_writes,
-                offered_writes: r.memory.writes,
-            })
+impl Paper for Secon {
+    type Point = Spec;
+    type Record = RunRecord;
+    type Results = Results;
+    const ID: &'static str = "secon";
+    const PLOTS: bool = true;
+
+    fn grid(&self) -> Vec<Spec> {
+        specs(&self.grid)
+    }
+
+    fn describe(&self, sp: &Spec) -> String {
+        format!("{} {} {} {}", sp.fig, sp.scheme, sp.label, sp.x)
+    }
+
+    fn run(&self, sp: &Spec) -> Result<RunRecord, String> {
+        let mut o = vec!["security.crypto=timing-only".to_string(), "core.multicore_stats=true".to_string()];
+        o.extend(sp.sets.iter().cloned());
+        let s = TimedRun::new(sp.scheme, o, &sp.workload).time(self.instructions, self.seed)?.stats;
+        let r = &s.roi;
+        let m = r.multicore.as_ref().ok_or_else(|| format!("{} on {}: no transaction counts", sp.scheme, sp.workload))?;
+        Ok(RunRecord {
+            fig: sp.fig.into(),
+            scheme: sp.scheme.into(),
+            label: sp.label.into(),
+            workload: sp.workload.clone(),
+            x: sp.x,
+            instructions: r.core.instructions,
+            cycles: r.core.cycles,
+            transactions: m.transactions,
+            transactions_per_second: m.transactions_per_second,
+            device_writes: r.memory.device_writes,
+            offered_writes: r.memory.writes,
         })
-        .collect();
-    let runs = runs.into_iter().collect::<Result<Vec<_>, _>>()?;
-    // The root update's length on Secon's machine: one hash per level above
-    // the counter blocks.
-    let wt = load_preset("wt", &[]).map_err(|e| e.to_string())?;
-    let levels = crate::scheme::controller(&wt, seed).layout().levels() as u64;
-    let hash = wt.security.tree_hash_latency_cycles.unwrap_or(wt.security.mac_latency_cycles) as u64;
-    Ok(analyse(grid, instructions, seed, quick, runs, &reference, (levels, hash)))
+    }
+
+    fn analyse(&self, runs: Vec<(&Spec, RunRecord)>) -> Result<Results, String> {
+        analyse(self, runs.into_iter().map(|(_, r)| r).collect())
+    }
+
+    fn claims(&self, r: &Results) -> Vec<ClaimResult> {
+        r.claims.clone()
+    }
+
+    /// results.json, runs.csv, one CSV per figure and report.md.
+    fn files(&self, r: &Results) -> Result<Vec<(String, String)>, String> {
+        let mut files = vec![("runs.csv".to_string(), runs_csv(&r.runs))];
+        files.extend(r.figures.iter().map(|f| (format!("{}.csv", f.name), f.csv())));
+        files.push(("report.md".into(), report(r)));
+        rp::with_results_json(r, files)
+    }
+
+    fn runs_csv(&self, finished: &[RunRecord]) -> String {
+        runs_csv(finished)
+    }
 }
 
 fn find<'a>(runs: &'a [RunRecord], fig: &str, scheme: &str, label: &str, x: u64) -> &'a RunRecord {
     runs.iter().find(|r| r.fig == fig && r.scheme == scheme && r.label == label && r.x == x).expect("every grid point ran")
 }
 
-/// The geometric and arithmetic means of `f` over values.
-fn means(v: &[f64]) -> (f64, f64) {
-    (geomean(v), mean(v))
-}
-
-fn analyse(
-    g: &Grid,
-    instructions: u64,
-    seed: u64,
-    quick: bool,
-    runs: Vec<RunRecord>,
-    rf: &Reference,
-    (tree_hashes, hash_cycles): (u64, u64),
-) -> Results {
+/// Figs. 9-14 and the claims from the runs, and what measured the gaps.
+fn analyse(p: &Secon, runs: Vec<RunRecord>) -> Result<Results, String> {
+    let (g, rf, (tree_hashes, hash_cycles)) = (&p.grid, &p.reference, p.root_update);
     let micro: Vec<&str> = MICRO.iter().map(|m| m.0).collect();
     let norm = |fig: &str, s: &str, base: &str, label: &str, x: u64, f: fn(&RunRecord) -> f64| {
         f(find(&runs, fig, s, label, x)) / f(find(&runs, fig, base, label, x))
@@ -398,7 +289,7 @@ fn analyse(
     ] {
         found.push((id, (v, v)));
     }
-    let claims = ClaimResult::evaluate(&rf.claim, &found);
+    let claims = rf.evaluate(&found)?;
 
     let mut figures = Vec::new();
     let fig = |name: &str, title: &str, (x_label, y_label): (&str, &str), xs: &[u64], rows: Vec<(String, String, Vec<f64>)>| Figure {
@@ -472,8 +363,7 @@ fn analyse(
     // growth over the hash latency's growth (1 = all of it scales).
     let scale = ns1 as f64 / ns0 as f64 - 1.0;
     let share = |s: &str| growth(s) / scale;
-    let paper_of = |id: &str| rf.claim.iter().find(|c| c.id == id).map(|c| c.paper);
-    if let (Some(wt_p), Some(sc_p)) = (paper_of("wt_latency_100ns"), paper_of("secon_latency_100ns")) {
+    if let (Some(wt_p), Some(sc_p)) = (rf.paper("wt_latency_100ns"), rf.paper("secon_latency_100ns")) {
         causes.push(format!(
             "BMT hashing's share of the transaction latency (Fig. 13, Hash: latency growth over the hash latency's growth, {ns0} -> {ns1} ns): WT {:.0} %, SuperMem {:.0} %, Secon {:.0} % here; the paper's text implies WT {:.0} % and Secon under {:.0} %. Our WT spends nearly all of a write's time in the serial root update (each level's hash one after the other, {} hashes of {} cycles on Secon's 16 GB tree), which is why WT is {:.1}x WB here against the paper's 3x, why SuperMem's coalescing moves no latency (and few writes: its PCM writes {:+.0} % against WT's, since a queued write mostly issues before the next write of its block arrives), and why Secon's gains over WT and SuperMem overshoot. Secon's own share stays high because a data line waits for its log's ACK and a commit for every ACK, and an ACK is the end of the root update (Secon 3.3's log state table); the paper's claim of under 5 % growth is at odds with that rule unless its root update is much shorter than ours relative to everything else.",
             share("wt") * 100.0,
@@ -487,15 +377,7 @@ fn analyse(
             (geomean(&over("fig9", g.ops, "supermem", "wt", wr)) - 1.0) * 100.0,
         ));
     }
-    Results { instructions, seed, quick, source: rf.source.clone(), claims, figures, causes, runs }
-}
-
-fn figure_csv(f: &Figure) -> String {
-    let mut s = format!("workload,scheme,{}\n", f.xs.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","));
-    for (l, sc, v) in &f.rows {
-        let _ = writeln!(s, "{l},{sc},{}", v.iter().map(|x| format!("{x:.4}")).collect::<Vec<_>>().join(","));
-    }
-    s
+    Ok(Results { instructions: p.instructions, seed: p.seed, quick: p.quick, source: rf.source.clone(), claims, figures, causes, runs })
 }
 
 fn runs_csv(runs: &[RunRecord]) -> String {
@@ -536,50 +418,26 @@ pub fn report(r: &Results) -> String {
         r.seed,
         if r.quick { ", --quick grid" } else { "" }
     );
-    let mut s = super::report_head("Secon", &r.source, method.trim_end());
-    let n = r.claims.iter().filter(|c| c.reproduced).count();
-    let _ = writeln!(
-        s,
-        "## The paper's claims\n\n{n} of {} reproduced within their tolerance (configs/reference/secon.toml).\n",
-        r.claims.len()
-    );
+    let mut s = rp::report_head("Secon", &r.source, method.trim_end());
+    s.push_str(&ClaimResult::heading(&r.claims, "configs/reference/secon.toml"));
     let _ = writeln!(s, "| claim | where | paper | ours (geo) | ours (arith) | difference | reproduced |\n|---|---|---|---|---|---|---|");
     for c in &r.claims {
-        let show = |x: f64| if c.kind == "ratio" { format!("{x:.2}x") } else { format!("{:+.1} %", x * 100.0) };
+        // Secon's changes are signed: "-51.0 %" beside "+34.0 %".
+        let ratio = c.kind == Kind::Ratio;
+        let show = |x: f64| if ratio { format!("{x:.2}x") } else { format!("{:+.1} %", x * 100.0) };
         let _ = writeln!(
             s,
             "| {} | {} | {}{} | {} | {} | {} | {} |",
             c.text,
             c.where_,
-            if c.kind == "at-most" { "< " } else { "" },
+            if c.kind == Kind::AtMost { "< " } else { "" },
             show(c.paper),
             show(c.ours),
             show(c.ours_arithmetic),
-            if c.kind == "ratio" { format!("{:+.2}", c.difference) } else { format!("{:+.1} pts", c.difference * 100.0) },
-            if c.reproduced { "yes" } else { "no" }
+            if ratio { format!("{:+.2}", c.difference) } else { format!("{:+.1} pts", c.difference * 100.0) },
+            yes_no(c.reproduced)
         );
     }
-    if !r.causes.is_empty() {
-        let _ = writeln!(s, "\n## Causes of the gaps (measured)\n");
-        for c in &r.causes {
-            let _ = writeln!(s, "- {c}");
-        }
-    }
-    let _ = writeln!(s, "\n## Figures\n");
-    for f in &r.figures {
-        s.push_str(&f.markdown(3));
-    }
+    s.push_str(&rp::causes_and_figures(&r.causes, "", &r.figures, 3));
     s
-}
-
-/// Write results.json, runs.csv, one CSV per figure and report.md: all of
-/// them or none (see [`crate::util::output`]).
-pub fn write(r: &Results, dir: &Path) -> Result<(), String> {
-    let mut files = vec![
-        ("results.json".to_string(), serde_json::to_string_pretty(r).map_err(|e| e.to_string())?),
-        ("runs.csv".to_string(), runs_csv(&r.runs)),
-    ];
-    files.extend(r.figures.iter().map(|f| (format!("{}.csv", f.name), figure_csv(f))));
-    files.push(("report.md".into(), report(r)));
-    super::write_files(dir, &files)
 }

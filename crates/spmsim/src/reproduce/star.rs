@@ -16,19 +16,17 @@
 //! `sit-strict` preset is on the default machine). Averages are geometric
 //! means of the normalised values, arithmetic beside them.
 
-use super::secon::{Claim, ClaimResult, Figure};
-use super::{geomean, mean};
+use super::claims::{ClaimResult, Reference};
+use super::grid::{RunOrRecovery, TimedRun};
+use super::report::{self as rp, Figure};
+use super::{geomean, mean, Paper};
 use crate::config::load_preset;
 use crate::engine::nvm::ByKind;
 use crate::scheme::bitmap_lines::BitmapStats;
-use crate::timing::simulate;
 use crate::verify::recovery::{measure, Measured, Prices};
 use crate::workload::WorkloadKind;
-use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::fmt::Write as _;
-use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The workloads (STAR IV-A: five micro-benchmarks and two of WHISPER's).
 pub const WORKLOADS: [(&str, &str); 7] = [
@@ -84,20 +82,6 @@ impl RunRecord {
     }
 }
 
-#[derive(Clone, Debug, Deserialize)]
-struct Reference {
-    source: String,
-    claim: Vec<Claim>,
-}
-
-impl Reference {
-    fn load() -> Result<Self, String> {
-        let path = crate::config::presets_dir().join("reference/star.toml");
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
-    }
-}
-
 /// One recovery of Fig. 14: measured, and scaled to the paper's dirty share.
 #[derive(Clone, Debug, Serialize)]
 pub struct RecoveryPoint {
@@ -123,7 +107,9 @@ pub struct Results {
     pub runs: Vec<RunRecord>,
 }
 
-struct Spec {
+/// One timing run: a scheme (its report name and preset) on a workload,
+/// `x` bitmap lines or heap MiB where the figure varies them.
+pub struct Spec {
     fig: &'static str,
     scheme: &'static str,
     preset: &'static str,
@@ -133,6 +119,7 @@ struct Spec {
     sets: Vec<String>,
 }
 
+/// The timing runs: Figs. 10-13, the footprint sweep, Table II.
 fn specs() -> Vec<Spec> {
     let mut v = Vec::new();
     for &(label, workload) in &WORKLOADS {
@@ -174,69 +161,125 @@ fn specs() -> Vec<Spec> {
 /// The paper's dirty share of a 4 MB metadata cache at a crash (Fig. 14a).
 pub const PAPER_DIRTY: f64 = 0.78;
 
-/// Run the grid (in parallel) and the recoveries; `progress(done, total,
-/// what)` after each.
-pub fn run<F: Fn(usize, usize, &str) + Sync>(instructions: u64, seed: u64, quick: bool, progress: F) -> Result<Results, String> {
-    let reference = Reference::load()?;
-    let specs = specs();
-    let sizes: &[u64] = if quick { &[512 << 10, 4 << 20] } else { &[512 << 10, 1 << 20, 2 << 20, 4 << 20] };
-    let total = specs.len() + 2 * sizes.len();
-    let done = AtomicUsize::new(0);
-    let runs: Vec<Result<RunRecord, String>> = specs
-        .par_iter()
-        .map(|sp| {
-            let mut o = vec!["security.crypto=timing-only".to_string()];
-            o.extend(sp.sets.iter().cloned());
-            let cfg = load_preset(sp.preset, &o).map_err(|e| e.to_string())?;
-            let w = WorkloadKind::parse(&sp.workload)?;
-            let s = simulate(&cfg, &w, instructions, seed).map_err(|e| format!("{} on {}: {e}", sp.scheme, sp.workload))?;
-            let r = &s.roi;
-            let k = done.fetch_add(1, Ordering::SeqCst) + 1;
-            progress(k, total, &format!("{} {} {} {}", sp.fig, sp.scheme, sp.label, sp.x));
-            Ok(RunRecord {
-                fig: sp.fig.into(),
-                scheme: sp.scheme.into(),
-                label: sp.label.into(),
-                workload: sp.workload.clone(),
-                x: sp.x,
-                instructions: r.core.instructions,
-                cycles: r.core.cycles,
-                ipc: r.core.ipc,
-                device_writes: r.memory.device_writes,
-                reads: r.memory.reads,
-                bitmap: r.scheme.as_ref().and_then(|s| serde_json::from_value(s["bitmap_lines"].clone()).ok()),
-            })
-        })
-        .collect();
-    let runs = runs.into_iter().collect::<Result<Vec<_>, _>>()?;
-    let mut recovery = Vec::new();
-    for &bytes in sizes {
-        for preset in ["star", "anubis-sit"] {
-            let cfg =
-                load_preset(preset, &[format!("metadata_cache.organization.unified.capacity_bytes={bytes}")]).map_err(|e| e.to_string())?;
-            let p = Prices { read_ns: 100.0, hash_ns: cfg.security.mac_latency_cycles as f64 / cfg.core.frequency_ghz };
-            let ops = (bytes / 64 / 2).max(2000);
-            let m = measure(&cfg, &WorkloadKind::parse("hash")?, ops, seed, &|_, _| {})?;
-            let scaled = m.scaled(m.cache_lines, m.restored_at(m.cache_lines, PAPER_DIRTY), p);
-            let k = done.fetch_add(1, Ordering::SeqCst) + 1;
-            progress(k, total, &format!("recovery {preset} {bytes}"));
-            recovery.push(RecoveryPoint {
-                scheme: preset.into(),
-                metadata_cache_bytes: bytes,
-                measured_seconds: m.estimate(p).seconds,
-                seconds_at_paper_dirty: scaled.seconds,
-                measured: m,
-            });
+/// Fig. 14's metadata-cache sizes, bytes (`--quick`: the two ends).
+pub const RECOVERY_BYTES: [u64; 4] = [512 << 10, 1 << 20, 2 << 20, 4 << 20];
+const QUICK_RECOVERY_BYTES: [u64; 2] = [512 << 10, 4 << 20];
+
+/// STAR's reproduction: its grid and how it runs.
+pub struct Star {
+    pub instructions: u64,
+    pub seed: u64,
+    pub quick: bool,
+    /// The metadata-cache sizes recovered at (Fig. 14).
+    pub recovery_bytes: Vec<u64>,
+    reference: Reference,
+}
+
+impl Star {
+    pub fn new(instructions: u64, seed: u64, quick: bool) -> Result<Self, String> {
+        let recovery_bytes = if quick { QUICK_RECOVERY_BYTES.to_vec() } else { RECOVERY_BYTES.to_vec() };
+        Ok(Star { instructions, seed, quick, recovery_bytes, reference: Reference::load("star")? })
+    }
+}
+
+/// A point of STAR's grid: a timing run, or a recovery of Fig. 14.
+pub enum Point {
+    Run(Spec),
+    Recovery { preset: &'static str, bytes: u64 },
+}
+
+pub type Record = RunOrRecovery<RunRecord, RecoveryPoint>;
+
+impl Paper for Star {
+    type Point = Point;
+    type Record = Record;
+    type Results = Results;
+    const ID: &'static str = "star";
+
+    fn grid(&self) -> Vec<Point> {
+        let mut v: Vec<Point> = specs().into_iter().map(Point::Run).collect();
+        for &bytes in &self.recovery_bytes {
+            v.extend(["star", "anubis-sit"].map(|preset| Point::Recovery { preset, bytes }));
+        }
+        v
+    }
+
+    fn describe(&self, p: &Point) -> String {
+        match p {
+            Point::Run(sp) => format!("{} {} {} {}", sp.fig, sp.scheme, sp.label, sp.x),
+            Point::Recovery { preset, bytes } => format!("recovery {preset} {bytes}"),
         }
     }
-    Ok(analyse(instructions, seed, quick, runs, recovery, &reference))
+
+    fn run(&self, p: &Point) -> Result<Record, String> {
+        match p {
+            Point::Run(sp) => {
+                let mut o = vec!["security.crypto=timing-only".to_string()];
+                o.extend(sp.sets.iter().cloned());
+                let s = TimedRun::new(sp.preset, o, &sp.workload).time(self.instructions, self.seed)?.stats;
+                let r = &s.roi;
+                Ok(RunOrRecovery::Run(RunRecord {
+                    fig: sp.fig.into(),
+                    scheme: sp.scheme.into(),
+                    label: sp.label.into(),
+                    workload: sp.workload.clone(),
+                    x: sp.x,
+                    instructions: r.core.instructions,
+                    cycles: r.core.cycles,
+                    ipc: r.core.ipc,
+                    device_writes: r.memory.device_writes,
+                    reads: r.memory.reads,
+                    bitmap: r.scheme_stats("bitmap_lines"),
+                }))
+            }
+            &Point::Recovery { preset, bytes } => {
+                let cfg = load_preset(preset, &[format!("metadata_cache.organization.unified.capacity_bytes={bytes}")])
+                    .map_err(|e| e.to_string())?;
+                let p = Prices { read_ns: 100.0, hash_ns: cfg.security.mac_latency_cycles as f64 / cfg.core.frequency_ghz };
+                // Enough writes to fill half the cache's lines with dirty ones.
+                let ops = (bytes / 64 / 2).max(2000);
+                let m = measure(&cfg, &WorkloadKind::parse("hash")?, ops, self.seed, &|_, _| {})?;
+                let scaled = m.scaled(m.cache_lines, m.restored_at(m.cache_lines, PAPER_DIRTY), p);
+                Ok(RunOrRecovery::Recovery(RecoveryPoint {
+                    scheme: preset.into(),
+                    metadata_cache_bytes: bytes,
+                    measured_seconds: m.estimate(p).seconds,
+                    seconds_at_paper_dirty: scaled.seconds,
+                    measured: m,
+                }))
+            }
+        }
+    }
+
+    fn analyse(&self, records: Vec<(&Point, Record)>) -> Result<Results, String> {
+        let (runs, recovery) = RunOrRecovery::split(records.into_iter().map(|(_, r)| r));
+        analyse(self, runs, recovery)
+    }
+
+    fn claims(&self, r: &Results) -> Vec<ClaimResult> {
+        r.claims.clone()
+    }
+
+    fn files(&self, r: &Results) -> Result<Vec<(String, String)>, String> {
+        rp::with_results_json(r, vec![("runs.csv".into(), runs_csv(&r.runs)), ("report.md".into(), report(r))])
+    }
+
+    fn runs_csv(&self, finished: &[Record]) -> String {
+        runs_csv(&RunOrRecovery::runs(finished))
+    }
+
+    fn summary(&self, _: &Results) -> Vec<String> {
+        vec!["cores: one (the paper runs 8)".into()]
+    }
 }
 
 fn find<'a>(runs: &'a [RunRecord], fig: &str, scheme: &str, label: &str, x: u64) -> &'a RunRecord {
     runs.iter().find(|r| r.fig == fig && r.scheme == scheme && r.label == label && (x == 0 || r.x == x)).expect("every grid point ran")
 }
 
-fn analyse(instructions: u64, seed: u64, quick: bool, runs: Vec<RunRecord>, recovery: Vec<RecoveryPoint>, rf: &Reference) -> Results {
+/// Figs. 10-14 and Table II from the runs, the claims, and the causes.
+fn analyse(p: &Star, runs: Vec<RunRecord>, recovery: Vec<RecoveryPoint>) -> Result<Results, String> {
+    let rf = &p.reference;
     let labels: Vec<&str> = WORKLOADS.iter().map(|w| w.0).collect();
     let main = |s: &str, l: &str| find(&runs, "main", s, l, 0);
     let over = |s: &str, f: fn(&RunRecord) -> f64| -> Vec<f64> { labels.iter().map(|l| f(main(s, l)) / f(main("WB", l))).collect() };
@@ -283,20 +326,13 @@ fn analyse(instructions: u64, seed: u64, quick: bool, runs: Vec<RunRecord>, reco
     };
     found.push(("star_recovery_4mb", (at4("star"), at4("star"))));
     found.push(("anubis_recovery_4mb", (at4("anubis-sit"), at4("anubis-sit"))));
-    let claims = ClaimResult::evaluate(&rf.claim, &found);
+    let claims = rf.evaluate(&found)?;
     let schemes: Vec<&str> = SCHEMES.iter().map(|s| s.0).collect();
     let per = |f: &dyn Fn(&str, &str) -> f64, ss: &[&str]| -> Vec<(String, String, Vec<f64>)> {
         labels.iter().flat_map(|l| ss.iter().map(move |s| (l.to_string(), s.to_string(), vec![f(l, s)]))).collect()
     };
     let norm = |f: fn(&RunRecord) -> f64| move |l: &str, s: &str| f(main(s, l)) / f(main("WB", l));
-    let fig = |name: &str, title: &str, y: &str, rows| Figure {
-        name: name.into(),
-        title: title.into(),
-        x_label: "".into(),
-        y_label: y.into(),
-        xs: vec![0],
-        rows,
-    };
+    let fig = Figure::bars;
     let mut figures = vec![
         fig(
             "fig10",
@@ -372,7 +408,18 @@ fn analyse(instructions: u64, seed: u64, quick: bool, runs: Vec<RunRecord>, reco
             .collect(),
     });
     let causes = causes(&runs, &labels, &hit_ratios, &recovery);
-    Results { instructions, seed, quick, source: rf.source.clone(), claims, figures, hit_ratios, recovery, causes, runs }
+    Ok(Results {
+        instructions: p.instructions,
+        seed: p.seed,
+        quick: p.quick,
+        source: rf.source.clone(),
+        claims,
+        figures,
+        hit_ratios,
+        recovery,
+        causes,
+        runs,
+    })
 }
 
 /// What the measurements say about the gaps.
@@ -460,14 +507,8 @@ pub fn report(r: &Results) -> String {
         r.seed,
         if r.quick { ", --quick" } else { "" }
     );
-    let mut s = super::report_head("STAR", &r.source, method.trim_end());
+    let mut s = rp::report_head("STAR", &r.source, method.trim_end());
     s.push_str(&ClaimResult::markdown(&r.claims, "configs/reference/star.toml"));
-    s.push_str(&super::causes_and_figures(&r.causes, "", &r.figures));
+    s.push_str(&rp::causes_and_figures(&r.causes, "", &r.figures, 4));
     s
-}
-
-/// Write results.json, runs.csv and report.md: all of them or none.
-pub fn write(r: &Results, dir: &Path) -> Result<(), String> {
-    let json = serde_json::to_string_pretty(r).map_err(|e| e.to_string())?;
-    super::write_files(dir, &[("results.json".into(), json), ("runs.csv".into(), runs_csv(&r.runs)), ("report.md".into(), report(r))])
 }

@@ -18,18 +18,16 @@
 //! are not run and why. Averages are geometric means (arithmetic beside
 //! them).
 
-use super::secon::{ClaimResult, Figure, Reference};
-use super::{geomean, mean};
+use super::claims::{ClaimResult, Reference};
+use super::grid::{RunOrRecovery, TimedRun};
+use super::report::{self as rp, csv_field, Figure};
+use super::{mean, means, Paper};
 use crate::config::load_preset;
 use crate::engine::nvm::ByKind;
-use crate::timing::simulate_after_warmup;
 use crate::verify::recovery::{measure, Measured};
 use crate::workload::WorkloadKind;
-use rayon::prelude::*;
 use serde::Serialize;
 use std::fmt::Write as _;
-use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The workloads (Triad-NVM IV, Table II): the persistent PMDK-style
 /// Hashtable, ArraySwap and Queue and DAXBENCH1-4; stand-ins for three of
@@ -54,7 +52,7 @@ pub const WORKLOADS: [(&str, &str); 14] = [
     ("MIX4 (4 cores)", "mix:a=array:size_mib=512,b=hash:size_mib=512,c=hash:size_mib=512,d=daxbench-1024-2:size_mib=512"),
 ];
 /// The row of the write-intensive non-persistent program V-A names.
-const LIBQUANTUM: &str = "LIBQUANTUM (suite:libquantum)";
+pub const LIBQUANTUM: &str = "LIBQUANTUM (suite:libquantum)";
 /// Instructions each core of a run with a recorded program runs before
 /// its statistics start (the paper fast-forwards every program to a
 /// representative region): enough for the stand-ins to fill the 8 MB L3
@@ -156,69 +154,132 @@ fn recovery_point(preset: &str, bytes: u64, persistent: u64, seed: u64) -> Resul
     })
 }
 
-/// Run the grid (in parallel) and the recoveries; `progress(done, total,
-/// what)` after each.
-pub fn run<F: Fn(usize, usize, &str) + Sync>(instructions: u64, seed: u64, quick: bool, progress: F) -> Result<Results, String> {
-    let reference = Reference::load_named("triad")?;
-    let mut specs: Vec<(&str, &str, &str, &str)> =
-        WORKLOADS.iter().flat_map(|&(label, w)| SCHEMES.iter().map(move |&(s, p)| (s, p, label, w))).collect();
-    // The sensitivity runs: Hashtable with fast hashing.
-    specs.extend(SCHEMES.iter().map(|&(s, p)| (s, p, "Hashtable, fast hash", "hash")));
-    let tib: &[u64] = if quick { &QUICK_MEMORY_TIB } else { &MEMORY_TIB };
-    let mut points: Vec<(&str, u64, u64)> = Vec::new();
-    for &t in tib {
-        for &(_, p) in &SCHEMES {
-            points.push((p, t << 40, t << 40));
+/// Triad-NVM's reproduction: its grid and how it runs.
+pub struct Triad {
+    pub instructions: u64,
+    pub seed: u64,
+    pub quick: bool,
+    /// (label, workload): the rows of Figs. 8 and 9.
+    pub workloads: Vec<(String, String)>,
+    /// Fig. 10's memory sizes, TiB.
+    pub memory_tib: Vec<u64>,
+    reference: Reference,
+}
+
+impl Triad {
+    /// The paper's grid: [`WORKLOADS`], and [`MEMORY_TIB`] (`quick`: three sizes).
+    pub fn new(instructions: u64, seed: u64, quick: bool) -> Result<Self, String> {
+        Ok(Triad {
+            instructions,
+            seed,
+            quick,
+            workloads: WORKLOADS.iter().map(|&(l, w)| (l.to_string(), w.to_string())).collect(),
+            memory_tib: if quick { QUICK_MEMORY_TIB.to_vec() } else { MEMORY_TIB.to_vec() },
+            reference: Reference::load("triad")?,
+        })
+    }
+
+    /// One timing run: a scheme on a workload (a recorded stand-in after
+    /// its warm-up).
+    fn timed(&self, scheme: &str, preset: &str, label: &str, workload: &str) -> Result<RunRecord, String> {
+        let mut sets = vec!["security.crypto=timing-only".to_string()];
+        if label == FAST {
+            sets.push(format!("security.mac_latency_cycles={FAST_HASH_CYCLES}"));
+            sets.push(format!("security.aes_latency_cycles={FAST_HASH_CYCLES}"));
+        }
+        let warmup = if workload.contains("suite:") { STAND_IN_WARMUP } else { 0 };
+        let t = TimedRun::new(preset, sets, workload).after_warmup(warmup).time(self.instructions, self.seed)?;
+        let r = &t.stats.roi;
+        Ok(RunRecord {
+            scheme: scheme.into(),
+            label: label.into(),
+            workload: t.workload.name(),
+            instructions: r.core.instructions,
+            cycles: r.core.cycles,
+            ipc: r.core.ipc,
+            device_writes: r.memory.device_writes,
+            write_utilisation: r.memory.write_utilisation,
+            volatile_write_backs: r.core.volatile_write_backs,
+            writes_offered: r.memory.writes.total(),
+        })
+    }
+}
+
+/// The label of the sensitivity runs with fast hashing (on Hashtable).
+const FAST: &str = "Hashtable, fast hash";
+
+/// A point of Triad-NVM's grid: a timing run, or a recovery of Fig. 10 on
+/// a machine of `bytes`, the top `persistent` of them persistent.
+pub enum Point {
+    Run { scheme: &'static str, preset: &'static str, label: String, workload: String },
+    Recovery { preset: &'static str, bytes: u64, persistent: u64 },
+}
+
+pub type Record = RunOrRecovery<RunRecord, RecoveryPoint>;
+
+impl Paper for Triad {
+    type Point = Point;
+    type Record = Record;
+    type Results = Results;
+    const ID: &'static str = "triad";
+
+    fn grid(&self) -> Vec<Point> {
+        let run = |(scheme, preset): (&'static str, &'static str), label: &str, workload: &str| Point::Run {
+            scheme,
+            preset,
+            label: label.into(),
+            workload: workload.into(),
+        };
+        let mut v: Vec<Point> = self.workloads.iter().flat_map(|(l, w)| SCHEMES.iter().map(move |&s| run(s, l, w))).collect();
+        // The sensitivity runs: Hashtable with fast hashing.
+        v.extend(SCHEMES.iter().map(|&s| run(s, FAST, "hash")));
+        for &t in &self.memory_tib {
+            v.extend(SCHEMES.iter().map(|&(_, preset)| Point::Recovery { preset, bytes: t << 40, persistent: t << 40 }));
+        }
+        // III-C's 6 TB example: 3 TB persistent (its persistent part alone,
+        // as the paper counts it) and a 3 TB scan.
+        v.extend(["triad-1", "triad-2", "triad-no-persist"].map(|preset| Point::Recovery { preset, bytes: 3 << 40, persistent: 3 << 40 }));
+        v
+    }
+
+    fn describe(&self, p: &Point) -> String {
+        match p {
+            Point::Run { scheme, label, .. } => format!("{scheme} {label}"),
+            Point::Recovery { preset, bytes, .. } => format!("recovery {preset} {} TiB", bytes >> 40),
         }
     }
-    // III-C's 6 TB example: 3 TB persistent (its persistent part alone,
-    // as the paper counts it) and a 3 TB scan.
-    for p in ["triad-1", "triad-2", "triad-no-persist"] {
-        points.push((p, 3 << 40, 3 << 40));
-    }
-    let total = specs.len() + points.len();
-    let done = AtomicUsize::new(0);
-    let runs: Vec<Result<RunRecord, String>> = specs
-        .par_iter()
-        .map(|&(scheme, preset, label, workload)| {
-            let mut sets = vec!["security.crypto=timing-only".to_string()];
-            if label.ends_with("fast hash") {
-                sets.push(format!("security.mac_latency_cycles={FAST_HASH_CYCLES}"));
-                sets.push(format!("security.aes_latency_cycles={FAST_HASH_CYCLES}"));
+
+    fn run(&self, p: &Point) -> Result<Record, String> {
+        match p {
+            &Point::Recovery { preset, bytes, persistent } => {
+                recovery_point(preset, bytes, persistent, self.seed).map(RunOrRecovery::Recovery)
             }
-            let cfg = load_preset(preset, &sets).map_err(|e| e.to_string())?;
-            let w = WorkloadKind::parse(workload)?;
-            let warmup = if workload.contains("suite:") { STAND_IN_WARMUP } else { 0 };
-            let s = simulate_after_warmup(&cfg, &w, warmup, instructions, seed, &std::sync::atomic::AtomicBool::new(false))
-                .map_err(|e| format!("{scheme} on {workload}: {e}"))?;
-            let r = &s.roi;
-            let k = done.fetch_add(1, Ordering::SeqCst) + 1;
-            progress(k, total, &format!("{scheme} {label}"));
-            Ok(RunRecord {
-                scheme: scheme.into(),
-                label: label.into(),
-                workload: w.name(),
-                instructions: r.core.instructions,
-                cycles: r.core.cycles,
-                ipc: r.core.ipc,
-                device_writes: r.memory.device_writes,
-                write_utilisation: r.memory.write_utilisation,
-                volatile_write_backs: r.core.volatile_write_backs,
-                writes_offered: r.memory.writes.total(),
-            })
-        })
-        .collect();
-    let runs = runs.into_iter().collect::<Result<Vec<_>, _>>()?;
-    let recovery: Vec<RecoveryPoint> = points
-        .par_iter()
-        .map(|&(p, bytes, persistent)| {
-            let r = recovery_point(p, bytes, persistent, seed);
-            let k = done.fetch_add(1, Ordering::SeqCst) + 1;
-            progress(k, total, &format!("recovery {p} {} TiB", bytes >> 40));
-            r
-        })
-        .collect::<Result<_, _>>()?;
-    Ok(analyse(instructions, seed, quick, runs, recovery, &reference))
+            Point::Run { scheme, preset, label, workload } => self.timed(scheme, preset, label, workload).map(RunOrRecovery::Run),
+        }
+    }
+
+    fn analyse(&self, records: Vec<(&Point, Record)>) -> Result<Results, String> {
+        let (runs, recovery) = RunOrRecovery::split(records.into_iter().map(|(_, r)| r));
+        analyse(self, runs, recovery)
+    }
+
+    fn claims(&self, r: &Results) -> Vec<ClaimResult> {
+        r.claims.clone()
+    }
+
+    fn files(&self, r: &Results) -> Result<Vec<(String, String)>, String> {
+        rp::with_results_json(r, vec![("runs.csv".into(), runs_csv(&r.runs)), ("report.md".into(), report(r))])
+    }
+
+    fn runs_csv(&self, finished: &[Record]) -> String {
+        runs_csv(&RunOrRecovery::runs(finished))
+    }
+
+    fn summary(&self, r: &Results) -> Vec<String> {
+        let mut v = vec!["cores: one, four for the mixes (the paper runs 8)".to_string()];
+        v.extend(r.not_run.iter().map(|(w, why)| format!("not run: {w}: {why}")));
+        v
+    }
 }
 
 fn find<'a>(runs: &'a [RunRecord], scheme: &str, label: &str) -> &'a RunRecord {
@@ -229,17 +290,16 @@ fn seconds(recovery: &[RecoveryPoint], preset: &str, tib: u64) -> f64 {
     recovery.iter().find(|p| p.scheme == preset && p.memory_bytes == tib << 40).map_or(f64::NAN, |p| p.seconds)
 }
 
-fn analyse(instructions: u64, seed: u64, quick: bool, runs: Vec<RunRecord>, recovery: Vec<RecoveryPoint>, rf: &Reference) -> Results {
-    let labels: Vec<&str> = WORKLOADS.iter().map(|w| w.0).collect();
+/// Figs. 8-10 from the runs and recoveries, the claims, and the causes.
+fn analyse(p: &Triad, runs: Vec<RunRecord>, recovery: Vec<RecoveryPoint>) -> Result<Results, String> {
+    let rf = &p.reference;
+    let labels: Vec<&str> = p.workloads.iter().map(|w| w.0.as_str()).collect();
     let over = |s: &str, f: fn(&RunRecord) -> f64| -> Vec<f64> {
         labels.iter().map(|l| f(find(&runs, s, l)) / f(find(&runs, "Baseline", l))).collect()
     };
     let cycles = |r: &RunRecord| r.cycles as f64;
     let writes = |r: &RunRecord| r.device_writes.total() as f64;
-    let slow = |s: &str| {
-        let v = over(s, cycles);
-        (geomean(&v), mean(&v))
-    };
+    let slow = |s: &str| means(&over(s, cycles));
     let overhead = |s: &str| {
         let (g, a) = slow(s);
         (g - 1.0, a - 1.0)
@@ -271,21 +331,14 @@ fn analyse(instructions: u64, seed: u64, quick: bool, runs: Vec<RunRecord>, reco
         ("recovery_3tb_scan", (scan3, scan3)),
         ("libquantum_speedup", (quantum, quantum)),
     ];
-    let claims = ClaimResult::evaluate(&rf.claim, &found);
+    let claims = rf.evaluate(&found)?;
     let schemes: Vec<&str> = SCHEMES.iter().map(|s| s.0).collect();
     let per = |f: &dyn Fn(&str, &str) -> f64, ss: &[&str]| -> Vec<(String, String, Vec<f64>)> {
         labels.iter().flat_map(|l| ss.iter().map(move |s| (l.to_string(), s.to_string(), vec![f(l, s)]))).collect()
     };
     let rs = &runs;
     let norm = |f: fn(&RunRecord) -> f64| move |l: &str, s: &str| f(find(rs, s, l)) / f(find(rs, "Baseline", l));
-    let fig = |name: &str, title: &str, y: &str, rows| Figure {
-        name: name.into(),
-        title: title.into(),
-        x_label: "".into(),
-        y_label: y.into(),
-        xs: vec![0],
-        rows,
-    };
+    let fig = Figure::bars;
     let tib: Vec<u64> = {
         let mut t: Vec<u64> = recovery.iter().filter(|p| p.scheme == "triad-3").map(|p| p.memory_bytes >> 40).filter(|&t| t != 3).collect();
         t.sort_unstable();
@@ -307,13 +360,7 @@ fn analyse(instructions: u64, seed: u64, quick: bool, runs: Vec<RunRecord>, reco
             xs: vec![0],
             rows: schemes[1..]
                 .iter()
-                .map(|s| {
-                    (
-                        "Hashtable, fast hash".to_string(),
-                        s.to_string(),
-                        vec![cycles(find(rs, s, "Hashtable, fast hash")) / cycles(find(rs, "Baseline", "Hashtable, fast hash"))],
-                    )
-                })
+                .map(|s| (FAST.to_string(), s.to_string(), vec![cycles(find(rs, s, FAST)) / cycles(find(rs, "Baseline", FAST))]))
                 .collect(),
         },
         Figure {
@@ -330,18 +377,30 @@ fn analyse(instructions: u64, seed: u64, quick: bool, runs: Vec<RunRecord>, reco
                 .collect(),
         },
     ];
-    let causes = causes(&runs, &labels, &recovery);
+    let causes = causes(&runs, &p.workloads, &recovery);
     let not_run = NOT_RUN.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
-    Results { instructions, seed, quick, source: rf.source.clone(), claims, figures, recovery, causes, not_run, runs }
+    Ok(Results {
+        instructions: p.instructions,
+        seed: p.seed,
+        quick: p.quick,
+        source: rf.source.clone(),
+        claims,
+        figures,
+        recovery,
+        causes,
+        not_run,
+        runs,
+    })
 }
 
 /// What the measurements say about the gaps.
-fn causes(runs: &[RunRecord], labels: &[&str], recovery: &[RecoveryPoint]) -> Vec<String> {
+fn causes(runs: &[RunRecord], workloads: &[(String, String)], recovery: &[RecoveryPoint]) -> Vec<String> {
+    let labels: Vec<&str> = workloads.iter().map(|w| w.0.as_str()).collect();
     let mut v = vec!["Cores: the paper runs 8 cores; these runs use one, and four for the two mixes (one program each).".to_string()];
     let w = |s: &str| labels.iter().map(|l| find(runs, s, l).device_writes.total() as f64).sum::<f64>();
     let u = |s: &str| mean(&labels.iter().map(|l| find(runs, s, l).write_utilisation).collect::<Vec<_>>());
     let fast = |s: &str| {
-        let f = |s: &str| find(runs, s, "Hashtable, fast hash").cycles as f64;
+        let f = |s: &str| find(runs, s, FAST).cycles as f64;
         (f(s) / f("Baseline") - 1.0) * 100.0
     };
     v.push(format!(
@@ -352,14 +411,14 @@ fn causes(runs: &[RunRecord], labels: &[&str], recovery: &[RecoveryPoint]) -> Ve
         w("TriadNVM-3") / w("Baseline"),
         u("Baseline"),
         u("Strict"),
-        find(runs, "Baseline", "Hashtable").cycles as f64 / find(runs, "Baseline", "Hashtable, fast hash").cycles as f64,
+        find(runs, "Baseline", "Hashtable").cycles as f64 / find(runs, "Baseline", FAST).cycles as f64,
         fast("Strict"),
         fast("TriadNVM-2")
     ));
-    let stand_ins: Vec<String> = WORKLOADS
+    let stand_ins: Vec<String> = workloads
         .iter()
         .filter(|(_, w)| w.starts_with("suite:"))
-        .map(|&(l, _)| {
+        .map(|(l, _)| {
             let (b, st, t1) = (find(runs, "Baseline", l), find(runs, "Strict", l), find(runs, "TriadNVM-1", l));
             format!(
                 "{l}: {:.2} write-backs per 1000 instructions; strict persistence {:.2}x the baseline's cycles, {:.2}x its lines offered to the WPQ and {:.2}x its device writes, write utilisation {:.2} against {:.2} (TriadNVM-1: {:.2}x cycles, {:.2}x device writes)",
@@ -391,16 +450,6 @@ fn causes(runs: &[RunRecord], labels: &[&str], recovery: &[RecoveryPoint]) -> Ve
         s1("triad-no-persist")
     ));
     v
-}
-
-/// A CSV field, quoted when it holds a comma or a quote (a mix's spelled
-/// out workload does).
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
 }
 
 fn runs_csv(runs: &[RunRecord]) -> String {
@@ -435,14 +484,9 @@ pub fn report(r: &Results) -> String {
         if r.quick { ", --quick" } else { "" },
         STAND_IN_WARMUP / 1_000_000
     );
-    let mut s = super::report_head("Triad-NVM", &r.source, method.trim_end());
+    let mut s = rp::report_head("Triad-NVM", &r.source, method.trim_end());
     s.push_str(&ClaimResult::markdown(&r.claims, "configs/reference/triad.toml"));
-    let not_run = super::not_run_section("The paper's workloads not run", &r.not_run);
-    s.push_str(&super::causes_and_figures(&r.causes, &not_run, &r.figures));
+    let not_run = rp::not_run_section("The paper's workloads not run", &r.not_run);
+    s.push_str(&rp::causes_and_figures(&r.causes, &not_run, &r.figures, 4));
     s
-}
-
-/// Write results.json, runs.csv and report.md: all of them or none.
-pub fn write(r: &Results, dir: &Path) -> Result<(), String> {
-    super::write_results(r, runs_csv(&r.runs), report(r), dir)
 }

@@ -50,6 +50,14 @@ pub struct Roi {
     pub multicore: Option<MulticoreStats>,
 }
 
+impl Roi {
+    /// The scheme's counters under `key` of `roi.scheme`, as type `T`
+    /// (STAR's `bitmap_lines` as `BitmapStats`), if it reported them.
+    pub fn scheme_stats<T: serde::de::DeserializeOwned>(&self, key: &str) -> Option<T> {
+        serde_json::from_value(self.scheme.as_ref()?.get(key)?.clone()).ok()
+    }
+}
+
 /// One core of a multi-core run (issue 14).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct PerCoreStats {
