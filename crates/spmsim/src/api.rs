@@ -184,7 +184,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let trace = dir.join("short.trace");
         let w = WorkloadKind::parse("random-writes").unwrap();
-        crate::trace::convert::generate(&w, 1, 3000, &trace).unwrap();
+        w.write_trace(1, 3000, &trace).unwrap();
         let mut r = RunRequest::new("cobcm", &format!("trace:{}", trace.display()));
         let notes = |r: &RunRequest| run(r, &AtomicBool::new(false)).unwrap().stats.workload_notes.join("\n");
         let defaulted = notes(&r);

@@ -17,6 +17,10 @@ pub const MAX_ENTRIES: u32 = 1 << 16;
 pub const MAX_ISSUE_WIDTH: u32 = 64;
 /// Cores of a multi-core run (`core.count`; issue 14).
 pub const MAX_CORES: u32 = 64;
+/// Reorder-buffer entries of the `ooo` core: a producer further back than
+/// its instruction stream records (`trace::insn::MAX_DISTANCE`; a test of
+/// the `ooo` model checks the two agree) must have left the ROB.
+pub const MAX_OOO_ROB_ENTRIES: u32 = 1023;
 pub const MAX_BANKS: u32 = 1024;
 /// Associativity: a lookup scans the ways of a set.
 pub const MAX_WAYS: u32 = 1024;
@@ -167,8 +171,7 @@ impl SimConfig {
         in_range("core.rob_entries", c.rob_entries as u64, 1, MAX_ENTRIES as u64)?;
         in_range("core.store_buffer_entries", c.store_buffer_entries as u64, 1, MAX_ENTRIES as u64)?;
         if c.model == super::CoreModel::Ooo {
-            // Producers further back than the stream records must have left the ROB.
-            in_range("core.rob_entries", c.rob_entries as u64, 1, crate::trace::insn::MAX_DISTANCE as u64)?;
+            in_range("core.rob_entries", c.rob_entries as u64, 1, MAX_OOO_ROB_ENTRIES as u64)?;
         }
         let o = &c.ooo;
         in_range("core.ooo.load_queue_entries", o.load_queue_entries as u64, 1, MAX_ENTRIES as u64)?;

@@ -205,7 +205,7 @@ pub struct RecordPlan {
 /// valgrind's version and the rules spmsim records its output by, so a
 /// trace recorded under older rules is recorded again.
 fn valgrind_recorder_version() -> Result<String, String> {
-    Ok(format!("{} ({})", packages::valgrind_version()?, crate::trace::lackey::RECORDING_RULES))
+    Ok(format!("{} ({})", crate::trace::vgtool::valgrind_version()?, crate::trace::lackey::RECORDING_RULES))
 }
 
 /// The tool that records a program's trace: its version, which is part of
@@ -772,9 +772,9 @@ pub fn cached(suite: &Suite, cache: &Path) -> BTreeMap<String, Manifest> {
 mod tests {
     use super::*;
 
+    use crate::trace::event::Op;
     use crate::trace::lackey::RecordOptions;
     use crate::trace::{AddressSpace, NativeWriter, TraceHeader, TraceRecord};
-    use crate::workload::Op;
 
     /// A stand-in for valgrind lackey: it runs nothing and writes a trace
     /// of the instructions asked for (one load each), with the options it

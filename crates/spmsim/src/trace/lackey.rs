@@ -18,12 +18,12 @@
 //! of a trace become a `compute` record, so every instruction is counted.
 
 use super::compress::{self, Stream};
+use super::event::Op;
 #[cfg(unix)]
 use super::insn::{InsnTracker, InsnWriter};
 #[cfg(unix)]
 use super::vex::FrontEnd;
 use super::{AddressSpace, NativeWriter, Position, RecordReader, TraceError, TraceHeader, TraceRecord};
-use crate::workload::Op;
 use std::collections::VecDeque;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};

@@ -54,8 +54,9 @@ pub use ycsb::{Distribution, YcsbParams};
 
 pub use crate::trace::event::{Event, Op};
 
+use crate::trace::convert::{record_of, Written};
 use crate::trace::events::VolatileMemory;
-use crate::trace::{Format, RecordEvents};
+use crate::trace::{AddressSpace, Format, NativeWriter, RecordEvents, TraceHeader};
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -481,6 +482,24 @@ impl WorkloadKind {
             WorkloadKind::Trace(t) => Source::Trace(Box::new(t.open(seed, capacity_bytes)?)),
             WorkloadKind::Threads(t) => Source::Ops(t.merged(seed, capacity_bytes)?),
         })
+    }
+
+    /// Write `instructions` of this workload as a native trace: the same
+    /// events a simulation of the workload with this seed would see.
+    pub fn write_trace(&self, seed: u64, instructions: u64, out: &std::path::Path) -> Result<Written, String> {
+        let mut h = TraceHeader::new("generator", AddressSpace::Physical, true);
+        h.source = format!("spmsim generator {} seed {seed} instructions {instructions}", self.name());
+        let mut w = NativeWriter::create(out, &h).map_err(|e| format!("{}: {e}", out.display()))?;
+        let mut stream = self.stream(seed, instructions, u64::MAX)?;
+        let mut n = Written::default();
+        for e in &mut stream {
+            w.write(&record_of(&e)).map_err(|e| format!("{}: {e}", out.display()))?;
+            n.records += 1;
+            n.instructions += e.instructions();
+        }
+        stream.finish()?;
+        w.finish().map_err(|e| format!("{}: {e}", out.display()))?;
+        Ok(n)
     }
 
     /// The events of `ops` operations (fewer if a trace ends first). An
