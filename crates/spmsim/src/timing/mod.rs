@@ -19,12 +19,14 @@ mod epoch;
 mod ooo;
 mod pcm;
 mod persist;
+mod run;
 mod stats;
 mod tags;
 mod tep;
 mod work;
 
 pub use ooo::OooStats;
+pub use run::{simulate, simulate_after_warmup, simulate_until, BuiltRun, ResolvedRun, SimError, STOP_CHECK_EVENTS};
 pub use stats::{Roi, RunStats, WarmupStats};
 
 use crate::config::{PersistPoint, SimConfig};
@@ -274,27 +276,6 @@ impl TimingSim {
             warming: 0,
             horizon_margin: if cfg.core.model == crate::config::CoreModel::Ooo { HORIZON_MARGIN_CYCLES } else { 0 },
         })
-    }
-
-    /// A timed machine for `workload`: one core per thread of it; under
-    /// `core.model = "ooo"` each core schedules the instruction stream
-    /// beside its thread's trace (an error if it has none). A shared-data
-    /// workload's transactions take the ticket lock.
-    pub fn for_workload(cfg: &SimConfig, seed: u64, workload: &crate::workload::WorkloadKind) -> Result<Self, String> {
-        let threads = workload.threads();
-        let cfg = &cfg.with_cores_for(threads)?;
-        let mut sim = TimingSim::new(cfg, seed)?;
-        if cfg.core.model == crate::config::CoreModel::Ooo {
-            let borrowed = matches!(workload, crate::workload::WorkloadKind::Synthetic(_));
-            for (u, path) in sim.units.iter_mut().zip(workload.instruction_streams()?) {
-                let reader = crate::trace::insn::InsnReader::open(&path).map_err(|e| e.to_string())?;
-                u.core.set_ooo(ooo::Ooo::new(&cfg.core, reader, borrowed));
-            }
-        }
-        if workload.shared_lock() {
-            sim.lock = Some(TicketLock { threads: threads as u64, next: 0, free_at: 0, finished: vec![false; threads], wait_cycles: 0 });
-        }
-        Ok(sim)
     }
 
     /// Run the first `instructions` (at least; up to the end of the
@@ -913,101 +894,3 @@ impl TimingSim {
 /// stamped (the `ooo` core issues a memory operation when its operands are
 /// ready, which may be before the instructions dispatched after it).
 const HORIZON_MARGIN_CYCLES: u64 = 1 << 16;
-
-/// Events between two reads of a run's stop flag.
-pub const STOP_CHECK_EVENTS: usize = 4096;
-
-/// Why a timed run ended without statistics.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SimError {
-    /// Bad input, not a simulator fault: a preset, key or value, a
-    /// workload that cannot be opened or read (bad trace, an address beyond
-    /// the memory).
-    Invalid(String),
-    /// The simulation itself failed (an integrity check on the way).
-    Failed(String),
-    /// The stop flag was set.
-    Cancelled,
-}
-
-impl std::fmt::Display for SimError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SimError::Invalid(m) | SimError::Failed(m) => f.write_str(m),
-            SimError::Cancelled => f.write_str("cancelled"),
-        }
-    }
-}
-
-impl std::error::Error for SimError {}
-
-/// Convenience: simulate `instructions` of a workload.
-pub fn simulate(cfg: &SimConfig, workload: &crate::workload::WorkloadKind, instructions: u64, seed: u64) -> Result<RunStats, String> {
-    simulate_until(cfg, workload, instructions, seed, &AtomicBool::new(false)).map_err(|e| e.to_string())
-}
-
-/// [`simulate`], stopping early with [`SimError::Cancelled`] once `stop`
-/// is set.
-pub fn simulate_until(
-    cfg: &SimConfig,
-    workload: &crate::workload::WorkloadKind,
-    instructions: u64,
-    seed: u64,
-    stop: &AtomicBool,
-) -> Result<RunStats, SimError> {
-    simulate_after_warmup(cfg, workload, 0, instructions, seed, stop)
-}
-
-/// [`simulate_until`] after a warm-up of `warmup` instructions (0: none):
-/// the warm-up runs through the whole model, the statistics cover the
-/// `instructions` after it (ChampSim's `--warmup-instructions`).
-pub fn simulate_after_warmup(
-    cfg: &SimConfig,
-    workload: &crate::workload::WorkloadKind,
-    warmup: u64,
-    instructions: u64,
-    seed: u64,
-    stop: &AtomicBool,
-) -> Result<RunStats, SimError> {
-    let mut sim = TimingSim::for_workload(cfg, seed, workload).map_err(SimError::Invalid)?.with_warmup(warmup);
-    // One stream per core, each with its own warm-up and instruction limit
-    // (ChampSim's per-core counts); one thread's is the workload's stream.
-    let mut streams: Vec<_> = workload
-        .thread_streams(seed, warmup, instructions, crate::workload::Placement::pool_bytes(cfg))
-        .map_err(SimError::Invalid)?
-        .into_iter()
-        .map(|s| s.with_placement(crate::workload::Placement::of(cfg)))
-        .collect();
-    sim.run_threads(&mut streams, stop)?;
-    for s in &streams {
-        s.finish().map_err(SimError::Invalid)?;
-    }
-    let stream = &streams[0];
-    if let Some(ran) = sim.unfinished_warmup() {
-        return Err(SimError::Invalid(format!(
-            "the workload ended after {ran} instructions, within the warm-up of {warmup} (--warmup-instructions); no region of interest is left"
-        )));
-    }
-    let exhausted = sim.ooo_exhausted();
-    let mut s = sim.finish();
-    s.workload_notes = stream.notes();
-    for (t, other) in streams.iter().enumerate().skip(1) {
-        let own = format!("thread {t}: ");
-        s.workload_notes.extend(other.notes().into_iter().filter(|n| !stream.notes().contains(n)).map(|n| {
-            if n.starts_with(&own) {
-                n
-            } else {
-                format!("{own}{n}")
-            }
-        }));
-    }
-    if exhausted {
-        s.workload_notes.push(format!(
-            "the borrowed instruction stream (insns=) ended after {} instructions, so the run stopped there, short of the {instructions} asked for",
-            s.roi.core.instructions
-        ));
-    }
-    s.workload = workload.name();
-    s.seed = seed;
-    Ok(s)
-}

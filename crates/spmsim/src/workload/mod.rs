@@ -24,6 +24,7 @@ mod array_swap;
 pub mod btree;
 pub mod daxbench;
 pub mod hash;
+mod open;
 pub mod params;
 pub mod pheap;
 mod placement;
@@ -41,6 +42,7 @@ pub use array::ArrayParams;
 pub use btree::BtreeParams;
 pub use daxbench::DaxParams;
 pub use hash::HashParams;
+pub use open::OpenedWorkload;
 pub use params::{OpsPerTx, Ratio};
 pub use pheap::{log_region_of_thread, log_regions_of, TxStyle, LOG_BYTES};
 pub use placement::Placement;
@@ -538,36 +540,6 @@ impl WorkloadKind {
 
     /// [`Self::stream`] after a warm-up of at least `warmup` instructions
     /// ([`Warmup`]): the warm-up's events, then exactly `instructions` more.
-    /// The instruction stream the `ooo` core model schedules, which only
-    /// a trace recorded by `spmsim trace record` has beside it.
-    pub fn instruction_stream(&self) -> Result<std::path::PathBuf, String> {
-        if let WorkloadKind::Synthetic(SyntheticParams { insns: Some(trace), .. }) = self {
-            let p = crate::trace::insn::path_for(std::path::Path::new(trace));
-            if !p.exists() {
-                return Err(format!(
-                    "synthetic workload: insns={trace}: no instruction stream {} beside it (a trace recorded by `spmsim trace record` has one)",
-                    p.display()
-                ));
-            }
-            return Ok(p);
-        }
-        let WorkloadKind::Trace(t) = self else {
-            return Err(format!(
-                "core.model = \"ooo\" needs the instruction stream of a recorded program; the generated workload `{}` has none (use core.model = \"interval\", or give a synthetic profile the stream of a recorded trace with insns=TRACE)",
-                self.name()
-            ));
-        };
-        let p = crate::trace::insn::path_for(&t.path);
-        if !p.exists() {
-            return Err(format!(
-                "core.model = \"ooo\" needs the instruction stream {} beside the trace {}; it is written by `spmsim trace record` (record the trace again, or use core.model = \"interval\")",
-                p.display(),
-                t.path.display()
-            ));
-        }
-        Ok(p)
-    }
-
     pub fn stream_after_warmup(&self, seed: u64, warmup: u64, instructions: u64, capacity_bytes: u64) -> Result<EventStream, String> {
         let mut s = self.stream(seed, instructions, capacity_bytes)?;
         s.warmup = (warmup > 0).then(|| Warmup::new(warmup));
@@ -610,15 +582,6 @@ impl WorkloadKind {
                 s
             })
             .collect())
-    }
-
-    /// The instruction stream of each thread, for `core.model = "ooo"`:
-    /// one per program of a mix or list of traces.
-    pub fn instruction_streams(&self) -> Result<Vec<PathBuf>, String> {
-        match self {
-            WorkloadKind::Threads(t) if t.mode == DataMode::Partitioned => t.parts.iter().map(|p| p.instruction_stream()).collect(),
-            _ => Ok(vec![self.instruction_stream()?]),
-        }
     }
 }
 
