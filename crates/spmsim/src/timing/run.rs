@@ -19,7 +19,8 @@
 //! comparison and `spmsim bench` all take these steps; [`simulate`] and its
 //! variants take all three at once.
 
-use super::{ooo, RunStats, TicketLock, TimingSim};
+use super::schedule::TicketLock;
+use super::{ooo, RunStats, TimingSim};
 use crate::config::SimConfig;
 use crate::trace::insn::InsnReader;
 use crate::workload::{EventStream, OpenedWorkload, WorkloadKind};
@@ -99,8 +100,7 @@ impl TimingSim {
             u.core.set_ooo(ooo::Ooo::new(&cfg.core, reader, borrowed));
         }
         if shared_lock {
-            let threads = self.units.len();
-            self.lock = Some(TicketLock { threads: threads as u64, next: 0, free_at: 0, finished: vec![false; threads], wait_cycles: 0 });
+            self.lock = Some(TicketLock::new(self.units.len()));
         }
     }
 }
