@@ -4,14 +4,19 @@
 //!
 //! ```text
 //!  RunRequest { scheme, workload, warmup_instructions, instructions, seed, overrides, baseline }
-//!    -> load_preset + WorkloadKind::parse          (bad input: ApiError::Invalid)
-//!    -> timing::simulate_after_warmup(.., stop)    (stop set: ApiError::Cancelled)
-//!    -> [baseline preset, same workload and seed]  -> slowdown
-//!    -> RunOutput { config, stats, doc }           doc = the JSON of `run --json`
+//!    resolve (once, up front; bad input: ApiError::Invalid)
+//!      -> load_preset (the scheme under overrides; the baseline as it is)
+//!      -> WorkloadKind::parse                      (once, for both runs)
+//!      -> timing::ResolvedRun::new for each        (cores, streams, readers opened)
+//!    = ResolvedRequest
+//!    run
+//!      -> ResolvedRun::simulate(stop)              (stop set: ApiError::Cancelled)
+//!      -> [the baseline's]                         -> slowdown
+//!      -> RunOutput { config, stats, doc }         doc = the JSON of `run --json`
 //! ```
 
 use crate::config::{load_preset, SimConfig};
-use crate::timing::{simulate_after_warmup, RunStats};
+use crate::timing::{ResolvedRun, RunStats};
 use crate::workload::WorkloadKind;
 use std::sync::atomic::AtomicBool;
 
@@ -73,36 +78,15 @@ impl RunOutput {
     }
 }
 
-/// Why a run gave no statistics. The messages are the ones the command line
-/// prints after `error: `.
 /// Why a run gave no statistics: bad input (`Invalid`), a failed
-/// simulation or a stop; the timing model's own error type.
+/// simulation or a stop; the timing model's own error type. The messages
+/// are the ones the command line prints after `error: `.
 pub use crate::timing::SimError as ApiError;
 
 /// The resolved configuration of a preset (name or TOML path) under
 /// `key.path=value` overrides.
 pub fn resolve_config(scheme: &str, overrides: &[String]) -> Result<SimConfig, ApiError> {
     load_preset(scheme, overrides).map_err(|e| ApiError::Invalid(e.to_string()))
-}
-
-/// Simulate one preset on one workload, after a warm-up of `warmup`
-/// instructions (0: none); the typed pieces, no document.
-pub fn simulate_one(
-    scheme: &str,
-    workload: &str,
-    warmup: u64,
-    instructions: u64,
-    seed: u64,
-    overrides: &[String],
-    stop: &AtomicBool,
-) -> Result<(SimConfig, RunStats), ApiError> {
-    let cfg = resolve_config(scheme, overrides)?;
-    let w = WorkloadKind::parse(workload).map_err(ApiError::Invalid)?;
-    if instructions == 0 {
-        return Err(ApiError::Invalid("--instructions must be at least 1".into()));
-    }
-    let stats = simulate_after_warmup(&cfg, &w, warmup, instructions, seed, stop)?;
-    Ok((cfg, stats))
 }
 
 /// The statistics document of a run, with the baseline's cycles and IPC
@@ -117,20 +101,64 @@ pub fn stats_document(stats: &RunStats, baseline: Option<(&str, &RunStats)>) -> 
     doc
 }
 
-/// One run as `spmsim run` does it; `stop` ends it early from another
-/// thread (checked every [`crate::timing::STOP_CHECK_EVENTS`] events).
-pub fn run(req: &RunRequest, stop: &AtomicBool) -> Result<RunOutput, ApiError> {
+/// A request with everything it reads resolved, before anything runs:
+/// the configurations, the workload parsed once, and its streams and
+/// readers opened for each machine.
+pub struct ResolvedRequest {
+    /// The preset under the request's overrides, as written beside the
+    /// results.
+    pub config: SimConfig,
+    run: ResolvedRun,
+    /// The baseline preset's name and its run.
+    baseline: Option<(String, ResolvedRun)>,
+    /// No count was asked for, so the notes name the default.
+    default_count: bool,
+}
+
+/// Resolve a request: bad input of any kind (preset, key, workload,
+/// count, a trace that cannot be opened) is an [`ApiError::Invalid`] here,
+/// before anything is simulated.
+pub fn resolve(req: &RunRequest) -> Result<ResolvedRequest, ApiError> {
+    let config = resolve_config(&req.scheme, &req.overrides)?;
+    let workload = WorkloadKind::parse(&req.workload).map_err(ApiError::Invalid)?;
     let n = req.instruction_count();
-    let (config, mut stats) = simulate_one(&req.scheme, &req.workload, req.warmup_instructions, n, req.seed, &req.overrides, stop)?;
-    if req.instructions.is_none() {
-        name_the_default(&mut stats.workload_notes);
+    if n == 0 {
+        return Err(ApiError::Invalid("--instructions must be at least 1".into()));
     }
-    let base = match &req.baseline {
-        Some(b) => Some((b.as_str(), simulate_one(b, &req.workload, req.warmup_instructions, n, req.seed, &[], stop)?.1)),
+    let baseline = match &req.baseline {
+        Some(b) => Some((b.clone(), resolve_config(b, &[])?)),
         None => None,
     };
-    let doc = stats_document(&stats, base.as_ref().map(|(n, s)| (*n, s)));
-    Ok(RunOutput { config, stats, doc })
+    let run = ResolvedRun::new(&config, &workload, req.warmup_instructions, n, req.seed)?;
+    let baseline = match baseline {
+        Some((b, cfg)) => Some((b, ResolvedRun::new(&cfg, &workload, req.warmup_instructions, n, req.seed)?)),
+        None => None,
+    };
+    Ok(ResolvedRequest { config, run, baseline, default_count: req.instructions.is_none() })
+}
+
+impl ResolvedRequest {
+    /// Simulate the run, then the baseline's; `stop` ends either early from
+    /// another thread (checked every [`crate::timing::STOP_CHECK_EVENTS`]
+    /// events).
+    pub fn run(self, stop: &AtomicBool) -> Result<RunOutput, ApiError> {
+        let mut stats = self.run.simulate(stop)?;
+        if self.default_count {
+            name_the_default(&mut stats.workload_notes);
+        }
+        let base = match self.baseline {
+            Some((name, b)) => Some((name, b.simulate(stop)?)),
+            None => None,
+        };
+        let doc = stats_document(&stats, base.as_ref().map(|(n, s)| (n.as_str(), s)));
+        Ok(RunOutput { config: self.config, stats, doc })
+    }
+}
+
+/// One run as `spmsim run` does it: [`resolve`], then
+/// [`ResolvedRequest::run`].
+pub fn run(req: &RunRequest, stop: &AtomicBool) -> Result<RunOutput, ApiError> {
+    resolve(req)?.run(stop)
 }
 
 /// A note about the count "requested" is about the default when nobody
@@ -184,7 +212,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let trace = dir.join("short.trace");
         let w = WorkloadKind::parse("random-writes").unwrap();
-        crate::trace::convert::generate(&w, 1, 3000, &trace).unwrap();
+        w.write_trace(1, 3000, &trace).unwrap();
         let mut r = RunRequest::new("cobcm", &format!("trace:{}", trace.display()));
         let notes = |r: &RunRequest| run(r, &AtomicBool::new(false)).unwrap().stats.workload_notes.join("\n");
         let defaulted = notes(&r);

@@ -116,7 +116,7 @@ fn make_trace() -> PathBuf {
     let trace = spmsim::suite::trace_file(&cache, TRACE_PROGRAM);
     std::fs::create_dir_all(trace.parent().unwrap()).unwrap();
     let hash = spmsim::workload::WorkloadKind::parse("hash").unwrap();
-    let written = spmsim::trace::convert::generate(&hash, 3, 200_000, &trace).unwrap();
+    let written = hash.write_trace(3, 200_000, &trace).unwrap();
     assert_eq!(written.instructions, 200_000, "the golden trace holds the instructions asked for");
     // No other test of this binary reads the environment, so no thread
     // reads it while it changes.

@@ -170,3 +170,15 @@ fn a_synthetic_profile_runs_on_a_borrowed_instruction_stream() {
     let e = simulate(&cfg, &WorkloadKind::parse("synthetic:ppti=20").unwrap(), 1000, 1).unwrap_err();
     assert!(e.contains("core.model") && e.contains("insns="), "{e}");
 }
+
+/// The configuration bounds an `ooo` reorder buffer by how far back the
+/// instruction stream records a producer (config cannot import the trace
+/// format, so the two limits are checked against each other here).
+#[test]
+fn the_rob_reaches_as_far_back_as_the_stream_records() {
+    use spmsim::trace::insn::MAX_DISTANCE;
+    let with_rob = |n: u32| load_preset("cobcm", &["core.model=\"ooo\"".into(), format!("core.rob_entries={n}")]);
+    assert!(with_rob(MAX_DISTANCE).is_ok());
+    let e = with_rob(MAX_DISTANCE + 1).unwrap_err().to_string();
+    assert!(e.contains("core.rob_entries"), "{e}");
+}

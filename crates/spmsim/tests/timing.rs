@@ -290,7 +290,7 @@ fn a_workload_that_ends_inside_the_warmup_is_refused() {
     let dir = std::env::temp_dir().join(format!("spmsim-warmup-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let trace = dir.join("short.trace");
-    spmsim::trace::convert::generate(&WorkloadKind::RandomWrites, 1, 3000, &trace).unwrap();
+    WorkloadKind::RandomWrites.write_trace(1, 3000, &trace).unwrap();
     let w = WorkloadKind::parse(&format!("trace:{}", trace.display())).unwrap();
     let cfg = load_preset("cobcm", &[]).unwrap();
     let e = simulate_after_warmup(&cfg, &w, 5000, 100, 1, &std::sync::atomic::AtomicBool::new(false)).unwrap_err();

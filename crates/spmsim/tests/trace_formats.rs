@@ -423,7 +423,7 @@ fn every_single_bit_flip_of_a_native_trace_is_rejected() {
     let dir = temp_dir("flips");
     let good = dir.join("good.trace");
     let w = spmsim::workload::WorkloadKind::parse("btree:size_mib=1").unwrap();
-    let n = trace::convert::generate(&w, 7, 2000, &good).unwrap();
+    let n = w.write_trace(7, 2000, &good).unwrap();
     assert_eq!(n.instructions, 2000);
     let bytes = std::fs::read(&good).unwrap();
     let records = read_with_limit(&good, None, std::time::Duration::from_secs(30)).expect("the good trace reads").unwrap();
@@ -480,7 +480,7 @@ fn detection_refuses_what_it_cannot_recognise() {
     // A native trace compressed twice: the inner compression is named.
     let native = dir.join("n.trace");
     let w = spmsim::workload::WorkloadKind::parse("random-writes").unwrap();
-    trace::convert::generate(&w, 1, 500, &native).unwrap();
+    w.write_trace(1, 500, &native).unwrap();
     let twice = python("import sys, gzip, lzma\nd = open(sys.argv[1], 'rb').read()\nopen(sys.argv[2], 'wb').write(lzma.compress(gzip.compress(d), format=lzma.FORMAT_XZ))\n", &[&native, &dir.join("n.trace.gz.xz")]);
     assert!(twice.is_empty());
     let e = trace::detect(&dir.join("n.trace.gz.xz")).unwrap_err();

@@ -240,21 +240,12 @@ fn one_case(case: &str, instructions: u64) -> Result<CaseResult> {
     let core = if w.instruction_streams().is_ok() { "ooo" } else { "interval" };
     let cfg = load_preset(&c.scheme, &[format!("security.crypto=\"{}\"", c.crypto), format!("core.model=\"{core}\"")])?;
     let t = Instant::now();
-    let mut sim = spmsim::timing::TimingSim::for_workload(&cfg, 1, &w).map_err(anyhow::Error::msg)?;
     // The same instructions in all, split evenly over the cores.
     let per_core = (instructions / w.threads() as u64).max(1);
-    let mut streams: Vec<_> = w
-        .thread_streams(1, 0, per_core, spmsim::workload::Placement::pool_bytes(&cfg))
-        .map_err(|e| anyhow!(e))?
-        .into_iter()
-        .map(|s| s.with_placement(spmsim::workload::Placement::of(&cfg)))
-        .collect();
-    sim.run_threads(&mut streams, &std::sync::atomic::AtomicBool::new(false)).map_err(|e| anyhow!(e))?;
-    for s in &streams {
-        s.finish().map_err(|e| anyhow!(e))?;
-    }
-    let blocks_touched = sim.sys.mc.st.nvm.image.len() as u64;
-    let stats = sim.finish();
+    let mut run = spmsim::timing::ResolvedRun::new(&cfg, &w, 0, per_core, 1).and_then(|r| r.build()).map_err(|e| anyhow!(e))?;
+    run.run(&std::sync::atomic::AtomicBool::new(false)).map_err(|e| anyhow!(e))?;
+    let blocks_touched = run.sim.sys.mc.st.nvm.image.len() as u64;
+    let stats = run.finish();
     let seconds = t.elapsed().as_secs_f64();
     Ok(CaseResult {
         scheme: c.scheme,

@@ -68,13 +68,13 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
         overrides: a.overrides.clone(),
         baseline: a.baseline.clone(),
     };
+    let resolved = spmsim::api::resolve(&req).map_err(|e: ApiError| anyhow!(e))?;
     // The results folder is named after the resolved preset; make sure it
     // can be written before minutes of simulation, not after.
-    let name = spmsim::api::resolve_config(&a.scheme, &a.overrides).map_err(|e: ApiError| anyhow!(e))?.name;
-    let out = a.out.clone().unwrap_or_else(|| default_out(&name, &a.workload, a.seed, &a.overrides));
+    let out = a.out.clone().unwrap_or_else(|| default_out(&resolved.config.name, &a.workload, a.seed, &a.overrides));
     let mut files = ResultFiles::new(&out)?;
     // Ctrl-C ends the process here, so the stop flag is never set.
-    let run = spmsim::api::run(&req, &AtomicBool::new(false)).map_err(|e: ApiError| anyhow!(e))?;
+    let run = resolved.run(&AtomicBool::new(false)).map_err(|e: ApiError| anyhow!(e))?;
     files.add("stats.json", run.stats_json().as_bytes())?;
     files.add("config.toml", run.config.to_toml().as_bytes())?;
     files.commit()?;

@@ -119,7 +119,7 @@ pub fn run(cmd: TraceCmd) -> Result<ExitCode> {
             if a.instructions == 0 {
                 bail!("--instructions must be at least 1");
             }
-            let n = trace::convert::generate(&w, a.seed, a.instructions, &a.out).map_err(|e| anyhow!(e))?;
+            let n = w.write_trace(a.seed, a.instructions, &a.out).map_err(|e| anyhow!(e))?;
             println!("wrote {}: {} records, {} instructions", a.out.display(), n.records, n.instructions);
             Ok(ExitCode::SUCCESS)
         }

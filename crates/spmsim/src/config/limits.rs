@@ -12,6 +12,10 @@ pub const MAX_ENTRIES: u32 = 1 << 16;
 pub const MAX_ISSUE_WIDTH: u32 = 64;
 /// Cores of a multi-core run (`core.count`; issue 14).
 pub const MAX_CORES: u32 = 64;
+/// Reorder-buffer entries of the `ooo` core: a producer further back than
+/// its instruction stream records (`trace::insn::MAX_DISTANCE`; a test of
+/// the `ooo` model checks the two agree) must have left the ROB.
+pub const MAX_OOO_ROB_ENTRIES: u32 = 1023;
 pub const MAX_BANKS: u32 = 1024;
 /// Associativity: a lookup scans the ways of a set.
 pub const MAX_WAYS: u32 = 1024;

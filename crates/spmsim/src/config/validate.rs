@@ -145,8 +145,7 @@ impl SimConfig {
         in_range("core.rob_entries", c.rob_entries as u64, 1, MAX_ENTRIES as u64)?;
         in_range("core.store_buffer_entries", c.store_buffer_entries as u64, 1, MAX_ENTRIES as u64)?;
         if c.model == super::CoreModel::Ooo {
-            // Producers further back than the stream records must have left the ROB.
-            in_range("core.rob_entries", c.rob_entries as u64, 1, crate::trace::insn::MAX_DISTANCE as u64)?;
+            in_range("core.rob_entries", c.rob_entries as u64, 1, MAX_OOO_ROB_ENTRIES as u64)?;
         }
         let o = &c.ooo;
         in_range("core.ooo.load_queue_entries", o.load_queue_entries as u64, 1, MAX_ENTRIES as u64)?;

@@ -15,7 +15,7 @@ use crate::engine::hooks::{DrainWork, RecoveryReport};
 use crate::engine::nvm::ByKind;
 use crate::engine::store::CheckFailure;
 use crate::persist::{Coherence, FrontEnd, Handover};
-use crate::workload::{Event, Op};
+use crate::trace::event::{Event, Op};
 
 #[derive(Clone, Debug)]
 pub struct System {
@@ -119,7 +119,7 @@ impl System {
     /// them), to the memory controller when its scheme uses it (Secon's
     /// counter-log colocation, 3.4.1).
     pub fn note_log_store(&mut self, addr: u64) {
-        self.mc.note_log_store(addr, addr + crate::workload::LOG_BYTES);
+        self.mc.note_log_store(addr, addr + crate::trace::event::LOG_BYTES);
     }
 
     /// Secon 3.3's `set_log_region(start, end)` for the thread on `core`:

@@ -47,7 +47,7 @@ impl FrontEnd {
                 let mut t = TepFront::new(&p.tep, seed ^ (core as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
                 // The workloads' convention (workload::pheap, threads): thread
                 // t's undo log is [t * LOG_BYTES, (t + 1) * LOG_BYTES).
-                let (start, end) = crate::workload::log_region_of_thread(core);
+                let (start, end) = crate::trace::event::log_region_of_thread(core);
                 t.set_log_region(start, end);
                 FrontEnd::Tep(t)
             }

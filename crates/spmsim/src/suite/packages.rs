@@ -134,17 +134,6 @@ pub fn ensure(pkgs: &[String], note: &dyn Fn(&str)) -> BTreeMap<String, Result<S
     got
 }
 
-/// `valgrind --version`, e.g. `valgrind-3.19.0`.
-pub fn valgrind_version() -> Result<String, String> {
-    let out = Command::new("valgrind").arg("--version").stdin(Stdio::null()).output().map_err(|e| format!("cannot run valgrind: {e}"))?;
-    let v = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    if out.status.success() && !v.is_empty() {
-        Ok(v)
-    } else {
-        Err(format!("valgrind --version failed: {}", String::from_utf8_lossy(&out.stderr).trim()))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #[test]

@@ -2,7 +2,7 @@
 //! regions). For each recorded program, one pass of spmtrace over its whole
 //! run gives its basic-block vectors and so its phases (phases.rs); a
 //! second pass records a trace at each chosen point, fast-forwarding at
-//! valgrind's own speed in between (trace/lackey.rs `record_windows`).
+//! valgrind's own speed in between (trace/lackey/record.rs `record_windows`).
 //!
 //! Two choices, by what the run can afford:
 //! - `single`: the one interval nearest the whole run's mean vector

@@ -10,7 +10,7 @@
 
 use super::branch::Tournament;
 use crate::config::{CoreConfig, FuPool};
-use crate::trace::insn::{Insn, InsnReader};
+use crate::trace::insn::{Insn, InsnReader, MAX_DISTANCE};
 use crate::trace::vex::{BranchKind, FuClass};
 use serde::Serialize;
 use std::collections::VecDeque;
@@ -18,6 +18,8 @@ use std::collections::VecDeque;
 /// Ring size for per-instruction times: above any distance the stream
 /// records and any reorder buffer the configuration allows.
 const RING: usize = 1024;
+
+const _: () = assert!((MAX_DISTANCE as usize) < RING);
 
 /// What the `ooo` model counted (`roi.core.ooo`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]

@@ -32,8 +32,8 @@
 //! address space, another format's magic at the start) is an error.
 
 use super::compress::{self, read_record, Stream};
+use super::event::Op;
 use super::{AddressSpace, Position, RecordReader, TraceError, TraceHeader, TraceRecord};
-use crate::workload::Op;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 

@@ -70,6 +70,22 @@ pub struct Event {
     pub thread: u8,
 }
 
+/// Bytes of one thread's undo log, the region its `log` stores write. The
+/// workloads give thread `t` the region `[t * LOG_BYTES, (t + 1) *
+/// LOG_BYTES)` and start it with its header, so a machine that must know
+/// the region (Secon's `set_log_region`, 3.3) can tell it from the thread or
+/// from the first log store; it is part of what an event stream promises,
+/// hence defined here and not by the workloads that keep it.
+pub const LOG_BYTES: u64 = 4 << 20;
+
+/// The undo-log region `[start, end)` of thread `t` (see [`LOG_BYTES`]); a
+/// single-threaded workload's is thread 0's. What Secon's
+/// `set_log_region(start, end)` is given (Secon 3.3).
+pub const fn log_region_of_thread(t: usize) -> (u64, u64) {
+    let start = t as u64 * LOG_BYTES;
+    (start, start + LOG_BYTES)
+}
+
 fn is_zero(t: &u8) -> bool {
     *t == 0
 }

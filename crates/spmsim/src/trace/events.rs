@@ -3,8 +3,8 @@
 //! boundaries (stores also into 8-byte pieces), and stores whose value the
 //! trace lacks get a deterministic one derived from the seed.
 
+use super::event::{Event, Op};
 use super::{AddressSpace, Position, RecordReader, TraceError, TraceHeader, TraceRecord};
-use crate::workload::{Event, Op};
 use rustc_hash::FxHashMap;
 
 const PAGE_BITS: u32 = 12;

@@ -39,8 +39,8 @@
 //! with gap 0. The packet's size is kept. Ticks are not used.
 
 use super::compress::{self, read_record, Stream};
+use super::event::Op;
 use super::{AddressSpace, Position, RecordReader, TraceError, TraceHeader, TraceRecord};
-use crate::workload::Op;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
 //! `spmsim trace info`: what a trace holds, read in one streaming pass.
 
+use super::event::Op;
 use super::{RecordReader, TraceError, TraceHeader};
-use crate::workload::Op;
 use rustc_hash::FxHashSet;
 use serde::Serialize;
 

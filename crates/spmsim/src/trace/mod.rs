@@ -27,7 +27,7 @@ pub mod vgtool;
 pub use events::RecordEvents;
 pub use native::{NativeReader, NativeWriter};
 
-use crate::trace::event::Op;
+use event::Op;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};

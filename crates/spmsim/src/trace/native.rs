@@ -18,8 +18,8 @@
 //! checksum.
 
 use super::compress::{self, Compression, Stream};
+use super::event::Op;
 use super::{check_access_size, Position, RecordReader, TraceError, TraceHeader, TraceRecord};
-use crate::workload::Op;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

@@ -17,8 +17,8 @@
 //! DRAMsim3 cycle is not turned into a gap).
 
 use super::compress::{self, Stream};
+use super::event::Op;
 use super::{AddressSpace, Position, RecordReader, TraceError, TraceHeader, TraceRecord};
-use crate::workload::Op;
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 

@@ -14,6 +14,10 @@
 //! beside its headers. The compiled tool goes into a folder of the cache
 //! together with links to everything in valgrind's own library folder,
 //! and valgrind is started with `VALGRIND_LIB` pointing there.
+//!
+//! The installed valgrind's version ([`valgrind_version`]) keys the built
+//! tool here and every recording the suite keeps, so it is asked here, on
+//! the recording side, and the suite reads it from below.
 
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -51,6 +55,17 @@ impl Tool {
     }
 }
 
+/// `valgrind --version`, e.g. `valgrind-3.19.0`.
+pub fn valgrind_version() -> Result<String, String> {
+    let out = Command::new("valgrind").arg("--version").stdin(Stdio::null()).output().map_err(|e| format!("cannot run valgrind: {e}"))?;
+    let v = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if out.status.success() && !v.is_empty() {
+        Ok(v)
+    } else {
+        Err(format!("valgrind --version failed: {}", String::from_utf8_lossy(&out.stderr).trim()))
+    }
+}
+
 fn first_with(dirs: &[&str], file: &str) -> Option<PathBuf> {
     dirs.iter().map(PathBuf::from).find(|d| d.join(file).is_file())
 }
@@ -71,7 +86,7 @@ pub fn ensure(cache: &Path) -> Result<Tool, String> {
     if !cfg!(all(target_arch = "x86_64", target_os = "linux")) {
         return Err("spmtrace (recording at simulation points) is built for amd64 Linux only".into());
     }
-    let version = crate::suite::packages::valgrind_version()?;
+    let version = valgrind_version()?;
     let lib = std::env::var_os("SPMSIM_VALGRIND_LIB")
         .map(PathBuf::from)
         .or_else(|| first_with(&LIB_DIRS, "vgpreload_core-amd64-linux.so"))

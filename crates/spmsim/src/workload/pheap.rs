@@ -39,11 +39,13 @@
 //! [`Op::Epoch`] marker, the epoch boundary of epoch persistency.
 
 use super::{Event, Op};
+pub use crate::trace::event::{log_region_of_thread, LOG_BYTES};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-pub const LOG_BASE: u64 = 0;
-pub const LOG_BYTES: u64 = 4 << 20;
+/// The log is thread 0's region of the events' convention (`workload::threads`
+/// moves thread `t`'s log up by `t` regions).
+pub const LOG_BASE: u64 = log_region_of_thread(0).0;
 /// First log entry: the log header has the block before it to itself.
 pub const LOG_ENTRIES: u64 = LOG_BASE + 64;
 pub const ROOT_BASE: u64 = 4 << 20;
@@ -70,15 +72,6 @@ pub fn mix(a: u64, b: u64) -> u64 {
 
 pub fn align_up(x: u64, a: u64) -> u64 {
     x.div_ceil(a) * a
-}
-
-/// The undo-log region `[start, end)` of thread `t`: one region per thread,
-/// each thread's in its own `LOG_BYTES` (`workload::threads` moves thread
-/// `t`'s log up by `t` regions); a single-threaded workload's is thread 0's.
-/// What Secon's `set_log_region(start, end)` is given (Secon 3.3).
-pub fn log_region_of_thread(t: usize) -> (u64, u64) {
-    let start = LOG_BASE + t as u64 * LOG_BYTES;
-    (start, start + LOG_BYTES)
 }
 
 /// Each thread's undo-log region, as the workload's own log stores give

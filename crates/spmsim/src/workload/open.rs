@@ -1,0 +1,107 @@
+//! A workload opened for one machine: everything a timed run reads about
+//! its workload, read once, before the machine is built (issue 38), so
+//! that building the machine and simulating open no file and consult no
+//! workload description.
+//!
+//! ```text
+//!  WorkloadKind (a parsed name: suite programs found, presets expanded)
+//!    + the machine's SimConfig (memory: the pool and placement; core.model)
+//!    + seed, warm-up, instructions
+//!    --WorkloadKind::open--> OpenedWorkload
+//!        streams  one EventStream per thread: generator seeded, trace
+//!                 reader open, partition cut, events placed
+//!        insns    core.model = "ooo": each thread's instruction stream,
+//!                 open (the file beside its trace)
+//!        shared_lock, insns_borrowed: what the machine must know of it
+//! ```
+
+use super::{DataMode, EventStream, Placement, SyntheticParams, WorkloadKind};
+use crate::config::{CoreModel, SimConfig};
+use crate::trace::insn::{path_for, InsnReader};
+use std::path::{Path, PathBuf};
+
+/// A workload ready to run on one machine.
+pub struct OpenedWorkload {
+    /// The workload's name as reports give it ([`WorkloadKind::name`]).
+    pub name: String,
+    /// One stream per thread (core), each with its own warm-up and limit.
+    pub streams: Vec<EventStream>,
+    /// Under `core.model = "ooo"`, each thread's instruction stream, in
+    /// thread order; empty under any other core model.
+    pub insns: Vec<InsnReader>,
+    /// The instruction streams are a synthetic profile's borrowed ones
+    /// (`insns=`): the run ends where one runs out.
+    pub insns_borrowed: bool,
+    /// The threads' transactions take a ticket lock in turn (shared data,
+    /// [`WorkloadKind::shared_lock`]).
+    pub shared_lock: bool,
+}
+
+impl WorkloadKind {
+    /// Open this workload for a machine of configuration `cfg` (one core
+    /// per thread already, [`SimConfig::with_cores_for`]): each thread's
+    /// stream after a warm-up of `warmup` of its instructions and ending
+    /// `instructions` after it, placed in the machine's memory; under
+    /// `core.model = "ooo"` each thread's instruction stream as well.
+    pub fn open(&self, cfg: &SimConfig, seed: u64, warmup: u64, instructions: u64) -> Result<OpenedWorkload, String> {
+        let insns = match cfg.core.model {
+            CoreModel::Ooo => {
+                self.instruction_streams()?.iter().map(|p| InsnReader::open(p).map_err(|e| e.to_string())).collect::<Result<_, _>>()?
+            }
+            _ => Vec::new(),
+        };
+        // Each stream places its own events: a placement counts its
+        // thread's transactions.
+        let streams = self
+            .thread_streams(seed, warmup, instructions, Placement::pool_bytes(cfg))?
+            .into_iter()
+            .map(|s| s.with_placement(Placement::of(cfg)))
+            .collect();
+        Ok(OpenedWorkload {
+            name: self.name(),
+            streams,
+            insns,
+            insns_borrowed: matches!(self, WorkloadKind::Synthetic(_)),
+            shared_lock: self.shared_lock(),
+        })
+    }
+
+    /// The instruction stream the `ooo` core model schedules, which only
+    /// a trace recorded by `spmsim trace record` has beside it.
+    pub fn instruction_stream(&self) -> Result<PathBuf, String> {
+        if let WorkloadKind::Synthetic(SyntheticParams { insns: Some(trace), .. }) = self {
+            let p = path_for(Path::new(trace));
+            if !p.exists() {
+                return Err(format!(
+                    "synthetic workload: insns={trace}: no instruction stream {} beside it (a trace recorded by `spmsim trace record` has one)",
+                    p.display()
+                ));
+            }
+            return Ok(p);
+        }
+        let WorkloadKind::Trace(t) = self else {
+            return Err(format!(
+                "core.model = \"ooo\" needs the instruction stream of a recorded program; the generated workload `{}` has none (use core.model = \"interval\", or give a synthetic profile the stream of a recorded trace with insns=TRACE)",
+                self.name()
+            ));
+        };
+        let p = path_for(&t.path);
+        if !p.exists() {
+            return Err(format!(
+                "core.model = \"ooo\" needs the instruction stream {} beside the trace {}; it is written by `spmsim trace record` (record the trace again, or use core.model = \"interval\")",
+                p.display(),
+                t.path.display()
+            ));
+        }
+        Ok(p)
+    }
+
+    /// The instruction stream of each thread, for `core.model = "ooo"`:
+    /// one per program of a mix or list of traces.
+    pub fn instruction_streams(&self) -> Result<Vec<PathBuf>, String> {
+        match self {
+            WorkloadKind::Threads(t) if t.mode == DataMode::Partitioned => t.parts.iter().map(|p| p.instruction_stream()).collect(),
+            _ => Ok(vec![self.instruction_stream()?]),
+        }
+    }
+}

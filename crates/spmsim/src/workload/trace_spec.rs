@@ -1,0 +1,117 @@
+//! A trace file as a workload: which file, in which format, under which
+//! name, and which of its memory is persistent (issue 13).
+//!
+//! ```text
+//!  trace:PATH[#format=NAME][#persistent=trace|all|heap|none]  -> TraceSpec
+//!  suite:NAME[#persistent=..]  -> TraceSpec { path: the cached trace, label: suite:NAME }
+//!  open: trace::open (format by magic bytes unless named)
+//!        -> RecordEvents, volatile where the policy says:
+//!             trace  outside the header's persistent ranges (none listed: nowhere)
+//!             all    nowhere        heap  inside the recorded stack
+//!             none   everywhere
+//! ```
+
+use super::parse::split_trace_options;
+use crate::trace::events::VolatileMemory;
+use crate::trace::{Format, RecordEvents};
+use serde::Serialize;
+use std::path::PathBuf;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TraceSpec {
+    pub path: PathBuf,
+    pub format: Option<Format>,
+    /// The name to report instead of the path (`suite:gcc`).
+    pub label: Option<String>,
+    /// Which of the trace's memory is persistent.
+    pub persistent: Persistent,
+}
+
+/// Which memory of a recorded program is persistent (issue 13): stores
+/// elsewhere are volatile and take the ordinary write-back path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Persistent {
+    /// What the trace header says (`persistent_ranges`; none listed: all).
+    #[default]
+    Trace,
+    /// Every store, the stack's included (the model before issue 13).
+    All,
+    /// Everything but the program's stack (heap and globals), from the
+    /// stack range the recorder wrote into the trace header.
+    Heap,
+    /// Nothing: a program of non-persistent memory (Triad-NVM's SPEC
+    /// programs), every store volatile.
+    None,
+}
+
+impl Persistent {
+    pub(super) fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "trace" => Ok(Persistent::Trace),
+            "all" => Ok(Persistent::All),
+            "heap" => Ok(Persistent::Heap),
+            "none" => Ok(Persistent::None),
+            other => Err(format!("trace workload: unknown persistent=`{other}`; known: trace, all, heap, none")),
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Persistent::Trace => "trace",
+            Persistent::All => "all",
+            Persistent::Heap => "heap",
+            Persistent::None => "none",
+        }
+    }
+}
+
+impl TraceSpec {
+    /// `PATH[#format=NAME][#persistent=trace|all|heap|none]`.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let (path, options) = split_trace_options(s);
+        let mut spec = TraceSpec { path: PathBuf::from(path), format: None, label: None, persistent: Persistent::Trace };
+        for (k, v) in options {
+            match k {
+                "format" => spec.format = Some(Format::parse(v)?),
+                "persistent" => spec.persistent = Persistent::parse(v)?,
+                other => return Err(format!("trace workload: unknown option `#{other}=`; known: #format=, #persistent=")),
+            }
+        }
+        if path.is_empty() {
+            return Err("trace workload: no path given (trace:PATH)".into());
+        }
+        Ok(spec)
+    }
+    pub fn name(&self) -> String {
+        let mut n = match (&self.label, self.format) {
+            (Some(l), _) => l.clone(),
+            (None, Some(f)) => format!("trace:{}#format={}", self.path.display(), f.name()),
+            (None, None) => format!("trace:{}", self.path.display()),
+        };
+        if self.persistent != Persistent::Trace {
+            n.push_str(&format!("#persistent={}", self.persistent.name()));
+        }
+        n
+    }
+    pub(super) fn open(&self, seed: u64, capacity_bytes: u64) -> Result<RecordEvents, String> {
+        let r = crate::trace::open(&self.path, self.format).map_err(|e| e.to_string())?;
+        let volatile = match self.persistent {
+            Persistent::All => VolatileMemory::None,
+            // Outside no range: everywhere.
+            Persistent::None => VolatileMemory::Outside(Vec::new()),
+            Persistent::Trace if r.header().persistent_ranges.is_empty() => VolatileMemory::None,
+            Persistent::Trace => VolatileMemory::Outside(r.header().persistent_ranges.clone()),
+            Persistent::Heap => match r.header().stack_range {
+                Some(range) => VolatileMemory::Inside(vec![range]),
+                None => {
+                    return Err(format!(
+                        "trace {}: persistent=heap needs the program's stack range, which this trace's header does not give (record it \
+                         again with this spmsim: `spmsim suite record` or `spmsim trace record`)",
+                        self.path.display()
+                    ))
+                }
+            },
+        };
+        Ok(RecordEvents::new(&self.path, r, seed, capacity_bytes).with_volatile(volatile))
+    }
+}
