@@ -16,6 +16,19 @@ import os
 import re
 from typing import Any, Iterable
 
+
+class ReportError(ValueError):
+    """Bad input to a report: a folder that holds no results, a malformed file."""
+
+
+def write(path: str, text: str) -> None:
+    """Write `text` to `path` whole: a reader (a browser refreshing the page)
+    sees the old page or the new one."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
 NUMERIC = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*%?$")
 
 

@@ -23,7 +23,8 @@ from typing import Any
 
 from . import _report_render as R
 from . import plots
-from .report import ReportError, _write
+from ._report_render import ReportError
+from ._report_render import write as _write
 
 NA = "n/a"
 WRITE_KINDS = ("data", "counter", "mac", "tree", "recovery")

@@ -31,16 +31,13 @@ import sys
 from typing import Any
 
 from . import _report_render as R
+from ._report_render import ReportError, write as _write
 from . import plots
 from .results import load, varied
 
 RUN_LIKE = ("scheme", "workload", "seed", "name")
 KINDS = ("data", "counter", "mac", "tree")
 MAX_ROWS = 1000
-
-
-class ReportError(ValueError):
-    pass
 
 
 # --------------------------------------------------------------------------
@@ -101,14 +98,6 @@ def write_report(out_dir: str, baseline: str | None = None, title: str | None = 
     raise ReportError(f"{out_dir}: neither a sweep directory (points/) nor a reproduce directory (results.json "
                       "with runs and table4, fig6-8 or claims, figures) nor a compare directory (results.json "
                       "with \"kind\": \"compare\") nor a `reproduce all` directory (index.json with papers)")
-
-
-def _write(path: str, text: str) -> None:
-    # A reader (a browser refreshing the page) sees the old page or the new one.
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 # --------------------------------------------------------------------------
