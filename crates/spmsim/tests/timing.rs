@@ -234,7 +234,14 @@ fn a_lazy_sit_is_priced_by_its_counted_write_backs() {
     assert!(l.memory.writes.tree > 0, "evicted dirty SIT nodes were written back: {:?}", l.memory.writes);
     assert!(l.memory.writes.tree < s.memory.writes.tree, "lazy {:?} vs strict {:?}", l.memory.writes, s.memory.writes);
     assert!(l.crypto.tree_hashes < s.crypto.tree_hashes, "lazy {:?} vs strict {:?}", l.crypto, s.crypto);
-    assert!(l.core.cycles < s.core.cycles, "the lazy SIT persists less per store: {} vs {} cycles", l.core.cycles, s.core.cycles);
+    // Its tree work occupies the engine's hash unit less. (Its cycles are
+    // not lower here: the strict SIT MACs a path's levels side by side
+    // (STAR IV), while every dirty node the lazy one evicts bumps its
+    // parent's counter, which must be fetched and verified first, so with
+    // this small metadata cache it reads more tree nodes on the stores'
+    // path.)
+    assert!(l.engine.hash.busy_cycles < s.engine.hash.busy_cycles, "lazy {:?} vs strict {:?}", l.engine.hash, s.engine.hash);
+    assert!(l.memory.reads.tree > s.memory.reads.tree, "lazy {:?} vs strict {:?}", l.memory.reads, s.memory.reads);
 }
 
 /// Every integer counter of a stats tree, by its path (`roi.memory.writes.data`).
@@ -277,6 +284,13 @@ fn a_warmup_leaves_its_work_out_of_the_region_of_interest() {
         let (roi, before, total) = (counters(&warm), counters(&only_head), counters(&all));
         assert!(roi.len() >= 20 && roi.keys().eq(total.keys()), "{preset}: {roi:?}");
         for (k, v) in &roi {
+            // A unit's server count and a queue's size are the machine's,
+            // not counts; a queue's peak is the most it held over the
+            // whole run: none of them adds up.
+            if [".servers", ".entries", ".peak_occupancy"].iter().any(|s| k.ends_with(s)) {
+                assert_eq!(*v, total[k], "{preset}: {k} is the whole run's");
+                continue;
+            }
             assert_eq!(*v, total[k] - before[k], "{preset}: {k}");
         }
         assert!(roi["roi.memory.writes.data"] > 0 && before["roi.memory.writes.data"] > 0, "{preset}: both parts write");
@@ -310,6 +324,13 @@ fn secons_ideal_wb_prices_no_metadata_work_but_does_it() {
     assert!(ideal.roi.persist_path.unpriced_metadata_writes > 0);
     assert_eq!(priced.roi.persist_path.unpriced_metadata_writes, 0);
     assert_eq!(ideal.roi.tree.root_updates, priced.roi.tree.root_updates, "the tree is updated all the same");
-    // No tree update on the store's path: much less time per store.
-    assert!(ideal.roi.core.cycles * 2 < priced.roi.core.cycles, "{} vs {}", ideal.roi.core.cycles, priced.roi.core.cycles);
+    // The ideal machine's engine hashes nothing; the priced one's tree
+    // updates run in the background (a write-back scheme's persist is
+    // complete once its tuple is in the battery-backed domain), so they
+    // occupy the hash unit and the background queue, never shorten the
+    // run.
+    let (i, p) = (&ideal.roi.engine, &priced.roi.engine);
+    assert_eq!((i.hash.ops, i.background_queue.jobs), (0, 0), "{i:?}");
+    assert!(p.hash.ops >= priced.roi.tree.root_updates && p.background_queue.jobs > 0, "{p:?}");
+    assert!(ideal.roi.core.cycles <= priced.roi.core.cycles, "{} vs {}", ideal.roi.core.cycles, priced.roi.core.cycles);
 }

@@ -131,7 +131,6 @@ pub fn check_all_used(input: &Table, cfg: &SimConfig) -> Result<(), KeyError> {
 const SKIPPED_AT_DEFAULT: &[&str] = &[
     "expect_undetected_attacks",
     "role",
-    "security.tree_scheduling",
     "security.mac_placement",
     "security.volatile_key",
     "memory.persistent_regions",

@@ -166,14 +166,31 @@ pub struct SecurityConfig {
     /// starts of two BMT updates. 1 = a fully pipelined engine taking a new
     /// block every cycle; `mac_latency_cycles` = one hash unit per level.
     pub hash_pipeline_interval_cycles: u32,
-    /// How the pipelined tree unit orders updates stamped out of time
-    /// order (several cores, lines sent at a future ACK): `auto` is
-    /// `frontier` with one core under strict persistency (every earlier
-    /// result) and `calendar` with more cores or a relaxed persistency
-    /// model, where an update booked ahead would otherwise hold back every
-    /// update ready before it.
-    #[serde(skip_serializing_if = "ReadScheduling::is_auto")]
-    pub tree_scheduling: TreeScheduling,
+    /// The security engine's units (issue 39): AES (pads), MAC (data
+    /// MACs) and hash (tree hashes) units, each of this many servers. A
+    /// paper of this set states none: one of each, fully pipelined, is
+    /// what an engine of their kind has (SecPB V-B pipelines its MC's BMT
+    /// updates; Secon and STAR give a latency per operation, not a count).
+    pub aes_units: u32,
+    pub mac_units: u32,
+    pub hash_units: u32,
+    /// Initiation intervals of the AES and MAC units (1: a new operation
+    /// every cycle); the hash unit's is `hash_pipeline_interval_cycles`.
+    pub aes_interval_cycles: u32,
+    pub mac_interval_cycles: u32,
+    /// Entries of the engine's queue of background metadata work (tree
+    /// updates a persist leaves running, metadata write-backs, register
+    /// increments): a full queue stalls whoever hands it work. Secon 3.2's
+    /// pending BMT update queue, 16 entries, is the one such queue a paper
+    /// of this set sizes.
+    pub background_queue_entries: u32,
+    /// Tag-check ports of the metadata cache (lookups a cycle) and its
+    /// misses in flight (MSHRs). No paper of this set states them; they are
+    /// ChampSim's defaults for a second-level cache of the metadata
+    /// cache's kind (champsim_config.json, L2C: one tag check a cycle, 32
+    /// MSHRs), set before any claim was run with them.
+    pub metadata_cache_ports: u32,
+    pub metadata_cache_mshrs: u32,
     /// Where a data block's MAC is stored: `mac-lines` (eight MACs to a
     /// metadata line, cached and written like other metadata) or
     /// `data-line` (Synergy's ninth chip, as STAR II-D assumes: read and
@@ -216,7 +233,14 @@ impl Default for SecurityConfig {
             metadata_cache_latency_cycles: 2,
             mc_bmt_pipelined: true,
             hash_pipeline_interval_cycles: 1,
-            tree_scheduling: TreeScheduling::Auto,
+            aes_units: 1,
+            mac_units: 1,
+            hash_units: 1,
+            aes_interval_cycles: 1,
+            mac_interval_cycles: 1,
+            background_queue_entries: 16,
+            metadata_cache_ports: 1,
+            metadata_cache_mshrs: 32,
             mac_placement: MacPlacement::MacLines,
             volatile_key: false,
         }
@@ -425,7 +449,7 @@ pub struct NvmConfig {
     /// order (several cores, lines sent at a future ACK): `auto` is
     /// `frontier` with one core under strict persistency (every earlier
     /// result) and `calendar` with more cores or a relaxed persistency
-    /// model, as `security.tree_scheduling`. With the calendar a write
+    /// model. With the calendar a write
     /// takes the first free slot of its bank at or after it is ready, and
     /// holds its WPQ slot only from its arrival to its issue.
     #[serde(skip_serializing_if = "ReadScheduling::is_auto")]
@@ -435,11 +459,6 @@ pub struct NvmConfig {
 /// How PCM banks and the WPQ take writes that reach the model out of time
 /// order: the same choices as a bank's reads.
 pub type WriteScheduling = ReadScheduling;
-
-/// How the security engine's pipelined tree unit takes updates that reach
-/// the model out of time order: the same choices as a bank's reads
-/// (`frontier` with one core by default, `calendar` with more).
-pub type TreeScheduling = ReadScheduling;
 
 /// How a PCM bank takes reads that reach the model out of time order.
 ///

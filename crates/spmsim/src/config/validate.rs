@@ -116,6 +116,19 @@ impl SimConfig {
             in_range("security.tree_hash_latency_cycles", h as u64, 0, MAX_LATENCY_CYCLES as u64)?;
         }
         in_range("security.hash_pipeline_interval_cycles", s.hash_pipeline_interval_cycles as u64, 1, MAX_LATENCY_CYCLES as u64)?;
+        for (k, v) in [
+            ("security.aes_units", s.aes_units),
+            ("security.mac_units", s.mac_units),
+            ("security.hash_units", s.hash_units),
+            ("security.metadata_cache_ports", s.metadata_cache_ports),
+            ("security.metadata_cache_mshrs", s.metadata_cache_mshrs),
+        ] {
+            in_range(k, v as u64, 1, MAX_UNITS as u64)?;
+        }
+        for (k, v) in [("security.aes_interval_cycles", s.aes_interval_cycles), ("security.mac_interval_cycles", s.mac_interval_cycles)] {
+            in_range(k, v as u64, 1, MAX_LATENCY_CYCLES as u64)?;
+        }
+        in_range("security.background_queue_entries", s.background_queue_entries as u64, 1, MAX_ENTRIES as u64)?;
         let arity = self.tree.arity();
         if arity < 2 || !arity.is_power_of_two() {
             return bad("tree.arity", format!("must be a power of two >= 2, got {arity}"));

@@ -78,24 +78,28 @@ impl TimingSim {
         u.path.drop_unpriced(&self.sys.mc.st.layout, &mut rec, &mut u.persist);
         let t0 = t + self.lat.l3;
         // Dirty metadata the read evicted is written back in the background
-        // (with its tree work: a lazy SIT write-back MACs the node).
-        PersistPath::queue_writes(&mut self.pcm, t0, &rec.writes);
-        if !self.units[c].path.ideal_metadata() {
-            PersistPath::background_tree_work(&mut self.engine, &self.lat, t0, &rec);
-        }
+        // (with its tree work: a lazy SIT write-back MACs the node); a full
+        // background queue holds the read back.
+        let admitted = if self.units[c].path.ideal_metadata() {
+            PersistPath::queue_writes(&mut self.pcm, t0, &rec.writes);
+            t0
+        } else {
+            self.units[c].path.background_job(&mut self.engine, &mut self.pcm, t0, &rec, &rec.writes).0
+        };
         let data = self.pcm.read(t0, block);
-        let mut done = data;
+        let mut done = data.max(admitted);
         if self.sys.mc.secure() {
             // The counter fetch runs beside the data read; its tree checks
             // are speculative, as are the MAC line reads.
-            let mut ctr = t0 + self.lat.mdc;
+            let looked = self.engine.lookup(t0);
+            let mut ctr = looked;
             for &a in &rec.counter_reads {
-                ctr = ctr.max(self.pcm.read(t0, a));
+                ctr = ctr.max(self.engine.miss(&mut self.pcm, t0, a));
             }
             for &a in rec.mac_reads.iter().chain(&rec.tree_reads) {
-                self.pcm.read(t0, a);
+                self.engine.miss(&mut self.pcm, t0, a);
             }
-            done = done.max(ctr + self.lat.aes) + 1;
+            done = done.max(self.engine.aes.issue(ctr)) + 1;
         }
         self.rec = Some(rec);
         // The fill waits for its dirty victim's slot in the write queue.
@@ -118,21 +122,32 @@ impl TimingSim {
         u.stats.volatile_write_backs += 1;
         u.path.drop_unpriced(&self.sys.mc.st.layout, &mut rec, &mut u.persist);
         let mut ready = t;
+        let mut at = t;
+        let metadata: Vec<u64> = rec.writes.iter().copied().filter(|&w| w != block).collect();
         if self.sys.mc.secure() {
-            let (ctr, tree_extra) = PersistPath::metadata_reads(&mut self.pcm, &self.lat, t, &rec);
-            ready = ctr + self.lat.aes + 1 + self.lat.mac;
+            // The write-back's metadata work is a job of the engine's
+            // background queue: a full queue holds the victim, and so the
+            // fill that evicted it, back.
             if !self.units[c].path.ideal_metadata() {
-                PersistPath::background_tree_work(&mut self.engine, &self.lat, ctr + tree_extra, &rec);
+                let (ctr, tree_extra) = self.engine.metadata_reads(&mut self.pcm, t, &rec);
+                let (admitted, _) = self.units[c].path.background_job(&mut self.engine, &mut self.pcm, ctr + tree_extra, &rec, &metadata);
+                at = admitted;
+                let pad = self.engine.aes.issue(ctr.max(at));
+                ready = self.engine.mac.issue(pad + 1);
+            } else {
+                let (ctr, _) = self.engine.metadata_reads(&mut self.pcm, t, &rec);
+                let pad = self.engine.aes.issue(ctr);
+                ready = self.engine.mac.issue(pad + 1);
+                PersistPath::queue_writes(&mut self.pcm, ready, &metadata);
             }
+        } else {
+            PersistPath::queue_writes(&mut self.pcm, t, &metadata);
         }
-        // The data's own write takes its slot now, the metadata's once
-        // the controller has made them.
-        let mut slot = t;
+        // The data's own write takes its slot once the controller took the
+        // job, and reaches the device once it is secured.
+        let mut slot = at;
         for &w in rec.writes.iter().filter(|&&w| w == block) {
-            slot = slot.max(self.pcm.write_when_ready(t, ready, w));
-        }
-        for &w in rec.writes.iter().filter(|&&w| w != block) {
-            self.pcm.write(ready, w);
+            slot = slot.max(self.pcm.write_when_ready(at, ready, w));
         }
         self.rec = Some(rec);
         Ok(slot)
@@ -160,8 +175,9 @@ impl TimingSim {
             let mut rec = self.rec.take().unwrap_or_default();
             rec.fill(&mut self.sys.mc, mark, block);
             let t0 = t + self.lat.l3;
-            PersistPath::background_tree_work(&mut self.engine, &self.lat, t0, &rec);
-            PersistPath::queue_writes(&mut self.pcm, t0 + self.lat.aes + 1 + self.lat.mac, &rec.writes);
+            let pad = self.engine.aes.issue(t0);
+            let mac = self.engine.mac.issue(pad + 1);
+            self.units[c].path.background_job(&mut self.engine, &mut self.pcm, mac, &rec, &rec.writes);
             self.rec = Some(rec);
         }
         Ok(())

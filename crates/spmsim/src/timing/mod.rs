@@ -21,6 +21,7 @@
 
 mod branch;
 mod core;
+mod engine;
 mod epoch;
 mod hierarchy;
 mod ooo;
@@ -43,8 +44,10 @@ use crate::machine::System;
 use crate::workload::Warmup;
 use core::Core;
 use core::CoreStats;
+pub use engine::{BackgroundQueueStats, EngineResources, UnitStats};
+use engine::{Engine, EngineShape};
 use pcm::Pcm;
-use persist::{Engine, PersistPath, PersistPathStats};
+use persist::{PersistPath, PersistPathStats};
 use schedule::TicketLock;
 use stats::{Counters, EngineStats, MulticoreStats, PerCoreStats, QueueStats};
 use stores::OpenStore;
@@ -221,7 +224,14 @@ impl TimingSim {
             units,
             l3: TagCache::new(c.l3.capacity_bytes, c.l3.ways),
             pcm,
-            engine: if cfg.security.tree_scheduling.calendar(streams) { Engine::default().with_tree_calendar() } else { Engine::default() },
+            engine: Engine::new(EngineShape {
+                aes: (cfg.security.aes_units, lat.aes, cfg.security.aes_interval_cycles as u64),
+                mac: (cfg.security.mac_units, lat.mac, cfg.security.mac_interval_cycles as u64),
+                hash: (cfg.security.hash_units, lat.hash, lat.hash_interval),
+                register_latency: lat.mset_hash,
+                background_entries: cfg.security.background_queue_entries,
+                metadata_cache: (cfg.security.metadata_cache_ports, lat.mdc, cfg.security.metadata_cache_mshrs),
+            }),
             lat,
             stats: RunStats::new(cfg),
             sys,
@@ -288,6 +298,7 @@ impl TimingSim {
             s.roi.persist_path.add(&u.persist);
         }
         s.finalize(&end, &self.roi_start, &self.pcm);
+        s.roi.engine = self.engine.report(s.roi.core.cycles, now);
         s.roi.core.ooo = self.units[0].core.ooo_stats().map(|o| o.minus(&self.units[0].ooo_start.unwrap_or_default()));
         if multi {
             let cycles = s.roi.core.cycles;
@@ -303,10 +314,9 @@ impl TimingSim {
                     let (d, offered) = end.pcm_since(&self.roi_start);
                     QueueStats::of(&d, offered)
                 },
-                security_engine: EngineStats {
-                    tree_updates: self.engine.tree_updates,
-                    busy_cycles: self.engine.busy_cycles,
-                    utilisation: self.engine.busy_cycles as f64 / cycles as f64,
+                security_engine: {
+                    let hash = self.engine.report(cycles, now).hash;
+                    EngineStats { tree_updates: self.engine.tree_updates, busy_cycles: hash.busy_cycles, utilisation: hash.utilisation }
                 },
             });
         }

@@ -71,6 +71,9 @@ pub struct Pcm {
     writes: Option<WriteCalendar>,
     wpq_entries: usize,
     pub stats: PcmStats,
+    /// When the last write booked so far is done in its bank: writes the
+    /// region of interest queued may drain after the core's last cycle.
+    pub last_write_done: u64,
     /// The layout that tells an address's kind (for the counts by kind
     /// and the merge rule), and the kinds whose writes never merge.
     kinds: Option<(crate::engine::layout::Layout, Vec<crate::engine::layout::RegionKind>)>,
@@ -284,6 +287,7 @@ impl Pcm {
             wpq_entries: wpq_entries as usize,
             kinds: None,
             stats: PcmStats::default(),
+            last_write_done: 0,
         }
     }
 
@@ -384,15 +388,18 @@ impl Pcm {
     /// used over `cycles`: bank time (bank-serial) or write slots (posted),
     /// whichever binds.
     /// The stats tree's view of the memory over `cycles`, from what the
-    /// PCM counted (`d`) and the blocks the functional NVM read and wrote.
-    pub fn report(&self, d: &PcmStats, reads: ByKind, writes: ByKind, cycles: u64) -> MemoryStats {
+    /// PCM counted (`d`) and the blocks the functional NVM read and wrote;
+    /// the write utilisation is over `write_span`, the cycles from the
+    /// region's start until its last write was done (the WPQ drains after
+    /// the core's last cycle).
+    pub fn report(&self, d: &PcmStats, reads: ByKind, writes: ByKind, write_span: u64) -> MemoryStats {
         MemoryStats {
             reads,
             writes,
             device_writes: d.device_writes_by_kind,
             wpq_full_waits: d.wpq_full_waits,
             wpq_merged_writes: d.merged_writes,
-            write_utilisation: self.write_utilisation(d.device_writes, cycles),
+            write_utilisation: self.write_utilisation(d.device_writes, write_span),
         }
     }
 
@@ -468,6 +475,7 @@ impl Pcm {
         if let Some(k) = kind {
             self.stats.device_writes_by_kind.bump(k);
         }
+        self.last_write_done = self.last_write_done.max(issue + self.write_cycles.max(self.bank_busy));
         self.wpq.push(Reverse((issue, block)));
         self.queued.insert(block, issue);
         t
@@ -522,6 +530,7 @@ impl Pcm {
         if let Some(k) = kind {
             self.stats.device_writes_by_kind.bump(k);
         }
+        self.last_write_done = self.last_write_done.max(issue + self.write_cycles.max(self.bank_busy));
         at
     }
 }

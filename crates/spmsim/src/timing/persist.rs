@@ -30,6 +30,7 @@
 //! whose mechanism this model has no rule for is refused by
 //! [`PersistPath::new`], never timed as something else.
 
+use super::engine::{Engine, PendingRoot};
 use super::pcm::Pcm;
 use super::work::WorkRecord;
 use super::Latencies;
@@ -37,99 +38,9 @@ use crate::config::{PersistPoint, SimConfig};
 use crate::engine::store::CheckFailure;
 use crate::machine::System;
 use crate::persist::{FrontEnd, Handover};
-use crate::scheme::params::{Front, SchemeWork, Steps, TupleStep};
+use crate::scheme::params::{Completion, Front, SchemeWork, Steps, TupleStep};
 use serde::Serialize;
 use std::collections::VecDeque;
-
-/// The memory controller's security engine, one for all cores: the tree
-/// unit and the issue slot of drained entries' late work. Cores contend
-/// for it (Secon's scalability question).
-#[derive(Default)]
-pub struct Engine {
-    tree: TreeUnit,
-    /// When the hash units of the multiset-hash scheme's Read Hash and
-    /// Write Hash registers are free.
-    registers: [u64; 2],
-    /// When the engine takes the next drained entry.
-    mc_next: u64,
-    /// Cycles the tree unit was occupied (a pipelined update holds it for
-    /// one stage, a serial one for its whole duration).
-    pub busy_cycles: u64,
-    pub tree_updates: u64,
-    /// Root updates running in the background (Secon 3.2's pending BMT
-    /// update queue): counter block, the blocks written under it while
-    /// pending (a mask of its minors), and when the update is done.
-    pending: VecDeque<PendingRoot>,
-}
-
-impl Engine {
-    /// An engine whose pipelined tree unit books updates in a calendar
-    /// (`security.tree_scheduling`), not behind a single frontier.
-    pub fn with_tree_calendar(mut self) -> Self {
-        self.tree.calendar = Some(Vec::new());
-        self
-    }
-
-    /// No tree update will be asked for before `t` from now on.
-    pub fn set_horizon(&mut self, t: u64) {
-        self.tree.horizon = self.tree.horizon.max(t);
-    }
-}
-
-struct PendingRoot {
-    counter_block: u64,
-    minors: u64,
-    ack: u64,
-}
-
-#[derive(Default)]
-struct TreeUnit {
-    /// Earliest start of a non-pipelined update (one in flight).
-    busy_until: u64,
-    /// Earliest start of a pipelined update.
-    next_issue: u64,
-    /// With calendar scheduling, the pipeline's booked issue slots
-    /// (start, end), sorted; `None`: the single frontier `next_issue`.
-    calendar: Option<Vec<(u64, u64)>>,
-    /// No update will be asked for before this (slots ending by then go).
-    horizon: u64,
-}
-
-impl TreeUnit {
-    /// The first issue slot of `stage` cycles at or after `ready` that no
-    /// booked update holds, booked.
-    fn book(&mut self, ready: u64, stage: u64) -> u64 {
-        let horizon = self.horizon;
-        let slots = self.calendar.as_mut().expect("calendar scheduling");
-        let old = slots.partition_point(|&(_, e)| e <= horizon);
-        slots.drain(..old);
-        let mut start = ready;
-        loop {
-            let i = slots.partition_point(|&(_, e)| e <= start);
-            if i < slots.len() && slots[i].0 < start + stage {
-                start = slots[i].1;
-            } else {
-                break;
-            }
-        }
-        let at = slots.partition_point(|&(s, _)| s < start);
-        slots.insert(at, (start, start + stage));
-        start
-    }
-
-    fn update(&mut self, ready: u64, duration: u64, stage: u64, pipelined: bool) -> u64 {
-        if pipelined && self.calendar.is_some() {
-            let start = self.book(ready, stage.max(1));
-            self.busy_until = self.busy_until.max(start + duration);
-            return start + duration;
-        }
-        let start = if pipelined { ready.max(self.next_issue) } else { ready.max(self.busy_until) };
-        let done = start + duration;
-        self.next_issue = self.next_issue.max(start + stage);
-        self.busy_until = self.busy_until.max(done);
-        done
-    }
-}
 
 /// The persist path's counts as the stats tree shows them (`roi.persist_path`).
 #[derive(Clone, Debug, Default, Serialize)]
@@ -217,6 +128,10 @@ pub struct PersistPath {
     scheme: SchemeWork,
     early_one_in_flight: bool,
     mc_pipelined: bool,
+    /// The tree is an SGX integrity tree: a path's levels are MACed side
+    /// by side once their counters are incremented (STAR IV); a BMT's
+    /// level waits for the level below.
+    sit: bool,
     /// Entries drained but not yet freed (time each frees).
     draining: VecDeque<u64>,
     last_persist: u64,
@@ -270,6 +185,7 @@ impl PersistPath {
             scheme,
             early_one_in_flight: one,
             mc_pipelined: cfg.security.mc_bmt_pipelined,
+            sit: matches!(cfg.tree, crate::config::TreeConfig::Sit { .. }),
             draining: VecDeque::new(),
             last_persist: 0,
             last_ack: 0,
@@ -328,63 +244,41 @@ impl PersistPath {
         blocks.iter().fold(t, |done, &b| done.max(pcm.write(t, b)))
     }
 
-    /// The metadata reads of an operation, at their addresses, issued at
-    /// `t`: returns when the counter is available and the extra time the
-    /// tree fetches (verification of the counter block) add. MAC lines are
-    /// read in the background.
-    pub(super) fn metadata_reads(pcm: &mut Pcm, lat: &Latencies, t: u64, rec: &WorkRecord) -> (u64, u64) {
-        let mut ctr = t + lat.mdc;
-        for &a in &rec.counter_reads {
-            ctr = ctr.max(pcm.read(t + lat.mdc, a));
-        }
-        let mut tree_extra = 0;
-        for &a in &rec.tree_reads {
-            let done = pcm.read(ctr, a);
-            tree_extra = tree_extra.max(done - ctr);
-        }
-        for &a in &rec.mac_reads {
-            pcm.read(t, a);
-        }
-        (ctr, tree_extra)
-    }
-
-    /// The operation's tree-update hashes, one after the other on the tree
-    /// unit (an eager BMT update hashes each level up to the root; a SIT
-    /// write-back MACs one node under its parent's counter).
-    fn tree_update(engine: &mut Engine, lat: &Latencies, ready: u64, rec: &WorkRecord, tree_extra: u64, pipelined: bool) -> Option<u64> {
+    /// The operation's tree-update hashes on the hash unit from `ready`
+    /// (after the verification reads, `tree_extra`): a BMT path's levels one
+    /// after the other, each waiting for the hash below it; a SIT's side by
+    /// side (STAR IV: "SIT can calculate different level MACs in parallel
+    /// as long as these counters have been prepared"); a non-pipelined
+    /// update holds the unit for all of them. Returns when the last is done.
+    fn tree_update(&self, engine: &mut Engine, ready: u64, rec: &WorkRecord, tree_extra: u64, pipelined: bool) -> Option<u64> {
         let hashes = rec.update_hashes();
         (hashes > 0).then(|| {
-            let duration = hashes * lat.hash + tree_extra;
             engine.tree_updates += 1;
-            engine.busy_cycles += if pipelined { lat.hash_interval } else { duration };
-            engine.tree.update(ready, duration, lat.hash_interval, pipelined)
+            let start = ready + tree_extra;
+            match (pipelined, self.sit) {
+                (false, _) => engine.hash.hold(start, hashes * engine.hash.latency()),
+                (true, true) => engine.hash.parallel(start, hashes),
+                (true, false) => engine.hash.chain(start, hashes),
+            }
         })
-    }
-
-    /// Tree work of an operation off the persist path (a dirty SIT node
-    /// evicted by a load's metadata fetch): it occupies the tree unit
-    /// from `t`, holding nothing back.
-    pub(super) fn background_tree_work(engine: &mut Engine, lat: &Latencies, t: u64, rec: &WorkRecord) {
-        Self::metadata_update(engine, lat, t, rec, 0, true);
     }
 
     /// The operation's multiset-register increments (Kubo et al. 4.2: a
     /// line that enters or changes in the metadata cache is added to Read
     /// Hash, the value it replaces to Write Hash), from `ready`, when the
-    /// new values are known. Each register has its own hash unit, one
-    /// increment after the other (Table 1: 160 cycles to compute or
-    /// increment), the two registers side by side. Returns when both are
-    /// done.
-    fn register_update(engine: &mut Engine, lat: &Latencies, ready: u64, rec: &WorkRecord) -> Option<u64> {
+    /// new values are known: each register's unit does its increments one
+    /// after the other (Table 1: 160 cycles each), the two side by side.
+    /// Returns when both are done.
+    fn register_update(engine: &mut Engine, ready: u64, rec: &WorkRecord) -> Option<u64> {
         let adds = [rec.crypto.read_hash_adds, rec.crypto.write_hash_adds];
         if adds == [0, 0] {
             return None;
         }
         let mut done = ready;
-        for (free, n) in engine.registers.iter_mut().zip(adds) {
+        for (unit, n) in engine.registers.iter_mut().zip(adds) {
             if n > 0 {
-                *free = ready.max(*free) + n * lat.mset_hash;
-                done = done.max(*free);
+                let l = unit.latency();
+                done = done.max(unit.hold(ready, n * l));
             }
         }
         Some(done)
@@ -392,31 +286,48 @@ impl PersistPath {
 
     /// The tree update and the register increments, which run on their
     /// own units side by side; when both are done.
-    fn metadata_update(
-        engine: &mut Engine,
-        lat: &Latencies,
-        ready: u64,
-        rec: &WorkRecord,
-        tree_extra: u64,
-        pipelined: bool,
-    ) -> Option<u64> {
-        let tree = Self::tree_update(engine, lat, ready, rec, tree_extra, pipelined);
-        let registers = Self::register_update(engine, lat, ready, rec);
+    fn metadata_update(&self, engine: &mut Engine, ready: u64, rec: &WorkRecord, tree_extra: u64, pipelined: bool) -> Option<u64> {
+        let tree = self.tree_update(engine, ready, rec, tree_extra, pipelined);
+        let registers = Self::register_update(engine, ready, rec);
         tree.max(registers)
+    }
+
+    /// Metadata work of an operation off the persist path (a write-back of
+    /// a volatile line's metadata, dirty metadata a load's fetch evicted, a
+    /// flushed SecPB entry): a job of the engine's background queue from
+    /// `t`, its tree update and register increments on their units, its
+    /// writes queued when they are done. Returns when the job got its
+    /// entry (a full queue holds the offerer back) and when it is done.
+    pub(super) fn background_job(&self, engine: &mut Engine, pcm: &mut Pcm, t: u64, rec: &WorkRecord, writes: &[u64]) -> (u64, u64) {
+        if rec.update_hashes() == 0 && rec.crypto.read_hash_adds + rec.crypto.write_hash_adds == 0 {
+            Self::queue_writes(pcm, t, writes);
+            return (t, t);
+        }
+        let at = engine.background.admit(t);
+        // The job holds its entry until its writes hold write-queue slots:
+        // a full WPQ backs up into this queue.
+        let hashed = self.metadata_update(engine, at, rec, 0, true).unwrap_or(at);
+        let end = Self::queue_writes(pcm, hashed, writes);
+        engine.background.push(at, end);
+        (at, end)
     }
 
     /// A page re-encryption (a minor counter overflowed): the old
     /// ciphertexts of the page's other blocks are read once the counter
     /// block is at hand (`ctr`), then each is decrypted, re-encrypted and
-    /// MACed through the pipelined engine, one MAC per hash interval after
-    /// the first. Returns when its writes may be queued (`ctr` when the
-    /// operation re-encrypted nothing).
-    fn reencryption(pcm: &mut Pcm, lat: &Latencies, ctr: u64, rec: &WorkRecord) -> u64 {
+    /// MACed on the AES and MAC units. Returns when its writes may be
+    /// queued (`ctr` when the operation re-encrypted nothing).
+    fn reencryption(pcm: &mut Pcm, engine: &mut Engine, ctr: u64, rec: &WorkRecord) -> u64 {
         if rec.data_reads.is_empty() {
             return ctr;
         }
         let read = rec.data_reads.iter().fold(ctr, |done, &a| done.max(pcm.read(ctr, a)));
-        read + lat.aes + 1 + lat.mac + rec.crypto.macs.saturating_sub(1) * lat.hash_interval
+        let mut done = read;
+        for _ in 0..rec.crypto.macs.saturating_sub(1) {
+            let pad = engine.aes.issue(read);
+            done = done.max(engine.mac.issue(pad + 1));
+        }
+        done
     }
 
     /// Price a released store; returns when the next store may go.
@@ -472,14 +383,14 @@ impl PersistPath {
         let mut pad = start;
         let mut reencrypted = start;
         if w.contains(TupleStep::Counter) {
-            let (ctr, tree_extra) = Self::metadata_reads(pcm, lat, start, &rec);
-            reencrypted = Self::reencryption(pcm, lat, ctr, &rec);
+            let (ctr, tree_extra) = engine.metadata_reads(pcm, start, &rec);
+            reencrypted = Self::reencryption(pcm, engine, ctr, &rec);
             done = done.max(ctr);
-            if let Some(b) = Self::metadata_update(engine, lat, ctr, &rec, tree_extra, !self.early_one_in_flight) {
+            if let Some(b) = self.metadata_update(engine, ctr, &rec, tree_extra, !self.early_one_in_flight) {
                 done = done.max(b);
             }
             if w.contains(TupleStep::Otp) {
-                pad = ctr + lat.aes;
+                pad = engine.aes.issue(ctr);
                 done = done.max(pad);
             }
         }
@@ -489,7 +400,7 @@ impl PersistPath {
             let ct = data.max(pad) + 1;
             done = done.max(ct);
             if w.contains(TupleStep::Mac) {
-                done = done.max(ct + lat.mac);
+                done = done.max(engine.mac.issue(ct));
             }
         }
         if out.allocated {
@@ -536,16 +447,14 @@ impl PersistPath {
         let mut done = issue;
         let mut reencrypted = issue;
         if secure {
-            let (ctr, tree_extra) = Self::metadata_reads(pcm, lat, issue, rec);
-            reencrypted = Self::reencryption(pcm, lat, ctr, rec);
-            // A re-encryption's MACs beyond the entry's own keep the engine.
-            engine.mc_next += rec.crypto.macs.saturating_sub(1) * lat.hash_interval;
+            let (ctr, tree_extra) = engine.metadata_reads(pcm, issue, rec);
+            reencrypted = Self::reencryption(pcm, engine, ctr, rec);
             let ctr = if late.contains(TupleStep::Counter) { ctr } else { issue };
-            let otp = if late.contains(TupleStep::Otp) { ctr + lat.aes } else { issue };
+            let otp = if late.contains(TupleStep::Otp) { engine.aes.issue(ctr) } else { issue };
             let ct = otp.max(issue) + 1;
-            let mac = if late.contains(TupleStep::Mac) { ct + lat.mac } else { ct };
+            let mac = if late.contains(TupleStep::Mac) { engine.mac.issue(ct) } else { ct };
             done = done.max(mac);
-            if let Some(b) = Self::metadata_update(engine, lat, ctr, rec, tree_extra, self.mc_pipelined) {
+            if let Some(b) = self.metadata_update(engine, ctr, rec, tree_extra, self.mc_pipelined) {
                 done = done.max(b);
             }
         }
@@ -613,12 +522,13 @@ impl PersistPath {
     ) -> u64 {
         let above = levels.saturating_sub(1);
         engine.tree_updates += 1;
-        engine.busy_cycles += if self.mc_pipelined { lat.hash_interval } else { above * lat.hash };
-        // On the shared tree unit, as every root update: booked ahead of
+        // On the shared hash unit, as every root update: booked ahead of
         // others (a TEP data line sent at its log's future ACK), it holds
-        // back none of them when the unit keeps a calendar (the `auto`
-        // scheduling under a relaxed model or with several cores).
-        let ack = engine.tree.update(cmac, above * lat.hash, lat.hash_interval, self.mc_pipelined);
+        // back none of them (the unit keeps a calendar).
+        let ack = match self.mc_pipelined {
+            true => engine.hash.chain(cmac, above),
+            false => engine.hash.hold(cmac, above * lat.hash),
+        };
         match engine.pending.iter_mut().find(|p| p.counter_block == counter_block) {
             Some(p) => {
                 p.minors |= 1 << minor;
@@ -631,53 +541,97 @@ impl PersistPath {
         ack
     }
 
+    /// A store persisted at the memory controller (strict persistency
+    /// with a flush per store, or a line an epoch's barrier sends): its
+    /// work starts when it arrives, on the engine's units, beside whatever
+    /// earlier stores left running; it is complete when its scheme's
+    /// [`Completion`] says, and persists no earlier than the stores before
+    /// it (the WPQ takes them in order). Returns when it is complete.
     fn mc_store(&mut self, sys: &mut System, cx: Ctx, s: ReleasedStore) -> Result<u64, CheckFailure> {
         let Ctx { pcm, lat, engine, stats } = cx;
-        // Strict persistency at the MC: the store is flushed and its whole
-        // memory tuple persists before the next store's.
-        let t = s.release.max(self.last_persist);
         let mark = WorkRecord::start(&mut sys.mc);
         sys.mc.write(s.block, &s.fill)?;
         let mut rec = self.rec.take().unwrap_or_default();
         rec.fill(&mut sys.mc, mark, s.block);
-        let mut arrive = t.max(s.data_ready) + lat.l1;
+        self.drop_unpriced(&sys.mc.st.layout, &mut rec, stats);
+        let mut arrive = s.release.max(s.data_ready) + lat.l1;
         let deferred = self.scheme.deferred_root_updates as usize;
-        if deferred > 0 && sys.mc.secure() {
+        let secure = sys.mc.secure();
+        if deferred > 0 && secure {
             arrive = Self::wait_for_pending_slot(engine, stats, arrive, sys.mc.layout().counter_of(s.block), deferred);
         }
+        let completion = if secure && deferred == 0 && !self.scheme.ideal_metadata { self.scheme.completion } else { Completion::Root };
         let mut done = arrive;
         let mut ack = None;
-        if sys.mc.secure() {
-            let (ctr, tree_extra) = Self::metadata_reads(pcm, lat, arrive, &rec);
-            let mac = ctr + lat.aes + 1 + lat.mac;
-            let reencrypted = Self::reencryption(pcm, lat, ctr, &rec);
-            let tree = if deferred > 0 {
+        let mut background = None;
+        if secure {
+            let (ctr, tree_extra) = engine.metadata_reads(pcm, arrive, &rec);
+            let pad = engine.aes.issue(ctr);
+            let mac = engine.mac.issue(pad.max(arrive) + 1);
+            let reencrypted = Self::reencryption(pcm, engine, ctr, &rec);
+            done = mac.max(reencrypted);
+            if deferred > 0 {
                 // Secon 3.2: the tuple (ciphertext, counter, first-level
                 // CMAC) goes to the WPQ once its CMAC is made; the root
                 // update above the first level runs in the background and
                 // ACKs the write.
-                let cmac = ctr + tree_extra + lat.hash;
+                let cmac = engine.hash.issue(ctr + tree_extra);
                 let levels = sys.mc.layout().levels() as u64;
                 ack = Some(self.background_root(engine, stats, lat, sys.mc.layout().counter_of(s.block), cmac, levels));
-                Some(cmac)
+                done = done.max(cmac);
             } else if self.scheme.ideal_metadata {
                 // An ideal baseline's tree update costs nothing (Secon 4.1).
-                None
-            } else {
-                Self::metadata_update(engine, lat, ctr, &rec, tree_extra, self.mc_pipelined)
-            };
-            done = mac.max(reencrypted).max(tree.unwrap_or(0));
+            } else if completion == Completion::Tuple {
+                // The tree update is handed to the background queue once the
+                // counter is known; a full queue holds the store back.
+                if rec.update_hashes() > 0 || rec.crypto.read_hash_adds + rec.crypto.write_hash_adds > 0 {
+                    let at = engine.background.admit(ctr);
+                    let end = self.metadata_update(engine, at, &rec, tree_extra, self.mc_pipelined).unwrap_or(at);
+                    done = done.max(at);
+                    background = Some((at, end));
+                }
+            } else if let Some(t) = self.metadata_update(engine, ctr, &rec, tree_extra, self.mc_pipelined) {
+                done = done.max(t);
+            }
         }
-        self.drop_unpriced(&sys.mc.st.layout, &mut rec, stats);
-        let persisted = Self::queue_writes(pcm, done, &rec.writes);
+        let persisted = match completion {
+            Completion::Root => Self::queue_writes(pcm, done, &rec.writes),
+            Completion::Tuple => {
+                // The tuple's lines now; the tree's once its update is done.
+                let layout = sys.mc.layout();
+                let is_tree = |w: u64| layout.kind_of(w) == crate::engine::layout::RegionKind::Tree;
+                let mut persisted = done;
+                let mut queued = background.map(|(at, end)| (at, end, end));
+                for &w in &rec.writes {
+                    match (is_tree(w), &mut queued) {
+                        (true, Some((_, end, slots))) => *slots = (*slots).max(pcm.write(*end, w)),
+                        _ => persisted = persisted.max(pcm.write(done, w)),
+                    }
+                }
+                // The job holds its entry until its writes hold slots.
+                if let Some((at, _, slots)) = queued {
+                    engine.background.push(at, slots);
+                }
+                persisted
+            }
+            Completion::Staged => {
+                // Triad-NVM Fig. 7: logged in the persistent registers once
+                // they are free (the READY bit set), then copied to the WPQ,
+                // which holds them until every line has a slot.
+                let logged = engine.persistent_registers.free_from(done);
+                let copied = Self::queue_writes(pcm, logged, &rec.writes);
+                engine.persistent_registers.occupy(logged, copied);
+                logged
+            }
+        };
         if let (Some(a), Some(d)) = (ack, &mut stats.deferred_roots) {
             d.ack_lag_cycles += a.saturating_sub(persisted);
         }
+        // Persists are ordered: none completes before the stores before it.
+        let persisted = persisted.max(self.last_persist);
         stats.cycles += persisted - s.release;
         self.last_persist = persisted;
         self.rec = Some(rec);
-        // The store buffer releases the next store once this one is in
-        // the persistence domain.
         Ok(persisted)
     }
 }
@@ -728,7 +682,14 @@ mod tests {
         let lat = latencies();
         let levels = sys.mc.layout().levels() as u64;
         let mut path = PersistPath::new(&cfg, 0).unwrap();
-        let mut engine = Engine::default();
+        let mut engine = Engine::new(super::super::engine::EngineShape {
+            aes: (1, lat.aes, 1),
+            mac: (1, lat.mac, 1),
+            hash: (1, lat.hash, lat.hash_interval),
+            register_latency: lat.mset_hash,
+            background_entries: 16,
+            metadata_cache: (1, lat.mdc, 32),
+        });
         let mut pcm = Pcm::new(16, 220, 600, 32);
         let mut stats = PersistPathStats::default();
         let mut go = |path: &mut PersistPath, sys: &mut System, pcm: &mut Pcm, stats: &mut PersistPathStats, block: u64, release: u64| {
@@ -800,16 +761,16 @@ mod tests {
     }
 
     #[test]
-    fn the_multiset_registers_take_one_increment_each_beside_the_mac() {
-        // Kubo et al. 4.2: a store whose counter block is cached changes
+    fn the_multiset_registers_run_behind_the_store_and_the_baseline_waits_for_its_root() {
+        // Kubo et al. 4.2-4.3: a store whose counter block is cached changes
         // that line only: its new value goes into Read Hash, its old one
-        // into Write Hash, one increment on each register's unit side by
-        // side, and no tree hash (a cached line acts as a root). The next
-        // store goes when the slower of the MAC and the registers is done.
+        // into Write Hash, one increment on each register's unit, and no
+        // tree hash (a cached line acts as a root). The store is complete
+        // with its data and MAC; the increments run in the background.
         let (got, l, _) = unblock("mset");
         let ctr = l.l1 + l.mdc;
         assert!(l.mset_hash > l.aes + 1 + l.mac, "the latencies must tell the two paths apart");
-        assert_eq!(got, (ctr + l.aes + 1 + l.mac).max(ctr + l.mset_hash));
+        assert_eq!(got, ctr + l.aes + 1 + l.mac);
         // Without the registers (the write-through baseline on the same
         // machine) the store waits for its eager tree update instead.
         let (base, l, levels) = unblock("mset-baseline");

@@ -77,6 +77,7 @@ impl TimingSim {
         if self.warming == 0 {
             let now = self.now();
             self.roi_start = self.counters(now);
+            self.engine.mark_roi_start(now);
             if let Some(w) = &mut self.stats.warmup {
                 w.cycles = now;
             }

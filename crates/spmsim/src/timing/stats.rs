@@ -36,6 +36,9 @@ pub struct Roi {
     pub scheme: Option<serde_json::Value>,
     /// Pads, MACs and tree hashes the security engine computed.
     pub crypto: CryptoWork,
+    /// The security engine's units and background queue: how long each
+    /// was busy and how full the queue got (issue 39).
+    pub engine: super::engine::EngineResources,
     pub memory: MemoryStats,
     /// Each core's own counts, with more than one core. `core` above is
     /// then their sum; its cycles run from the end of the last core's
@@ -225,7 +228,8 @@ impl RunStats {
         }
         r.tree = TreeStats { root_updates: d.root_updates };
         r.scheme = d.scheme;
-        r.memory = pcm.report(&d.pcm, d.nvm_reads, d.nvm_writes, c.cycles);
+        let write_span = c.cycles.max(pcm.last_write_done.saturating_sub(start.time));
+        r.memory = pcm.report(&d.pcm, d.nvm_reads, d.nvm_writes, write_span);
         r.crypto = d.crypto;
         for (name, c) in ["l1d", "l2", "l3"].iter().zip(d.caches) {
             r.caches.insert(name.to_string(), c.report());

@@ -3,7 +3,7 @@
 //! baselines of STAR and Secon (STAR V-A; Secon 4.1), eADR, and the test
 //! suite's toy schemes. Their runtimes keep nothing of their own.
 
-use super::work::{Front, FrontDrain, MetadataPolicy, SchemeWork, Steps, TupleStep, WritePolicy};
+use super::work::{Completion, Front, FrontDrain, MetadataPolicy, SchemeWork, Steps, TupleStep, WritePolicy};
 use super::{in_range, one, yes, ParamError, SchemeParams, TREE_WRITTEN_BACK, WRITE_THROUGH};
 use serde::{Deserialize, Serialize};
 
@@ -128,8 +128,10 @@ impl SchemeParams for Plp {
     fn name(&self) -> &'static str {
         "sp"
     }
+    /// SecPB VI-A: SP's "(data, counter, MAC, root) persists before the
+    /// next store": complete once the root is updated.
     fn work(&self) -> SchemeWork {
-        SchemeWork::at_memory_controller(TREE_WRITTEN_BACK, false, true)
+        SchemeWork::at_memory_controller(TREE_WRITTEN_BACK, false, true).completing(Completion::Root)
     }
 }
 
@@ -163,6 +165,7 @@ impl SchemeParams for Eadr {
             recovery_rebuilds_tree: false,
             ideal_metadata: false,
             deferred_root_updates: 0,
+            completion: Completion::Root,
         }
     }
 }
@@ -178,8 +181,10 @@ impl SchemeParams for WriteThrough {
     fn name(&self) -> &'static str {
         "write-through"
     }
+    /// STAR V-A's strict persistence persists the whole branch with each
+    /// write: complete once the root is updated and every line is queued.
     fn work(&self) -> SchemeWork {
-        SchemeWork::at_memory_controller(WRITE_THROUGH, false, false)
+        SchemeWork::at_memory_controller(WRITE_THROUGH, false, false).completing(Completion::Root)
     }
 }
 
@@ -208,8 +213,11 @@ impl SchemeParams for LevelWriteThrough {
     fn name(&self) -> &'static str {
         "level-write-through"
     }
+    /// Secon 2.3 on WT: "Each write in a transaction is stalled until the
+    /// BMT root of the log entry is updated".
     fn work(&self) -> SchemeWork {
         SchemeWork::at_memory_controller(MetadataPolicy { tree_through_levels: self.tree_levels, ..TREE_WRITTEN_BACK }, false, self.rebuild)
+            .completing(Completion::Root)
     }
     fn validate(&self) -> Result<(), ParamError> {
         // Level 1 is the lowest tree level; the tree has at most 32.
@@ -217,8 +225,13 @@ impl SchemeParams for LevelWriteThrough {
     }
 }
 
+/// A write-back metadata cache: a store is persistent once its data and
+/// MAC are in the WPQ and its counter is in the (battery-backed) cache; the
+/// tree update runs in the background, finished under the battery at a
+/// crash (STAR's and Secon's WB baselines; the control loses it).
 fn write_back(battery_flushes_metadata: bool) -> SchemeWork {
     SchemeWork::at_memory_controller(MetadataPolicy::uniform(WritePolicy::WriteBack), battery_flushes_metadata, !battery_flushes_metadata)
+        .completing(Completion::Tuple)
 }
 
 /// A write-back metadata cache the battery flushes at a power failure:
@@ -312,7 +325,8 @@ impl SchemeParams for ToyCounting {
     fn name(&self) -> &'static str {
         "toy-counting"
     }
+    /// SP's rule (SecPB VI-A): complete once the root is updated.
     fn work(&self) -> SchemeWork {
-        SchemeWork::at_memory_controller(TREE_WRITTEN_BACK, false, true)
+        SchemeWork::at_memory_controller(TREE_WRITTEN_BACK, false, true).completing(Completion::Root)
     }
 }

@@ -3,7 +3,7 @@
 //! III-C) and its no-persistence baseline, and the multiset-hash paper's
 //! scheme with its baselines Osiris, ASSURE and CacheTree (Kubo et al.).
 
-use super::work::{MetadataPolicy, SchemeWork, WritePolicy};
+use super::work::{Completion, MetadataPolicy, SchemeWork, WritePolicy};
 use super::{in_range, one, yes, Need, ParamError, SchemeParams, TreeType, TREE_WRITTEN_BACK, WRITE_THROUGH};
 use serde::{Deserialize, Serialize};
 
@@ -68,8 +68,15 @@ impl SchemeParams for Secon {
     /// tuple, and again after their background update); the levels above
     /// are written back and rebuilt at recovery (Secon 3.2: "It is
     /// sufficient to only persist the first-level CMACs").
+    /// Secon 3.2: the tuple (ciphertext, counter, first-level CMACs) is
+    /// "persisted ... before the BMT root is updated", which "is performed
+    /// in the background": complete with the tuple; the timing model runs
+    /// the root update on the deferred path (`deferred_root_updates`).
     fn work(&self) -> SchemeWork {
-        SchemeWork { deferred_root_updates: self.track_units, ..SchemeWork::at_memory_controller(TREE_WRITTEN_BACK, false, true) }
+        SchemeWork {
+            deferred_root_updates: self.track_units,
+            ..SchemeWork::at_memory_controller(TREE_WRITTEN_BACK, false, true).completing(Completion::Tuple)
+        }
     }
     fn validate(&self) -> Result<(), ParamError> {
         // The 10 spare bits of a first-level CMAC name the unit (0: none).
@@ -121,10 +128,11 @@ impl SchemeParams for Star {
     fn name(&self) -> &'static str {
         "star"
     }
-    /// A write-back metadata cache (III-A); what makes it recoverable is
-    /// the runtime's.
+    /// A write-back metadata cache (III-A) on the lazy SIT: a write
+    /// persists with its data and MAC; a dirty node is MACed when written
+    /// back, in the background. What makes it recoverable is the runtime's.
     fn work(&self) -> SchemeWork {
-        SchemeWork::at_memory_controller(MetadataPolicy::uniform(WritePolicy::WriteBack), false, false)
+        SchemeWork::at_memory_controller(MetadataPolicy::uniform(WritePolicy::WriteBack), false, false).completing(Completion::Tuple)
     }
     fn validate(&self) -> Result<(), ParamError> {
         // STAR IV-E sweeps 2..32; the ADR domain holds tens of entries.
@@ -148,8 +156,10 @@ impl SchemeParams for AnubisSit {
     fn name(&self) -> &'static str {
         "anubis-sit"
     }
+    /// As STAR's WB, plus a shadow-table write per cache update (a line of
+    /// the tuple).
     fn work(&self) -> SchemeWork {
-        SchemeWork::at_memory_controller(MetadataPolicy::uniform(WritePolicy::WriteBack), false, false)
+        SchemeWork::at_memory_controller(MetadataPolicy::uniform(WritePolicy::WriteBack), false, false).completing(Completion::Tuple)
     }
     fn needs(&self) -> Vec<Need> {
         vec![
@@ -198,6 +208,7 @@ impl SchemeParams for Triad {
     /// The policy of persistent data; the runtime applies it by region.
     fn work(&self) -> SchemeWork {
         SchemeWork::at_memory_controller(MetadataPolicy { tree_through_levels: self.level(), ..TREE_WRITTEN_BACK }, false, false)
+            .completing(Completion::Staged)
     }
     fn validate(&self) -> Result<(), ParamError> {
         // Levels count from 1, the counter block's parent (Triad-NVM III-C).
@@ -219,8 +230,10 @@ impl SchemeParams for TriadNoPersist {
     fn name(&self) -> &'static str {
         "triad-no-persist"
     }
+    /// The same write path as TriadNVM-N (Fig. 7), with only the data and
+    /// its MAC copied to the WPQ.
     fn work(&self) -> SchemeWork {
-        SchemeWork::at_memory_controller(MetadataPolicy::uniform(WritePolicy::WriteBack), false, false)
+        SchemeWork::at_memory_controller(MetadataPolicy::uniform(WritePolicy::WriteBack), false, false).completing(Completion::Staged)
     }
     fn needs(&self) -> Vec<Need> {
         vec![
@@ -265,7 +278,9 @@ impl SchemeParams for Osiris {
     /// tree is rebuilt at recovery from the recovered counters.
     fn work(&self) -> SchemeWork {
         let metadata = MetadataPolicy { mac: WritePolicy::WriteThrough, ..MetadataPolicy::uniform(WritePolicy::WriteBack) };
-        SchemeWork::at_memory_controller(metadata, false, true)
+        // Complete with the data and its MAC (the ECC bits Osiris checks):
+        // the counters and the tree are recovered, not persisted.
+        SchemeWork::at_memory_controller(metadata, false, true).completing(Completion::Tuple)
     }
     fn validate(&self) -> Result<(), ParamError> {
         stop_loss_in_range(self.stop_loss)
@@ -307,8 +322,11 @@ impl SchemeParams for Mset {
         "mset"
     }
     /// Everything written back (4.3); with eADR the battery flushes it.
+    /// 4.3: a write updates its counter in the cache and leaves the tree
+    /// alone (a cached line acts as a root): complete with its data and
+    /// MAC; write-backs and register increments run in the background.
     fn work(&self) -> SchemeWork {
-        SchemeWork::at_memory_controller(MetadataPolicy::uniform(WritePolicy::WriteBack), self.eadr, false)
+        SchemeWork::at_memory_controller(MetadataPolicy::uniform(WritePolicy::WriteBack), self.eadr, false).completing(Completion::Tuple)
     }
     fn validate(&self) -> Result<(), ParamError> {
         stop_loss_in_range(self.stop_loss)
@@ -352,8 +370,10 @@ impl SchemeParams for Assure {
     fn name(&self) -> &'static str {
         "assure"
     }
+    /// The write-through baseline's rule (Kubo et al. 5.1): complete once
+    /// the update reaches the root, or the hot tree's register.
     fn work(&self) -> SchemeWork {
-        SchemeWork::at_memory_controller(WRITE_THROUGH, false, false)
+        SchemeWork::at_memory_controller(WRITE_THROUGH, false, false).completing(Completion::Root)
     }
     fn validate(&self) -> Result<(), ParamError> {
         // Below the top, within the tree's height; an epoch of at least one write.
@@ -402,8 +422,10 @@ impl SchemeParams for CacheTree {
     fn name(&self) -> &'static str {
         "cachetree"
     }
+    /// Written through up to its HNode, which takes the change on chip:
+    /// complete once the update reaches it (Kubo et al. 3.2).
     fn work(&self) -> SchemeWork {
-        SchemeWork::at_memory_controller(WRITE_THROUGH, false, false)
+        SchemeWork::at_memory_controller(WRITE_THROUGH, false, false).completing(Completion::Root)
     }
     fn validate(&self) -> Result<(), ParamError> {
         // A node level (1: the counters' parents) of the tree's height; a

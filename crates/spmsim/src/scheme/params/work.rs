@@ -145,6 +145,29 @@ pub enum FrontDrain {
     Unsecured,
 }
 
+/// When a store persisted at the memory controller is complete: what must
+/// be done before strict persistency lets the core go on, and before an
+/// epoch's barrier passes (issue 39). Each scheme states it with its
+/// paper's sentence; the engine's units decide how long it takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Completion {
+    /// The whole tree update is done (the root register holds it) and every
+    /// line the write puts in the WPQ holds a slot.
+    Root,
+    /// The whole update is logged in persistent registers (Triad-NVM
+    /// Fig. 7: "before being persisted ... it logs all its corresponding
+    /// updates (counter, data, MT nodes and root) to persistent registers
+    /// ... and then set a persistent bit"): complete once logged; the
+    /// registers hold it until its lines hold WPQ slots, and the next
+    /// write waits for them.
+    Staged,
+    /// The tuple (data, its MAC, the lines written with it) holds WPQ
+    /// slots; the tree update runs in the background, through the
+    /// engine's background queue.
+    Tuple,
+}
+
 /// A scheme's description: the rules its mechanisms read, as data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct SchemeWork {
@@ -178,6 +201,8 @@ pub struct SchemeWork {
     /// persistent when its tuple holds WPQ slots, and ACKed when its root
     /// update is done; a write that finds N pending waits for the oldest.
     pub deferred_root_updates: u32,
+    /// When a persist at the memory controller is complete.
+    pub completion: Completion,
 }
 
 impl SchemeWork {
@@ -197,7 +222,13 @@ impl SchemeWork {
             recovery_rebuilds_tree,
             ideal_metadata: false,
             deferred_root_updates: 0,
+            completion: Completion::Root,
         }
+    }
+
+    /// The same, complete as `c` says.
+    pub const fn completing(self, c: Completion) -> Self {
+        SchemeWork { completion: c, ..self }
     }
 
     /// A battery-backed persist buffer (BBB, SecPB) whose entries carry
@@ -214,6 +245,7 @@ impl SchemeWork {
             recovery_rebuilds_tree,
             ideal_metadata: false,
             deferred_root_updates: 0,
+            completion: Completion::Root,
         }
     }
 

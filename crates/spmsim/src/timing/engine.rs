@@ -1,0 +1,558 @@
+//! The memory controller's security engine as resources that work
+//! occupies (issue 39), one engine for all cores.
+//!
+//! ```text
+//!  Unit: servers x calendar of booked slots; an op takes the first slot of
+//!        `interval` cycles from its ready time on any server, its result
+//!        `latency` cycles after the slot starts (a pipelined unit), or holds
+//!        a server for its whole duration (a non-pipelined one)
+//!    aes        one-time pads (encryption, decryption)
+//!    mac        data MACs
+//!    hash       integrity-tree hashes: a BMT level waits for the level below
+//!               (a chain); a SIT's levels are MACed side by side once their
+//!               counters are incremented (STAR IV)
+//!    registers  the multiset-hash scheme's Read Hash and Write Hash units
+//!    persistent registers  Triad-NVM's staging registers (Fig. 7): a write's
+//!               tuple holds them until it is copied to the WPQ
+//!    metadata-cache ports  tag checks of the metadata cache, one per port
+//!               a cycle, the cache's latency each
+//!    MSHRs      the metadata cache's misses in flight: a miss holds one
+//!               from its issue until its line is read
+//!  BackgroundQueue: metadata work a persist leaves running (lazy tree
+//!        updates, write-backs of metadata, register increments): a full
+//!        queue makes whoever hands it work wait for its oldest job
+//! ```
+//! Every unit counts the cycles its servers were booked; a run reports them
+//! under `roi.engine`, and the invariant tests check that no unit was busy
+//! longer than the run and no queue held more than its size.
+
+use super::pcm::Pcm;
+use super::work::WorkRecord;
+use serde::Serialize;
+use std::collections::VecDeque;
+
+/// One server's booked slots `[start, end)`, sorted, never overlapping.
+#[derive(Clone, Debug, Default)]
+struct Calendar {
+    slots: Vec<(u64, u64)>,
+}
+
+impl Calendar {
+    /// Slots ending by `horizon` are past (no request comes before it).
+    fn prune(&mut self, horizon: u64) {
+        let old = self.slots.partition_point(|&(_, e)| e <= horizon);
+        if old > 0 {
+            self.slots.drain(..old);
+        }
+    }
+
+    /// The first start at or after `ready` of a free slot `len` long, and
+    /// where it would go.
+    fn find(&self, ready: u64, len: u64) -> (u64, usize) {
+        let mut start = ready;
+        let mut i = self.slots.partition_point(|&(_, e)| e <= start);
+        while i < self.slots.len() && self.slots[i].0 < start + len {
+            start = start.max(self.slots[i].1);
+            i += 1;
+        }
+        (start, i)
+    }
+}
+
+/// A unit of the engine: `servers` identical servers, each taking a new op
+/// every `interval` cycles and giving its result `latency` cycles later.
+#[derive(Clone, Debug)]
+pub struct Unit {
+    servers: Vec<Calendar>,
+    latency: u64,
+    interval: u64,
+    horizon: u64,
+    /// Cycles booked on all servers.
+    busy: u64,
+    ops: u64,
+}
+
+impl Unit {
+    pub fn new(servers: u32, latency: u64, interval: u64) -> Self {
+        Unit {
+            servers: vec![Calendar::default(); servers.max(1) as usize],
+            latency,
+            interval: interval.max(1),
+            horizon: 0,
+            busy: 0,
+            ops: 0,
+        }
+    }
+
+    pub fn latency(&self) -> u64 {
+        self.latency
+    }
+
+    fn set_horizon(&mut self, t: u64) {
+        self.horizon = self.horizon.max(t);
+    }
+
+    /// Book `len` cycles on the server free soonest from `ready`; returns
+    /// the slot's start.
+    fn book(&mut self, ready: u64, len: u64) -> u64 {
+        let horizon = self.horizon;
+        let mut best: Option<(u64, usize, usize)> = None;
+        for (s, cal) in self.servers.iter_mut().enumerate() {
+            cal.prune(horizon);
+            let (start, at) = cal.find(ready, len);
+            if best.is_none_or(|(b, _, _)| start < b) {
+                best = Some((start, s, at));
+            }
+        }
+        let (start, s, at) = best.expect("a unit has a server");
+        self.servers[s].slots.insert(at, (start, start + len));
+        self.busy += len;
+        self.ops += 1;
+        start
+    }
+
+    /// One op ready at `ready`, on a pipelined server: returns when its
+    /// result is out.
+    pub fn issue(&mut self, ready: u64) -> u64 {
+        self.book(ready, self.interval) + self.latency
+    }
+
+    /// `n` ops each needing the one before (a BMT path: a level's hash is
+    /// its parent's input): returns when the last is out.
+    pub fn chain(&mut self, ready: u64, n: u64) -> u64 {
+        (0..n).fold(ready, |t, _| self.issue(t))
+    }
+
+    /// `n` independent ops ready together (a SIT path's levels once their
+    /// counters are incremented): returns when the last is out.
+    pub fn parallel(&mut self, ready: u64, n: u64) -> u64 {
+        (0..n).map(|_| self.issue(ready)).max().unwrap_or(ready)
+    }
+
+    /// Work that holds one server for `duration` cycles from `ready` (a
+    /// non-pipelined update, SecPB VI: NoGap, M and CM "do not pipeline MAC
+    /// or BMT root updates"; a register's increments one after another):
+    /// returns when it is done.
+    pub fn hold(&mut self, ready: u64, duration: u64) -> u64 {
+        if duration == 0 {
+            return ready;
+        }
+        self.book(ready, duration) + duration
+    }
+
+    /// When a unit held by one job at a time in arrival order (Triad-NVM's
+    /// staging registers) is free for a job ready at `ready`.
+    pub fn free_from(&self, ready: u64) -> u64 {
+        self.servers.iter().map(|c| c.slots.last().map_or(0, |&(_, e)| e)).min().unwrap_or(0).max(ready)
+    }
+
+    /// Such a unit held from `start` (when [`Self::free_from`] said) to
+    /// `end`.
+    pub fn occupy(&mut self, start: u64, end: u64) {
+        if end > start {
+            self.book(start, end - start);
+        }
+    }
+
+    /// Cycles booked up to `end` (booked work past the run's end is not the
+    /// run's).
+    fn busy_until(&self, end: u64) -> u64 {
+        let beyond: u64 = self.servers.iter().flat_map(|c| c.slots.iter()).map(|&(s, e)| e.saturating_sub(s.max(end))).sum();
+        self.busy - beyond.min(self.busy)
+    }
+
+    /// The unit's counts over a run of `cycles` ending at `end`, less
+    /// `before` (the counts at the region of interest's start).
+    pub fn report(&self, before: &UnitCounts, cycles: u64, end: u64) -> UnitStats {
+        let busy = self.busy_until(end).saturating_sub(before.busy);
+        let servers = self.servers.len() as u64;
+        UnitStats { servers, ops: self.ops - before.ops, busy_cycles: busy, utilisation: busy as f64 / (cycles.max(1) * servers) as f64 }
+    }
+
+    /// The counts at `t`: cycles booked before `t` (a slot straddling it
+    /// counts up to `t`, the rest is the next region's), ops issued so far.
+    pub fn counts(&self, t: u64) -> UnitCounts {
+        UnitCounts { busy: self.busy_until(t), ops: self.ops }
+    }
+}
+
+/// A unit's running counts, read at a moment (the warm-up's end).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UnitCounts {
+    busy: u64,
+    ops: u64,
+}
+
+/// A unit's counts as the stats tree shows them.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct UnitStats {
+    pub servers: u64,
+    pub ops: u64,
+    /// Cycles its servers were booked (summed over servers).
+    pub busy_cycles: u64,
+    /// busy_cycles over servers x the run's cycles: at most 1.
+    pub utilisation: f64,
+}
+
+/// Metadata work left running after a persist, in a queue of `entries`
+/// jobs; each job holds its entry from when it is handed over until its
+/// work is done. Jobs may be offered out of time order (several cores, a
+/// relaxed persistency model), and a job's end is known only once it got
+/// its entry, so an entry is taken in the order jobs are offered: a job
+/// gets the entry freed first, once it is free. No entry ever holds two
+/// jobs, so the queue never holds more than its size.
+#[derive(Clone, Debug)]
+pub struct BackgroundQueue {
+    /// When each entry's last job is done.
+    free: Vec<u64>,
+    /// Jobs (start, end) that may still hold an entry (for the peak).
+    jobs: Vec<(u64, u64)>,
+    horizon: u64,
+    counts: QueueCounts,
+    peak: usize,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct QueueCounts {
+    jobs: u64,
+    full_waits: u64,
+    wait_cycles: u64,
+}
+
+impl BackgroundQueue {
+    pub fn new(entries: u32) -> Self {
+        BackgroundQueue { free: vec![0; entries.max(1) as usize], jobs: Vec::new(), horizon: 0, counts: QueueCounts::default(), peak: 0 }
+    }
+
+    fn set_horizon(&mut self, t: u64) {
+        self.horizon = self.horizon.max(t);
+        let h = self.horizon;
+        self.jobs.retain(|&(_, e)| e > h);
+    }
+
+    fn held_at(&self, t: u64) -> impl Iterator<Item = &(u64, u64)> {
+        self.jobs.iter().filter(move |&&(s, e)| s <= t && t < e)
+    }
+
+    /// The entry freed first: its index and when.
+    fn first_free(&self) -> (usize, u64) {
+        self.free.iter().copied().enumerate().min_by_key(|&(i, f)| (f, i)).expect("a queue has an entry")
+    }
+
+    /// When a job offered at `t` gets an entry: at `t`, or when the entry
+    /// freed first is (the offerer waits: back-pressure).
+    pub fn admit(&mut self, t: u64) -> u64 {
+        let (_, f) = self.first_free();
+        if f > t {
+            self.counts.full_waits += 1;
+            self.counts.wait_cycles += f - t;
+        }
+        f.max(t)
+    }
+
+    /// A job admitted at `start` (see [`Self::admit`]) that is done at
+    /// `end`: it holds the entry freed first.
+    pub fn push(&mut self, start: u64, end: u64) {
+        if end <= start {
+            return;
+        }
+        let (i, f) = self.first_free();
+        debug_assert!(f <= start, "a job starts once admitted");
+        self.free[i] = end;
+        self.jobs.push((start, end));
+        self.counts.jobs += 1;
+        // The most jobs held at once while this one is: checked at its
+        // start and at every later start within it.
+        let peak = std::iter::once(start)
+            .chain(self.jobs.iter().map(|&(s, _)| s).filter(|&s| s > start && s < end))
+            .map(|x| self.held_at(x).count())
+            .max()
+            .unwrap_or(0);
+        self.peak = self.peak.max(peak);
+    }
+
+    pub fn counts(&self) -> QueueCounts {
+        self.counts
+    }
+
+    pub fn report(&self, before: &QueueCounts) -> BackgroundQueueStats {
+        BackgroundQueueStats {
+            entries: self.free.len() as u64,
+            jobs: self.counts.jobs - before.jobs,
+            peak_occupancy: self.peak as u64,
+            full_waits: self.counts.full_waits - before.full_waits,
+            wait_cycles: self.counts.wait_cycles - before.wait_cycles,
+        }
+    }
+}
+
+/// A queue's counts as the stats tree shows them.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct BackgroundQueueStats {
+    pub entries: u64,
+    pub jobs: u64,
+    /// The most jobs it held at once (over the whole run): at most
+    /// `entries`.
+    pub peak_occupancy: u64,
+    /// Jobs offered to a full queue, and the cycles their offerers waited.
+    pub full_waits: u64,
+    pub wait_cycles: u64,
+}
+
+/// The engine's units and queue, as a run reports them (`roi.engine`).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct EngineResources {
+    pub aes: UnitStats,
+    pub mac: UnitStats,
+    pub hash: UnitStats,
+    /// The multiset-hash scheme's register units (absent when unused).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registers: Option<[UnitStats; 2]>,
+    /// Triad-NVM's persistent registers (absent when unused).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub persistent_registers: Option<UnitStats>,
+    pub metadata_cache_ports: UnitStats,
+    pub mshrs: UnitStats,
+    pub background_queue: BackgroundQueueStats,
+}
+
+/// Root updates running in the background (Secon 3.2's pending BMT update
+/// queue): counter block, the blocks written under it while pending (a
+/// mask of its minors), and when the update is done.
+pub(super) struct PendingRoot {
+    pub counter_block: u64,
+    pub minors: u64,
+    pub ack: u64,
+}
+
+/// The security engine, one for all cores.
+pub struct Engine {
+    pub aes: Unit,
+    pub mac: Unit,
+    pub hash: Unit,
+    /// Read Hash's and Write Hash's units (Kubo et al. Table 1: 160 cycles
+    /// an increment, one after another).
+    pub registers: [Unit; 2],
+    /// Triad-NVM's staging registers (Fig. 7), held by one write's tuple
+    /// from when it is logged until it is copied to the WPQ.
+    pub persistent_registers: Unit,
+    /// The metadata cache's tag-check ports and its misses in flight.
+    pub metadata_cache_ports: Unit,
+    pub mshrs: Unit,
+    pub background: BackgroundQueue,
+    /// When the engine takes the next drained persist-buffer entry.
+    pub mc_next: u64,
+    pub tree_updates: u64,
+    pub(super) pending: VecDeque<PendingRoot>,
+    /// The counts at the region of interest's start.
+    start: Option<EngineCounts>,
+}
+
+/// Every unit's and the queue's counts at a moment.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EngineCounts {
+    aes: UnitCounts,
+    mac: UnitCounts,
+    hash: UnitCounts,
+    registers: [UnitCounts; 2],
+    persistent_registers: UnitCounts,
+    metadata_cache_ports: UnitCounts,
+    mshrs: UnitCounts,
+    background: QueueCounts,
+}
+
+/// The engine's shape: its units' counts, latencies and intervals.
+#[derive(Clone, Copy, Debug)]
+pub struct EngineShape {
+    pub aes: (u32, u64, u64),
+    pub mac: (u32, u64, u64),
+    pub hash: (u32, u64, u64),
+    pub register_latency: u64,
+    pub background_entries: u32,
+    /// The metadata cache's ports, latency and MSHRs.
+    pub metadata_cache: (u32, u64, u32),
+}
+
+impl Engine {
+    pub fn new(s: EngineShape) -> Self {
+        let unit = |(n, l, i): (u32, u64, u64)| Unit::new(n, l, i);
+        Engine {
+            aes: unit(s.aes),
+            mac: unit(s.mac),
+            hash: unit(s.hash),
+            registers: [Unit::new(1, s.register_latency, s.register_latency), Unit::new(1, s.register_latency, s.register_latency)],
+            persistent_registers: Unit::new(1, 0, 1),
+            metadata_cache_ports: Unit::new(s.metadata_cache.0, s.metadata_cache.1, 1),
+            mshrs: Unit::new(s.metadata_cache.2, 0, 1),
+            background: BackgroundQueue::new(s.background_entries),
+            mc_next: 0,
+            tree_updates: 0,
+            pending: VecDeque::new(),
+            start: None,
+        }
+    }
+
+    /// No work will be asked for before `t` from now on.
+    pub fn set_horizon(&mut self, t: u64) {
+        for u in
+            [&mut self.aes, &mut self.mac, &mut self.hash, &mut self.persistent_registers, &mut self.metadata_cache_ports, &mut self.mshrs]
+        {
+            u.set_horizon(t);
+        }
+        for u in &mut self.registers {
+            u.set_horizon(t);
+        }
+        self.background.set_horizon(t);
+    }
+
+    fn counts(&self, t: u64) -> EngineCounts {
+        EngineCounts {
+            aes: self.aes.counts(t),
+            mac: self.mac.counts(t),
+            hash: self.hash.counts(t),
+            registers: [self.registers[0].counts(t), self.registers[1].counts(t)],
+            persistent_registers: self.persistent_registers.counts(t),
+            metadata_cache_ports: self.metadata_cache_ports.counts(t),
+            mshrs: self.mshrs.counts(t),
+            background: self.background.counts(),
+        }
+    }
+
+    /// The region of interest starts at `t`: later reports count from
+    /// here, a unit's busy cycles from `t` on.
+    pub fn mark_roi_start(&mut self, t: u64) {
+        self.start = Some(self.counts(t));
+    }
+
+    /// A metadata-cache lookup ready at `t`: a port's tag check; returns
+    /// when the cache answered.
+    pub fn lookup(&mut self, t: u64) -> u64 {
+        self.metadata_cache_ports.issue(t)
+    }
+
+    /// A metadata-cache miss for the line at `addr`, known at `t`: it waits
+    /// for a free MSHR, which it holds until the line is read.
+    pub fn miss(&mut self, pcm: &mut Pcm, t: u64, addr: u64) -> u64 {
+        let start = self.mshrs.free_from(t);
+        let done = pcm.read(start, addr);
+        self.mshrs.occupy(start, done.max(start + 1));
+        done
+    }
+
+    /// The metadata reads of an operation issued at `t`: the counter's and
+    /// the MAC line's lookups take a port each; a missing counter block is
+    /// fetched, then the tree nodes that verify it (their wait is the
+    /// extra time returned beside the counter's arrival); MAC lines are
+    /// read in the background.
+    pub fn metadata_reads(&mut self, pcm: &mut Pcm, t: u64, rec: &WorkRecord) -> (u64, u64) {
+        let looked = self.lookup(t);
+        let mac_looked = self.lookup(t);
+        let mut ctr = looked;
+        for &a in &rec.counter_reads {
+            ctr = ctr.max(self.miss(pcm, looked, a));
+        }
+        let mut tree_extra = 0;
+        for &a in &rec.tree_reads {
+            let done = self.miss(pcm, ctr, a);
+            tree_extra = tree_extra.max(done - ctr);
+        }
+        for &a in &rec.mac_reads {
+            self.miss(pcm, mac_looked, a);
+        }
+        (ctr, tree_extra)
+    }
+
+    /// The engine's counts over a run of `cycles` ending at `end`.
+    pub fn report(&self, cycles: u64, end: u64) -> EngineResources {
+        let b = self.start.unwrap_or_default();
+        let used = |u: &Unit, c: &UnitCounts| (u.ops > c.ops).then(|| u.report(c, cycles, end));
+        EngineResources {
+            aes: self.aes.report(&b.aes, cycles, end),
+            mac: self.mac.report(&b.mac, cycles, end),
+            hash: self.hash.report(&b.hash, cycles, end),
+            registers: match (used(&self.registers[0], &b.registers[0]), used(&self.registers[1], &b.registers[1])) {
+                (None, None) => None,
+                (r, w) => Some([r.unwrap_or_default(), w.unwrap_or_default()]),
+            },
+            persistent_registers: used(&self.persistent_registers, &b.persistent_registers),
+            metadata_cache_ports: self.metadata_cache_ports.report(&b.metadata_cache_ports, cycles, end),
+            mshrs: self.mshrs.report(&b.mshrs, cycles, end),
+            background_queue: self.background.report(&b.background),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pipelined_unit_takes_an_op_every_interval_and_a_chain_waits_for_each_result() {
+        let mut u = Unit::new(1, 40, 1);
+        assert_eq!(u.issue(0), 40);
+        assert_eq!(u.issue(0), 41, "the next op takes the next cycle's slot");
+        assert_eq!(u.chain(100, 3), 220, "each level waits for the one below");
+        let mut slow = Unit::new(1, 40, 40);
+        assert_eq!((slow.issue(0), slow.issue(0)), (40, 80), "an interval of the latency: one op at a time");
+        let mut two = Unit::new(2, 40, 40);
+        assert_eq!((two.issue(0), two.issue(0), two.issue(0)), (40, 40, 80), "two servers");
+        assert_eq!(Unit::new(1, 40, 1).parallel(0, 8), 47, "a SIT path's eight MACs side by side");
+    }
+
+    #[test]
+    fn a_booking_ahead_does_not_hold_back_work_ready_before_it() {
+        let mut u = Unit::new(1, 10, 10);
+        assert_eq!(u.issue(100), 110);
+        assert_eq!(u.issue(0), 10, "the slot before the booked one is free");
+        assert_eq!(u.issue(95), 120, "no slot of 10 cycles fits between 95 and 100");
+    }
+
+    #[test]
+    fn busy_cycles_past_the_run_are_not_the_runs() {
+        let mut u = Unit::new(1, 10, 10);
+        u.hold(0, 100);
+        u.hold(150, 100);
+        let s = u.report(&UnitCounts::default(), 200, 200);
+        assert_eq!(s.busy_cycles, 150);
+        assert!(s.utilisation <= 1.0);
+    }
+
+    #[test]
+    fn a_full_queue_makes_its_offerer_wait_for_the_oldest_job() {
+        let mut q = BackgroundQueue::new(2);
+        for (s, e) in [(0, 100), (10, 50)] {
+            let at = q.admit(s);
+            q.push(at, e);
+        }
+        let at = q.admit(20);
+        assert_eq!(at, 50, "the job done first frees its entry");
+        q.push(at, 70);
+        let r = q.report(&QueueCounts::default());
+        assert_eq!((r.peak_occupancy, r.full_waits, r.wait_cycles), (2, 1, 30));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+
+        /// Ops offered in the order they are ready (one core's work under
+        /// strict persistency): more servers or a shorter initiation
+        /// interval never finish any of them later (issue 39: a property
+        /// of hardware). Offered out of that order, a calendar back-fills
+        /// a gap with the op offered later, and greedy back-filling is
+        /// open to Graham's scheduling anomalies: the whole-run check
+        /// (tests/engine_resources.rs) measures them.
+        #[test]
+        fn more_servers_or_a_shorter_interval_never_finish_an_op_later(
+            mut ops in proptest::collection::vec((0u64..400, 1u64..9), 1..60),
+            servers in 1u32..4,
+            interval in 2u64..41,
+        ) {
+            ops.sort();
+            let done = |mut u: Unit| ops.iter().map(|&(ready, n)| u.parallel(ready, n)).collect::<Vec<u64>>();
+            let base = done(Unit::new(servers, 40, interval));
+            for other in [done(Unit::new(servers + 1, 40, interval)), done(Unit::new(servers, 40, interval - 1))] {
+                proptest::prop_assert!(other.iter().zip(&base).all(|(a, b)| a <= b), "{other:?} against {base:?}");
+            }
+        }
+    }
+}
