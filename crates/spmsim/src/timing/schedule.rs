@@ -318,7 +318,20 @@ impl TimingSim {
             // stand still meanwhile, and which of them may run changes only
             // when `c` releases the lock or ends, so this is the same order
             // as choosing anew before every event.
+            // The others stand still, so no request comes before the
+            // earliest of their clocks and `c`'s own: as `c` runs on (alone,
+            // once the others are done), the calendars drop what ends
+            // before that, or they would keep everything since the others
+            // stopped.
+            let others = (0..n).filter(|&d| d != c && next[d].is_some()).map(|d| clocks[d]).min().unwrap_or(u64::MAX);
+            let mut horizon = earliest.saturating_sub(self.horizon_margin);
             loop {
+                let h = self.units[c].core.clock().min(others).saturating_sub(self.horizon_margin);
+                if h > horizon {
+                    horizon = h;
+                    self.pcm.set_horizon(h);
+                    self.engine.set_horizon(h);
+                }
                 if i.is_multiple_of(STOP_CHECK_EVENTS) && stop.load(Ordering::Relaxed) {
                     return Err(SimError::Cancelled);
                 }
