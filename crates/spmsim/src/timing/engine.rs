@@ -46,6 +46,23 @@ impl Calendar {
         }
     }
 
+    /// Book `[start, end)` at index `at` (from [`Self::find`]), joined to
+    /// the slots it touches: booked time is the same, in fewer slots (a
+    /// pipelined unit's one-cycle slots back to back are one).
+    fn book(&mut self, at: usize, start: u64, end: u64) {
+        let joins_before = at > 0 && self.slots[at - 1].1 == start;
+        let joins_after = at < self.slots.len() && self.slots[at].0 == end;
+        match (joins_before, joins_after) {
+            (true, true) => {
+                self.slots[at - 1].1 = self.slots[at].1;
+                self.slots.remove(at);
+            }
+            (true, false) => self.slots[at - 1].1 = end,
+            (false, true) => self.slots[at].0 = start,
+            (false, false) => self.slots.insert(at, (start, end)),
+        }
+    }
+
     /// The first start at or after `ready` of a free slot `len` long, and
     /// where it would go.
     fn find(&self, ready: u64, len: u64) -> (u64, usize) {
@@ -98,14 +115,26 @@ impl Unit {
         let horizon = self.horizon;
         let mut best: Option<(u64, usize, usize)> = None;
         for (s, cal) in self.servers.iter_mut().enumerate() {
-            cal.prune(horizon);
-            let (start, at) = cal.find(ready, len);
+            // Past slots are dropped once a server keeps a few (they end
+            // before anything is asked again); an op ready after the
+            // server's last slot goes at the end, the common case.
+            if cal.slots.len() >= 32 && cal.slots[0].1 <= horizon {
+                cal.prune(horizon);
+            }
+            let (start, at) = match cal.slots.last() {
+                Some(&(_, e)) if e > ready => cal.find(ready, len),
+                _ => (ready, cal.slots.len()),
+            };
             if best.is_none_or(|(b, _, _)| start < b) {
                 best = Some((start, s, at));
+                if start == ready {
+                    // No server can start it sooner; ties go to the lowest.
+                    break;
+                }
             }
         }
         let (start, s, at) = best.expect("a unit has a server");
-        self.servers[s].slots.insert(at, (start, start + len));
+        self.servers[s].book(at, start, start + len);
         self.busy += len;
         self.ops += 1;
         start
@@ -226,8 +255,6 @@ impl BackgroundQueue {
 
     fn set_horizon(&mut self, t: u64) {
         self.horizon = self.horizon.max(t);
-        let h = self.horizon;
-        self.jobs.retain(|&(_, e)| e > h);
     }
 
     fn held_at(&self, t: u64) -> impl Iterator<Item = &(u64, u64)> {
@@ -259,6 +286,12 @@ impl BackgroundQueue {
         let (i, f) = self.first_free();
         debug_assert!(f <= start, "a job starts once admitted");
         self.free[i] = end;
+        // Jobs done by the horizon hold nothing any more (no request comes
+        // before it): dropped once a few have gathered.
+        if self.jobs.len() >= 64 {
+            let h = self.horizon;
+            self.jobs.retain(|&(_, e)| e > h);
+        }
         self.jobs.push((start, end));
         self.counts.jobs += 1;
         // The most jobs held at once while this one is: checked at its
