@@ -44,7 +44,7 @@ def test_run_returns_the_cli_stats_tree():
     roi = s["roi"]
     assert roi["core"]["cycles"] > 0 and roi["core"]["instructions"] >= 30_000
     assert roi["core"]["ipc"] == pytest.approx(roi["core"]["instructions"] / roi["core"]["cycles"])
-    assert {"core", "caches", "persist_path", "metadata_caches", "tree", "crypto", "memory"} == roi.keys()
+    assert {"core", "caches", "persist_path", "metadata_caches", "tree", "crypto", "memory", "engine"} == roi.keys()
     assert "crash_at_end" in s and "baseline" not in s
     assert r.roi is s["roi"]
     assert json.loads(r.stats_json) == s
