@@ -128,16 +128,16 @@ impl TimingSim {
             // The write-back's metadata work is a job of the engine's
             // background queue: a full queue holds the victim, and so the
             // fill that evicted it, back.
-            if !self.units[c].path.ideal_metadata() {
-                let (ctr, tree_extra) = self.engine.metadata_reads(&mut self.pcm, t, &rec);
-                let (admitted, _) = self.units[c].path.background_job(&mut self.engine, &mut self.pcm, ctr + tree_extra, &rec, &metadata);
-                at = admitted;
-                let pad = self.engine.aes.issue(ctr.max(at));
-                ready = self.engine.mac.issue(pad + 1);
-            } else {
-                let (ctr, _) = self.engine.metadata_reads(&mut self.pcm, t, &rec);
-                let pad = self.engine.aes.issue(ctr);
-                ready = self.engine.mac.issue(pad + 1);
+            let ideal = self.units[c].path.ideal_metadata();
+            let (ctr, tree_extra) = self.engine.metadata_reads(&mut self.pcm, t, &rec);
+            if !ideal {
+                at = self.units[c].path.background_job(&mut self.engine, &mut self.pcm, ctr + tree_extra, &rec, &metadata).0;
+            }
+            let pad = self.engine.aes.issue(ctr.max(at));
+            ready = self.engine.mac.issue(pad + 1);
+            if ideal {
+                // An ideal baseline's metadata is made at no cost, then
+                // written with the data.
                 PersistPath::queue_writes(&mut self.pcm, ready, &metadata);
             }
         } else {
