@@ -2,10 +2,11 @@
 //! occupies (issue 39), one engine for all cores.
 //!
 //! ```text
-//!  Unit: servers x calendar of booked slots; an op takes the first slot of
-//!        `interval` cycles from its ready time on any server, its result
-//!        `latency` cycles after the slot starts (a pipelined unit), or holds
-//!        a server for its whole duration (a non-pipelined one)
+//!  Unit: servers x calendar of booked cycles (one server: a bitmap; a
+//!        pool: slot lists); an op takes the first slot of `interval`
+//!        cycles from its ready time on any server, its result `latency`
+//!        cycles after the slot starts (a pipelined unit), or holds a
+//!        server for its whole duration (a non-pipelined one)
 //!    aes        one-time pads (encryption, decryption)
 //!    mac        data MACs
 //!    hash       integrity-tree hashes: a BMT level waits for the level below
@@ -31,25 +32,210 @@ use super::work::WorkRecord;
 use serde::Serialize;
 use std::collections::VecDeque;
 
-/// One server's booked slots `[start, end)`, sorted, never overlapping.
+/// Bits kept by word index (word `w` holds bits `64w..64w+64`), for the
+/// words from `lo` to `hi`: a ring of a power-of-two size, so dropping the
+/// past and growing into the future move no word; a word outside reads 0.
 #[derive(Clone, Debug, Default)]
-struct Calendar {
-    slots: Vec<(u64, u64)>,
+struct BitRing {
+    words: Vec<u64>,
+    lo: u64,
+    hi: u64,
 }
 
-impl Calendar {
-    /// Slots ending by `horizon` are past (no request comes before it).
-    fn prune(&mut self, horizon: u64) {
-        let old = self.slots.partition_point(|&(_, e)| e <= horizon);
-        if old > 0 {
+impl BitRing {
+    fn get(&self, w: u64) -> u64 {
+        if w < self.lo || w >= self.hi {
+            return 0;
+        }
+        self.words[(w as usize) & (self.words.len() - 1)]
+    }
+
+    /// Sets `mask`'s bits in word `w` (at or after `lo`); returns the word.
+    fn set(&mut self, w: u64, mask: u64) -> u64 {
+        debug_assert!(w >= self.lo);
+        let need = (w - self.lo + 1) as usize;
+        if need > self.words.len() {
+            let mut grown = vec![0; need.next_power_of_two().max(16)];
+            let m = grown.len() - 1;
+            for v in self.lo..self.hi {
+                grown[v as usize & m] = self.get(v);
+            }
+            self.words = grown;
+        }
+        if self.hi <= w {
+            self.hi = w + 1;
+        }
+        let m = self.words.len() - 1;
+        let x = &mut self.words[w as usize & m];
+        *x |= mask;
+        *x
+    }
+
+    /// Words before `w` are dropped (zeroed for reuse).
+    fn drop_below(&mut self, w: u64) {
+        if w <= self.lo {
+            return;
+        }
+        let m = self.words.len().wrapping_sub(1);
+        for v in self.lo..w.min(self.hi) {
+            self.words[v as usize & m] = 0;
+        }
+        self.lo = w;
+        self.hi = self.hi.max(w);
+    }
+}
+
+/// The bits of a word below bit `b`.
+fn below(b: u64) -> u64 {
+    (1u64 << b) - 1
+}
+
+/// The bits of a word from bit `b` on.
+fn from_bit(b: u64) -> u64 {
+    !below(b)
+}
+
+/// One server's booked cycles as a bitmap (bit `c` set when cycle `c` is
+/// booked), the past dropped at the horizon. A pipelined unit books
+/// one-cycle slots scattered over the future (a tree path's levels a hash
+/// latency apart), so the first free cycle at or after a ready time is a
+/// bit scan, not a search of slots; a second bitmap marks the words all
+/// booked, so a long run of booked cycles is skipped 4,096 at a time.
+#[derive(Clone, Debug, Default)]
+struct BitCalendar {
+    cycles: BitRing,
+    /// Bit `w` set when word `w` of `cycles` is all booked.
+    full: BitRing,
+    /// The end of the latest booked cycle (0 before any).
+    last_end: u64,
+}
+
+impl BitCalendar {
+    /// Cycles before the horizon's word are dropped (no request comes
+    /// before the horizon); earlier cycles read as free.
+    fn set_horizon(&mut self, horizon: u64) {
+        let w = horizon / 64;
+        if w > self.cycles.lo {
+            self.cycles.drop_below(w);
+            self.full.drop_below(w / 64);
+        }
+    }
+
+    /// The first word after word `w` that is not all booked.
+    fn next_open_word(&self, w: u64) -> u64 {
+        let next = w + 1;
+        let mut i = next / 64;
+        let mut open = !self.full.get(i) & from_bit(next % 64);
+        while open == 0 {
+            i += 1;
+            open = !self.full.get(i);
+        }
+        64 * i + u64::from(open.trailing_zeros())
+    }
+
+    /// The first free cycle at or after `c`.
+    fn first_free(&self, c: u64) -> u64 {
+        let mut w = c / 64;
+        let mut x = self.cycles.get(w) | below(c % 64);
+        if x == u64::MAX {
+            w = self.next_open_word(w);
+            x = self.cycles.get(w);
+        }
+        64 * w + u64::from(x.trailing_ones())
+    }
+
+    /// The first booked cycle at or after `c` and before `limit`, if any.
+    fn first_booked(&self, c: u64, limit: u64) -> Option<u64> {
+        let mut w = c / 64;
+        let mut x = self.cycles.get(w) & from_bit(c % 64);
+        while x == 0 {
+            w += 1;
+            if 64 * w >= limit || w >= self.cycles.hi {
+                return None;
+            }
+            x = self.cycles.get(w);
+        }
+        Some(64 * w + u64::from(x.trailing_zeros())).filter(|&b| b < limit)
+    }
+
+    /// The first start at or after `ready` of `len` free cycles.
+    fn find(&self, ready: u64, len: u64) -> u64 {
+        let mut start = self.first_free(ready);
+        while let Some(b) = self.first_booked(start, start + len) {
+            start = self.first_free(b);
+        }
+        start
+    }
+
+    /// Book the cycles `[start, end)` (free, from [`Self::find`]); cycles
+    /// before the horizon are past and not kept.
+    fn book(&mut self, start: u64, end: u64) {
+        self.last_end = self.last_end.max(end);
+        let from = start.max(64 * self.cycles.lo);
+        if from >= end {
+            return;
+        }
+        let (fw, lw) = (from / 64, (end - 1) / 64);
+        for w in fw..=lw {
+            let lo_bits = if w == fw { from_bit(from % 64) } else { u64::MAX };
+            let hi_bits = if w == lw { u64::MAX >> (63 - (end - 1) % 64) } else { u64::MAX };
+            if self.cycles.set(w, lo_bits & hi_bits) == u64::MAX {
+                self.full.set(w / 64, 1 << (w % 64));
+            }
+        }
+    }
+
+    /// Booked cycles at or after `end`.
+    fn booked_from(&self, end: u64) -> u64 {
+        let first = end / 64;
+        let rest: u64 = (first + 1..self.cycles.hi).map(|w| u64::from(self.cycles.get(w).count_ones())).sum();
+        rest + u64::from((self.cycles.get(first) & from_bit(end % 64)).count_ones())
+    }
+}
+
+/// One server's booked slots `[start, end)`, sorted, never overlapping:
+/// suits servers held for long stretches (the MSHRs), where a bitmap would
+/// set a bit per cycle.
+#[derive(Clone, Debug, Default)]
+struct SlotCalendar {
+    slots: Vec<(u64, u64)>,
+    last_end: u64,
+}
+
+impl SlotCalendar {
+    /// Slots ending by `horizon` are past (no request comes before it):
+    /// dropped once a server keeps a few.
+    fn set_horizon(&mut self, horizon: u64) {
+        if self.slots.first().is_some_and(|&(_, e)| e <= horizon) {
+            let old = self.slots.partition_point(|&(_, e)| e <= horizon);
             self.slots.drain(..old);
         }
     }
 
-    /// Book `[start, end)` at index `at` (from [`Self::find`]), joined to
-    /// the slots it touches: booked time is the same, in fewer slots (a
-    /// pipelined unit's one-cycle slots back to back are one).
-    fn book(&mut self, at: usize, start: u64, end: u64) {
+    /// Whether the `len` cycles from `ready` are free.
+    fn fits(&self, ready: u64, len: u64) -> bool {
+        self.last_end <= ready || {
+            let i = self.slots.partition_point(|&(_, e)| e <= ready);
+            self.slots.get(i).is_none_or(|&(s, _)| s >= ready + len)
+        }
+    }
+
+    /// The first start at or after `ready` of a free slot `len` long.
+    fn find(&self, ready: u64, len: u64) -> u64 {
+        let mut start = ready;
+        let mut i = self.slots.partition_point(|&(_, e)| e <= start);
+        while i < self.slots.len() && self.slots[i].0 < start + len {
+            start = start.max(self.slots[i].1);
+            i += 1;
+        }
+        start
+    }
+
+    /// Book `[start, end)` (free, from [`Self::find`]), joined to the slots
+    /// it touches: booked time is the same, in fewer slots.
+    fn book(&mut self, start: u64, end: u64) {
+        self.last_end = self.last_end.max(end);
+        let at = self.slots.partition_point(|&(_, e)| e <= start);
         let joins_before = at > 0 && self.slots[at - 1].1 == start;
         let joins_after = at < self.slots.len() && self.slots[at].0 == end;
         match (joins_before, joins_after) {
@@ -63,24 +249,26 @@ impl Calendar {
         }
     }
 
-    /// The first start at or after `ready` of a free slot `len` long, and
-    /// where it would go.
-    fn find(&self, ready: u64, len: u64) -> (u64, usize) {
-        let mut start = ready;
-        let mut i = self.slots.partition_point(|&(_, e)| e <= start);
-        while i < self.slots.len() && self.slots[i].0 < start + len {
-            start = start.max(self.slots[i].1);
-            i += 1;
-        }
-        (start, i)
+    /// Booked cycles at or after `end`.
+    fn booked_from(&self, end: u64) -> u64 {
+        self.slots.iter().map(|&(s, e)| e.saturating_sub(s.max(end))).sum()
     }
+}
+
+/// A unit's servers: one server's calendar is a bitmap (a pipelined
+/// unit's scattered one-cycle slots), a pool's are slot lists (servers held
+/// for long stretches, the MSHRs).
+#[derive(Clone, Debug)]
+enum Servers {
+    One(BitCalendar),
+    Pool(Vec<SlotCalendar>),
 }
 
 /// A unit of the engine: `servers` identical servers, each taking a new op
 /// every `interval` cycles and giving its result `latency` cycles later.
 #[derive(Clone, Debug)]
 pub struct Unit {
-    servers: Vec<Calendar>,
+    servers: Servers,
     latency: u64,
     interval: u64,
     horizon: u64,
@@ -92,7 +280,10 @@ pub struct Unit {
 impl Unit {
     pub fn new(servers: u32, latency: u64, interval: u64) -> Self {
         Unit {
-            servers: vec![Calendar::default(); servers.max(1) as usize],
+            servers: match servers {
+                0 | 1 => Servers::One(BitCalendar::default()),
+                n => Servers::Pool(vec![SlotCalendar::default(); n as usize]),
+            },
             latency,
             interval: interval.max(1),
             horizon: 0,
@@ -110,31 +301,37 @@ impl Unit {
     }
 
     /// Book `len` cycles on the server free soonest from `ready`; returns
-    /// the slot's start.
+    /// the slot's start. The past is dropped first (nothing is asked
+    /// before the horizon).
     fn book(&mut self, ready: u64, len: u64) -> u64 {
         let horizon = self.horizon;
-        let mut best: Option<(u64, usize, usize)> = None;
-        for (s, cal) in self.servers.iter_mut().enumerate() {
-            // Past slots are dropped once a server keeps a few (they end
-            // before anything is asked again); an op ready after the
-            // server's last slot goes at the end, the common case.
-            if cal.slots.len() >= 32 && cal.slots[0].1 <= horizon {
-                cal.prune(horizon);
+        let start = match &mut self.servers {
+            Servers::One(cal) => {
+                cal.set_horizon(horizon);
+                let start = if cal.last_end <= ready { ready } else { cal.find(ready, len) };
+                cal.book(start, start + len);
+                start
             }
-            let (start, at) = match cal.slots.last() {
-                Some(&(_, e)) if e > ready => cal.find(ready, len),
-                _ => (ready, cal.slots.len()),
-            };
-            if best.is_none_or(|(b, _, _)| start < b) {
-                best = Some((start, s, at));
-                if start == ready {
-                    // No server can start it sooner; ties go to the lowest.
-                    break;
+            Servers::Pool(cals) => {
+                // The lowest server free for the whole slot from `ready`
+                // takes it (none can start it sooner); otherwise the one
+                // that can start it soonest, ties to the lowest.
+                let mut at = None;
+                for (s, cal) in cals.iter_mut().enumerate() {
+                    cal.set_horizon(horizon);
+                    if cal.fits(ready, len) {
+                        at = Some(s);
+                        break;
+                    }
                 }
+                let (start, s) = match at {
+                    Some(s) => (ready, s),
+                    None => cals.iter().enumerate().map(|(s, cal)| (cal.find(ready, len), s)).min().expect("a pool has servers"),
+                };
+                cals[s].book(start, start + len);
+                start
             }
-        }
-        let (start, s, at) = best.expect("a unit has a server");
-        self.servers[s].book(at, start, start + len);
+        };
         self.busy += len;
         self.ops += 1;
         start
@@ -172,7 +369,11 @@ impl Unit {
     /// When a unit held by one job at a time in arrival order (Triad-NVM's
     /// staging registers) is free for a job ready at `ready`.
     pub fn free_from(&self, ready: u64) -> u64 {
-        self.servers.iter().map(|c| c.slots.last().map_or(0, |&(_, e)| e)).min().unwrap_or(0).max(ready)
+        match &self.servers {
+            Servers::One(cal) => cal.last_end,
+            Servers::Pool(cals) => cals.iter().map(|c| c.last_end).min().unwrap_or(0),
+        }
+        .max(ready)
     }
 
     /// Such a unit held from `start` (when [`Self::free_from`] said) to
@@ -186,7 +387,10 @@ impl Unit {
     /// Cycles booked up to `end` (booked work past the run's end is not the
     /// run's).
     fn busy_until(&self, end: u64) -> u64 {
-        let beyond: u64 = self.servers.iter().flat_map(|c| c.slots.iter()).map(|&(s, e)| e.saturating_sub(s.max(end))).sum();
+        let beyond = match &self.servers {
+            Servers::One(cal) => cal.booked_from(end),
+            Servers::Pool(cals) => cals.iter().map(|c| c.booked_from(end)).sum(),
+        };
         self.busy - beyond.min(self.busy)
     }
 
@@ -194,7 +398,10 @@ impl Unit {
     /// `before` (the counts at the region of interest's start).
     pub fn report(&self, before: &UnitCounts, cycles: u64, end: u64) -> UnitStats {
         let busy = self.busy_until(end).saturating_sub(before.busy);
-        let servers = self.servers.len() as u64;
+        let servers = match &self.servers {
+            Servers::One(_) => 1,
+            Servers::Pool(cals) => cals.len() as u64,
+        };
         UnitStats { servers, ops: self.ops - before.ops, busy_cycles: busy, utilisation: busy as f64 / (cycles.max(1) * servers) as f64 }
     }
 
@@ -566,6 +773,27 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+
+        /// A one-server unit's bitmap and a slot list book the same cycles:
+        /// the bitmap is a faster calendar, not another rule.
+        #[test]
+        fn a_bitmap_calendar_books_as_a_slot_list_does(
+            ops in proptest::collection::vec((0u64..300, 1u64..200, 0u64..50), 1..120),
+        ) {
+            let mut bits = Unit::new(1, 0, 1);
+            let mut slots = Unit::new(1, 0, 1);
+            slots.servers = Servers::Pool(vec![SlotCalendar::default()]);
+            let mut horizon = 0;
+            for (ahead, len, step) in ops {
+                horizon += step;
+                bits.set_horizon(horizon);
+                slots.set_horizon(horizon);
+                let ready = horizon + ahead;
+                proptest::prop_assert_eq!(bits.book(ready, len), slots.book(ready, len));
+                let end = horizon + 100;
+                proptest::prop_assert_eq!(bits.busy_until(end), slots.busy_until(end));
+            }
+        }
 
         /// Ops offered in the order they are ready (one core's work under
         /// strict persistency): more servers or a shorter initiation
