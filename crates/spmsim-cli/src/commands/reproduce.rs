@@ -179,11 +179,14 @@ fn recorded_mset_stand_ins(instructions: u64) -> Result<()> {
 }
 
 /// The programs `names`, from whichever suite file defines each (the main
-/// suite, Triad-NVM's and the SPEC CPU2017 stand-ins), recorded first
-/// where the cache lacks them: at least `instructions` each.
+/// suite, Triad-NVM's, the SPEC CPU2017 stand-ins and SPEC CPU2006's
+/// upstream programs), recorded first where the cache lacks them: at least
+/// `instructions` each.
 pub(crate) fn recorded_named(names: &[String], instructions: u64, what: &str) -> Result<()> {
     let main = spmsim::suite::programs::default_path();
-    for file in [main.clone(), triad::stand_in_suite(), main.with_file_name("spec2017-stand-ins.toml")] {
+    for file in
+        [main.clone(), triad::stand_in_suite(), main.with_file_name("spec2017-stand-ins.toml"), main.with_file_name("spec-upstream.toml")]
+    {
         let s = spmsim::suite::Suite::load(&file).map_err(|e| anyhow!(e))?;
         let only: Vec<String> = names.iter().filter(|n| s.programs.iter().any(|p| &p.name == *n)).cloned().collect();
         if !only.is_empty() {

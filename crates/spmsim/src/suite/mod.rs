@@ -66,7 +66,7 @@ pub fn trace_path(name: &str) -> Result<PathBuf, String> {
     } else {
         // The stand-in suites' programs are recorded from their own files.
         let main = programs::default_path();
-        let own = ["memory-intensive.toml", "spec2017-stand-ins.toml"]
+        let own = ["memory-intensive.toml", "spec2017-stand-ins.toml", "spec-upstream.toml"]
             .into_iter()
             .map(|f| main.with_file_name(f))
             .find(|f| Suite::load(f).is_ok_and(|s| s.programs.iter().any(|q| q.name == name)));

@@ -538,6 +538,41 @@ skip = 0
         }
     }
 
+    /// Every suite file records into one cache folder, by name: a program
+    /// name belongs to one file, and an input two files share is the same
+    /// input (or one file's would overwrite the other's).
+    #[test]
+    fn the_suite_files_share_the_cache_without_clashing() {
+        let dir = default_path().parent().unwrap().to_path_buf();
+        let mut files: Vec<_> =
+            std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "toml")).collect();
+        files.sort();
+        assert!(files.iter().any(|f| f.ends_with("spec-upstream.toml")), "{files:?}");
+        let mut programs = std::collections::BTreeMap::new();
+        let mut inputs: std::collections::BTreeMap<String, (InputSpec, std::path::PathBuf)> = Default::default();
+        for f in &files {
+            let s = Suite::load(f).unwrap_or_else(|e| panic!("{e}"));
+            for p in &s.programs {
+                if let Some(other) = programs.insert(p.name.clone(), f.clone()) {
+                    panic!("program `{}` is in {} and {}", p.name, other.display(), f.display());
+                }
+            }
+            for i in &s.inputs {
+                if let Some((other, at)) = inputs.get(&i.name) {
+                    assert_eq!(other, i, "input `{}` differs between {} and {}", i.name, at.display(), f.display());
+                } else {
+                    inputs.insert(i.name.clone(), (i.clone(), f.clone()));
+                }
+            }
+        }
+        let upstream = Suite::load(&dir.join("spec-upstream.toml")).unwrap();
+        assert!(
+            upstream.names().iter().all(|n| n.as_bytes()[..3].iter().all(u8::is_ascii_digit)),
+            "named after SPEC's benchmarks: {:?}",
+            upstream.names()
+        );
+    }
+
     #[test]
     fn a_program_the_suite_builds_is_an_executable_derived_input() {
         let built = GOOD
