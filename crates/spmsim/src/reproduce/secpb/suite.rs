@@ -40,6 +40,10 @@ pub struct SuiteEntry {
     /// Which points: `single` or `simpoints`, with the interval size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub regions: Option<String>,
+    /// The suite file that defines a recorded program (its file name in
+    /// `configs/suite/`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite_file: Option<String>,
 }
 
 /// The policy a recorded program's main grid runs under: heap and globals
@@ -57,6 +61,7 @@ pub fn builtin_suite() -> Vec<SuiteEntry> {
     let e = |l: &str, w: &str, what: &str| SuiteEntry {
         points: Vec::new(),
         regions: None,
+        suite_file: None,
         label: l.into(),
         workload: w.into(),
         what: what.into(),
@@ -110,6 +115,7 @@ pub fn recorded_suite(
                     persistent: Some(MAIN_POLICY.into()),
                     points: Vec::new(),
                     regions: None,
+                    suite_file: suite.path.file_name().map(|f| f.to_string_lossy().into_owned()),
                 };
                 let pm = regions.and_then(|c| {
                     crate::suite::points::PointsManifest::load(&crate::suite::points::PointsManifest::path(cache, &p.name, c)).ok()
