@@ -49,7 +49,16 @@ fn sanitize(s: &str) -> String {
 /// their text (in the order given), stable across versions and machines.
 fn default_out(scheme: &str, workload: &str, seed: u64, overrides: &[String]) -> PathBuf {
     use sha2::Digest;
-    let mut name = format!("{}__{}__s{seed}", sanitize(scheme), sanitize(workload));
+    // A long workload (an eight-core mix) keeps its first 80 characters and
+    // a digest of the whole, inside a file name's 255 bytes.
+    let mut w = sanitize(workload);
+    if w.len() > 96 {
+        let digest = sha2::Sha256::digest(workload.as_bytes());
+        w.truncate(80);
+        w.push('-');
+        w.extend(digest[..4].iter().map(|b| format!("{b:02x}")));
+    }
+    let mut name = format!("{}__{}__s{seed}", sanitize(scheme), w);
     if !overrides.is_empty() {
         let digest = sha2::Sha256::digest(overrides.join("\n").as_bytes());
         name.push_str("__set-");
@@ -132,5 +141,15 @@ mod tests {
             default_out("cobcm", "synthetic:ppti=10", 1, &["security.crypto=\"real\"".into()]),
             "the same settings, the same folder"
         );
+    }
+
+    #[test]
+    fn an_eight_core_mix_gets_a_folder_name_a_file_system_takes() {
+        let mix = |p: &str| format!("mix:{}", vec![format!("suite:{p}#persistent=none"); 8].join(","));
+        let gcc = default_out("triad-strict", &mix("403-gcc"), 1, &[]);
+        let name = gcc.file_name().unwrap().to_str().unwrap();
+        assert!(name.len() <= 255 && name.starts_with("triad-strict__mix_suite_403-gcc"), "{name}");
+        assert_ne!(gcc, default_out("triad-strict", &mix("456-hmmer"), 1, &[]), "two long workloads, two folders");
+        assert_ne!(gcc, default_out("triad-strict", &format!("{},suite:x", mix("403-gcc")), 1, &[]), "the digest covers the whole workload");
     }
 }
