@@ -150,6 +150,10 @@ mod tests {
         let name = gcc.file_name().unwrap().to_str().unwrap();
         assert!(name.len() <= 255 && name.starts_with("triad-strict__mix_suite_403-gcc"), "{name}");
         assert_ne!(gcc, default_out("triad-strict", &mix("456-hmmer"), 1, &[]), "two long workloads, two folders");
-        assert_ne!(gcc, default_out("triad-strict", &format!("{},suite:x", mix("403-gcc")), 1, &[]), "the digest covers the whole workload");
+        assert_ne!(
+            gcc,
+            default_out("triad-strict", &format!("{},suite:x", mix("403-gcc")), 1, &[]),
+            "the digest covers the whole workload"
+        );
     }
 }
