@@ -237,6 +237,8 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
     let stream = trace::insn::path_for(&a.file);
     if stream.exists() {
         i.instruction_stream = Some(trace::insn::summarize(&stream).map_err(|e| anyhow!(e))?);
+        let mut again = trace::open(&a.file, Some(f)).map_err(|e| anyhow!(e))?;
+        i.micro_ops = Some(trace::uops::estimate(again.as_mut(), &stream).map_err(|e| anyhow!(e))?);
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&i)?);
@@ -298,6 +300,12 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
             let list =
                 |m: &std::collections::BTreeMap<String, u64>| m.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ");
             println!("  units: {}", list(&s.classes));
+            if let Some(u) = &i.micro_ops {
+                println!(
+                    "  micro-ops as gem5's x86 decoder would split them (an estimate, a lower bound): {} ({:.3} per instruction; {} load-ops, {} read-modify-writes)",
+                    u.micro_ops, u.per_instruction, u.load_ops, u.read_modify_writes
+                );
+            }
             println!("  branches: {} (conditional taken {})", list(&s.branches), s.conditional_taken);
             println!("  producers per instruction {:.2}, nearest {:.1} instructions back", s.mean_sources, s.mean_nearest_distance);
         }

@@ -45,6 +45,10 @@ pub struct TraceInfo {
     /// The instruction stream beside the trace, if it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub instruction_stream: Option<super::insn::StreamSummary>,
+    /// Micro-ops as gem5's x86 decoder would split the instructions (an
+    /// estimate from the stream, [`super::uops`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub micro_ops: Option<super::uops::MicroOps>,
 }
 
 pub fn scan(format: &str, r: &mut dyn RecordReader) -> Result<TraceInfo, TraceError> {

@@ -19,6 +19,7 @@ pub mod insn;
 pub mod lackey;
 pub mod native;
 pub mod text;
+pub mod uops;
 pub mod valgrind_stack;
 pub mod vex;
 #[cfg(unix)]
