@@ -45,24 +45,28 @@ fn sanitize(s: &str) -> String {
     s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect()
 }
 
+/// The first four bytes of `text`'s SHA-256, in hex: a folder name's tag,
+/// stable across versions and machines.
+fn short_digest(text: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(text.as_bytes())[..4].iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// The default results folder of a run. Overrides add a short digest of
 /// their text (in the order given), stable across versions and machines.
 fn default_out(scheme: &str, workload: &str, seed: u64, overrides: &[String]) -> PathBuf {
-    use sha2::Digest;
     // A long workload (an eight-core mix) keeps its first 80 characters and
     // a digest of the whole, inside a file name's 255 bytes.
     let mut w = sanitize(workload);
     if w.len() > 96 {
-        let digest = sha2::Sha256::digest(workload.as_bytes());
         w.truncate(80);
         w.push('-');
-        w.extend(digest[..4].iter().map(|b| format!("{b:02x}")));
+        w.push_str(&short_digest(workload));
     }
     let mut name = format!("{}__{}__s{seed}", sanitize(scheme), w);
     if !overrides.is_empty() {
-        let digest = sha2::Sha256::digest(overrides.join("\n").as_bytes());
         name.push_str("__set-");
-        name.extend(digest[..4].iter().map(|b| format!("{b:02x}")));
+        name.push_str(&short_digest(&overrides.join("\n")));
     }
     PathBuf::from("results/runs").join(name)
 }
