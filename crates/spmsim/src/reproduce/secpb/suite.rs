@@ -150,7 +150,7 @@ pub(super) fn regions_text(suite: &[SuiteEntry]) -> String {
     }
     let single = suite.iter().any(|s| s.regions.as_deref().is_some_and(|r| r.starts_with("single")));
     let how = if single {
-        "at their single simulation points: for each, the interval of its whole run whose basic-block vector is nearest the run's mean (SimPoint's one-point method, used by quick runs; the table below gives each program's phases)"
+        "at their single simulation points: for each, the interval of its whole run whose basic-block vector is nearest the run's mean (SimPoint's one-point method, used by quick runs; the table below gives each program's phases). These are short regions, not the paper's: SecPB V-A simulates 250 M instructions at each representative region, which the full run (without `--quick`) does"
     } else {
         "at their SimPoint simulation points, one per phase, and each program's figures are its points' per-instruction figures weighted by the phases' shares of the run (SimPoint's weighted CPI)"
     };
