@@ -44,6 +44,8 @@ pub enum Kind {
     Holds,
     /// A volume in cubic millimetres (SecPB's battery rows).
     Mm3,
+    /// A plain figure of a workload (SecPB's PPTI, NWPE).
+    Number,
 }
 
 impl Kind {
@@ -55,6 +57,7 @@ impl Kind {
             Kind::Percent => format!("{x:.1} %"),
             Kind::Holds => (if x == 1.0 { "holds" } else { "does not hold" }).to_string(),
             Kind::Mm3 => format!("{x:.3} mm3"),
+            Kind::Number => format!("{x:.1}"),
             Kind::Change | Kind::Share | Kind::Fraction => format!("{:.1} %", x * 100.0),
         }
     }
@@ -66,6 +69,7 @@ impl Kind {
             Kind::Ratio | Kind::AtMost => format!("{d:+.2}"),
             Kind::Percent => format!("{d:+.1} points"),
             Kind::Mm3 => format!("{d:+.3} mm3"),
+            Kind::Number => format!("{d:+.1}"),
             Kind::Seconds | Kind::AtMostSeconds => format!("{d:+.4} s"),
             Kind::Change | Kind::Share | Kind::Fraction => format!("{:+.1} points", d * 100.0),
         }

@@ -46,6 +46,111 @@ pub struct Reference {
     pub nogap_ipc: BTreeMap<String, toml::Value>,
     /// How far a cell of ours may be from the paper's (`reproduce all`).
     pub tolerance: RelativeTolerance,
+    /// Figures the text gives for single benchmarks (VI-B, VI-D).
+    #[serde(default)]
+    pub per_benchmark: Vec<BenchmarkClaim>,
+}
+
+/// One figure SecPB's text gives for a single benchmark, compared when the
+/// suite holds a program for it.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BenchmarkClaim {
+    /// The SPEC benchmark's short name (`povray`).
+    pub benchmark: String,
+    pub metric: BenchmarkMetric,
+    pub id: String,
+    pub text: String,
+    #[serde(rename = "where")]
+    pub where_: String,
+    pub paper: f64,
+    pub kind: Kind,
+    pub tolerance: f64,
+}
+
+/// What of ours a per-benchmark figure is compared with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BenchmarkMetric {
+    /// Persists per thousand instructions, as CM counts them at 32 entries.
+    Ppti,
+    /// Writes per SecPB entry, CM at 32 entries.
+    Nwpe,
+    /// M's execution time against NoGap's, percent change.
+    MVsNogap,
+    /// CM's execution time against M's, percent change.
+    CmVsM,
+    /// COBCM's slowdown against bbb, percent.
+    CobcmSlowdown,
+    /// CM's overhead against bbb falls at every step from 8 to 512
+    /// entries (Fig. 7's trend): 1 when it does.
+    CmOverheadFalls,
+    /// CM's BMT root updates at 512 entries are at least 90 % of those at
+    /// 8 (Fig. 8: "does not observe a reduction"): 1 when they are.
+    RootUpdatesFlat,
+}
+
+/// A per-benchmark figure with ours beside it.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchmarkCell {
+    pub id: String,
+    pub benchmark: String,
+    /// The suite's program that stands for the benchmark.
+    pub program: String,
+    pub metric: BenchmarkMetric,
+    pub text: String,
+    #[serde(rename = "where")]
+    pub where_: String,
+    pub kind: Kind,
+    pub paper: f64,
+    pub ours: f64,
+    pub tolerance: f64,
+}
+
+/// The suite's program for `benchmark`: its label is the name itself or
+/// ends in `-<name>` (453-povray).
+pub fn program_for<'a>(labels: &[&'a str], benchmark: &str) -> Option<&'a str> {
+    labels.iter().copied().find(|l| *l == benchmark || l.strip_suffix(benchmark).is_some_and(|head| head.ends_with('-')))
+}
+
+/// Our side of every per-benchmark figure whose benchmark the suite holds.
+fn per_benchmark(labels: &[&str], runs: &[RunRecord], rf: &Reference) -> Vec<BenchmarkCell> {
+    let cycles = |s: &str, w: &str, n: u32| find(runs, s, w, n).cycles as f64;
+    let change = |a: &str, b: &str, w: &str| (cycles(a, w, 32) / cycles(b, w, 32) - 1.0) * 100.0;
+    let holds = |ok: bool| if ok { 1.0 } else { 0.0 };
+    rf.per_benchmark
+        .iter()
+        .filter_map(|c| {
+            let w = program_for(labels, &c.benchmark)?;
+            let ours = match c.metric {
+                BenchmarkMetric::Ppti => find(runs, "cm", w, 32).ppti,
+                BenchmarkMetric::Nwpe => find(runs, "cm", w, 32).nwpe,
+                BenchmarkMetric::MVsNogap => change("m", "nogap", w),
+                BenchmarkMetric::CmVsM => change("cm", "m", w),
+                BenchmarkMetric::CobcmSlowdown => change("cobcm", "bbb", w),
+                BenchmarkMetric::CmOverheadFalls => {
+                    let v: Vec<f64> = SIZES.iter().map(|&n| cycles("cm", w, n) / cycles("bbb", w, n)).collect();
+                    holds(v.windows(2).all(|p| p[1] <= p[0]) && v.last() < v.first())
+                }
+                BenchmarkMetric::RootUpdatesFlat => {
+                    let at = |n: u32| find(runs, "cm", w, n).bmt_root_updates as f64;
+                    holds(at(SIZES[SIZES.len() - 1]) >= 0.9 * at(SIZES[0]))
+                }
+            };
+            Some(BenchmarkCell {
+                id: c.id.clone(),
+                benchmark: c.benchmark.clone(),
+                program: w.to_string(),
+                metric: c.metric,
+                text: c.text.clone(),
+                where_: c.where_.clone(),
+                kind: c.kind,
+                paper: c.paper,
+                ours,
+                tolerance: c.tolerance,
+            })
+        })
+        .collect()
 }
 
 fn num(m: &BTreeMap<String, toml::Value>, k: &str) -> Option<f64> {
@@ -85,6 +190,14 @@ pub fn claims(r: &Results, tolerance: &RelativeTolerance) -> Vec<ClaimResult> {
     };
     out.push(holds("order", "slowdown order COBCM <= OBCM < BCM < CM <= M < NoGap", r.order_holds));
     out.push(holds("root_updates_fall", "BMT root updates fall as the SecPB grows", r.root_updates_fall));
+    for c in &r.per_benchmark {
+        let rule = match c.kind {
+            Kind::Holds => Rule::Holds,
+            _ => Rule::Within(c.tolerance),
+        };
+        let text = format!("{} ({})", c.text, c.program);
+        out.push(ClaimResult::new(&c.id, &text, &c.where_, c.kind, c.paper, (c.ours, c.ours), rule));
+    }
     for row in &r.battery_rows {
         let entries = row.entries.map(|n| format!(", {n} entries")).unwrap_or_default();
         let id = format!("table{}_{}{}", row.table.to_lowercase(), row.scheme, row.entries.map(|n| format!("_{n}")).unwrap_or_default());
@@ -215,7 +328,13 @@ pub(super) fn analyse(suite: &[SuiteEntry], instructions: u64, seed: u64, quick:
     let t = |s: &str| table4.iter().find(|c| c.row == s).unwrap().ours;
     let order_holds = t("cobcm") <= t("obcm") && t("obcm") < t("bcm") && t("bcm") < t("cm") && t("cm") <= t("m") && t("m") < t("nogap");
     let root_updates_fall = fig8.windows(2).all(|w| w[1].ours <= w[0].ours) && fig8.first().map(|a| a.ours) > fig8.last().map(|b| b.ours);
+    let per_benchmark = per_benchmark(&labels, &runs, rf);
+    let mut benchmarks_absent: Vec<String> =
+        rf.per_benchmark.iter().filter(|c| program_for(&labels, &c.benchmark).is_none()).map(|c| c.benchmark.clone()).collect();
+    benchmarks_absent.dedup();
     Results {
+        per_benchmark,
+        benchmarks_absent,
         left_out: Vec::new(),
         published_ipc: None,
         suite: suite.to_vec(),
@@ -236,5 +355,30 @@ pub(super) fn analyse(suite: &[SuiteEntry], instructions: u64, seed: u64, quick:
         battery_markdown: None,
         battery_rows: Vec::new(),
         crypto_parity: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_benchmark_is_found_by_its_name_or_its_spec_number() {
+        let labels = ["453-povray", "gnugo", "xalan", "astar"];
+        assert_eq!(program_for(&labels, "povray"), Some("453-povray"));
+        assert_eq!(program_for(&labels, "astar"), Some("astar"));
+        assert_eq!(program_for(&labels, "gobmk"), None);
+        // A longer name that merely ends in the benchmark's is not it.
+        assert_eq!(program_for(&["megapovray"], "povray"), None);
+    }
+
+    #[test]
+    fn the_reference_file_names_known_metrics_and_benchmarks() {
+        let rf = Reference::load().expect("configs/reference/secpb-performance.toml parses");
+        assert!(rf.per_benchmark.iter().any(|c| c.benchmark == "povray" && c.metric == BenchmarkMetric::MVsNogap));
+        for c in &rf.per_benchmark {
+            assert!(c.tolerance >= 0.0 && c.paper.is_finite(), "{}", c.id);
+            assert_eq!(c.kind == Kind::Holds, c.tolerance == 0.0 && c.paper == 1.0, "{}: a rule has paper 1 and no tolerance", c.id);
+        }
     }
 }

@@ -100,6 +100,10 @@ pub struct Results {
     pub nogap: NogapCheck,
     pub order_holds: bool,
     pub root_updates_fall: bool,
+    /// The text's figures for single benchmarks the suite holds.
+    pub per_benchmark: Vec<analysis::BenchmarkCell>,
+    /// The benchmarks the text quotes that the suite has no program for.
+    pub benchmarks_absent: Vec<String>,
     /// Markdown for Tables V and VI, supplied by the battery model.
     pub battery_markdown: Option<String>,
     /// The same tables' rows as data (empty when the model could not run).
