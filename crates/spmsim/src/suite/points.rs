@@ -29,7 +29,7 @@ pub const MAX_K: usize = 10;
 /// A point's window is this many times its instructions long, as valgrind
 /// counts them (each `rep` iteration one), so that the trace, which folds
 /// the iterations, can still hold the instructions asked for.
-const REP_ROOM: u64 = 3;
+pub(crate) const REP_ROOM: u64 = 3;
 
 /// Which points to record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

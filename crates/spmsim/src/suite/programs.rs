@@ -90,6 +90,14 @@ pub struct ProgramSpec {
     pub stdin: Option<String>,
     /// Instructions run before recording starts (start-up, not the work).
     pub skip: u64,
+    /// Record the window after `skip` with spmsim's own valgrind tool,
+    /// which runs at valgrind's own speed up to it, as at simulation
+    /// points, instead of lackey, which prints and parses every skipped
+    /// instruction: for a long start-up, or a program whose threads wait
+    /// on the clock (POV-Ray's front end gives its workers a few seconds
+    /// to start, which lackey's pace overruns).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fast_forward: bool,
 }
 
 /// A loaded, checked suite.

@@ -54,10 +54,45 @@ fn valgrind_recorder_version() -> Result<String, String> {
 pub struct Recorder {
     pub version: fn() -> Result<String, String>,
     pub record: fn(&crate::trace::lackey::RecordOptions) -> Result<RecordSummary, String>,
+    /// The same window recorded by spmsim's own valgrind tool (built in
+    /// the cache folder given), which runs at valgrind's own speed up to
+    /// it: for a program with `fast_forward` set.
+    pub record_fast: fn(&crate::trace::lackey::RecordOptions, &Path) -> Result<RecordSummary, String>,
 }
 
 impl Recorder {
-    pub const VALGRIND: Recorder = Recorder { version: valgrind_recorder_version, record: crate::trace::lackey::record };
+    pub const VALGRIND: Recorder =
+        Recorder { version: valgrind_recorder_version, record: crate::trace::lackey::record, record_fast: record_fast_forwarded };
+}
+
+/// A program's window of `opts.instructions` after `opts.skip`, recorded
+/// by spmtrace as one simulation-point window: lackey's pace through the
+/// skip (every instruction printed and parsed) is what a program with a
+/// long start-up or a timer-bound front end cannot afford.
+fn record_fast_forwarded(opts: &crate::trace::lackey::RecordOptions, cache: &Path) -> Result<RecordSummary, String> {
+    let n = opts.instructions.unwrap_or(u64::MAX / 4);
+    let w = crate::trace::lackey::WindowOptions {
+        run: opts.clone(),
+        // Room for `rep` iterations, which the window counts one by one
+        // and the trace folds into their instruction (as at the points).
+        windows: vec![(opts.skip, n.saturating_mul(super::points::REP_ROOM))],
+        outs: vec![opts.out.clone()],
+        instructions: opts.instructions,
+        cache: cache.to_path_buf(),
+    };
+    let mut sums = crate::trace::lackey::record_windows(&w)?;
+    sums.pop().ok_or_else(|| format!("trace record: the program ended before its window (after {} instructions)", opts.skip))
+}
+
+/// The recorder's version for one program: a fast-forwarded program's
+/// trace comes from another tool, so it is recorded again when the choice
+/// changes.
+fn version_for(valgrind: &str, spec: &ProgramSpec) -> String {
+    if spec.fast_forward {
+        format!("{valgrind}, fast-forwarded by spmtrace")
+    } else {
+        valgrind.to_string()
+    }
 }
 
 impl RecordPlan {
@@ -197,6 +232,7 @@ fn prepare(
 }
 
 fn record_job(job: &Job, plan: &RecordPlan, valgrind: &str, env: &BTreeMap<String, String>) -> Result<Manifest, String> {
+    let valgrind = &version_for(valgrind, &job.spec);
     let trace = trace_file(&plan.cache, &job.spec.name);
     std::fs::create_dir_all(trace.parent().unwrap()).map_err(|e| format!("{}: {e}", plan.cache.display()))?;
     // A fresh scratch folder each time, so earlier outputs cannot change a run.
@@ -224,7 +260,7 @@ fn record_job(job: &Job, plan: &RecordPlan, valgrind: &str, env: &BTreeMap<Strin
         isolated: true,
     };
     let t0 = Instant::now();
-    let sum = (plan.recorder.record)(&opts);
+    let sum = if job.spec.fast_forward { (plan.recorder.record_fast)(&opts, &plan.cache) } else { (plan.recorder.record)(&opts) };
     let seconds = t0.elapsed().as_secs_f64();
     let _ = std::fs::remove_dir_all(&job.work);
     let sum = sum?;
@@ -257,6 +293,7 @@ fn record_job(job: &Job, plan: &RecordPlan, valgrind: &str, env: &BTreeMap<Strin
 
 /// The manifest of a trace that can be used as it is, if there is one.
 fn up_to_date(job: &Job, plan: &RecordPlan, valgrind: &str, env: &BTreeMap<String, String>) -> Option<Manifest> {
+    let valgrind = &version_for(valgrind, &job.spec);
     if plan.force || !trace_file(&plan.cache, &job.spec.name).is_file() {
         return None;
     }

@@ -34,9 +34,9 @@ fn fake_record(opts: &RecordOptions) -> Result<RecordSummary, String> {
     })
 }
 
-const FAKE: Recorder = Recorder { version: || Ok("fake-recorder-1".into()), record: fake_record };
+const FAKE: Recorder = Recorder { version: || Ok("fake-recorder-1".into()), record: fake_record, record_fast: |o, _| fake_record(o) };
 /// The same tool at another version: traces it made before do not match.
-const FAKE_2: Recorder = Recorder { version: || Ok("fake-recorder-2".into()), record: fake_record };
+const FAKE_2: Recorder = Recorder { version: || Ok("fake-recorder-2".into()), record: fake_record, record_fast: |o, _| fake_record(o) };
 
 /// A one-program suite (cat on a small corpus) plus a broken entry, in
 /// a temporary folder: the file and its cache. No tool is named, so
@@ -146,7 +146,8 @@ fn records_a_program_and_reuses_a_matching_trace() {
 fn without_the_recording_tool_every_program_fails_naming_it() {
     let (suite, cache) = tiny_suite("notool");
     let mut plan = RecordPlan::new(cache.clone(), 1000);
-    plan.recorder = Recorder { version: || Err("cannot run valgrind: not found".into()), record: fake_record };
+    plan.recorder =
+        Recorder { version: || Err("cannot run valgrind: not found".into()), record: fake_record, record_fast: |o, _| fake_record(o) };
     let out = record_suite(&suite, &plan, &|_| {}).unwrap();
     assert_eq!(out.len(), 2);
     for o in &out {
