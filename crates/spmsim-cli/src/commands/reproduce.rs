@@ -84,6 +84,12 @@ pub enum ReproduceCmd {
         seed: u64,
         #[arg(long, default_value = "results/triad")]
         out: PathBuf,
+        /// Run the paper's SPEC2006 list (as far as the suites have its
+        /// programs, recorded first where the cache lacks them) on this
+        /// many cores, a copy on each, in place of the one-core stand-ins:
+        /// 8 is Triad-NVM's machine. Not part of `reproduce all`.
+        #[arg(long, value_name = "CORES", value_parser = clap::value_parser!(u32).range(1..=64))]
+        spec_cores: Option<u32>,
     },
     /// Every paper's reproduction above, each into OUT/<paper>, then
     /// OUT/index.md and index.html: each paper's claims, ours beside the
@@ -269,7 +275,7 @@ fn all(quick: bool, seed: u64, out: &std::path::Path) -> Result<ExitCode> {
             "secpb" => ReproduceCmd::Secpb { quick, instructions: None, seed, out: dir, builtin: false, programs: None, regions: None },
             "secon" => ReproduceCmd::Secon { quick, instructions: None, seed, out: dir },
             "star" => ReproduceCmd::Star { quick, instructions: None, seed, out: dir },
-            "triad" => ReproduceCmd::Triad { quick, instructions: None, seed, out: dir },
+            "triad" => ReproduceCmd::Triad { quick, instructions: None, seed, out: dir, spec_cores: None },
             "mset" => ReproduceCmd::Mset { quick, instructions: None, seed, out: dir },
             other => unreachable!("index::PAPERS names a paper with no reproduction: {other}"),
         };
@@ -325,10 +331,14 @@ fn run_paper(cmd: ReproduceCmd) -> Result<Vec<ClaimResult>> {
             let n = instructions.unwrap_or(if quick { 2_000_000 } else { 20_000_000 });
             reproduce_paper(star::Star::new(n, seed, quick).map_err(|e| anyhow!("reproduce star: {e}"))?, &out)
         }
-        ReproduceCmd::Triad { quick, instructions, seed, out } => {
+        ReproduceCmd::Triad { quick, instructions, seed, out, spec_cores } => {
             let n = instructions.unwrap_or(if quick { 1_000_000 } else { 20_000_000 });
-            let paper = triad::Triad::new(n, seed, quick).map_err(|e| anyhow!("reproduce triad: {e}"))?;
+            let mut paper = triad::Triad::new(n, seed, quick).map_err(|e| anyhow!("reproduce triad: {e}"))?;
             recorded_stand_ins(triad::stand_in_instructions(n))?;
+            if let Some(c) = spec_cores {
+                recorded_named(&triad::spec_programs(), triad::stand_in_instructions(n), "Triad-NVM's SPEC2006 list")?;
+                paper = paper.with_spec_cores(c as usize);
+            }
             reproduce_paper(paper, &out)
         }
         ReproduceCmd::Mset { quick, instructions, seed, out } => {

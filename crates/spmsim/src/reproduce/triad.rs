@@ -51,8 +51,30 @@ pub const WORKLOADS: [(&str, &str); 14] = [
     ("MIX3 (4 cores)", "mix:a=suite:mcf#persistent=none,b=suite:lbm#persistent=none,c=hash:size_mib=512,d=daxbench-512-2:size_mib=512"),
     ("MIX4 (4 cores)", "mix:a=array:size_mib=512,b=hash:size_mib=512,c=hash:size_mib=512,d=daxbench-1024-2:size_mib=512"),
 ];
-/// The row of the write-intensive non-persistent program V-A names.
-pub const LIBQUANTUM: &str = "LIBQUANTUM (suite:libquantum)";
+/// The row of the write-intensive non-persistent program V-A names (its
+/// label starts so, on one core or many).
+pub const LIBQUANTUM: &str = "LIBQUANTUM (";
+/// Triad-NVM IV's SPEC2006 programs, in its order, with the suite program
+/// that stands for each (`None`: not run, for the reason in
+/// [`SPEC_NOT_RUN`]): the memory-intensive suite's stand-ins, SPEC's own
+/// upstream programs (`configs/suite/spec-upstream.toml`) and our omnetpp
+/// (`configs/suite/spec2017-stand-ins.toml`).
+pub const SPEC_LIST: [(&str, Option<&str>); 12] = [
+    ("LBM", Some("lbm")),
+    ("MCF", Some("mcf")),
+    ("LIBQUANTUM", Some("libquantum")),
+    ("ZEUS", None),
+    ("BWAVES", None),
+    ("GCC", Some("403-gcc")),
+    ("LESLIE3D", None),
+    ("MILC", None),
+    ("SJENG", Some("458-sjeng")),
+    ("CACTUS", None),
+    ("HMMER", Some("456-hmmer")),
+    ("OMNETPP", Some("omnetpp")),
+];
+/// Why SPEC_LIST's programs without a stand-in are not run.
+const SPEC_NOT_RUN: &str = "Fortran scientific codes (zeusmp, bwaves, leslie3d, cactusADM) and MILC's lattice QCD: no Debian package holds them and no stand-in of ours exists yet";
 /// Instructions each core of a run with a recorded program runs before
 /// its statistics start (the paper fast-forwards every program to a
 /// representative region): enough for the stand-ins to fill the 8 MB L3
@@ -76,10 +98,10 @@ pub const SCHEMES: [(&str, &str); 5] = [
     ("TriadNVM-3", "triad-3"),
     ("Strict", "triad-strict"),
 ];
-/// The paper's workloads these runs leave out, and why.
+/// The paper's workloads the one-core runs leave out, and why.
 pub const NOT_RUN: [(&str, &str); 1] = [(
     "SPEC2006's ZEUS, BWAVES, GCC, LESLIE3D, MILC, SJENG, CACTUS, HMMER and OMNETPP",
-    "no stand-in is run for them: the three run (LBM, MCF, LIBQUANTUM) are the memory-intensive ones the paper names, and on non-persistent programs the schemes differ only by the write-backs of dirty lines, which the main suite's cache-resident programs hardly make",
+    "no stand-in is run for them by default: the three run (LBM, MCF, LIBQUANTUM) are the memory-intensive ones the paper names, and on non-persistent programs the schemes differ only by the write-backs of dirty lines, which the main suite's cache-resident programs hardly make; `reproduce triad --spec-cores 8` runs the paper's list as far as we have its programs, on 8 cores",
 )];
 /// Memory sizes of Fig. 10, TiB.
 pub const MEMORY_TIB: [u64; 7] = [1, 2, 4, 8, 16, 32, 64];
@@ -127,6 +149,8 @@ pub struct Results {
     pub instructions: u64,
     pub seed: u64,
     pub quick: bool,
+    /// How many cores the rows ran on.
+    pub cores: String,
     pub source: String,
     pub claims: Vec<ClaimResult>,
     pub figures: Vec<Figure>,
@@ -163,7 +187,31 @@ pub struct Triad {
     pub workloads: Vec<(String, String)>,
     /// Fig. 10's memory sizes, TiB.
     pub memory_tib: Vec<u64>,
+    /// Cores of the SPEC rows (one copy of the program on each), when the
+    /// paper's SPEC list replaces the one-core stand-ins.
+    pub spec_cores: Option<usize>,
     reference: Reference,
+}
+
+/// The paper's SPEC list as rows on `cores` cores: `cores` copies of the
+/// program, one per core (each in its own address range), every access
+/// non-persistent. Triad-NVM's Table I machine has 8 cores and IV runs its
+/// SPEC programs on it; how many copies it runs is not stated, so every
+/// core runs one (SPEC's rate style).
+pub fn spec_workloads(cores: usize) -> Vec<(String, String)> {
+    SPEC_LIST
+        .iter()
+        .filter_map(|&(name, program)| {
+            let p = program?;
+            let copies: Vec<String> = (0..cores).map(|_| format!("suite:{p}#persistent=none")).collect();
+            Some((format!("{name} ({cores} x suite:{p})"), format!("mix:{}", copies.join(","))))
+        })
+        .collect()
+}
+
+/// The suite programs [`spec_workloads`] runs.
+pub fn spec_programs() -> Vec<String> {
+    SPEC_LIST.iter().filter_map(|(_, p)| p.map(String::from)).collect()
 }
 
 impl Triad {
@@ -175,8 +223,27 @@ impl Triad {
             quick,
             workloads: WORKLOADS.iter().map(|&(l, w)| (l.to_string(), w.to_string())).collect(),
             memory_tib: if quick { QUICK_MEMORY_TIB.to_vec() } else { MEMORY_TIB.to_vec() },
+            spec_cores: None,
             reference: Reference::load("triad")?,
         })
+    }
+
+    /// The paper's SPEC list on `cores` cores in place of the one-core
+    /// stand-in rows (LBM, MCF, LIBQUANTUM); the mixes stay on four.
+    pub fn with_spec_cores(mut self, cores: usize) -> Self {
+        self.workloads.retain(|(_, w)| !w.starts_with("suite:"));
+        let at = self.workloads.iter().position(|(l, _)| l.starts_with("MIX")).unwrap_or(self.workloads.len());
+        self.workloads.splice(at..at, spec_workloads(cores));
+        self.spec_cores = Some(cores);
+        self
+    }
+
+    /// What the runs' cores are, for the report.
+    fn cores_text(&self) -> String {
+        match self.spec_cores {
+            Some(n) => format!("{n} cores for the paper's SPEC programs (a copy on each), four for the mixes"),
+            None => "ONE core, four for the mixes".into(),
+        }
     }
 
     /// One timing run: a scheme on a workload (a recorded stand-in after
@@ -276,7 +343,11 @@ impl Paper for Triad {
     }
 
     fn summary(&self, r: &Results) -> Vec<String> {
-        let mut v = vec!["cores: one, four for the mixes (the paper runs 8)".to_string()];
+        let mut v = vec![if r.cores.starts_with("ONE") {
+            "cores: one, four for the mixes (the paper runs 8)".to_string()
+        } else {
+            format!("cores: {} (the paper runs 8)", r.cores)
+        }];
         v.extend(r.not_run.iter().map(|(w, why)| format!("not run: {w}: {why}")));
         v
     }
@@ -313,7 +384,8 @@ fn analyse(p: &Triad, runs: Vec<RunRecord>, recovery: Vec<RecoveryPoint>) -> Res
         .find(|p| p.scheme == "triad-no-persist" && p.memory_bytes == 3 << 40)
         .map_or(f64::NAN, |p| p.measured.reads.data as f64 * BLOCK_NS * 1e-9);
     let speedup8 = seconds(&recovery, "triad-no-persist", 8) / seconds(&recovery, "triad-3", 8);
-    let quantum = find(&runs, "Strict", LIBQUANTUM).cycles as f64 / find(&runs, "TriadNVM-1", LIBQUANTUM).cycles as f64;
+    let lq = labels.iter().copied().find(|l| l.starts_with(LIBQUANTUM)).ok_or("no LIBQUANTUM row in the grid")?;
+    let quantum = find(&runs, "Strict", lq).cycles as f64 / find(&runs, "TriadNVM-1", lq).cycles as f64;
     let found: Vec<(&str, (f64, f64))> = vec![
         ("strict_slowdown", slow("Strict")),
         ("triad1_overhead", overhead("TriadNVM-1")),
@@ -377,9 +449,16 @@ fn analyse(p: &Triad, runs: Vec<RunRecord>, recovery: Vec<RecoveryPoint>) -> Res
                 .collect(),
         },
     ];
-    let causes = causes(&runs, &p.workloads, &recovery);
-    let not_run = NOT_RUN.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+    let causes = causes(&runs, &p.workloads, &recovery, &p.cores_text());
+    let not_run = match p.spec_cores {
+        None => NOT_RUN.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
+        Some(_) => {
+            let missing: Vec<&str> = SPEC_LIST.iter().filter(|(_, p)| p.is_none()).map(|(n, _)| *n).collect();
+            vec![(format!("SPEC2006's {}", missing.join(", ")), SPEC_NOT_RUN.to_string())]
+        }
+    };
     Ok(Results {
+        cores: p.cores_text(),
         instructions: p.instructions,
         seed: p.seed,
         quick: p.quick,
@@ -394,9 +473,13 @@ fn analyse(p: &Triad, runs: Vec<RunRecord>, recovery: Vec<RecoveryPoint>) -> Res
 }
 
 /// What the measurements say about the gaps.
-fn causes(runs: &[RunRecord], workloads: &[(String, String)], recovery: &[RecoveryPoint]) -> Vec<String> {
+fn causes(runs: &[RunRecord], workloads: &[(String, String)], recovery: &[RecoveryPoint], cores: &str) -> Vec<String> {
     let labels: Vec<&str> = workloads.iter().map(|w| w.0.as_str()).collect();
-    let mut v = vec!["Cores: the paper runs 8 cores; these runs use one, and four for the two mixes (one program each).".to_string()];
+    let mut v = vec![if cores.starts_with("ONE") {
+        "Cores: the paper runs 8 cores; these runs use one, and four for the two mixes (one program each).".to_string()
+    } else {
+        format!("Cores: the paper runs 8 cores; these runs use {cores} (one program on each).")
+    }];
     let w = |s: &str| labels.iter().map(|l| find(runs, s, l).device_writes.total() as f64).sum::<f64>();
     let u = |s: &str| mean(&labels.iter().map(|l| find(runs, s, l).write_utilisation).collect::<Vec<_>>());
     let fast = |s: &str| {
@@ -417,7 +500,7 @@ fn causes(runs: &[RunRecord], workloads: &[(String, String)], recovery: &[Recove
     ));
     let stand_ins: Vec<String> = workloads
         .iter()
-        .filter(|(_, w)| w.starts_with("suite:"))
+        .filter(|(l, w)| w.contains("suite:") && !l.starts_with("MIX"))
         .map(|(l, _)| {
             let (b, st, t1) = (find(runs, "Baseline", l), find(runs, "Strict", l), find(runs, "TriadNVM-1", l));
             format!(
@@ -478,10 +561,16 @@ fn runs_csv(runs: &[RunRecord]) -> String {
 /// causes of the gaps; what is not run; then every figure's cells.
 pub fn report(r: &Results) -> String {
     let method = format!(
-        "{} instructions per run (per core), seed {}{}, ONE core, four for the mixes (the paper: 8 cores). LBM, MCF and LIBQUANTUM are stand-ins for the SPEC2006 programs, recorded under valgrind (`configs/suite/memory-intensive.toml`, every access non-persistent); the runs with one of them warm up for {} M instructions per core first. Slowdowns are cycles over the baseline's (`triad-no-persist`: no metadata persisted); writes are the PCM's after WPQ merging. Means over workloads are geometric (arithmetic beside them). Crypto is timing-only in the timed runs; the recoveries run real crypto on machines of each size (sparse), {RECOVERY_OPS} hash operations before the crash, and count every block they read or compute.\n",
+        "{} instructions per run (per core), seed {}{}, {} (the paper: 8 cores). {}; the runs with one of them warm up for {} M instructions per core first. Slowdowns are cycles over the baseline's (`triad-no-persist`: no metadata persisted); writes are the PCM's after WPQ merging. Means over workloads are geometric (arithmetic beside them). Crypto is timing-only in the timed runs; the recoveries run real crypto on machines of each size (sparse), {RECOVERY_OPS} hash operations before the crash, and count every block they read or compute.\n",
         r.instructions,
         r.seed,
         if r.quick { ", --quick" } else { "" },
+        r.cores,
+        if r.cores.starts_with("ONE") {
+            "LBM, MCF and LIBQUANTUM are stand-ins for the SPEC2006 programs, recorded under valgrind (`configs/suite/memory-intensive.toml`, every access non-persistent)"
+        } else {
+            "The SPEC rows are the paper's list as far as we have its programs: the memory-intensive stand-ins (LBM, MCF, LIBQUANTUM), SPEC's own upstream programs (GCC, SJENG, HMMER: `configs/suite/spec-upstream.toml`) and our OMNETPP, recorded under valgrind, every access non-persistent"
+        },
         STAND_IN_WARMUP / 1_000_000
     );
     let mut s = rp::report_head("Triad-NVM", &r.source, method.trim_end());
