@@ -70,6 +70,11 @@ pub enum ReproduceCmd {
         seed: u64,
         #[arg(long, default_value = "results/star")]
         out: PathBuf,
+        /// Also judge Figs. 10-13's claims with the workloads' heaps at
+        /// 8, 64 and 1024 MiB (STAR gives none): four times Figs. 10-13's
+        /// runs again. Not part of `reproduce all`.
+        #[arg(long)]
+        sweep: bool,
     },
     /// Triad-NVM: Figs. 8-10 against no persistence and strict persistence
     /// (single-core, persistent workloads; recovery on machines of 1-64 TiB).
@@ -274,7 +279,7 @@ fn all(quick: bool, seed: u64, out: &std::path::Path) -> Result<ExitCode> {
         let cmd = match id {
             "secpb" => ReproduceCmd::Secpb { quick, instructions: None, seed, out: dir, builtin: false, programs: None, regions: None },
             "secon" => ReproduceCmd::Secon { quick, instructions: None, seed, out: dir },
-            "star" => ReproduceCmd::Star { quick, instructions: None, seed, out: dir },
+            "star" => ReproduceCmd::Star { quick, instructions: None, seed, out: dir, sweep: false },
             "triad" => ReproduceCmd::Triad { quick, instructions: None, seed, out: dir, spec_cores: None },
             "mset" => ReproduceCmd::Mset { quick, instructions: None, seed, out: dir },
             other => unreachable!("index::PAPERS names a paper with no reproduction: {other}"),
@@ -327,9 +332,11 @@ fn run_paper(cmd: ReproduceCmd) -> Result<Vec<ClaimResult>> {
             let n = instructions.unwrap_or(if quick { 300_000 } else { 2_000_000 });
             reproduce_paper(secon::Secon::new(n, seed, quick).map_err(|e| anyhow!("reproduce secon: {e}"))?, &out)
         }
-        ReproduceCmd::Star { quick, instructions, seed, out } => {
+        ReproduceCmd::Star { quick, instructions, seed, out, sweep } => {
             let n = instructions.unwrap_or(if quick { 2_000_000 } else { 20_000_000 });
-            reproduce_paper(star::Star::new(n, seed, quick).map_err(|e| anyhow!("reproduce star: {e}"))?, &out)
+            let mut paper = star::Star::new(n, seed, quick).map_err(|e| anyhow!("reproduce star: {e}"))?;
+            paper.sweep = sweep;
+            reproduce_paper(paper, &out)
         }
         ReproduceCmd::Triad { quick, instructions, seed, out, spec_cores } => {
             let n = instructions.unwrap_or(if quick { 1_000_000 } else { 20_000_000 });

@@ -45,6 +45,15 @@ const SCHEMES: [(&str, &str, &str); 4] =
 /// ratio and STAR's traffic depend on the workload's locality, which the
 /// paper does not give.
 pub const FOOTPRINT_MIB: [u64; 3] = [8, 64, 1024];
+/// The workloads whose persistent heap `--sweep` varies over
+/// [`FOOTPRINT_MIB`] (every one with a `size_mib`; TPCC's database is sized
+/// by its warehouses, as TPC-C scales, and stays at its default). STAR
+/// gives neither its workloads' heaps nor their operation counts (IV-A),
+/// and its micro-benchmarks come from no suite with defaults of its own;
+/// the range is the footprint figure's, from a heap whose metadata fits
+/// the 512 KB metadata cache to one 128 times larger, fixed before the
+/// sweep was first run.
+pub const SWEPT: [&str; 6] = ["Array", "Btree", "Hash", "Queue", "RBtree", "YCSB"];
 /// Table II's bitmap-line counts.
 pub const BITMAP_LINES: [u64; 5] = [2, 4, 8, 16, 32];
 
@@ -105,6 +114,9 @@ pub struct Results {
     pub recovery: Vec<RecoveryPoint>,
     pub causes: Vec<String>,
     pub runs: Vec<RunRecord>,
+    /// Figs. 10-13's claims over the heap sweep (`--sweep`; empty without).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub swept: Vec<SweptClaim>,
 }
 
 /// One timing run: a scheme (its report name and preset) on a workload,
@@ -119,9 +131,20 @@ pub struct Spec {
     sets: Vec<String>,
 }
 
-/// The timing runs: Figs. 10-13, the footprint sweep, Table II.
-fn specs() -> Vec<Spec> {
+/// The timing runs: Figs. 10-13, the footprint figure, Table II, and with
+/// `sweep` Figs. 10-13 again at each heap of the sweep.
+fn specs(sweep: bool) -> Vec<Spec> {
     let mut v = Vec::new();
+    if sweep {
+        for &mib in &FOOTPRINT_MIB {
+            for &(label, workload) in WORKLOADS.iter().filter(|(l, _)| SWEPT.contains(l)) {
+                for &(scheme, preset, set) in &SCHEMES {
+                    let sets = if set.is_empty() { vec![] } else { vec![set.to_string()] };
+                    v.push(Spec { fig: "sweep", scheme, preset, label, workload: format!("{workload}:size_mib={mib}"), x: mib, sets });
+                }
+            }
+        }
+    }
     for &(label, workload) in &WORKLOADS {
         for &(scheme, preset, set) in &SCHEMES {
             let sets = if set.is_empty() { vec![] } else { vec![set.to_string()] };
@@ -172,14 +195,29 @@ pub struct Star {
     pub quick: bool,
     /// The metadata-cache sizes recovered at (Fig. 14).
     pub recovery_bytes: Vec<u64>,
+    /// Also run Figs. 10-13 with every [`SWEPT`] workload's heap at each
+    /// of [`FOOTPRINT_MIB`], and judge their claims at each.
+    pub sweep: bool,
     reference: Reference,
 }
 
 impl Star {
     pub fn new(instructions: u64, seed: u64, quick: bool) -> Result<Self, String> {
         let recovery_bytes = if quick { QUICK_RECOVERY_BYTES.to_vec() } else { RECOVERY_BYTES.to_vec() };
-        Ok(Star { instructions, seed, quick, recovery_bytes, reference: Reference::load("star")? })
+        Ok(Star { instructions, seed, quick, recovery_bytes, sweep: false, reference: Reference::load("star")? })
     }
+}
+
+/// One claim of Figs. 10-13 judged at every swept heap size.
+#[derive(Clone, Debug, Serialize)]
+pub struct SweptClaim {
+    pub id: String,
+    pub text: String,
+    pub paper: f64,
+    /// Ours with the workloads' default heaps (the claim's own row).
+    pub default: f64,
+    /// (heap MiB, ours, reproduced) with the swept workloads at that heap.
+    pub at: Vec<(u64, f64, bool)>,
 }
 
 /// A point of STAR's grid: a timing run, or a recovery of Fig. 14.
@@ -197,7 +235,7 @@ impl Paper for Star {
     const ID: &'static str = "star";
 
     fn grid(&self) -> Vec<Point> {
-        let mut v: Vec<Point> = specs().into_iter().map(Point::Run).collect();
+        let mut v: Vec<Point> = specs(self.sweep).into_iter().map(Point::Run).collect();
         for &bytes in &self.recovery_bytes {
             v.extend(["star", "anubis-sit"].map(|preset| Point::Recovery { preset, bytes }));
         }
@@ -277,12 +315,11 @@ fn find<'a>(runs: &'a [RunRecord], fig: &str, scheme: &str, label: &str, x: u64)
     runs.iter().find(|r| r.fig == fig && r.scheme == scheme && r.label == label && (x == 0 || r.x == x)).expect("every grid point ran")
 }
 
-/// Figs. 10-14 and Table II from the runs, the claims, and the causes.
-fn analyse(p: &Star, runs: Vec<RunRecord>, recovery: Vec<RecoveryPoint>) -> Result<Results, String> {
-    let rf = &p.reference;
-    let labels: Vec<&str> = WORKLOADS.iter().map(|w| w.0).collect();
-    let main = |s: &str, l: &str| find(&runs, "main", s, l, 0);
-    let over = |s: &str, f: fn(&RunRecord) -> f64| -> Vec<f64> { labels.iter().map(|l| f(main(s, l)) / f(main("WB", l))).collect() };
+/// Figs. 10-13's claims (write traffic, IPC and energy against WB, the
+/// bitmap lines' writes against WB's) over `labels`, each run found by
+/// `get(scheme, label)`: geometric and arithmetic means.
+fn traffic_claims<'a>(get: &dyn Fn(&str, &str) -> &'a RunRecord, labels: &[&str]) -> Vec<(&'static str, (f64, f64))> {
+    let over = |s: &str, f: fn(&RunRecord) -> f64| -> Vec<f64> { labels.iter().map(|l| f(get(s, l)) / f(get("WB", l))).collect() };
     let both = |v: &[f64]| (geomean(v), mean(v));
     let wr = RunRecord::writes;
     let ipc = |r: &RunRecord| r.ipc;
@@ -303,9 +340,58 @@ fn analyse(p: &Star, runs: Vec<RunRecord>, recovery: Vec<RecoveryPoint>) -> Resu
     };
     found.push(("star_energy_overhead", overhead("STAR")));
     found.push(("anubis_energy_overhead", overhead("Anubis")));
+    let bitmap_writes = |l: &str| get("STAR", l).bitmap.map_or(0, |b| b.writes).max(1) as f64;
+    let wb_over_bitmap: Vec<f64> = labels.iter().map(|l| wr(get("WB", l)) / bitmap_writes(l)).collect();
+    found.push(("wb_writes_over_bitmap_writes", both(&wb_over_bitmap)));
+    found
+}
+
+/// The claims of [`traffic_claims`] at each heap of the sweep: the swept
+/// workloads at that heap, TPCC at its default.
+fn swept_claims(rf: &Reference, runs: &[RunRecord], labels: &[&str], default: &[(&str, (f64, f64))]) -> Vec<SweptClaim> {
+    if !runs.iter().any(|r| r.fig == "sweep") {
+        return Vec::new();
+    }
+    let at: Vec<(u64, Vec<(&str, (f64, f64))>)> = FOOTPRINT_MIB
+        .iter()
+        .map(|&mib| {
+            let get = |s: &str, l: &str| if SWEPT.contains(&l) { find(runs, "sweep", s, l, mib) } else { find(runs, "main", s, l, 0) };
+            (mib, traffic_claims(&get, labels))
+        })
+        .collect();
+    default
+        .iter()
+        .filter_map(|(id, ours)| {
+            let c = rf.claim.iter().find(|c| c.id == *id)?;
+            let judged = |x: f64| ClaimResult::new(&c.id, &c.text, &c.where_, c.kind, c.paper, (x, x), c.rule()).reproduced;
+            Some(SweptClaim {
+                id: c.id.clone(),
+                text: c.text.clone(),
+                paper: c.paper,
+                default: ours.0,
+                at: at
+                    .iter()
+                    .map(|(mib, f)| {
+                        let x = f.iter().find(|(i, _)| i == id).map_or(f64::NAN, |v| v.1 .0);
+                        (*mib, x, judged(x))
+                    })
+                    .collect(),
+            })
+        })
+        .collect()
+}
+
+/// Figs. 10-14 and Table II from the runs, the claims, and the causes.
+fn analyse(p: &Star, runs: Vec<RunRecord>, recovery: Vec<RecoveryPoint>) -> Result<Results, String> {
+    let rf = &p.reference;
+    let labels: Vec<&str> = WORKLOADS.iter().map(|w| w.0).collect();
+    let main = |s: &str, l: &str| find(&runs, "main", s, l, 0);
+    let wr = RunRecord::writes;
+    let ipc = |r: &RunRecord| r.ipc;
+    let en = RunRecord::energy;
+    let mut found = traffic_claims(&main, &labels);
     let bitmap_writes = |l: &str| main("STAR", l).bitmap.map_or(0, |b| b.writes).max(1) as f64;
     let wb_over_bitmap: Vec<f64> = labels.iter().map(|l| wr(main("WB", l)) / bitmap_writes(l)).collect();
-    found.push(("wb_writes_over_bitmap_writes", both(&wb_over_bitmap)));
     let star_runs = |n: u64| -> Vec<&RunRecord> {
         labels.iter().map(|l| if n == 16 { main("STAR", l) } else { find(&runs, "bitmap", "STAR", l, n) }).collect()
     };
@@ -326,6 +412,7 @@ fn analyse(p: &Star, runs: Vec<RunRecord>, recovery: Vec<RecoveryPoint>) -> Resu
     };
     found.push(("star_recovery_4mb", (at4("star"), at4("star"))));
     found.push(("anubis_recovery_4mb", (at4("anubis-sit"), at4("anubis-sit"))));
+    let swept = swept_claims(rf, &runs, &labels, &found);
     let claims = rf.evaluate(&found)?;
     let schemes: Vec<&str> = SCHEMES.iter().map(|s| s.0).collect();
     let per = |f: &dyn Fn(&str, &str) -> f64, ss: &[&str]| -> Vec<(String, String, Vec<f64>)> {
@@ -419,6 +506,7 @@ fn analyse(p: &Star, runs: Vec<RunRecord>, recovery: Vec<RecoveryPoint>) -> Resu
         recovery,
         causes,
         runs,
+        swept,
     })
 }
 
@@ -509,6 +597,53 @@ pub fn report(r: &Results) -> String {
     );
     let mut s = rp::report_head("STAR", &r.source, method.trim_end());
     s.push_str(&ClaimResult::markdown(&r.claims, "configs/reference/star.toml"));
+    s.push_str(&swept_section(r));
     s.push_str(&rp::causes_and_figures(&r.causes, "", &r.figures, 4));
     s
+}
+
+/// Figs. 10-13's claims over the heap sweep, if it ran: ours at each heap
+/// beside the default's, and the heaps at which each claim holds.
+fn swept_section(r: &Results) -> String {
+    if r.swept.is_empty() {
+        return String::new();
+    }
+    let mut s = format!(
+        "\n## Claims over the swept heaps (`--sweep`)\n\nSTAR gives neither its workloads' heaps nor their operation counts, and its micro-benchmarks come from no suite with defaults of its own, so Figs. 10-13's claims are judged with {} at each heap of a range fixed before the sweep was first run ({} MiB: from a heap whose metadata fits the 512 KB metadata cache to one 128 times larger); TPCC keeps its default database (16 warehouses). Geometric means over the seven workloads; the default column is the claim's own row above.\n\n| claim | paper | default heaps |",
+        SWEPT.join(", "),
+        FOOTPRINT_MIB.map(|m| m.to_string()).join(", ")
+    );
+    for m in FOOTPRINT_MIB {
+        let _ = write!(s, " {m} MiB |");
+    }
+    s.push_str(" holds at |\n|---|---|---|");
+    s.push_str(&"---|".repeat(FOOTPRINT_MIB.len() + 1));
+    s.push('\n');
+    for c in &r.swept {
+        let _ = write!(s, "| {} | {:.3} | {:.3} |", c.text, c.paper, c.default);
+        for (_, x, ok) in &c.at {
+            let _ = write!(s, " {x:.3}{} |", if *ok { " (yes)" } else { "" });
+        }
+        let holds: Vec<String> = c.at.iter().filter(|a| a.2).map(|a| format!("{} MiB", a.0)).collect();
+        let _ = writeln!(s, " {} |", if holds.is_empty() { "none of them".to_string() } else { holds.join(", ") });
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sweep_runs_every_scheme_on_every_swept_workload_at_every_heap() {
+        let base = specs(false).len();
+        let swept: Vec<Spec> = specs(true).into_iter().filter(|s| s.fig == "sweep").collect();
+        assert_eq!(specs(true).len(), base + swept.len());
+        assert_eq!(swept.len(), FOOTPRINT_MIB.len() * SWEPT.len() * SCHEMES.len());
+        for s in &swept {
+            assert!(SWEPT.contains(&s.label) && FOOTPRINT_MIB.contains(&s.x));
+            // Each swept workload takes the heap size it is given.
+            WorkloadKind::parse(&s.workload).unwrap_or_else(|e| panic!("{}: {e}", s.workload));
+        }
+    }
 }

@@ -579,3 +579,26 @@ pub fn report(r: &Results) -> String {
     s.push_str(&rp::causes_and_figures(&r.causes, &not_run, &r.figures, 4));
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_spec_rows_replace_the_one_core_stand_ins_with_a_copy_per_core() {
+        let t = Triad::new(1000, 1, true).unwrap().with_spec_cores(8);
+        let spec: Vec<&(String, String)> = t.workloads.iter().filter(|(l, _)| l.contains(" x suite:")).collect();
+        assert_eq!(spec.len(), SPEC_LIST.iter().filter(|(_, p)| p.is_some()).count());
+        for (label, w) in &spec {
+            let parts: Vec<&str> = w.trim_start_matches("mix:").split(',').collect();
+            assert_eq!(parts.len(), 8, "{label}");
+            assert!(parts.iter().all(|p| p.ends_with("#persistent=none") && *p == parts[0]), "{label}: {w}");
+        }
+        // No one-core stand-in row is left, the mixes stay, and the
+        // LIBQUANTUM row the claims read is there.
+        assert!(!t.workloads.iter().any(|(_, w)| w.starts_with("suite:")));
+        assert_eq!(t.workloads.iter().filter(|(l, _)| l.starts_with("MIX")).count(), 4);
+        assert!(t.workloads.iter().any(|(l, _)| l.starts_with(LIBQUANTUM)));
+        assert!(t.cores_text().starts_with("8 cores"));
+    }
+}
