@@ -34,7 +34,14 @@ fn fake_record(opts: &RecordOptions) -> Result<RecordSummary, String> {
     })
 }
 
-const FAKE: Recorder = Recorder { version: || Ok("fake-recorder-1".into()), record: fake_record, record_fast: |o, _| fake_record(o) };
+const FAKE: Recorder = Recorder { version: || Ok("fake-recorder-1".into()), record: fake_record, record_fast: fake_record_fast };
+
+/// The fake's fast-forwarding path: the same trace, its header saying so.
+fn fake_record_fast(opts: &RecordOptions, _cache: &Path) -> Result<RecordSummary, String> {
+    let mut o = opts.clone();
+    o.source = format!("fast-forwarded: {}", opts.source);
+    fake_record(&o)
+}
 /// The same tool at another version: traces it made before do not match.
 const FAKE_2: Recorder = Recorder { version: || Ok("fake-recorder-2".into()), record: fake_record, record_fast: |o, _| fake_record(o) };
 
@@ -89,7 +96,10 @@ fn records_a_program_and_reuses_a_matching_trace() {
     assert!(matches!(o.status, Status::Recorded), "{:?}", o.status);
     let m = Manifest::load(&manifest_file(&cache, "cat")).unwrap();
     assert_eq!(o.manifest.as_ref(), Some(&m));
-    assert_eq!((m.program.as_str(), m.packages[0].name.as_str(), m.valgrind.as_str()), ("cat", "coreutils", "fake-recorder-1"));
+    assert_eq!(
+        (m.program.as_str(), m.packages[0].name.as_str(), m.valgrind.as_str()),
+        ("cat", "coreutils", "fake-recorder-1, fast-forwarded by spmtrace")
+    );
     assert_eq!(Some(&m.packages[0].version), packages::installed_version("coreutils").unwrap().as_ref());
     assert_eq!(m.binary_package.as_ref().map(|b| b.name.as_str()), Some("coreutils"));
     let corpus = inputs::generate("text", 3, 20_000, 0).unwrap();
@@ -109,7 +119,12 @@ fn records_a_program_and_reuses_a_matching_trace() {
     assert_eq!(info.instructions, 3000);
     let h = info.header.unwrap();
     assert_eq!(h.skipped_instructions, 1000);
-    assert!(h.source.starts_with("suite:cat (coreutils ") && h.source.contains("; fake-recorder-1): /bin/cat -n "), "{}", h.source);
+    assert!(
+        h.source.starts_with("fast-forwarded: suite:cat (coreutils ")
+            && h.source.contains("; fake-recorder-1, fast-forwarded by spmtrace): /bin/cat -n "),
+        "{}",
+        h.source
+    );
     assert!(h.source.contains(&format!("| cwd {} |", cache.join("suite").join("work").join("cat").display())), "{}", h.source);
     assert!(h.source.ends_with(&format!("| program {}", m.command.join(" "))), "{}", h.source);
     assert!(!cache.join("suite").join("work").join("cat").exists(), "the scratch folder is removed");
@@ -130,7 +145,7 @@ fn records_a_program_and_reuses_a_matching_trace() {
     // Another version of the tool: the trace is recorded again.
     plan.recorder = FAKE_2;
     assert!(matches!(run(&plan)[0].status, Status::Recorded));
-    assert_eq!(Manifest::load(&manifest_file(&cache, "cat")).unwrap().valgrind, "fake-recorder-2");
+    assert_eq!(Manifest::load(&manifest_file(&cache, "cat")).unwrap().valgrind, "fake-recorder-2, fast-forwarded by spmtrace");
     assert!(matches!(run(&plan)[0].status, Status::UpToDate));
     // A trace in an older format version is recorded again.
     let t = trace_file(&cache, "cat");
@@ -211,4 +226,27 @@ fn utc_dates_are_iso() {
     let d = utc_now();
     assert_eq!(d.len(), 20, "{d}");
     assert!(d.starts_with("20") && d.ends_with('Z') && d.as_bytes()[10] == b'T');
+}
+
+#[test]
+fn a_program_fast_forwards_unless_it_says_not_and_the_choice_keys_its_trace() {
+    let (suite, cache) = tiny_suite("ff");
+    let mut plan = RecordPlan::new(cache.clone(), 3000);
+    plan.recorder = FAKE;
+    plan.only = vec!["cat".into()];
+    use crate::trace::RecordReader;
+    let source = || crate::trace::NativeReader::open(&trace_file(&cache, "cat")).unwrap().header().source.clone();
+    let status = |suite: &Suite| record_suite(suite, &plan, &|_| {}).unwrap().remove(0).status;
+    assert!(matches!(status(&suite), Status::Recorded));
+    assert!(source().starts_with("fast-forwarded: "), "{}", source());
+    assert!(matches!(status(&suite), Status::UpToDate));
+    // The same program recorded by lackey all the way: recorded again, and
+    // by the other path.
+    let mut lackey = suite.clone();
+    lackey.programs.iter_mut().for_each(|p| p.fast_forward = false);
+    assert!(matches!(status(&lackey), Status::Recorded));
+    assert!(!source().starts_with("fast-forwarded: "), "{}", source());
+    assert!(matches!(status(&lackey), Status::UpToDate));
+    assert!(matches!(status(&suite), Status::Recorded));
+    let _ = std::fs::remove_dir_all(cache.parent().unwrap());
 }
