@@ -7,7 +7,10 @@
 //!  [[program]] name, packages, description, command, stdin, skip
 //! ```
 //! A command is a list of words. `{input:NAME}` stands for the path of an
-//! input, `{work}` for the program's scratch folder (also its working
+//! input, `{input-stem:NAME}` for that path without its extension (a
+//! program that takes a job name and adds the extension itself, as
+//! CalculiX's `ccx -i JOB` reads `JOB.inp` and writes `JOB.dat` beside it),
+//! `{work}` for the program's scratch folder (also its working
 //! directory), `{executable}` for the path printed by `executable_from`, and
 //! in a derived input's command `{out}` for the file to make.
 
@@ -330,8 +333,8 @@ impl Suite {
                 for w in words {
                     for (ph, a) in placeholders(w).map_err(|m| err(key, m))? {
                         match ph.as_str() {
-                            "input" if known.contains(a.as_str()) => {}
-                            "input" => return Err(err(key, format!("`{{input:{a}}}`: no input `{a}` is defined"))),
+                            "input" | "input-stem" if known.contains(a.as_str()) => {}
+                            "input" | "input-stem" => return Err(err(key, format!("`{{{ph}:{a}}}`: no input `{a}` is defined"))),
                             "work" if a.is_empty() => {}
                             "executable" if executable && a.is_empty() => {}
                             _ => {
@@ -409,7 +412,7 @@ impl Suite {
         let words = p.command.iter().chain(p.stdin.iter()).chain(p.executable_from.iter().flatten());
         for w in words {
             for (ph, a) in placeholders(w).unwrap_or_default() {
-                if ph == "input" {
+                if ph == "input" || ph == "input-stem" {
                     want.insert(a);
                 }
             }

@@ -220,6 +220,11 @@ fn prepare(
     let lookup = |name: &str, arg: &str| -> Result<String, String> {
         match name {
             "input" => files.iter().find(|f| f.name == arg).map(|f| f.path.clone()).ok_or_else(|| format!("input `{arg}` was not made")),
+            "input-stem" => files
+                .iter()
+                .find(|f| f.name == arg)
+                .map(|f| Path::new(&f.path).with_extension("").display().to_string())
+                .ok_or_else(|| format!("input `{arg}` was not made")),
             "work" => Ok(work.display().to_string()),
             "executable" => Ok(binary.clone()),
             _ => Err(format!("unknown placeholder {{{name}}}")),
