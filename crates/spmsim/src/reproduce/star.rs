@@ -315,10 +315,13 @@ fn find<'a>(runs: &'a [RunRecord], fig: &str, scheme: &str, label: &str, x: u64)
     runs.iter().find(|r| r.fig == fig && r.scheme == scheme && r.label == label && (x == 0 || r.x == x)).expect("every grid point ran")
 }
 
+/// Claims measured: (id, (geometric mean, arithmetic mean)).
+type ClaimMeans = Vec<(&'static str, (f64, f64))>;
+
 /// Figs. 10-13's claims (write traffic, IPC and energy against WB, the
 /// bitmap lines' writes against WB's) over `labels`, each run found by
 /// `get(scheme, label)`: geometric and arithmetic means.
-fn traffic_claims<'a>(get: &dyn Fn(&str, &str) -> &'a RunRecord, labels: &[&str]) -> Vec<(&'static str, (f64, f64))> {
+fn traffic_claims<'a>(get: &dyn Fn(&str, &str) -> &'a RunRecord, labels: &[&str]) -> ClaimMeans {
     let over = |s: &str, f: fn(&RunRecord) -> f64| -> Vec<f64> { labels.iter().map(|l| f(get(s, l)) / f(get("WB", l))).collect() };
     let both = |v: &[f64]| (geomean(v), mean(v));
     let wr = RunRecord::writes;
@@ -352,7 +355,7 @@ fn swept_claims(rf: &Reference, runs: &[RunRecord], labels: &[&str], default: &[
     if !runs.iter().any(|r| r.fig == "sweep") {
         return Vec::new();
     }
-    let at: Vec<(u64, Vec<(&str, (f64, f64))>)> = FOOTPRINT_MIB
+    let at: Vec<(u64, ClaimMeans)> = FOOTPRINT_MIB
         .iter()
         .map(|&mib| {
             let get = |s: &str, l: &str| if SWEPT.contains(&l) { find(runs, "sweep", s, l, mib) } else { find(runs, "main", s, l, 0) };
