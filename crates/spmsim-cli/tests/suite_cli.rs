@@ -97,7 +97,10 @@ fn record_writes_trace_and_manifest_and_reproduce_runs_on_them() {
     assert!(err.contains("bzip2: recorded 400000 instructions"), "{err}");
     let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(cache.join("suite/bzip2.json")).unwrap()).unwrap();
     assert_eq!(m["recorded_instructions"], 400_000);
-    assert_eq!(m["skipped_instructions"], 200_000);
+    // The window is fast-forwarded to the first block boundary at or
+    // after the skip (spmtrace), a few instructions later.
+    let skipped = m["skipped_instructions"].as_u64().unwrap();
+    assert!((200_000..200_100).contains(&skipped), "skipped {skipped}");
     assert_eq!(m["packages"][0]["name"], "bzip2");
     assert_eq!(m["inputs"][0]["sha256"].as_str().unwrap().len(), 64);
     assert!(m["command"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().ends_with("corpus.txt")));
