@@ -149,7 +149,7 @@ impl RelativeTolerance {
 }
 
 /// One claim of a reference file.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Claim {
     pub id: String,

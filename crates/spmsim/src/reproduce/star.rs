@@ -315,6 +315,12 @@ fn find<'a>(runs: &'a [RunRecord], fig: &str, scheme: &str, label: &str, x: u64)
     runs.iter().find(|r| r.fig == fig && r.scheme == scheme && r.label == label && (x == 0 || r.x == x)).expect("every grid point ran")
 }
 
+/// WB's writes over STAR's bitmap-line writes, per label (Fig. 10).
+fn wb_over_bitmap<'a>(get: &dyn Fn(&str, &str) -> &'a RunRecord, labels: &[&str]) -> Vec<f64> {
+    let bitmap_writes = |l: &str| get("STAR", l).bitmap.map_or(0, |b| b.writes).max(1) as f64;
+    labels.iter().map(|l| get("WB", l).writes() / bitmap_writes(l)).collect()
+}
+
 /// Claims measured: (id, (geometric mean, arithmetic mean)).
 type ClaimMeans = Vec<(&'static str, (f64, f64))>;
 
@@ -343,9 +349,7 @@ fn traffic_claims<'a>(get: &dyn Fn(&str, &str) -> &'a RunRecord, labels: &[&str]
     };
     found.push(("star_energy_overhead", overhead("STAR")));
     found.push(("anubis_energy_overhead", overhead("Anubis")));
-    let bitmap_writes = |l: &str| get("STAR", l).bitmap.map_or(0, |b| b.writes).max(1) as f64;
-    let wb_over_bitmap: Vec<f64> = labels.iter().map(|l| wr(get("WB", l)) / bitmap_writes(l)).collect();
-    found.push(("wb_writes_over_bitmap_writes", both(&wb_over_bitmap)));
+    found.push(("wb_writes_over_bitmap_writes", both(&wb_over_bitmap(get, labels))));
     found
 }
 
@@ -393,8 +397,7 @@ fn analyse(p: &Star, runs: Vec<RunRecord>, recovery: Vec<RecoveryPoint>) -> Resu
     let ipc = |r: &RunRecord| r.ipc;
     let en = RunRecord::energy;
     let mut found = traffic_claims(&main, &labels);
-    let bitmap_writes = |l: &str| main("STAR", l).bitmap.map_or(0, |b| b.writes).max(1) as f64;
-    let wb_over_bitmap: Vec<f64> = labels.iter().map(|l| wr(main("WB", l)) / bitmap_writes(l)).collect();
+    let wb_over_bitmap = wb_over_bitmap(&main, &labels);
     let star_runs = |n: u64| -> Vec<&RunRecord> {
         labels.iter().map(|l| if n == 16 { main("STAR", l) } else { find(&runs, "bitmap", "STAR", l, n) }).collect()
     };

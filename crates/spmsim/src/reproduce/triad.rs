@@ -149,8 +149,10 @@ pub struct Results {
     pub instructions: u64,
     pub seed: u64,
     pub quick: bool,
-    /// How many cores the rows ran on.
-    pub cores: String,
+    /// The SPEC rows' cores, when the paper's SPEC list ran (else one
+    /// core for the stand-ins).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spec_cores: Option<usize>,
     pub source: String,
     pub claims: Vec<ClaimResult>,
     pub figures: Vec<Figure>,
@@ -236,14 +238,6 @@ impl Triad {
         self.workloads.splice(at..at, spec_workloads(cores));
         self.spec_cores = Some(cores);
         self
-    }
-
-    /// What the runs' cores are, for the report.
-    fn cores_text(&self) -> String {
-        match self.spec_cores {
-            Some(n) => format!("{n} cores for the paper's SPEC programs (a copy on each), four for the mixes"),
-            None => "ONE core, four for the mixes".into(),
-        }
     }
 
     /// One timing run: a scheme on a workload (a recorded stand-in after
@@ -343,10 +337,9 @@ impl Paper for Triad {
     }
 
     fn summary(&self, r: &Results) -> Vec<String> {
-        let mut v = vec![if r.cores.starts_with("ONE") {
-            "cores: one, four for the mixes (the paper runs 8)".to_string()
-        } else {
-            format!("cores: {} (the paper runs 8)", r.cores)
+        let mut v = vec![match r.spec_cores {
+            None => "cores: one, four for the mixes (the paper runs 8)".to_string(),
+            Some(n) => format!("cores: {} (the paper runs 8)", spec_cores_text(n)),
         }];
         v.extend(r.not_run.iter().map(|(w, why)| format!("not run: {w}: {why}")));
         v
@@ -449,7 +442,7 @@ fn analyse(p: &Triad, runs: Vec<RunRecord>, recovery: Vec<RecoveryPoint>) -> Res
                 .collect(),
         },
     ];
-    let causes = causes(&runs, &p.workloads, &recovery, &p.cores_text());
+    let causes = causes(&runs, &p.workloads, &recovery, p.spec_cores);
     let not_run = match p.spec_cores {
         None => NOT_RUN.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
         Some(_) => {
@@ -458,7 +451,7 @@ fn analyse(p: &Triad, runs: Vec<RunRecord>, recovery: Vec<RecoveryPoint>) -> Res
         }
     };
     Ok(Results {
-        cores: p.cores_text(),
+        spec_cores: p.spec_cores,
         instructions: p.instructions,
         seed: p.seed,
         quick: p.quick,
@@ -472,13 +465,17 @@ fn analyse(p: &Triad, runs: Vec<RunRecord>, recovery: Vec<RecoveryPoint>) -> Res
     })
 }
 
+/// The cores of a run with the paper's SPEC list on `n` of them.
+fn spec_cores_text(n: usize) -> String {
+    format!("{n} cores for the paper's SPEC programs (a copy on each), four for the mixes")
+}
+
 /// What the measurements say about the gaps.
-fn causes(runs: &[RunRecord], workloads: &[(String, String)], recovery: &[RecoveryPoint], cores: &str) -> Vec<String> {
+fn causes(runs: &[RunRecord], workloads: &[(String, String)], recovery: &[RecoveryPoint], spec_cores: Option<usize>) -> Vec<String> {
     let labels: Vec<&str> = workloads.iter().map(|w| w.0.as_str()).collect();
-    let mut v = vec![if cores.starts_with("ONE") {
-        "Cores: the paper runs 8 cores; these runs use one, and four for the two mixes (one program each).".to_string()
-    } else {
-        format!("Cores: the paper runs 8 cores; these runs use {cores} (one program on each).")
+    let mut v = vec![match spec_cores {
+        None => "Cores: the paper runs 8 cores; these runs use one, and four for the two mixes (one program each).".to_string(),
+        Some(n) => format!("Cores: the paper runs 8 cores; these runs use {} (one program on each).", spec_cores_text(n)),
     }];
     let w = |s: &str| labels.iter().map(|l| find(runs, s, l).device_writes.total() as f64).sum::<f64>();
     let u = |s: &str| mean(&labels.iter().map(|l| find(runs, s, l).write_utilisation).collect::<Vec<_>>());
@@ -565,8 +562,8 @@ pub fn report(r: &Results) -> String {
         r.instructions,
         r.seed,
         if r.quick { ", --quick" } else { "" },
-        r.cores,
-        if r.cores.starts_with("ONE") {
+        r.spec_cores.map_or("ONE core, four for the mixes".to_string(), spec_cores_text),
+        if r.spec_cores.is_none() {
             "LBM, MCF and LIBQUANTUM are stand-ins for the SPEC2006 programs, recorded under valgrind (`configs/suite/memory-intensive.toml`, every access non-persistent)"
         } else {
             "The SPEC rows are the paper's list as far as we have its programs: the memory-intensive stand-ins (LBM, MCF, LIBQUANTUM), SPEC's own upstream programs (GCC, SJENG, HMMER: `configs/suite/spec-upstream.toml`) and our OMNETPP, recorded under valgrind, every access non-persistent"
@@ -599,6 +596,6 @@ mod tests {
         assert!(!t.workloads.iter().any(|(_, w)| w.starts_with("suite:")));
         assert_eq!(t.workloads.iter().filter(|(l, _)| l.starts_with("MIX")).count(), 4);
         assert!(t.workloads.iter().any(|(l, _)| l.starts_with(LIBQUANTUM)));
-        assert!(t.cores_text().starts_with("8 cores"));
+        assert_eq!(t.spec_cores, Some(8));
     }
 }

@@ -217,14 +217,12 @@ fn prepare(
     }
     let binary = resolve_binary(p, &files)?;
     let work = cache.join("suite").join("work").join(&p.name);
+    let input =
+        |arg: &str| files.iter().find(|f| f.name == arg).map(|f| f.path.clone()).ok_or_else(|| format!("input `{arg}` was not made"));
     let lookup = |name: &str, arg: &str| -> Result<String, String> {
         match name {
-            "input" => files.iter().find(|f| f.name == arg).map(|f| f.path.clone()).ok_or_else(|| format!("input `{arg}` was not made")),
-            "input-stem" => files
-                .iter()
-                .find(|f| f.name == arg)
-                .map(|f| Path::new(&f.path).with_extension("").display().to_string())
-                .ok_or_else(|| format!("input `{arg}` was not made")),
+            "input" => input(arg),
+            "input-stem" => input(arg).map(|p| Path::new(&p).with_extension("").display().to_string()),
             "work" => Ok(work.display().to_string()),
             "executable" => Ok(binary.clone()),
             _ => Err(format!("unknown placeholder {{{name}}}")),

@@ -13,7 +13,7 @@
 
 use super::suite::{SuiteEntry, GAMESS_LIKE};
 use super::{secpb_presets, Results, RunRecord, BMF, SIZES};
-use crate::reproduce::claims::{read_reference, ClaimResult, Kind, RelativeTolerance, Rule};
+use crate::reproduce::claims::{read_reference, Claim, ClaimResult, Kind, RelativeTolerance, Rule};
 use crate::reproduce::{geomean, mean};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -52,20 +52,16 @@ pub struct Reference {
 }
 
 /// One figure SecPB's text gives for a single benchmark, compared when the
-/// suite holds a program for it.
+/// suite holds a program for it: what it is about, and the claim itself,
+/// a reference file's claim like every other paper's
+/// (`[per_benchmark.claim]`).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BenchmarkClaim {
     /// The SPEC benchmark's short name (`povray`).
     pub benchmark: String,
     pub metric: BenchmarkMetric,
-    pub id: String,
-    pub text: String,
-    #[serde(rename = "where")]
-    pub where_: String,
-    pub paper: f64,
-    pub kind: Kind,
-    pub tolerance: f64,
+    pub claim: Claim,
 }
 
 /// What of ours a per-benchmark figure is compared with.
@@ -93,18 +89,20 @@ pub enum BenchmarkMetric {
 /// A per-benchmark figure with ours beside it.
 #[derive(Clone, Debug, Serialize)]
 pub struct BenchmarkCell {
-    pub id: String,
     pub benchmark: String,
     /// The suite's program that stands for the benchmark.
     pub program: String,
     pub metric: BenchmarkMetric,
-    pub text: String,
-    #[serde(rename = "where")]
-    pub where_: String,
-    pub kind: Kind,
-    pub paper: f64,
+    #[serde(flatten)]
+    pub claim: Claim,
     pub ours: f64,
-    pub tolerance: f64,
+}
+
+impl BenchmarkCell {
+    /// Ours is within the claim's rule.
+    pub fn reproduced(&self) -> bool {
+        self.claim.rule().accepts(self.claim.paper, self.ours)
+    }
 }
 
 /// The suite's program for `benchmark`: its label is the name itself or
@@ -137,18 +135,7 @@ fn per_benchmark(labels: &[&str], runs: &[RunRecord], rf: &Reference) -> Vec<Ben
                     holds(at(SIZES[SIZES.len() - 1]) >= 0.9 * at(SIZES[0]))
                 }
             };
-            Some(BenchmarkCell {
-                id: c.id.clone(),
-                benchmark: c.benchmark.clone(),
-                program: w.to_string(),
-                metric: c.metric,
-                text: c.text.clone(),
-                where_: c.where_.clone(),
-                kind: c.kind,
-                paper: c.paper,
-                ours,
-                tolerance: c.tolerance,
-            })
+            Some(BenchmarkCell { benchmark: c.benchmark.clone(), program: w.to_string(), metric: c.metric, claim: c.claim.clone(), ours })
         })
         .collect()
 }
@@ -191,12 +178,9 @@ pub fn claims(r: &Results, tolerance: &RelativeTolerance) -> Vec<ClaimResult> {
     out.push(holds("order", "slowdown order COBCM <= OBCM < BCM < CM <= M < NoGap", r.order_holds));
     out.push(holds("root_updates_fall", "BMT root updates fall as the SecPB grows", r.root_updates_fall));
     for c in &r.per_benchmark {
-        let rule = match c.kind {
-            Kind::Holds => Rule::Holds,
-            _ => Rule::Within(c.tolerance),
-        };
-        let text = format!("{} ({})", c.text, c.program);
-        out.push(ClaimResult::new(&c.id, &text, &c.where_, c.kind, c.paper, (c.ours, c.ours), rule));
+        let k = &c.claim;
+        let text = format!("{} ({})", k.text, c.program);
+        out.push(ClaimResult::new(&k.id, &text, &k.where_, k.kind, k.paper, (c.ours, c.ours), k.rule()));
     }
     for row in &r.battery_rows {
         let entries = row.entries.map(|n| format!(", {n} entries")).unwrap_or_default();
@@ -373,10 +357,26 @@ mod tests {
     }
 
     #[test]
+    fn a_per_benchmark_claim_with_an_unknown_key_is_refused() {
+        let good = "benchmark = \"povray\"\nmetric = \"ppti\"\n[claim]\nid = \"x\"\ntext = \"t\"\nwhere = \"VI-B\"\npaper = 38.8\nkind = \"number\"\ntolerance = 9.7\n";
+        let c: BenchmarkClaim = toml::from_str(good).expect("a well-formed claim parses");
+        assert_eq!((c.claim.id.as_str(), c.metric, c.claim.paper), ("x", BenchmarkMetric::Ppti, 38.8));
+        let extra = format!("{good}units = \"per kI\"\n");
+        let e = toml::from_str::<BenchmarkClaim>(&extra).expect_err("a key no claim has is an error");
+        assert!(e.to_string().contains("units"), "{e}");
+        let typo = good.replace("tolerance", "tolerence");
+        let e = toml::from_str::<BenchmarkClaim>(&typo).expect_err("a misspelt key is an error");
+        assert!(e.to_string().contains("tolerence"), "{e}");
+        let outer = good.replace("metric", "metrics");
+        let e = toml::from_str::<BenchmarkClaim>(&outer).expect_err("a misspelt key outside the claim is an error");
+        assert!(e.to_string().contains("metrics"), "{e}");
+    }
+
+    #[test]
     fn the_reference_file_names_known_metrics_and_benchmarks() {
         let rf = Reference::load().expect("configs/reference/secpb-performance.toml parses");
         assert!(rf.per_benchmark.iter().any(|c| c.benchmark == "povray" && c.metric == BenchmarkMetric::MVsNogap));
-        for c in &rf.per_benchmark {
+        for c in rf.per_benchmark.iter().map(|c| &c.claim) {
             assert!(c.tolerance >= 0.0 && c.paper.is_finite(), "{}", c.id);
             assert_eq!(c.kind == Kind::Holds, c.tolerance == 0.0 && c.paper == 1.0, "{}: a rule has paper 1 and no tolerance", c.id);
         }

@@ -285,21 +285,18 @@ fn per_benchmark(o: &mut String, r: &Results) {
     if !r.per_benchmark.is_empty() {
         let _ = writeln!(o, "| benchmark | our program | the paper's sentence | where | paper | ours | difference | reproduced |\n|---|---|---|---|---|---|---|---|");
         for c in &r.per_benchmark {
-            let ok = match c.kind {
-                crate::reproduce::claims::Kind::Holds => c.ours == 1.0,
-                _ => (c.ours - c.paper).abs() <= c.tolerance,
-            };
+            let k = &c.claim;
             let _ = writeln!(
                 o,
                 "| {} | {} | {} | {} | {} | {} | {} | {} |",
                 c.benchmark,
                 c.program,
-                c.text,
-                c.where_,
-                c.kind.show(c.paper),
-                c.kind.show(c.ours),
-                c.kind.show_difference(c.ours - c.paper),
-                if ok { "yes" } else { "no" }
+                k.text,
+                k.where_,
+                k.kind.show(k.paper),
+                k.kind.show(c.ours),
+                k.kind.show_difference(c.ours - k.paper),
+                if c.reproduced() { "yes" } else { "no" }
             );
         }
         let _ = writeln!(o);
