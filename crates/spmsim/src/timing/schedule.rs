@@ -9,7 +9,7 @@
 //!      load        -> fetch (hierarchy.rs)      store -> an open store (stores.rs)
 //!      fence/epoch -> the persist barrier        tx-begin/commit -> the ticket lock
 //!  run_until(one stream): one core, the same step
-//!  a core's warm-up ends at its first event past it (end_warmup)
+//!  the warm-up ends for every core at the first core's first event past it (end_warmup)
 //! ```
 
 use super::core::CoreStats;
@@ -59,35 +59,41 @@ impl TicketLock {
 }
 
 impl TimingSim {
-    /// Core `c`'s warm-up is over: its last store goes down the persist
-    /// path and its own counts restart; once every core's is over, the
-    /// shared components' counters are read, so the statistics cover the
-    /// region of interest alone.
+    /// The warm-up is over: core `c` has run its warm-up instructions, the
+    /// first core to. Every core's region of interest begins here, at one
+    /// cycle, as gem5's fast-forward switches every CPU at once when any
+    /// thread reaches its count (`max_insts_any_thread`; SecPB and
+    /// Triad-NVM ran gem5). So the shared components' counters (the PCM,
+    /// the engine, the L3) and each core's own cover the same cycles from
+    /// the same start. A core behind `c` takes the rest of its warm-up
+    /// into its region of interest; a start per core would count the
+    /// shared counters from the last core's start alone, after the early
+    /// cores had done their work (a multi-core run that looked faster
+    /// under strict persistence than without it).
     fn end_warmup(&mut self, c: usize) -> Result<(), CheckFailure> {
         self.close_store(c)?;
-        let u = &mut self.units[c];
-        u.ooo_start = u.core.ooo_stats();
-        u.roi_began = u.core.end_time().max(u.path.last_persist());
-        let fresh = CoreStats { tep: u.stats.tep.map(|_| Default::default()), ..CoreStats::default() };
-        let warm = std::mem::replace(&mut u.stats, fresh);
-        u.persist = PersistPathStats::default();
-        let w = self.stats.warmup.get_or_insert(WarmupStats { instructions: 0, cycles: 0 });
-        w.instructions += warm.instructions;
-        self.warming -= 1;
-        if self.warming == 0 {
-            let now = self.now();
-            self.roi_start = self.counters(now);
-            self.engine.mark_roi_start(now);
-            if let Some(w) = &mut self.stats.warmup {
-                w.cycles = now;
+        let now = self.now();
+        let mut warm_instructions = 0;
+        for u in &mut self.units {
+            if let Some(w) = &mut u.warmup {
+                w.end();
             }
+            u.ooo_start = u.core.ooo_stats();
+            u.roi_began = now;
+            let fresh = CoreStats { tep: u.stats.tep.map(|_| Default::default()), ..CoreStats::default() };
+            warm_instructions += std::mem::replace(&mut u.stats, fresh).instructions;
+            u.persist = PersistPathStats::default();
         }
+        self.stats.warmup = Some(WarmupStats { instructions: warm_instructions, cycles: now });
+        self.roi_start = self.counters(now);
+        self.engine.mark_roi_start(now);
         Ok(())
     }
 
-    /// The warm-up asked for, if the events so far did not complete it.
+    /// The warm-up asked for, if the events so far did not complete it:
+    /// no core reached it, or a core's stream ended before the first did.
     pub fn unfinished_warmup(&self) -> Option<u64> {
-        self.units.iter().find_map(|u| u.warmup.filter(|w| !w.is_over()).map(|w| w.instructions()))
+        self.ended_in_warmup.or_else(|| self.units.iter().find_map(|u| u.warmup.filter(|w| !w.is_over()).map(|w| w.instructions())))
     }
 
     fn apply(&mut self, c: usize, ev: &Event) -> Result<(), CheckFailure> {
@@ -182,6 +188,9 @@ impl TimingSim {
     /// instruction limit releases the lock).
     fn finish_core(&mut self, c: usize) -> Result<(), CheckFailure> {
         self.close_store(c)?;
+        if let Some(w) = self.units[c].warmup.filter(|w| !w.is_over()) {
+            self.ended_in_warmup = self.ended_in_warmup.or(Some(w.instructions()));
+        }
         if self.units[c].epoch.buffers() {
             let t = self.units[c].core.clock();
             self.send_epoch(c, t)?;
