@@ -147,14 +147,14 @@ fn strict_persistency_scales_until_a_shared_unit_saturates() {
     assert!(two > 1.8 * one, "1 core {one:.0} tx/s, 2 cores {two:.0} tx/s");
 }
 
-/// The region of interest begins at one cycle for every core, when the
-/// first core has run its warm-up (gem5's switch of every CPU at once),
-/// however much longer the others' warm-ups would take: the machine's
-/// counters and each core's then cover the same cycles. With a start per
-/// core, the machine's cycles ran from the slowest core's start alone, and
-/// a fast core's region of interest outlasted the machine's.
+/// Each core's region of interest is its own instructions after its own
+/// warm-up, however much longer one core's warm-up takes than another's;
+/// the machine's is the union of the cores', so its cycles cover each
+/// core's and the shared components' counters (begun with the first
+/// core's region) cover the same span. With the shared counters begun at
+/// the last core's region, a fast core's region outlasted the machine's.
 #[test]
-fn every_core_begins_its_region_of_interest_at_the_same_cycle() {
+fn the_machines_region_of_interest_covers_every_cores() {
     // Core 0 loads from 64 blocks (fast once they are cached); core 1
     // persists a store every 20 instructions under strict persistence.
     let fast: Vec<Event> = (0..4000u64).map(|i| Event::load((1 << 24) + (i % 64) * 64, 8).after(20).on_thread(0)).collect();
@@ -166,20 +166,24 @@ fn every_core_begins_its_region_of_interest_at_the_same_cycle() {
     let s = sim.finish();
     let (r, w) = (&s.roi, s.warmup.expect("a warm-up"));
     let cycles: Vec<u64> = r.cores.iter().map(|c| c.cycles).collect();
-    assert_eq!(r.core.cycles, *cycles.iter().max().unwrap(), "the machine's cycles are its slowest core's: {cycles:?}");
     assert!(cycles[1] > 2 * cycles[0], "the persisting core is the slow one: {cycles:?}");
+    assert!(cycles.iter().all(|&c| c <= r.core.cycles), "a core's region is within the machine's {}: {cycles:?}", r.core.cycles);
     // The model does not know it warms up: the warm-up and the region of
     // interest split the whole run's cycles and instructions.
     let whole = run("sp", vec![fast, slow]).unwrap();
     assert_eq!(w.cycles + r.core.cycles, whole.roi.core.cycles);
     assert_eq!(w.instructions + r.core.instructions, whole.roi.core.instructions);
-    // Core 0 reached its count first; core 1 was behind, so its region
-    // of interest holds the rest of its warm-up.
+    // The slow core's region ends the run; the fast core's began first,
+    // with the machine's, so the machine's region is longer than the slow
+    // core's by the time the slow core was still warming up.
+    assert!(r.core.cycles > cycles[1], "{} against {cycles:?}", r.core.cycles);
+    // Every core ran the instructions after its own warm-up.
     let per: Vec<u64> = r.cores.iter().map(|c| c.instructions).collect();
-    let total = whole.roi.cores.iter().map(|c| c.instructions).collect::<Vec<_>>();
-    assert!(total[0] - per[0] >= warm && total[0] - per[0] < warm + 100, "{per:?} of {total:?}");
-    assert!(total[1] - per[1] < warm / 2, "{per:?} of {total:?}");
-    // The shared components were counted over the same cycles: the
-    // engine's hash unit was busy no longer than the region lasted.
+    let total: Vec<u64> = whole.roi.cores.iter().map(|c| c.instructions).collect();
+    for c in 0..2 {
+        assert!(total[c] - per[c] >= warm && total[c] - per[c] <= warm + 21, "core {c}: {per:?} of {total:?}");
+    }
+    // The shared components were counted over the machine's region: the
+    // engine's hash unit was busy no longer than it lasted.
     assert!(r.engine.hash.busy_cycles <= r.core.cycles, "{} busy in {} cycles", r.engine.hash.busy_cycles, r.core.cycles);
 }

@@ -90,9 +90,6 @@ pub struct TimingSim {
     rec: Option<Box<WorkRecord>>,
     /// The ticket lock of a shared-data multi-threaded workload.
     lock: Option<TicketLock>,
-    /// The warm-up instructions of a core whose stream ended before the
-    /// warm-up did (it has no region of interest).
-    ended_in_warmup: Option<u64>,
     /// How far before the earliest core's clock a memory request may be
     /// stamped: 0 for the interval core (its requests are at or after its
     /// clock), [`HORIZON_MARGIN_CYCLES`] under `ooo`.
@@ -239,7 +236,6 @@ impl TimingSim {
             roi_start: Counters::default(),
             rec: Some(Box::default()),
             lock: None,
-            ended_in_warmup: None,
             horizon_margin: if cfg.core.model == crate::config::CoreModel::Ooo { HORIZON_MARGIN_CYCLES } else { 0 },
         })
     }
@@ -247,8 +243,9 @@ impl TimingSim {
     /// Run the first `instructions` (at least; up to the end of the
     /// instruction that reaches them) as a warm-up: through the whole
     /// model, outside the statistics ([`Warmup`]). With several cores,
-    /// every core's region of interest begins when the first of them has
-    /// run its own first `instructions` (`end_warmup`).
+    /// each core warms up on its own first `instructions`, and the
+    /// machine's region of interest begins with the first core's
+    /// (`end_warmup`).
     pub fn with_warmup(mut self, instructions: u64) -> Self {
         for u in &mut self.units {
             u.warmup = (instructions > 0).then(|| Warmup::new(instructions));

@@ -9,7 +9,8 @@
 //!      load        -> fetch (hierarchy.rs)      store -> an open store (stores.rs)
 //!      fence/epoch -> the persist barrier        tx-begin/commit -> the ticket lock
 //!  run_until(one stream): one core, the same step
-//!  the warm-up ends for every core at the first core's first event past it (end_warmup)
+//!  a core's warm-up ends at its first event past it; the machine's region
+//!  of interest begins with the first core's (end_warmup)
 //! ```
 
 use super::core::CoreStats;
@@ -59,41 +60,40 @@ impl TicketLock {
 }
 
 impl TimingSim {
-    /// The warm-up is over: core `c` has run its warm-up instructions, the
-    /// first core to. Every core's region of interest begins here, at one
-    /// cycle, as gem5's fast-forward switches every CPU at once when any
-    /// thread reaches its count (`max_insts_any_thread`; SecPB and
-    /// Triad-NVM ran gem5). So the shared components' counters (the PCM,
-    /// the engine, the L3) and each core's own cover the same cycles from
-    /// the same start. A core behind `c` takes the rest of its warm-up
-    /// into its region of interest; a start per core would count the
-    /// shared counters from the last core's start alone, after the early
-    /// cores had done their work (a multi-core run that looked faster
-    /// under strict persistence than without it).
+    /// Core `c` has run its warm-up: its last store goes down the persist
+    /// path and its own counts restart, so every core's region of interest
+    /// is its own next instructions, the same in every scheme (ChampSim
+    /// counts each core's instructions so; a switch of every core at
+    /// once, as gem5's fast-forward does, would give a core that was
+    /// behind the rest of its warm-up, so two schemes would time
+    /// different stretches of it). The machine's region of interest is
+    /// the union of the cores': it begins when the first core's does, and
+    /// the shared components' counters (PCM, engine, L3) start there.
+    /// (Started at the last core's instead, they missed what the early
+    /// cores did before it: an 8-core run looked faster under strict
+    /// persistence than without it.)
     fn end_warmup(&mut self, c: usize) -> Result<(), CheckFailure> {
         self.close_store(c)?;
-        let now = self.now();
-        let mut warm_instructions = 0;
-        for u in &mut self.units {
-            if let Some(w) = &mut u.warmup {
-                w.end();
-            }
-            u.ooo_start = u.core.ooo_stats();
-            u.roi_began = now;
-            let fresh = CoreStats { tep: u.stats.tep.map(|_| Default::default()), ..CoreStats::default() };
-            warm_instructions += std::mem::replace(&mut u.stats, fresh).instructions;
-            u.persist = PersistPathStats::default();
+        let first = self.stats.warmup.is_none();
+        let u = &mut self.units[c];
+        u.ooo_start = u.core.ooo_stats();
+        u.roi_began = u.core.end_time().max(u.path.last_persist());
+        let now = u.roi_began;
+        let fresh = CoreStats { tep: u.stats.tep.map(|_| Default::default()), ..CoreStats::default() };
+        let warm = std::mem::replace(&mut u.stats, fresh);
+        u.persist = PersistPathStats::default();
+        let w = self.stats.warmup.get_or_insert(WarmupStats { instructions: 0, cycles: now });
+        w.instructions += warm.instructions;
+        if first {
+            self.roi_start = self.counters(now);
+            self.engine.mark_roi_start(now);
         }
-        self.stats.warmup = Some(WarmupStats { instructions: warm_instructions, cycles: now });
-        self.roi_start = self.counters(now);
-        self.engine.mark_roi_start(now);
         Ok(())
     }
 
-    /// The warm-up asked for, if the events so far did not complete it:
-    /// no core reached it, or a core's stream ended before the first did.
+    /// The warm-up asked for, if the events so far did not complete it.
     pub fn unfinished_warmup(&self) -> Option<u64> {
-        self.ended_in_warmup.or_else(|| self.units.iter().find_map(|u| u.warmup.filter(|w| !w.is_over()).map(|w| w.instructions())))
+        self.units.iter().find_map(|u| u.warmup.filter(|w| !w.is_over()).map(|w| w.instructions()))
     }
 
     fn apply(&mut self, c: usize, ev: &Event) -> Result<(), CheckFailure> {
@@ -188,9 +188,6 @@ impl TimingSim {
     /// instruction limit releases the lock).
     fn finish_core(&mut self, c: usize) -> Result<(), CheckFailure> {
         self.close_store(c)?;
-        if let Some(w) = self.units[c].warmup.filter(|w| !w.is_over()) {
-            self.ended_in_warmup = self.ended_in_warmup.or(Some(w.instructions()));
-        }
         if self.units[c].epoch.buffers() {
             let t = self.units[c].core.clock();
             self.send_epoch(c, t)?;

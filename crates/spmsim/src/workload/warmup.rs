@@ -47,12 +47,6 @@ impl Warmup {
         true
     }
 
-    /// End the warm-up now, at the next event, whatever is left of its
-    /// count (another core's warm-up ended the region before it).
-    pub fn end(&mut self) {
-        self.over = true;
-    }
-
     pub fn is_over(&self) -> bool {
         self.over
     }
