@@ -123,6 +123,8 @@ pub struct RunRecord {
     pub label: String,
     pub workload: String,
     pub instructions: u64,
+    /// One core: its cycles. Several: the sum of each core's own
+    /// region-of-interest cycles ([`core_cycles`]).
     pub cycles: u64,
     pub ipc: f64,
     pub device_writes: ByKind,
@@ -251,18 +253,33 @@ impl Triad {
         let warmup = if workload.contains("suite:") { STAND_IN_WARMUP } else { 0 };
         let t = TimedRun::new(preset, sets, workload).after_warmup(warmup).time(self.instructions, self.seed)?;
         let r = &t.stats.roi;
+        let cycles = core_cycles(r);
         Ok(RunRecord {
             scheme: scheme.into(),
             label: label.into(),
             workload: t.workload.name(),
             instructions: r.core.instructions,
-            cycles: r.core.cycles,
-            ipc: r.core.ipc,
+            cycles,
+            ipc: r.core.instructions as f64 / cycles as f64,
             device_writes: r.memory.device_writes,
             write_utilisation: r.memory.write_utilisation,
             volatile_write_backs: r.core.volatile_write_backs,
             writes_offered: r.memory.writes.total(),
         })
+    }
+}
+
+/// The cycles a run's slowdown is taken from. One core: its region of
+/// interest's. Several: the sum of each core's own region's, since each
+/// core runs the same instructions after its own warm-up in every scheme
+/// and the machine's region (their union) also holds the slower cores'
+/// warm-ups; the sum's ratio is the cores' slowdowns weighted by their
+/// cycles. Without a warm-up, every core's region starts at cycle 0.
+fn core_cycles(r: &crate::timing::Roi) -> u64 {
+    if r.cores.is_empty() {
+        r.core.cycles
+    } else {
+        r.cores.iter().map(|c| c.cycles).sum()
     }
 }
 
@@ -558,7 +575,7 @@ fn runs_csv(runs: &[RunRecord]) -> String {
 /// causes of the gaps; what is not run; then every figure's cells.
 pub fn report(r: &Results) -> String {
     let method = format!(
-        "{} instructions per run (per core), seed {}{}, {} (the paper: 8 cores). {}; the runs with one of them warm up for {} M instructions per core first. Slowdowns are cycles over the baseline's (`triad-no-persist`: no metadata persisted); writes are the PCM's after WPQ merging. Means over workloads are geometric (arithmetic beside them). Crypto is timing-only in the timed runs; the recoveries run real crypto on machines of each size (sparse), {RECOVERY_OPS} hash operations before the crash, and count every block they read or compute.\n",
+        "{} instructions per run (per core), seed {}{}, {} (the paper: 8 cores). {}; the runs with one of them warm up for {} M instructions per core first. Slowdowns are cycles over the baseline's (`triad-no-persist`: no metadata persisted); a multi-core row's cycles are the sum of its cores' own, each from the core's warm-up's end (or cycle 0) to its last instruction, so every scheme times the same instructions on each core; writes are the PCM's after WPQ merging. Means over workloads are geometric (arithmetic beside them). Crypto is timing-only in the timed runs; the recoveries run real crypto on machines of each size (sparse), {RECOVERY_OPS} hash operations before the crash, and count every block they read or compute.\n",
         r.instructions,
         r.seed,
         if r.quick { ", --quick" } else { "" },
