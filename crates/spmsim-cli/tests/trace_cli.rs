@@ -328,3 +328,62 @@ fn instruction_counts_are_exact_across_info_and_run() {
     }
     std::fs::remove_dir_all(d).ok();
 }
+
+/// Two worker threads that store into arrays on their own stacks, after a
+/// barrier that all three threads pass once both workers have started.
+const THREADED: &str = r#"
+#include <pthread.h>
+#include <stdlib.h>
+static pthread_barrier_t ready;
+static void *work(void *arg) {
+    volatile long buf[256];
+    long n = (long)arg;
+    pthread_barrier_wait(&ready);
+    for (long i = 0; i < n; i++) buf[i & 255] = i;
+    return (void *)buf[3];
+}
+int main(int argc, char **argv) {
+    long n = atol(argv[1]);
+    pthread_t t[2];
+    pthread_barrier_init(&ready, 0, 3);
+    for (int i = 0; i < 2; i++) pthread_create(&t[i], 0, work, (void *)n);
+    pthread_barrier_wait(&ready);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], 0);
+    return 0;
+}
+"#;
+
+/// spmtrace says where each thread's stack is, so `persistent=heap`
+/// leaves worker threads' stacks volatile as it does the main thread's
+/// (a multi-threaded program's stack stores counted as the heap's
+/// inflated povray's persists per kilo-instruction).
+#[test]
+fn worker_threads_stacks_are_in_the_header() {
+    let d = tmp("threads");
+    std::fs::write(d.join("threaded.c"), THREADED).unwrap();
+    let bin = d.join("threaded");
+    let st = Command::new("gcc")
+        .args(["-O1", "-pthread", "-o"])
+        .arg(&bin)
+        .arg(d.join("threaded.c"))
+        .status()
+        .expect("gcc is needed for this test");
+    assert!(st.success());
+    let out = d.join("t.trace");
+    let (code, _, err) =
+        spmsim(&["trace", "record", "--windows", "1500000+30000", "-o", out.to_str().unwrap(), "--", bin.to_str().unwrap(), "1000000"]);
+    assert_eq!(code, 0, "trace record --windows failed: {err}");
+    let w = info(&d.join("t.w0.trace"));
+    let stacks = w["header"]["thread_stacks"].as_array().unwrap_or_else(|| panic!("no thread stacks: {w}"));
+    assert_eq!(stacks.len(), 2, "{w}");
+    let main = &w["header"]["stack_range"];
+    for s in stacks {
+        let (lo, hi) = (s[0].as_u64().unwrap(), s[1].as_u64().unwrap());
+        assert!(lo < hi && hi - lo <= 64 << 20, "a thread's stack is one mapping: {s}");
+        assert!(hi <= main[0].as_u64().unwrap() || lo >= main[1].as_u64().unwrap(), "apart from the main stack: {s} {main}");
+    }
+    // The window is in a worker's loop: its stores are to its stack.
+    let (stores, on_stack) = (w["stores"].as_u64().unwrap(), w["stack_stores"].as_u64().unwrap());
+    assert!(stores > 5_000 && on_stack * 100 >= stores * 99, "{on_stack} of {stores} stores on a stack: {w}");
+    std::fs::remove_dir_all(d).ok();
+}

@@ -49,6 +49,7 @@
 #include "pub_tool_machine.h"
 #include "pub_tool_mallocfree.h"
 #include "pub_tool_options.h"
+#include "pub_tool_threadstate.h"
 #include "pub_tool_transtab.h"
 
 /* Three of the core's own globals, which no tool header exports.  The
@@ -252,11 +253,41 @@ static void marker(const HChar* what, Int w, ULong count)
    out_text("\n");
 }
 
+/* Threads whose stack was printed.  Valgrind registers a new thread's
+   stack when it is cloned (the mapping its stack pointer is in, up to
+   that pointer), before the thread runs, so the line comes before any of
+   the thread's accesses:
+
+      SPMTRACE stack <thread> <lowest address> <highest address + 1>
+*/
+static Bool* stack_said;
+
+static void say_stack(ThreadId tid)
+{
+   if (tid >= VG_N_THREADS || stack_said[tid]) {
+      return;
+   }
+   Addr max = VG_(thread_get_stack_max)(tid);
+   SizeT size = VG_(thread_get_stack_size)(tid);
+   if (size == 0 || max < size) {
+      return;
+   }
+   stack_said[tid] = True;
+   out_text("SPMTRACE stack ");
+   out_dec((ULong)tid);
+   out_text(" ");
+   out_dec((ULong)(max + 1 - size));
+   out_text(" ");
+   out_dec((ULong)max + 1);
+   out_text("\n");
+   out_flush();
+}
+
 /* Runs between timeslices: act on every boundary the count has passed. */
 static void at_client_code(ThreadId tid, ULong blocks)
 {
-   (void)tid;
    (void)blocks;
+   say_stack(tid);
    if (spm_count < spm_next) {
       return;
    }
@@ -573,6 +604,7 @@ static void parse_windows(void)
 static void spm_post_clo_init(void)
 {
    parse_windows();
+   stack_said = VG_(calloc)("spmtrace.stacks", VG_N_THREADS, sizeof(Bool));
    if (clo_bbv_out) {
       bbv_fd = VG_(fd_open)(clo_bbv_out, VKI_O_WRONLY | VKI_O_CREAT | VKI_O_TRUNC, 0644);
       if (bbv_fd < 0) {

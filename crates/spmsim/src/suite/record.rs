@@ -89,7 +89,7 @@ fn record_fast_forwarded(opts: &crate::trace::lackey::RecordOptions, cache: &Pat
 /// changes.
 fn version_for(valgrind: &str, spec: &ProgramSpec) -> String {
     if spec.fast_forward {
-        format!("{valgrind}, fast-forwarded by spmtrace")
+        format!("{valgrind}, fast-forwarded by spmtrace {}", crate::trace::vgtool::source_digest())
     } else {
         valgrind.to_string()
     }

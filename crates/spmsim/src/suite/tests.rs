@@ -98,7 +98,7 @@ fn records_a_program_and_reuses_a_matching_trace() {
     assert_eq!(o.manifest.as_ref(), Some(&m));
     assert_eq!(
         (m.program.as_str(), m.packages[0].name.as_str(), m.valgrind.as_str()),
-        ("cat", "coreutils", "fake-recorder-1, fast-forwarded by spmtrace")
+        ("cat", "coreutils", format!("fake-recorder-1, fast-forwarded by spmtrace {}", crate::trace::vgtool::source_digest()).as_str())
     );
     assert_eq!(Some(&m.packages[0].version), packages::installed_version("coreutils").unwrap().as_ref());
     assert_eq!(m.binary_package.as_ref().map(|b| b.name.as_str()), Some("coreutils"));
@@ -121,7 +121,7 @@ fn records_a_program_and_reuses_a_matching_trace() {
     assert_eq!(h.skipped_instructions, 1000);
     assert!(
         h.source.starts_with("fast-forwarded: suite:cat (coreutils ")
-            && h.source.contains("; fake-recorder-1, fast-forwarded by spmtrace): /bin/cat -n "),
+            && h.source.contains(&format!("; fake-recorder-1, fast-forwarded by spmtrace {}): /bin/cat -n ", crate::trace::vgtool::source_digest())),
         "{}",
         h.source
     );
@@ -145,7 +145,10 @@ fn records_a_program_and_reuses_a_matching_trace() {
     // Another version of the tool: the trace is recorded again.
     plan.recorder = FAKE_2;
     assert!(matches!(run(&plan)[0].status, Status::Recorded));
-    assert_eq!(Manifest::load(&manifest_file(&cache, "cat")).unwrap().valgrind, "fake-recorder-2, fast-forwarded by spmtrace");
+    assert_eq!(
+        Manifest::load(&manifest_file(&cache, "cat")).unwrap().valgrind,
+        format!("fake-recorder-2, fast-forwarded by spmtrace {}", crate::trace::vgtool::source_digest())
+    );
     assert!(matches!(run(&plan)[0].status, Status::UpToDate));
     // A trace in an older format version is recorded again.
     let t = trace_file(&cache, "cat");

@@ -59,6 +59,7 @@ pub fn scan(format: &str, r: &mut dyn RecordReader) -> Result<TraceInfo, TraceEr
     let mut written = FxHashSet::default();
     let mut persistent = 0u64;
     let mut stack_stores = 0u64;
+    let stacks = header.stacks();
     while let Some(rec) = r.next_record()? {
         i.records += 1;
         i.instructions += rec.instructions();
@@ -79,9 +80,7 @@ pub fn scan(format: &str, r: &mut dyn RecordReader) -> Result<TraceInfo, TraceEr
         }
         if rec.is_memory() {
             persistent += header.is_persistent(rec.addr) as u64;
-            if let Some((a, b)) = header.stack_range {
-                stack_stores += (rec.op == Op::Store && (a..b).contains(&rec.addr)) as u64;
-            }
+            stack_stores += (rec.op == Op::Store && stacks.iter().any(|&(a, b)| (a..b).contains(&rec.addr))) as u64;
             let last = rec.addr.saturating_add(rec.size.max(1) as u64 - 1);
             for b in rec.addr / 64..=last / 64 {
                 blocks.insert(b);

@@ -130,6 +130,11 @@ pub struct TraceHeader {
     /// `persistent=heap` leaves volatile); absent when not recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stack_range: Option<(u64, u64)>,
+    /// The stacks of the program's other threads, inclusive-exclusive,
+    /// each from its mapping's start to where the thread's stack pointer
+    /// began (also volatile under `persistent=heap`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thread_stacks: Vec<(u64, u64)>,
 }
 
 impl TraceHeader {
@@ -142,7 +147,12 @@ impl TraceHeader {
             persistent_ranges: Vec::new(),
             skipped_instructions: 0,
             stack_range: None,
+            thread_stacks: Vec::new(),
         }
+    }
+    /// Every recorded stack: the main thread's, then the other threads'.
+    pub fn stacks(&self) -> Vec<(u64, u64)> {
+        self.stack_range.iter().chain(&self.thread_stacks).copied().collect()
     }
     pub fn is_persistent(&self, addr: u64) -> bool {
         self.persistent_ranges.is_empty() || self.persistent_ranges.iter().any(|&(a, b)| (a..b).contains(&addr))

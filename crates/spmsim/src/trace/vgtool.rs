@@ -55,6 +55,12 @@ impl Tool {
     }
 }
 
+/// A short digest of the tool's source, which keys what it records (a
+/// change to what it prints records the traces again).
+pub fn source_digest() -> String {
+    Sha256::digest(SOURCE.as_bytes()).iter().take(6).map(|b| format!("{b:02x}")).collect()
+}
+
 /// `valgrind --version`, e.g. `valgrind-3.19.0`.
 pub fn valgrind_version() -> Result<String, String> {
     let out = Command::new("valgrind").arg("--version").stdin(Stdio::null()).output().map_err(|e| format!("cannot run valgrind: {e}"))?;

@@ -102,7 +102,7 @@ impl TraceSpec {
             Persistent::Trace if r.header().persistent_ranges.is_empty() => VolatileMemory::None,
             Persistent::Trace => VolatileMemory::Outside(r.header().persistent_ranges.clone()),
             Persistent::Heap => match r.header().stack_range {
-                Some(range) => VolatileMemory::Inside(vec![range]),
+                Some(_) => VolatileMemory::Inside(r.header().stacks()),
                 None => {
                     return Err(format!(
                         "trace {}: persistent=heap needs the program's stack range, which this trace's header does not give (record it \

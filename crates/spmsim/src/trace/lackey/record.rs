@@ -199,6 +199,9 @@ pub fn record_windows(opts: &WindowOptions) -> Result<Vec<RecordSummary>, String
     let mut sums = Vec::new();
     let mut done = false;
     let stack_range = run.stack_range;
+    // The stacks of the threads beside the main one (whose stack is
+    // `stack_range`), as spmtrace says them when each thread starts.
+    let mut thread_stacks: Vec<(u64, u64)> = Vec::new();
     let outcome: Result<(), String> = loop {
         let (lineno, l) = match run.next_line() {
             Ok(Some(x)) => x,
@@ -209,6 +212,23 @@ pub fn record_windows(opts: &WindowOptions) -> Result<Vec<RecordSummary>, String
             let words: Vec<&str> = std::str::from_utf8(m).unwrap_or("").split(' ').collect();
             let num = |i: usize| words.get(i).and_then(|w| w.parse::<u64>().ok());
             match (words.first().copied(), num(1), num(2)) {
+                (Some("stack"), Some(thread), Some(lo)) => match num(3) {
+                    Some(hi) if lo < hi => {
+                        if thread > 1 {
+                            if let Some((w, _, _)) = &cap {
+                                // The window's header is written: its
+                                // later windows list the stack, this one
+                                // cannot.
+                                eprintln!(
+                                    "trace record: thread {thread} started inside window {w}: its stack is not in that window's header, so \
+                                     persistent=heap takes its stores there for the heap's"
+                                );
+                            }
+                            thread_stacks.push((lo, hi));
+                        }
+                    }
+                    _ => break Err(format!("trace record: spmtrace printed a bad stack line `{}`", String::from_utf8_lossy(l))),
+                },
                 (Some("begin"), Some(w), Some(before)) if (w as usize) < opts.outs.len() => {
                     let w = w as usize;
                     let mut header = TraceHeader::new("spmtrace", AddressSpace::Virtual, false);
@@ -220,6 +240,7 @@ pub fn record_windows(opts: &WindowOptions) -> Result<Vec<RecordSummary>, String
                     header.persistent_ranges = opts.run.persistent_ranges.clone();
                     header.skipped_instructions = before;
                     header.stack_range = stack_range;
+                    header.thread_stacks = thread_stacks.clone();
                     match Capture::create(&header, &opts.outs[w], 0) {
                         Ok(c) => cap = Some((w, before, c)),
                         Err(e) => break Err(e),
