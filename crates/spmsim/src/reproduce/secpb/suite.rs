@@ -144,13 +144,13 @@ pub fn recorded_suite(
 /// How the report describes where the programs' traces come from.
 pub(super) fn regions_text(suite: &[SuiteEntry]) -> String {
     let with = suite.iter().filter(|s| s.regions.is_some()).count();
-    let startup = "traced with valgrind lackey after skipping its start-up (`spmsim suite record`)";
+    let startup = "traced after skipping its start-up (`spmsim suite record`; spmsim's valgrind tool runs through the start-up and lackey's format is recorded from there, or lackey throughout where the suite file says `fast_forward = false`)";
     if with == 0 {
         return format!("Each program is {startup}.");
     }
     let single = suite.iter().any(|s| s.regions.as_deref().is_some_and(|r| r.starts_with("single")));
     let how = if single {
-        "at their single simulation points: for each, the interval of its whole run whose basic-block vector is nearest the run's mean (SimPoint's one-point method, used by quick runs; the table below gives each program's phases). These are short regions, not the paper's: SecPB V-A simulates 250 M instructions at each representative region, which the full run (without `--quick`) does"
+        "at their single simulation points: for each, the interval of its whole run whose basic-block vector is nearest the run's mean (SimPoint's one-point method, used by quick runs; the table below gives each program's phases). These are short regions, not the paper's: SecPB V-A simulates 250 M instructions at each representative region, which the full run (without `--quick`) does. One point per program is also fragile: whatever shifts the program's addresses or the boundaries of its phases (the size of its environment, of an input) can move the point to another interval and the program's figures with it; the full run's several points, weighted by their phases, damp that"
     } else {
         "at their SimPoint simulation points, one per phase, and each program's figures are its points' per-instruction figures weighted by the phases' shares of the run (SimPoint's weighted CPI)"
     };
