@@ -67,14 +67,14 @@ pub const SPEC_LIST: [(&str, Option<&str>); 12] = [
     ("BWAVES", Some("410-bwaves")),
     ("GCC", Some("403-gcc")),
     ("LESLIE3D", None),
-    ("MILC", None),
+    ("MILC", Some("433-milc")),
     ("SJENG", Some("458-sjeng")),
     ("CACTUS", None),
     ("HMMER", Some("456-hmmer")),
     ("OMNETPP", Some("omnetpp")),
 ];
 /// Why SPEC_LIST's programs without a stand-in are not run.
-const SPEC_NOT_RUN: &str = "Fortran scientific codes (zeusmp, leslie3d, cactusADM) and MILC's lattice QCD: no Debian package holds them and no stand-in of ours exists yet (bwaves's is our C program of its kind)";
+const SPEC_NOT_RUN: &str = "Fortran scientific codes (zeusmp, leslie3d, cactusADM): no Debian package holds them and no stand-in of ours exists yet (bwaves's and MILC's are our C programs of their kinds)";
 /// Instructions each core of a run with a recorded program runs before
 /// its statistics start (the paper fast-forwards every program to a
 /// representative region): enough for the stand-ins to fill the 8 MB L3
@@ -583,7 +583,7 @@ pub fn report(r: &Results) -> String {
         if r.spec_cores.is_none() {
             "LBM, MCF and LIBQUANTUM are stand-ins for the SPEC2006 programs, recorded under valgrind (`configs/suite/memory-intensive.toml`, every access non-persistent)"
         } else {
-            "The SPEC rows are the paper's list as far as we have its programs: the memory-intensive stand-ins (LBM, MCF, LIBQUANTUM), SPEC's own upstream programs (GCC, SJENG, HMMER) and our BWAVES (`configs/suite/spec-upstream.toml`), and our OMNETPP, recorded under valgrind, every access non-persistent"
+            "The SPEC rows are the paper's list as far as we have its programs: the memory-intensive stand-ins (LBM, MCF, LIBQUANTUM), SPEC's own upstream programs (GCC, SJENG, HMMER) and our BWAVES and MILC (`configs/suite/spec-upstream.toml`), and our OMNETPP, recorded under valgrind, every access non-persistent"
         },
         STAND_IN_WARMUP / 1_000_000
     );
