@@ -220,8 +220,9 @@ pub fn record_windows(opts: &WindowOptions) -> Result<Vec<RecordSummary>, String
                                 // later windows list the stack, this one
                                 // cannot.
                                 eprintln!(
-                                    "trace record: thread {thread} started inside window {w}: its stack is not in that window's header, so \
-                                     persistent=heap takes its stores there for the heap's"
+                                    "trace record: {}: thread {thread} started inside window {w}: its stack is not in that window's header, \
+                                     so persistent=heap takes its stores there for the heap's",
+                                    opts.outs[*w].display()
                                 );
                             }
                             thread_stacks.push((lo, hi));
