@@ -498,7 +498,12 @@ fn staggered_regions(runs: &[RunRecord], labels: &[&str]) -> Option<String> {
         .map(|l| {
             let (b, st) = (find(runs, "Baseline", l), find(runs, "Strict", l));
             let range = |r: &RunRecord| r.core_cycles_range.map_or(String::new(), |(lo, hi)| format!("{:.2}-{:.2} M", m(lo), m(hi)));
-            format!("{l}: strict persistence's cores {} cycles each, the baseline's {} (strict {:.2}x)", range(st), range(b), st.cycles as f64 / b.cycles as f64)
+            format!(
+                "{l}: strict persistence's cores {} cycles each, the baseline's {} (strict {:.2}x)",
+                range(st),
+                range(b),
+                st.cycles as f64 / b.cycles as f64
+            )
         })
         .collect();
     (!rows.is_empty()).then(|| {

@@ -121,7 +121,10 @@ fn records_a_program_and_reuses_a_matching_trace() {
     assert_eq!(h.skipped_instructions, 1000);
     assert!(
         h.source.starts_with("fast-forwarded: suite:cat (coreutils ")
-            && h.source.contains(&format!("; fake-recorder-1, fast-forwarded by spmtrace {}): /bin/cat -n ", crate::trace::vgtool::source_digest())),
+            && h.source.contains(&format!(
+                "; fake-recorder-1, fast-forwarded by spmtrace {}): /bin/cat -n ",
+                crate::trace::vgtool::source_digest()
+            )),
         "{}",
         h.source
     );
