@@ -253,26 +253,30 @@ static void marker(const HChar* what, Int w, ULong count)
    out_text("\n");
 }
 
-/* Threads whose stack was printed.  Valgrind registers a new thread's
-   stack when it is cloned (the mapping its stack pointer is in, up to
-   that pointer), before the thread runs, so the line comes before any of
-   the thread's accesses:
+/* The stack last printed for each thread slot.  Valgrind registers a new
+   thread's stack when it is cloned (the mapping its stack pointer is in,
+   up to that pointer), before the thread runs, so the line comes before
+   any of the thread's accesses; a slot freed by a thread that ended is
+   given to a later thread, whose stack may be another mapping, so a slot
+   is printed again whenever its stack changed:
 
       SPMTRACE stack <thread> <lowest address> <highest address + 1>
 */
-static Bool* stack_said;
+static Addr* stack_said_max;
+static SizeT* stack_said_size;
 
 static void say_stack(ThreadId tid)
 {
-   if (tid >= VG_N_THREADS || stack_said[tid]) {
+   if (tid >= VG_N_THREADS) {
       return;
    }
    Addr max = VG_(thread_get_stack_max)(tid);
    SizeT size = VG_(thread_get_stack_size)(tid);
-   if (size == 0 || max < size) {
+   if (size == 0 || max < size || (stack_said_max[tid] == max && stack_said_size[tid] == size)) {
       return;
    }
-   stack_said[tid] = True;
+   stack_said_max[tid] = max;
+   stack_said_size[tid] = size;
    out_text("SPMTRACE stack ");
    out_dec((ULong)tid);
    out_text(" ");
@@ -604,7 +608,8 @@ static void parse_windows(void)
 static void spm_post_clo_init(void)
 {
    parse_windows();
-   stack_said = VG_(calloc)("spmtrace.stacks", VG_N_THREADS, sizeof(Bool));
+   stack_said_max = VG_(calloc)("spmtrace.stacks", VG_N_THREADS, sizeof(Addr));
+   stack_said_size = VG_(calloc)("spmtrace.stacks", VG_N_THREADS, sizeof(SizeT));
    if (clo_bbv_out) {
       bbv_fd = VG_(fd_open)(clo_bbv_out, VKI_O_WRONLY | VKI_O_CREAT | VKI_O_TRUNC, 0644);
       if (bbv_fd < 0) {

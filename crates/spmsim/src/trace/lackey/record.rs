@@ -200,7 +200,8 @@ pub fn record_windows(opts: &WindowOptions) -> Result<Vec<RecordSummary>, String
     let mut done = false;
     let stack_range = run.stack_range;
     // The stacks of the threads beside the main one (whose stack is
-    // `stack_range`), as spmtrace says them when each thread starts.
+    // `stack_range`), as spmtrace says them when each thread starts; a
+    // later thread may get an ended one's stack back (glibc keeps them).
     let mut thread_stacks: Vec<(u64, u64)> = Vec::new();
     let outcome: Result<(), String> = loop {
         let (lineno, l) = match run.next_line() {
@@ -214,7 +215,7 @@ pub fn record_windows(opts: &WindowOptions) -> Result<Vec<RecordSummary>, String
             match (words.first().copied(), num(1), num(2)) {
                 (Some("stack"), Some(thread), Some(lo)) => match num(3) {
                     Some(hi) if lo < hi => {
-                        if thread > 1 {
+                        if thread > 1 && !thread_stacks.contains(&(lo, hi)) {
                             if let Some((w, _, _)) = &cap {
                                 // The window's header is written: its
                                 // later windows list the stack, this one
