@@ -187,3 +187,50 @@ fn the_machines_region_of_interest_covers_every_cores() {
     // engine's hash unit was busy no longer than it lasted.
     assert!(r.engine.hash.busy_cycles <= r.core.cycles, "{} busy in {} cycles", r.engine.hash.busy_cycles, r.core.cycles);
 }
+
+/// ChampSim's rule for a multi-core run: a core whose region of interest
+/// is over keeps its counts and runs on (its trace started again at its
+/// end) until the last core's is over, so no core's region is timed
+/// against a machine the others left quiet. A short trace of stores
+/// persisted under strict persistence runs beside a slower program.
+#[test]
+fn a_core_that_finished_runs_on_until_the_last_does() {
+    use spmsim::timing::simulate_after_warmup;
+    use spmsim::workload::WorkloadKind;
+    let dir = std::env::temp_dir().join(format!("spmsim-run-on-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (short, long) = (dir.join("short.trace"), dir.join("long.trace"));
+    WorkloadKind::RandomWrites.write_trace(1, 30_000, &short).unwrap();
+    WorkloadKind::SeqWrites.write_trace(2, 400_000, &long).unwrap();
+    let w = WorkloadKind::parse(&format!("trace:{},{}", short.display(), long.display())).unwrap();
+    let cfg = load_preset("sp", &["memory.capacity_bytes=268435456".into()]).unwrap();
+    let (warm, n) = (5_000, 20_000);
+    let go = || simulate_after_warmup(&cfg, &w, warm, n, 3, &AtomicBool::new(false)).unwrap();
+    let s = go();
+    let r = &s.roi;
+    // Each core's counts are its region's: exactly the instructions asked
+    // for, however long it ran on.
+    assert_eq!(r.cores.iter().map(|c| c.instructions).collect::<Vec<_>>(), vec![n, n]);
+    assert_eq!(r.core.instructions, 2 * n);
+    let cycles: Vec<u64> = r.cores.iter().map(|c| c.cycles).collect();
+    assert!(cycles.iter().all(|&c| c <= r.core.cycles), "a core's region is within the machine's {}: {cycles:?}", r.core.cycles);
+    // The short trace's core ran on past its end: 25,000 of its 30,000
+    // instructions before its region ended, the rest of the slow core's
+    // region after it.
+    let ran_on = s
+        .workload_notes
+        .iter()
+        .find(|m| m.starts_with("ran on after its region of interest"))
+        .unwrap_or_else(|| panic!("core 0 ran on: {:?} {:?}", s.workload_notes, r.cores));
+    let restarts: u64 = ran_on.rsplit("started again ").next().unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!(restarts >= 1, "{ran_on}");
+    assert!(!s.workload_notes.iter().any(|m| m.starts_with("thread 1: ran on")), "the last core ends the run: {:?}", s.workload_notes);
+    // Machine-wide work over the machine's region, cores running on
+    // included: no unit busy longer than the region lasted.
+    assert!(r.engine.hash.busy_cycles <= r.core.cycles, "{} busy in {} cycles", r.engine.hash.busy_cycles, r.core.cycles);
+    let e = &r.multicore.as_ref().expect("multi-core stats").security_engine;
+    assert!(e.busy_cycles <= r.core.cycles && e.utilisation <= 1.0, "{e:?} in {} cycles", r.core.cycles);
+    // Running on is as deterministic as the rest.
+    assert_eq!(serde_json::to_string(&s).unwrap(), serde_json::to_string(&go()).unwrap());
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -101,6 +101,14 @@ impl Core {
         self.ooo.as_ref().is_some_and(|o| o.exhausted)
     }
 
+    /// The core runs on after its region of interest: its instruction
+    /// stream starts again at its end, as the events' trace does.
+    pub fn run_on(&mut self) {
+        if let Some(o) = self.ooo.as_mut() {
+            o.run_on();
+        }
+    }
+
     /// The instruction stream's first fault, if any (the run fails with it).
     pub fn ooo_error(&self) -> Option<&str> {
         self.ooo.as_ref().and_then(|o| o.error.as_deref())

@@ -123,12 +123,58 @@ struct CoreUnit {
     /// the coherence of the other cores' accesses may skip it.
     lo: u64,
     hi: u64,
+    /// Its counts when its region of interest ended, if it then ran on
+    /// until the last core's ended (ChampSim's rule; `schedule.rs`).
+    frozen: Option<FrozenCore>,
+}
+
+/// A core's counts at the end of its region of interest.
+struct FrozenCore {
+    stats: CoreStats,
+    persist: PersistPathStats,
+    /// The cycle its region of interest ended at.
+    end: u64,
+    ooo: Option<OooStats>,
+    tx_committed: u64,
 }
 
 impl CoreUnit {
     #[inline]
     fn may_hold(&self, block: u64) -> bool {
         (self.lo..=self.hi).contains(&block)
+    }
+
+    /// The cycle this core's work has reached: its last retirement or
+    /// persist.
+    fn end_time(&self) -> u64 {
+        self.core.end_time().max(self.path.last_persist())
+    }
+
+    /// Where its region of interest ended (or has reached, if it runs).
+    fn roi_end(&self) -> u64 {
+        self.frozen.as_ref().map_or_else(|| self.end_time(), |f| f.end)
+    }
+
+    /// Its counts over its region of interest: core, persist path,
+    /// transactions committed.
+    fn roi_counts(&self) -> (&CoreStats, &PersistPathStats, u64) {
+        match &self.frozen {
+            Some(f) => (&f.stats, &f.persist, f.tx_committed),
+            None => (&self.stats, &self.persist, self.tx_committed),
+        }
+    }
+
+    /// Its region of interest is over; it runs on from here, its counts
+    /// kept as they are now.
+    fn freeze(&mut self) {
+        self.frozen = Some(FrozenCore {
+            stats: self.stats.clone(),
+            persist: self.persist.clone(),
+            end: self.end_time(),
+            ooo: self.core.ooo_stats(),
+            tx_committed: self.tx_committed,
+        });
+        self.core.run_on();
     }
 }
 
@@ -194,6 +240,7 @@ impl TimingSim {
                     tx_committed: 0,
                     lo: u64::MAX,
                     hi: 0,
+                    frozen: None,
                 })
             })
             .collect::<Result<Vec<_>, String>>()?;
@@ -255,8 +302,9 @@ impl TimingSim {
 
     /// The cycle the run has reached: every instruction so far retired and
     /// every store so far persistent.
+    /// The end of the machine's region of interest: its last core's.
     fn now(&self) -> u64 {
-        self.units.iter().map(|u| u.core.end_time().max(u.path.last_persist())).max().unwrap_or(0)
+        self.units.iter().map(CoreUnit::roi_end).max().unwrap_or(0)
     }
 
     fn counters(&self, time: u64) -> Counters {
@@ -275,33 +323,36 @@ impl TimingSim {
                 .units
                 .iter()
                 .map(|u| {
-                    let end_c = u.core.end_time().max(u.path.last_persist());
-                    let cycles = end_c.saturating_sub(u.roi_began).max(1);
+                    let cycles = u.roi_end().saturating_sub(u.roi_began).max(1);
+                    let (stats, persist, tx) = u.roi_counts();
                     PerCoreStats {
-                        instructions: u.stats.instructions,
+                        instructions: stats.instructions,
                         cycles,
-                        ipc: u.stats.instructions as f64 / cycles as f64,
-                        loads: u.stats.loads,
-                        stores: u.stats.stores,
-                        volatile_stores: u.stats.volatile_stores,
-                        transactions: u.tx_committed,
-                        store_buffer_stall_cycles: u.stats.store_buffer_stall_cycles,
-                        persist_path: u.persist.clone(),
+                        ipc: stats.instructions as f64 / cycles as f64,
+                        loads: stats.loads,
+                        stores: stats.stores,
+                        volatile_stores: stats.volatile_stores,
+                        transactions: tx,
+                        store_buffer_stall_cycles: stats.store_buffer_stall_cycles,
+                        persist_path: persist.clone(),
                     }
                 })
                 .collect();
         }
         for u in &self.units {
-            s.roi.core.add(&u.stats);
-            s.roi.persist_path.add(&u.persist);
+            let (stats, persist, _) = u.roi_counts();
+            s.roi.core.add(stats);
+            s.roi.persist_path.add(persist);
         }
         s.finalize(&end, &self.roi_start, &self.pcm);
         s.roi.engine = self.engine.report(s.roi.core.cycles, now);
-        s.roi.core.ooo = self.units[0].core.ooo_stats().map(|o| o.minus(&self.units[0].ooo_start.unwrap_or_default()));
+        let u0 = &self.units[0];
+        let ooo = u0.frozen.as_ref().map_or_else(|| u0.core.ooo_stats(), |f| f.ooo);
+        s.roi.core.ooo = ooo.map(|o| o.minus(&u0.ooo_start.unwrap_or_default()));
         if multi {
             let cycles = s.roi.core.cycles;
             let seconds = cycles as f64 / (self.sys.cfg.core.frequency_ghz * 1e9);
-            let transactions: u64 = self.units.iter().map(|u| u.tx_committed).sum();
+            let transactions: u64 = self.units.iter().map(|u| u.roi_counts().2).sum();
             s.roi.multicore = Some(MulticoreStats {
                 cores: self.units.len(),
                 transactions,

@@ -82,6 +82,9 @@ pub struct Ooo {
     borrowed: bool,
     /// A borrowed stream has ended.
     pub exhausted: bool,
+    /// The core runs on after its region of interest: the stream starts
+    /// again at its end, with the events' trace (a multi-core run).
+    running_on: bool,
     /// The first fault of the stream (a damaged or short file): the run
     /// fails with it.
     pub error: Option<String>,
@@ -131,6 +134,7 @@ impl Ooo {
             reader,
             borrowed,
             exhausted: false,
+            running_on: false,
             error: None,
             width: c.issue_width as u64,
             rob: c.rob_entries as u64,
@@ -151,10 +155,23 @@ impl Ooo {
         }
     }
 
+    /// Run on after the region of interest (see `running_on`).
+    pub fn run_on(&mut self) {
+        self.running_on = true;
+    }
+
     fn next(&mut self) -> Insn {
         if self.error.is_none() && !self.exhausted {
             match self.reader.next_insn() {
                 Ok(Some(i)) => return i,
+                Ok(None) if self.running_on => match self.reader.reopen().and_then(|mut r| r.next_insn().map(|i| (r, i))) {
+                    Ok((r, Some(i))) => {
+                        self.reader = r;
+                        return i;
+                    }
+                    Ok((_, None)) => self.error = Some("running on: the instruction stream holds no instruction".into()),
+                    Err(e) => self.error = Some(format!("running on: the instruction stream could not be read again: {e}")),
+                },
                 Ok(None) if self.borrowed => self.exhausted = true,
                 Ok(None) => {
                     self.error = Some(format!(

@@ -167,6 +167,11 @@ impl InsnReader {
         })
     }
 
+    /// The same stream again, from its first instruction.
+    pub fn reopen(&self) -> Result<InsnReader, TraceError> {
+        InsnReader::open(&self.path)
+    }
+
     fn err(&self, m: &str) -> TraceError {
         TraceError::new(&self.path, Position::Offset(self.consumed + self.pos as u64), format!("instruction {}: {m}", self.count))
     }

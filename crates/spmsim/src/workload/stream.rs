@@ -8,10 +8,12 @@
 //!    --next: [ warm-up: >= W instructions ][ exactly N instructions ]--> Event
 //!  ends: the limit reached (the instruction that reaches it whole), the
 //!  trace's end, or an error (finish() returns it)
+//!  run on (a core of a multi-core run, once its region of interest is
+//!  over): the events after the limit, the source reopened at its end
 //! ```
 
 use super::{array, array_swap, btree, daxbench, hash, queue, random_writes, rbtree, seq_writes, synthetic, threads, tpcc, ycsb};
-use super::{Event, Generator, Op, Placement, Warmup, WorkloadKind};
+use super::{DataMode, Event, Generator, Op, Placement, Warmup, WorkloadKind};
 use crate::trace::convert::{record_of, Written};
 use crate::trace::{AddressSpace, NativeWriter, RecordEvents, TraceHeader};
 
@@ -109,10 +111,15 @@ impl WorkloadKind {
         Ok(spec
             .per_thread(seed, capacity_bytes)?
             .into_iter()
-            .map(|src| {
+            .enumerate()
+            .map(|(t, src)| {
                 let mut s = EventStream::new(Source::Ops(src), instructions, capacity_bytes);
                 s.kind_notes = notes.clone();
                 s.warmup = (warmup > 0).then(|| Warmup::new(warmup));
+                if spec.mode == DataMode::Partitioned {
+                    let (spec, t) = (spec.clone(), t);
+                    s.reopen = Some(Box::new(move || spec.reopened_thread(t, seed, capacity_bytes).map(Source::Ops)));
+                }
                 s
             })
             .collect())
@@ -126,6 +133,10 @@ pub(super) enum Source {
     /// Several threads' events ([`threads`]): sources that can fail.
     Ops(Box<dyn threads::OpSource>),
 }
+
+/// A fresh copy of a stream's source, from its start (a thread's own
+/// program, for [`EventStream::run_on`]).
+type Reopen = Box<dyn FnMut() -> Result<Source, String> + Send>;
 
 pub struct EventStream {
     src: Source,
@@ -141,6 +152,18 @@ pub struct EventStream {
     warmup: Option<Warmup>,
     /// Where the events go in physical memory (persistent regions).
     placement: Option<Placement>,
+    /// How to start the source again from its beginning, if it can be.
+    reopen: Option<Reopen>,
+    /// Past the limit on purpose ([`Self::run_on`]).
+    running_on: bool,
+    /// Times the source was started again while running on.
+    restarts: u64,
+    /// What the report says of the region of interest, taken when it
+    /// ended (the source running on is another copy).
+    roi_notes: Option<Vec<String>>,
+    /// Events since the source last started (a source that gives none
+    /// is not started again).
+    since_start: u64,
 }
 
 impl EventStream {
@@ -156,6 +179,49 @@ impl EventStream {
             kind_notes: Vec::new(),
             warmup: None,
             placement: None,
+            reopen: None,
+            running_on: false,
+            restarts: 0,
+            roi_notes: None,
+            since_start: 0,
+        }
+    }
+
+    /// The stream ended at its limit (its region of interest is over):
+    /// go on past it, as a core of a multi-core run does until the last
+    /// core's region of interest is over (ChampSim's rule: a core that
+    /// finished keeps running, and a trace that ends starts again). The
+    /// events after the limit follow (the rest of the instruction the
+    /// limit cut), and a finite source starts again from its beginning at
+    /// its end. False, and the stream stays ended, if it cannot: a
+    /// warm-up not over, an error, a finite source that cannot be started
+    /// again (shared data), or a stream the instruction limit did not end.
+    pub fn run_on(&mut self) -> bool {
+        let warm = self.warmup.is_none_or(|w| w.is_over());
+        let endless = matches!(self.src, Source::Generator(_));
+        if !warm || self.error.is_some() || !(endless || self.reopen.is_some()) {
+            return false;
+        }
+        self.roi_notes = Some(self.notes());
+        self.running_on = true;
+        true
+    }
+
+    /// Start the source again from its beginning (running on); false if
+    /// it cannot or its last start gave no event.
+    fn restart(&mut self) -> bool {
+        if self.since_start == 0 {
+            return false;
+        }
+        let Some(reopen) = self.reopen.as_mut() else { return false };
+        match reopen() {
+            Ok(src) => {
+                self.src = src;
+                self.restarts += 1;
+                self.since_start = 0;
+                true
+            }
+            Err(_) => false,
         }
     }
 
@@ -228,6 +294,14 @@ impl EventStream {
 
     /// What a report should say about how the events were obtained.
     pub fn notes(&self) -> Vec<String> {
+        if let Some(n) = &self.roi_notes {
+            let mut n = n.clone();
+            n.push(format!(
+                "ran on after its region of interest until the last core's ended (ChampSim's rule; its counts are its region's), its source started again {} time(s)",
+                self.restarts
+            ));
+            return n;
+        }
         let mut n = self.kind_notes.clone();
         if let Source::Trace(t) = &self.src {
             let h = t.header();
@@ -263,6 +337,15 @@ impl Iterator for EventStream {
             self.pos = 0;
             let more = self.refill(&mut buf);
             self.buf = buf;
+            if !more && self.running_on {
+                // Beyond the region of interest: an error there ends the
+                // running on, not the run.
+                self.error = None;
+                if self.restart() {
+                    continue;
+                }
+                return None;
+            }
             if !more {
                 if self.left == 0 {
                     // Looking past the limit for the rest of an instruction
@@ -274,6 +357,11 @@ impl Iterator for EventStream {
             }
         }
         let e = self.buf[self.pos];
+        self.since_start += 1;
+        if self.running_on {
+            self.pos += 1;
+            return Some(e);
+        }
         if self.warmup.as_mut().is_some_and(|w| w.takes(&e)) {
             self.pos += 1;
             return Some(e);
@@ -286,13 +374,15 @@ impl Iterator for EventStream {
             }
             return None;
         }
-        self.pos += 1;
         if n > self.left {
-            // The limit falls inside the gap (n is the gap plus at most one).
+            // The limit falls inside the gap (n is the gap plus at most
+            // one); the rest of the event stays for running on.
             let cut = Event::marker(Op::Compute).after(self.left as u32).on_thread(e.thread);
+            self.buf[self.pos] = e.after(e.gap - self.left as u32);
             self.left = 0;
             return Some(cut);
         }
+        self.pos += 1;
         self.left -= n;
         Some(e)
     }

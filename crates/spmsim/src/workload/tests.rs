@@ -233,3 +233,34 @@ fn reports_learn_what_is_synthetic_or_implicit() {
     assert!(notes("btree:size_mib=1,populate=true").is_empty());
     assert!(notes("array-swap").is_empty());
 }
+
+#[test]
+fn a_stream_runs_on_past_its_limit_and_starts_its_trace_again() {
+    let dir = scratch_dir("run-on");
+    let w = small_trace(&dir);
+    let WorkloadKind::Trace(t) = &w else { unreachable!() };
+    let two = WorkloadKind::parse(&format!("trace:{},{}", t.path.display(), t.path.display())).unwrap();
+    let mut s = two.thread_streams(1, 0, 3, 1 << 30).unwrap().remove(0);
+    // The limit falls inside the load's gap of 5.
+    let roi: Vec<Event> = s.by_ref().collect();
+    assert_eq!(roi, vec![Event::marker(Op::Compute).after(3)]);
+    assert!(s.run_on());
+    // The rest of the cut event, the rest of the trace, then the trace again.
+    let on: Vec<Event> = s.by_ref().take(8).collect();
+    let ops: Vec<(Op, u32)> = on.iter().map(|e| (e.op, e.gap)).collect();
+    assert_eq!(
+        ops,
+        [(Op::Load, 2), (Op::Store, 2), (Op::Store, 0), (Op::Compute, 4), (Op::Load, 5), (Op::Store, 2), (Op::Store, 0), (Op::Compute, 4)]
+    );
+    assert_eq!(roi.iter().chain(&on[..4]).map(|e| e.instructions()).sum::<u64>(), 13, "the first pass is the whole trace");
+    assert!(s.notes().iter().any(|n| n.contains("started again 1 time(s)")), "{:?}", s.notes());
+    // One program alone cannot run on (it has no other core to wait for),
+    // nor can a stream inside its warm-up.
+    let mut alone = w.stream(1, 3, 1 << 30).unwrap();
+    alone.by_ref().count();
+    assert!(!alone.run_on());
+    let mut warming = two.thread_streams(1, 100, 3, 1 << 30).unwrap().remove(0);
+    warming.by_ref().count();
+    assert!(!warming.run_on());
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -67,6 +67,13 @@ impl ThreadSpec {
         }
     }
 
+    /// Thread `t`'s source of partitioned data as [`Self::per_thread`]
+    /// gives it, from its start again (a core running on after its region
+    /// of interest).
+    pub(in crate::workload) fn reopened_thread(&self, t: usize, seed: u64, capacity_bytes: u64) -> Result<Box<dyn OpSource>, String> {
+        Ok(Box::new(self.partition(t, seed, capacity_bytes)?))
+    }
+
     /// One source per thread.
     pub(in crate::workload) fn per_thread(&self, seed: u64, capacity_bytes: u64) -> Result<Vec<Box<dyn OpSource>>, String> {
         match self.mode {
