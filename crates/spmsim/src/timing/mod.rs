@@ -327,6 +327,7 @@ impl TimingSim {
                     let (stats, persist, tx) = u.roi_counts();
                     PerCoreStats {
                         instructions: stats.instructions,
+                        instructions_run_on: u.stats.instructions - stats.instructions,
                         cycles,
                         ipc: stats.instructions as f64 / cycles as f64,
                         loads: stats.loads,

@@ -65,6 +65,10 @@ impl Roi {
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct PerCoreStats {
     pub instructions: u64,
+    /// Instructions it ran on after its region of interest, until the
+    /// last core's ended (`schedule.rs`); not in its counts.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub instructions_run_on: u64,
     /// From this core's region of interest's start to its last retired
     /// instruction or persisted store.
     pub cycles: u64,
@@ -347,4 +351,8 @@ impl Counters {
             crypto: self.crypto.since(&before.crypto),
         }
     }
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
