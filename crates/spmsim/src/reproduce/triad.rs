@@ -55,26 +55,24 @@ pub const WORKLOADS: [(&str, &str); 14] = [
 /// label starts so, on one core or many).
 pub const LIBQUANTUM: &str = "LIBQUANTUM (";
 /// Triad-NVM IV's SPEC2006 programs, in its order, with the suite program
-/// that stands for each (`None`: not run, for the reason in
-/// [`SPEC_NOT_RUN`]): the memory-intensive suite's stand-ins, SPEC's own
-/// upstream programs (`configs/suite/spec-upstream.toml`) and our omnetpp
+/// that stands for each: the memory-intensive suite's stand-ins, SPEC's
+/// own upstream programs and our stand-ins for the Fortran ones
+/// (`configs/suite/spec-upstream.toml`), and our omnetpp
 /// (`configs/suite/spec2017-stand-ins.toml`).
-pub const SPEC_LIST: [(&str, Option<&str>); 12] = [
-    ("LBM", Some("lbm")),
-    ("MCF", Some("mcf")),
-    ("LIBQUANTUM", Some("libquantum")),
-    ("ZEUS", None),
-    ("BWAVES", Some("410-bwaves")),
-    ("GCC", Some("403-gcc")),
-    ("LESLIE3D", None),
-    ("MILC", Some("433-milc")),
-    ("SJENG", Some("458-sjeng")),
-    ("CACTUS", None),
-    ("HMMER", Some("456-hmmer")),
-    ("OMNETPP", Some("omnetpp")),
+pub const SPEC_LIST: [(&str, &str); 12] = [
+    ("LBM", "lbm"),
+    ("MCF", "mcf"),
+    ("LIBQUANTUM", "libquantum"),
+    ("ZEUS", "434-zeusmp"),
+    ("BWAVES", "410-bwaves"),
+    ("GCC", "403-gcc"),
+    ("LESLIE3D", "437-leslie3d"),
+    ("MILC", "433-milc"),
+    ("SJENG", "458-sjeng"),
+    ("CACTUS", "436-cactusadm"),
+    ("HMMER", "456-hmmer"),
+    ("OMNETPP", "omnetpp"),
 ];
-/// Why SPEC_LIST's programs without a stand-in are not run.
-const SPEC_NOT_RUN: &str = "Fortran scientific codes (zeusmp, leslie3d, cactusADM): no Debian package holds them and no stand-in of ours exists yet (bwaves's and MILC's are our C programs of their kinds)";
 /// Instructions each core of a run with a recorded program runs before
 /// its statistics start (the paper fast-forwards every program to a
 /// representative region): enough for the stand-ins to fill the 8 MB L3
@@ -214,17 +212,16 @@ pub struct Triad {
 pub fn spec_workloads(cores: usize) -> Vec<(String, String)> {
     SPEC_LIST
         .iter()
-        .filter_map(|&(name, program)| {
-            let p = program?;
+        .map(|&(name, p)| {
             let copies: Vec<String> = (0..cores).map(|_| format!("suite:{p}#persistent=none")).collect();
-            Some((format!("{name} ({cores} x suite:{p})"), format!("mix:{}", copies.join(","))))
+            (format!("{name} ({cores} x suite:{p})"), format!("mix:{}", copies.join(",")))
         })
         .collect()
 }
 
 /// The suite programs [`spec_workloads`] runs.
 pub fn spec_programs() -> Vec<String> {
-    SPEC_LIST.iter().filter_map(|(_, p)| p.map(String::from)).collect()
+    SPEC_LIST.iter().map(|(_, p)| p.to_string()).collect()
 }
 
 impl Triad {
@@ -502,10 +499,8 @@ fn analyse(p: &Triad, runs: Vec<RunRecord>, recovery: Vec<RecoveryPoint>) -> Res
     let causes = causes(&runs, &p.workloads, &recovery, p.spec_cores);
     let not_run = match p.spec_cores {
         None => NOT_RUN.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
-        Some(_) => {
-            let missing: Vec<&str> = SPEC_LIST.iter().filter(|(_, p)| p.is_none()).map(|(n, _)| *n).collect();
-            vec![(format!("SPEC2006's {}", missing.join(", ")), SPEC_NOT_RUN.to_string())]
-        }
+        // Every program of the paper's list has one.
+        Some(_) => Vec::new(),
     };
     Ok(Results {
         spec_cores: p.spec_cores,
@@ -646,7 +641,7 @@ fn runs_csv(runs: &[RunRecord]) -> String {
 /// causes of the gaps; what is not run; then every figure's cells.
 pub fn report(r: &Results) -> String {
     let method = format!(
-        "{} instructions per run (per core), seed {}{}, {} (the paper: 8 cores). {}; the runs with one of them warm up for {} M instructions per core first. Slowdowns are cycles over the baseline's (`triad-no-persist`: no metadata persisted); a multi-core row's cycles are the sum of its cores' own, each from the core's warm-up's end (or cycle 0) to its last instruction, so every scheme times the same instructions on each core; writes are the PCM's after WPQ merging. Means over workloads are geometric (arithmetic beside them). Crypto is timing-only in the timed runs; the recoveries run real crypto on machines of each size (sparse), {RECOVERY_OPS} hash operations before the crash, and count every block they read or compute.\n",
+        "{} instructions per run (per core), seed {}{}, {} (the paper: 8 cores). {}; the runs with one of them warm up for {} M instructions per core first. Slowdowns are cycles over the baseline's (`triad-no-persist`: no metadata persisted); a multi-core row's cycles are the sum of its cores' own, each from the core's warm-up's end (or cycle 0) to its region's last instruction, so every scheme times the same instructions on each core, and a core whose region is over runs on (its trace started again) until the last core's is, as ChampSim runs several cores; writes are the PCM's after WPQ merging. Means over workloads are geometric (arithmetic beside them). Crypto is timing-only in the timed runs; the recoveries run real crypto on machines of each size (sparse), {RECOVERY_OPS} hash operations before the crash, and count every block they read or compute.\n",
         r.instructions,
         r.seed,
         if r.quick { ", --quick" } else { "" },
@@ -654,7 +649,7 @@ pub fn report(r: &Results) -> String {
         if r.spec_cores.is_none() {
             "LBM, MCF and LIBQUANTUM are stand-ins for the SPEC2006 programs, recorded under valgrind (`configs/suite/memory-intensive.toml`, every access non-persistent)"
         } else {
-            "The SPEC rows are the paper's list as far as we have its programs: the memory-intensive stand-ins (LBM, MCF, LIBQUANTUM), SPEC's own upstream programs (GCC, SJENG, HMMER) and our BWAVES and MILC (`configs/suite/spec-upstream.toml`), and our OMNETPP, recorded under valgrind, every access non-persistent"
+            "The SPEC rows are the paper's list as far as we have its programs: the memory-intensive stand-ins (LBM, MCF, LIBQUANTUM), SPEC's own upstream programs (GCC, SJENG, HMMER) and our ZEUS, BWAVES, LESLIE3D, MILC and CACTUS (`configs/suite/spec-upstream.toml`), and our OMNETPP, recorded under valgrind, every access non-persistent"
         },
         STAND_IN_WARMUP / 1_000_000
     );
@@ -673,7 +668,7 @@ mod tests {
     fn the_spec_rows_replace_the_one_core_stand_ins_with_a_copy_per_core() {
         let t = Triad::new(1000, 1, true).unwrap().with_spec_cores(8);
         let spec: Vec<&(String, String)> = t.workloads.iter().filter(|(l, _)| l.contains(" x suite:")).collect();
-        assert_eq!(spec.len(), SPEC_LIST.iter().filter(|(_, p)| p.is_some()).count());
+        assert_eq!(spec.len(), SPEC_LIST.len());
         for (label, w) in &spec {
             let parts: Vec<&str> = w.trim_start_matches("mix:").split(',').collect();
             assert_eq!(parts.len(), 8, "{label}");
