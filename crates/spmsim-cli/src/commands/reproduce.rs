@@ -89,8 +89,8 @@ pub enum ReproduceCmd {
         seed: u64,
         #[arg(long, default_value = "results/triad")]
         out: PathBuf,
-        /// Run the paper's SPEC2006 list (as far as the suites have its
-        /// programs, recorded first where the cache lacks them) on this
+        /// Run the paper's SPEC2006 list (its twelve programs from the
+        /// suites, recorded first where the cache lacks them) on this
         /// many cores, a copy on each, in place of the one-core stand-ins:
         /// 8 is Triad-NVM's machine. Not part of `reproduce all`.
         #[arg(long, value_name = "CORES", value_parser = clap::value_parser!(u32).range(1..=64))]

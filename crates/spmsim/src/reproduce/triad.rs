@@ -99,7 +99,7 @@ pub const SCHEMES: [(&str, &str); 5] = [
 /// The paper's workloads the one-core runs leave out, and why.
 pub const NOT_RUN: [(&str, &str); 1] = [(
     "SPEC2006's ZEUS, BWAVES, GCC, LESLIE3D, MILC, SJENG, CACTUS, HMMER and OMNETPP",
-    "no stand-in is run for them by default: the three run (LBM, MCF, LIBQUANTUM) are the memory-intensive ones the paper names, and on non-persistent programs the schemes differ only by the write-backs of dirty lines, which the main suite's cache-resident programs hardly make; `reproduce triad --spec-cores 8` runs the paper's list as far as we have its programs, on 8 cores",
+    "no stand-in is run for them by default: the three run (LBM, MCF, LIBQUANTUM) are the memory-intensive ones the paper names, and on non-persistent programs the schemes differ only by the write-backs of dirty lines, which the main suite's cache-resident programs hardly make; `reproduce triad --spec-cores 8` runs the paper's list of twelve, on 8 cores",
 )];
 /// Memory sizes of Fig. 10, TiB.
 pub const MEMORY_TIB: [u64; 7] = [1, 2, 4, 8, 16, 32, 64];
@@ -557,7 +557,8 @@ fn causes(runs: &[RunRecord], workloads: &[(String, String)], recovery: &[Recove
         Some(n) => format!("Cores: the paper runs 8 cores; these runs use {} (one program on each).", spec_cores_text(n)),
     }];
     // Per instruction the machine ran (a mix's cores run on).
-    let w = |s: &str| labels.iter().map(|l| find(runs, s, l).device_writes.total() as f64 / find(runs, s, l).executed() as f64).sum::<f64>();
+    let w =
+        |s: &str| labels.iter().map(|l| find(runs, s, l).device_writes.total() as f64 / find(runs, s, l).executed() as f64).sum::<f64>();
     let u = |s: &str| mean(&labels.iter().map(|l| find(runs, s, l).write_utilisation).collect::<Vec<_>>());
     let fast = |s: &str| {
         let f = |s: &str| find(runs, s, FAST).cycles as f64;
@@ -649,7 +650,7 @@ pub fn report(r: &Results) -> String {
         if r.spec_cores.is_none() {
             "LBM, MCF and LIBQUANTUM are stand-ins for the SPEC2006 programs, recorded under valgrind (`configs/suite/memory-intensive.toml`, every access non-persistent)"
         } else {
-            "The SPEC rows are the paper's list as far as we have its programs: the memory-intensive stand-ins (LBM, MCF, LIBQUANTUM), SPEC's own upstream programs (GCC, SJENG, HMMER) and our ZEUS, BWAVES, LESLIE3D, MILC and CACTUS (`configs/suite/spec-upstream.toml`), and our OMNETPP, recorded under valgrind, every access non-persistent"
+            "The SPEC rows are the paper's list: the memory-intensive stand-ins (LBM, MCF, LIBQUANTUM), SPEC's own upstream programs (GCC, SJENG, HMMER) and our ZEUS, BWAVES, LESLIE3D, MILC and CACTUS (`configs/suite/spec-upstream.toml`), and our OMNETPP, recorded under valgrind, every access non-persistent"
         },
         STAND_IN_WARMUP / 1_000_000
     );
