@@ -300,9 +300,9 @@ impl TimingSim {
         self
     }
 
-    /// The cycle the run has reached: every instruction so far retired and
-    /// every store so far persistent.
-    /// The end of the machine's region of interest: its last core's.
+    /// The end of the machine's region of interest: its last core's (each
+    /// core's: every instruction of its region retired and every store
+    /// persistent).
     fn now(&self) -> u64 {
         self.units.iter().map(CoreUnit::roi_end).max().unwrap_or(0)
     }

@@ -118,7 +118,7 @@ impl WorkloadKind {
                 s.warmup = (warmup > 0).then(|| Warmup::new(warmup));
                 if spec.mode == DataMode::Partitioned {
                     let (spec, t) = (spec.clone(), t);
-                    s.reopen = Some(Box::new(move || spec.reopened_thread(t, seed, capacity_bytes).map(Source::Ops)));
+                    s.reopen = Some(Box::new(move || spec.thread_partition(t, seed, capacity_bytes).map(Source::Ops)));
                 }
                 s
             })
@@ -161,9 +161,9 @@ pub struct EventStream {
     /// What the report says of the region of interest, taken when it
     /// ended (the source running on is another copy).
     roi_notes: Option<Vec<String>>,
-    /// Events since the source last started (a source that gives none
+    /// The source, started again, has given no event yet (such a source
     /// is not started again).
-    since_start: u64,
+    restarted_empty: bool,
 }
 
 impl EventStream {
@@ -183,7 +183,7 @@ impl EventStream {
             running_on: false,
             restarts: 0,
             roi_notes: None,
-            since_start: 0,
+            restarted_empty: false,
         }
     }
 
@@ -210,7 +210,7 @@ impl EventStream {
     /// Start the source again from its beginning (running on); false if
     /// it cannot or its last start gave no event.
     fn restart(&mut self) -> bool {
-        if self.since_start == 0 {
+        if self.restarted_empty {
             return false;
         }
         let Some(reopen) = self.reopen.as_mut() else { return false };
@@ -218,7 +218,7 @@ impl EventStream {
             Ok(src) => {
                 self.src = src;
                 self.restarts += 1;
-                self.since_start = 0;
+                self.restarted_empty = true;
                 true
             }
             Err(_) => false,
@@ -337,6 +337,7 @@ impl Iterator for EventStream {
             self.pos = 0;
             let more = self.refill(&mut buf);
             self.buf = buf;
+            self.restarted_empty &= self.buf.is_empty();
             if !more && self.running_on {
                 // Beyond the region of interest: an error there ends the
                 // running on, not the run.
@@ -357,7 +358,6 @@ impl Iterator for EventStream {
             }
         }
         let e = self.buf[self.pos];
-        self.since_start += 1;
         if self.running_on {
             self.pos += 1;
             return Some(e);

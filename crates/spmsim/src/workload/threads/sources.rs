@@ -67,10 +67,10 @@ impl ThreadSpec {
         }
     }
 
-    /// Thread `t`'s source of partitioned data as [`Self::per_thread`]
-    /// gives it, from its start again (a core running on after its region
-    /// of interest).
-    pub(in crate::workload) fn reopened_thread(&self, t: usize, seed: u64, capacity_bytes: u64) -> Result<Box<dyn OpSource>, String> {
+    /// Thread `t`'s source of partitioned data, from its start: one of
+    /// [`Self::per_thread`]'s, or a fresh one for a core running on after
+    /// its region of interest.
+    pub(in crate::workload) fn thread_partition(&self, t: usize, seed: u64, capacity_bytes: u64) -> Result<Box<dyn OpSource>, String> {
         Ok(Box::new(self.partition(t, seed, capacity_bytes)?))
     }
 
@@ -81,9 +81,7 @@ impl ThreadSpec {
                 let core = Arc::new(Mutex::new(self.shared_core(seed)?));
                 Ok((0..self.threads).map(|t| Box::new(SharedThread { core: core.clone(), t }) as Box<dyn OpSource>).collect())
             }
-            DataMode::Partitioned => {
-                (0..self.threads).map(|t| Ok(Box::new(self.partition(t, seed, capacity_bytes)?) as Box<dyn OpSource>)).collect()
-            }
+            DataMode::Partitioned => (0..self.threads).map(|t| self.thread_partition(t, seed, capacity_bytes)).collect(),
         }
     }
 }
