@@ -188,6 +188,43 @@ fn the_machines_region_of_interest_covers_every_cores() {
     assert!(r.engine.hash.busy_cycles <= r.core.cycles, "{} busy in {} cycles", r.engine.hash.busy_cycles, r.core.cycles);
 }
 
+/// A mix whose parts warm up as each does alone (a recorded program for
+/// its cache warm-up, a generator not at all): the core with no warm-up
+/// begins the machine's region at cycle 0, so the shared counts cover the
+/// whole run, the other core's warm-up included, and say how many of the
+/// warm-up's instructions fall inside the region.
+#[test]
+fn a_core_without_a_warmup_begins_the_machines_region_at_cycle_0() {
+    let fast: Vec<Event> = (0..4000u64).map(|i| Event::load((1 << 24) + (i % 64) * 64, 8).after(20).on_thread(0)).collect();
+    let slow = stores(1, 4000, false);
+    let warm = 40_000;
+    let mut sim = TimingSim::new(&cfg("sp", 2), 7).unwrap().with_warmups(&[0, warm]);
+    let mut its = vec![fast.clone().into_iter(), slow.clone().into_iter()];
+    sim.run_threads(&mut its, &AtomicBool::new(false)).unwrap();
+    let s = sim.finish();
+    let (r, w) = (&s.roi, s.warmup.expect("core 1 warmed up"));
+    assert_eq!(w.cycles, 0, "the machine's region began with core 0's");
+    assert!(w.instructions >= warm && w.instructions <= warm + 21, "{w:?}");
+    assert_eq!(w.instructions_in_region, w.instructions, "all of core 1's warm-up ran inside the machine's region");
+    let whole = run("sp", vec![fast, slow]).unwrap();
+    // The machine's region is the whole run: its cycles and the shared
+    // components' counts are the run's without a warm-up.
+    assert_eq!(r.core.cycles, whole.roi.core.cycles);
+    assert_eq!(serde_json::to_string(&r.memory).unwrap(), serde_json::to_string(&whole.roi.memory).unwrap());
+    // Core 0's region is all of it; core 1's is what followed its warm-up.
+    let (per, total): (Vec<u64>, Vec<u64>) = r.cores.iter().zip(&whole.roi.cores).map(|(a, b)| (a.instructions, b.instructions)).unzip();
+    assert_eq!(per[0], total[0]);
+    assert_eq!(per[1], total[1] - w.instructions);
+    // The same through a mix's own `warmup=`: each stream and core takes
+    // its part's warm-up, the others the run's.
+    let mix = spmsim::workload::WorkloadKind::parse("mix:a=random-writes,warmup=0,b=seq-writes").unwrap();
+    let s = spmsim::timing::simulate_after_warmup(&cfg("sp", 2), &mix, 3_000, 10_000, 3, &AtomicBool::new(false)).unwrap();
+    let w = s.warmup.expect("core 1 warmed up");
+    assert_eq!((w.cycles, w.instructions_in_region), (0, w.instructions));
+    assert!((3_000..3_100).contains(&w.instructions), "only core 1 warmed up: {w:?}");
+    assert_eq!(s.roi.cores.iter().map(|c| c.instructions).collect::<Vec<_>>(), vec![10_000, 10_000]);
+}
+
 /// ChampSim's rule for a multi-core run: a core whose region of interest
 /// is over keeps its counts and runs on (its trace started again at its
 /// end) until the last core's is over, so no core's region is timed

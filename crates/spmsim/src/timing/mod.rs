@@ -113,6 +113,9 @@ struct CoreUnit {
     warmup: Option<Warmup>,
     /// The cycle this core's region of interest began at.
     roi_began: u64,
+    /// The warm-up instructions this core had run when the machine's
+    /// region of interest began, if it was still warming up then.
+    warm_at_machine_roi: Option<u64>,
     /// The `ooo` model's counts when the region of interest began.
     ooo_start: Option<OooStats>,
     /// Transactions this core has begun and committed (ticket lock).
@@ -235,6 +238,7 @@ impl TimingSim {
                     persist: PersistPathStats::default(),
                     warmup: None,
                     roi_began: 0,
+                    warm_at_machine_roi: None,
                     ooo_start: None,
                     tx_begun: 0,
                     tx_committed: 0,
@@ -293,9 +297,21 @@ impl TimingSim {
     /// each core warms up on its own first `instructions`, and the
     /// machine's region of interest begins with the first core's
     /// (`end_warmup`).
-    pub fn with_warmup(mut self, instructions: u64) -> Self {
-        for u in &mut self.units {
-            u.warmup = (instructions > 0).then(|| Warmup::new(instructions));
+    pub fn with_warmup(self, instructions: u64) -> Self {
+        let n = self.units.len();
+        self.with_warmups(&vec![instructions; n])
+    }
+
+    /// [`Self::with_warmup`] with each core's own count (a mix whose
+    /// parts warm up as they do alone); a core beyond the list has none.
+    pub fn with_warmups(mut self, instructions: &[u64]) -> Self {
+        let cold = (0..self.units.len()).any(|c| instructions.get(c).is_none_or(|&w| w == 0));
+        for (c, u) in self.units.iter_mut().enumerate() {
+            let w = instructions.get(c).copied().unwrap_or(0);
+            u.warmup = (w > 0).then(|| Warmup::new(w));
+            // A core with none begins the machine's region at cycle 0:
+            // every warm-up instruction is inside it.
+            u.warm_at_machine_roi = (w > 0 && cold).then_some(0);
         }
         self
     }

@@ -59,7 +59,6 @@ pub struct ResolvedRun {
     /// The configuration with one core per thread of the workload.
     cfg: SimConfig,
     seed: u64,
-    warmup: u64,
     instructions: u64,
     workload: OpenedWorkload,
 }
@@ -70,18 +69,19 @@ impl ResolvedRun {
     pub fn new(cfg: &SimConfig, workload: &WorkloadKind, warmup: u64, instructions: u64, seed: u64) -> Result<Self, SimError> {
         let cfg = cfg.with_cores_for(workload.threads()).map_err(SimError::Invalid)?;
         let workload = workload.open(&cfg, seed, warmup, instructions).map_err(SimError::Invalid)?;
-        Ok(ResolvedRun { cfg, seed, warmup, instructions, workload })
+        Ok(ResolvedRun { cfg, seed, instructions, workload })
     }
 
     /// The machine, loaded with the workload: one core per thread; under
     /// `core.model = "ooo"` each core schedules its thread's instruction
     /// stream; a shared-data workload's transactions take the ticket lock.
     pub fn build(self) -> Result<BuiltRun, SimError> {
-        let ResolvedRun { cfg, seed, warmup, instructions, workload } = self;
+        let ResolvedRun { cfg, seed, instructions, workload } = self;
         let OpenedWorkload { name, streams, insns, insns_borrowed, shared_lock } = workload;
         let mut sim = TimingSim::new(&cfg, seed).map_err(SimError::Invalid)?;
         sim.take_workload(&cfg, insns, insns_borrowed, shared_lock);
-        Ok(BuiltRun { sim: sim.with_warmup(warmup), streams, name, seed, warmup, instructions })
+        let warmups: Vec<u64> = streams.iter().map(EventStream::warmup_asked).collect();
+        Ok(BuiltRun { sim: sim.with_warmups(&warmups), streams, name, seed, instructions })
     }
 
     /// Build and run to the end (or until `stop` is set).
@@ -113,7 +113,6 @@ pub struct BuiltRun {
     /// The workload's name, for the statistics.
     name: String,
     seed: u64,
-    warmup: u64,
     instructions: u64,
 }
 
@@ -126,10 +125,9 @@ impl BuiltRun {
         for s in &self.streams {
             s.finish().map_err(SimError::Invalid)?;
         }
-        if let Some(ran) = self.sim.unfinished_warmup() {
+        if let Some((ran, asked)) = self.sim.unfinished_warmup() {
             return Err(SimError::Invalid(format!(
-                "the workload ended after {ran} instructions, within the warm-up of {} (--warmup-instructions); no region of interest is left",
-                self.warmup
+                "the workload ended after {ran} instructions, within the warm-up of {asked} (--warmup-instructions, or a mix part's warmup=); no region of interest is left"
             )));
         }
         Ok(())

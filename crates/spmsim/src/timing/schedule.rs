@@ -103,18 +103,29 @@ impl TimingSim {
         let fresh = CoreStats { tep: u.stats.tep.map(|_| Default::default()), ..CoreStats::default() };
         let warm = std::mem::replace(&mut u.stats, fresh);
         u.persist = PersistPathStats::default();
-        let w = self.stats.warmup.get_or_insert(WarmupStats { instructions: 0, cycles: now });
+        let in_region = u.warm_at_machine_roi.map_or(0, |at| warm.instructions.saturating_sub(at));
+        // A core with no warm-up (a mix's generator beside a recorded
+        // program) began the machine's region at cycle 0.
+        let began = if self.units.iter().any(|u| u.warmup.is_none()) { 0 } else { now };
+        let w = self.stats.warmup.get_or_insert(WarmupStats { instructions: 0, cycles: began, instructions_in_region: 0 });
         w.instructions += warm.instructions;
-        if first {
+        w.instructions_in_region += in_region;
+        if first && began == now {
             self.roi_start = self.counters(now);
             self.engine.mark_roi_start(now);
+            for (o, other) in self.units.iter_mut().enumerate() {
+                if o != c && other.warmup.is_some_and(|w| !w.is_over()) {
+                    other.warm_at_machine_roi = Some(other.stats.instructions);
+                }
+            }
         }
         Ok(())
     }
 
-    /// The warm-up asked for, if the events so far did not complete it.
-    pub fn unfinished_warmup(&self) -> Option<u64> {
-        self.units.iter().find_map(|u| u.warmup.filter(|w| !w.is_over()).map(|w| w.instructions()))
+    /// A core whose events did not complete its warm-up: the instructions
+    /// it ran and the warm-up it was asked for.
+    pub fn unfinished_warmup(&self) -> Option<(u64, u64)> {
+        self.units.iter().find_map(|u| u.warmup.filter(|w| !w.is_over()).map(|w| (w.instructions(), w.asked())))
     }
 
     fn apply(&mut self, c: usize, ev: &Event) -> Result<(), CheckFailure> {

@@ -180,6 +180,12 @@ pub struct WarmupStats {
     pub instructions: u64,
     /// The cycle the region of interest began at.
     pub cycles: u64,
+    /// Several cores whose warm-ups end at different times: the warm-up
+    /// instructions cores ran after the machine's region of interest
+    /// began (with the first core's), which the shared components' counts
+    /// (PCM, engine, L3) cover.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub instructions_in_region: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]

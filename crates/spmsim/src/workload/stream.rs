@@ -101,7 +101,7 @@ impl WorkloadKind {
 
     /// One stream per thread, its events tagged with the thread
     /// ([`Event::thread`]), each after a warm-up of `warmup` of that
-    /// thread's instructions and ending after `instructions` more of them
+    /// thread's instructions (a mix part's own `warmup=`, if it has one) and ending after `instructions` more of them
     /// (instruction limits are per core, as in ChampSim).
     pub fn thread_streams(&self, seed: u64, warmup: u64, instructions: u64, capacity_bytes: u64) -> Result<Vec<EventStream>, String> {
         let WorkloadKind::Threads(spec) = self else {
@@ -115,6 +115,7 @@ impl WorkloadKind {
             .map(|(t, src)| {
                 let mut s = EventStream::new(Source::Ops(src), instructions, capacity_bytes);
                 s.kind_notes = notes.clone();
+                let warmup = spec.part_warmup(t).unwrap_or(warmup);
                 s.warmup = (warmup > 0).then(|| Warmup::new(warmup));
                 if spec.mode == DataMode::Partitioned {
                     let (spec, t) = (spec.clone(), t);
@@ -167,6 +168,12 @@ pub struct EventStream {
 }
 
 impl EventStream {
+    /// The warm-up this stream runs before its region of interest
+    /// (instructions; 0: none).
+    pub fn warmup_asked(&self) -> u64 {
+        self.warmup.map_or(0, |w| w.asked())
+    }
+
     fn new(src: Source, instructions: u64, capacity_bytes: u64) -> Self {
         EventStream {
             src,

@@ -19,6 +19,8 @@ use super::Event;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Warmup {
+    /// Instructions asked for.
+    asked: u64,
     /// Instructions still to run before the warm-up can end.
     left: u64,
     /// Instructions the warm-up took (at least the count asked for).
@@ -28,7 +30,7 @@ pub struct Warmup {
 
 impl Warmup {
     pub fn new(instructions: u64) -> Self {
-        Warmup { left: instructions, taken: 0, over: false }
+        Warmup { asked: instructions, left: instructions, taken: 0, over: false }
     }
 
     /// Whether `e`, the next event of the run, belongs to the warm-up;
@@ -49,6 +51,11 @@ impl Warmup {
 
     pub fn is_over(&self) -> bool {
         self.over
+    }
+
+    /// Instructions the warm-up was asked to run.
+    pub fn asked(&self) -> u64 {
+        self.asked
     }
 
     /// Instructions the warm-up ran so far.

@@ -8,7 +8,8 @@
 //!   single-threaded workload, its name and events unchanged);
 //! * `mix:a=array-swap,b=queue,...` or `mix:suite:gcc,suite:xz`: one
 //!   single-threaded program per core; the presets `mix1`..`mix4` of
-//!   Triad-NVM Table II;
+//!   Triad-NVM Table II; a part's `warmup=N` key gives it its own warm-up
+//!   in place of the run's;
 //! * `trace:a.trace,b.trace`: one trace per core.
 //!
 //! ```text
@@ -107,10 +108,43 @@ pub struct ThreadSpec {
     pub parts: Vec<WorkloadKind>,
     /// The label of each part in a mix (`a=` of `mix:a=queue`).
     pub part_labels: Vec<Option<String>>,
+    /// A mix part's own warm-up (`mix:a=suite:mcf,warmup=30000000,b=queue`),
+    /// instead of the run's (`--warmup-instructions`): empty, or one per
+    /// part.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub part_warmups: Vec<Option<u64>>,
     pub mode: DataMode,
     pub form: ThreadForm,
     /// The name to report instead of the spelled-out parts (`mix1`).
     pub label: Option<String>,
+}
+
+/// A mix part's spec without its `warmup=N` key, and that key's value: a
+/// part may warm up as long as it does when it runs alone (a recorded
+/// program after its cache warm-up, a generator from its first
+/// instruction), whatever the run's `--warmup-instructions` says.
+fn split_warmup(spec: &str) -> Result<(String, Option<u64>), String> {
+    let Some((head, keys)) = spec.split_once(':') else {
+        return Ok((spec.to_string(), None));
+    };
+    let mut warmup = None;
+    let mut kept = Vec::new();
+    for k in keys.split(',') {
+        match k.strip_prefix("warmup=") {
+            Some(v) => {
+                let n = v
+                    .trim()
+                    .parse::<u64>()
+                    .map_err(|_| format!("mix workload, program `{spec}`: warmup=`{v}` is not a count of instructions"))?;
+                if warmup.replace(n).is_some() {
+                    return Err(format!("mix workload, program `{spec}`: warmup= given twice"));
+                }
+            }
+            None => kept.push(k),
+        }
+    }
+    let spec = if kept.is_empty() { head.to_string() } else { format!("{head}:{}", kept.join(",")) };
+    Ok((spec, warmup))
 }
 
 /// The seed of thread (or mix program) `t`: the run seed for thread 0.
@@ -205,6 +239,7 @@ impl ThreadSpec {
         WorkloadKind::Threads(ThreadSpec {
             threads: parts.len(),
             part_labels: vec![None; parts.len()],
+            part_warmups: Vec::new(),
             parts,
             mode: DataMode::Partitioned,
             form,
@@ -225,6 +260,7 @@ impl ThreadSpec {
         Ok(WorkloadKind::Threads(ThreadSpec {
             threads,
             part_labels: vec![None; parts.len()],
+            part_warmups: Vec::new(),
             parts,
             mode,
             form: ThreadForm::Copies,
@@ -267,7 +303,9 @@ impl ThreadSpec {
         check_threads(specs.len(), "mix workload")?;
         let mut labels = Vec::new();
         let mut parts = Vec::new();
+        let mut warmups = Vec::new();
         for (label, spec) in specs {
+            let (spec, warmup) = split_warmup(&spec)?;
             if let Some(l) = &label {
                 if labels.contains(&Some(l.clone())) {
                     return Err(format!("mix workload: label `{l}` given twice"));
@@ -279,11 +317,16 @@ impl ThreadSpec {
             }
             labels.push(label);
             parts.push(w);
+            warmups.push(warmup);
+        }
+        if warmups.iter().all(Option::is_none) {
+            warmups.clear();
         }
         Ok(WorkloadKind::Threads(ThreadSpec {
             threads: parts.len(),
             parts,
             part_labels: labels,
+            part_warmups: warmups,
             mode: DataMode::Partitioned,
             form: ThreadForm::Mix,
             label: None,
@@ -313,9 +356,16 @@ impl ThreadSpec {
                     .parts
                     .iter()
                     .zip(&self.part_labels)
-                    .map(|(p, l)| match l {
-                        Some(l) => format!("{l}={}", p.name()),
-                        None => p.name(),
+                    .enumerate()
+                    .map(|(t, (p, l))| {
+                        let name = match self.part_warmup(t) {
+                            Some(w) => format!("{},warmup={w}", p.name()),
+                            None => p.name(),
+                        };
+                        match l {
+                            Some(l) => format!("{l}={name}"),
+                            None => name,
+                        }
                     })
                     .collect();
                 format!("mix:{}", parts.join(","))
@@ -325,6 +375,11 @@ impl ThreadSpec {
                 format!("trace:{}", parts.join(","))
             }
         }
+    }
+
+    /// Part `t`'s own warm-up, if the mix gives it one.
+    pub fn part_warmup(&self, t: usize) -> Option<u64> {
+        self.part_warmups.get(t).copied().flatten()
     }
 
     /// What a report must say about how the threads use memory.

@@ -86,6 +86,26 @@ fn names_parse_back_to_the_same_workload() {
     assert!(!parse("hash:threads=8").shared_lock());
 }
 
+/// A mix part's `warmup=N` is its own warm-up, not a key of its
+/// generator; its stream takes it, the other parts the run's.
+#[test]
+fn a_mix_part_may_have_its_own_warmup() {
+    let w = parse("mix:a=seq-writes,warmup=500,b=queue:size_mib=1,warmup=0,gap=3,c=hash");
+    let WorkloadKind::Threads(t) = &w else { panic!("{w:?}") };
+    assert_eq!(t.parts, vec![parse("seq-writes"), parse("queue:size_mib=1,gap=3"), parse("hash")]);
+    assert_eq!(t.part_warmups, vec![Some(500), Some(0), None]);
+    assert_eq!(parse(&w.name()), w, "{}", w.name());
+    let asked: Vec<u64> = w.thread_streams(1, 1_000, 10, 1 << 30).unwrap().iter().map(|s| s.warmup_asked()).collect();
+    assert_eq!(asked, [500, 0, 1_000]);
+    // Without any, the spec and its name are as before.
+    let WorkloadKind::Threads(t) = parse("mix:a=hash,b=queue") else { panic!() };
+    assert!(t.part_warmups.is_empty());
+    for (bad, says) in [("mix:a=hash,warmup=x,b=queue", "warmup=`x`"), ("mix:a=hash,warmup=1,warmup=2,b=queue", "given twice")] {
+        let e = WorkloadKind::parse(bad).unwrap_err();
+        assert!(e.contains(says), "{bad}: {e}");
+    }
+}
+
 #[test]
 fn mixes_parse_in_both_forms() {
     let w = parse("mix:a=array-swap,b=queue:size_mib=1,gap=3,c=hash,d=daxbench-64-2");
