@@ -151,6 +151,31 @@ def test_compare_report_has_every_scheme_the_best_and_n_a(compare_dir, capsys):
     assert "mset" in bat[:bat.index("</figure>")] and "drawn at 0.01" in bat[:bat.index("</figure>")]
 
 
+def test_each_persistency_model_gets_its_slowdowns_and_fronts(compare_dir):
+    doc = compare_results()
+    strict = doc["schemes"]
+    epoch = [dict(s, slowdown_gmean=(s["slowdown_gmean"] / 2 if s["front"] == "memory-controller" and s["slowdown_gmean"]
+                                     else s["slowdown_gmean"])) for s in strict if s["preset"] != "cachetree"]
+    doc["models"] = [
+        {"model": "strict", "schemes": strict, "best": doc["best"], "pareto": doc["pareto"], "not_run": []},
+        {"model": "epoch", "schemes": epoch, "best": [], "pareto": {"recovery": ["star"], "battery": ["mset", "cobcm"]},
+         "not_run": [{"preset": "cachetree", "left_out": "invented"}]},
+    ]
+    (compare_dir / "results.json").write_text(json.dumps(doc))
+    assert report.main([str(compare_dir)]) == 0
+    page = (compare_dir / "report.html").read_text()
+    section = page[page.rindex("Under each persistency model"):]
+    nums = lambda cells: [float(c) for c in cells[1:]]  # noqa: E731
+    assert nums(_row(section, "star")) == [1.12, 0.56]
+    assert nums(_row(section, "cobcm")) == [1.053, 1.053]
+    assert _row(section, "cachetree")[2] == "cannot run" and float(_row(section, "cachetree")[1]) == 1.4
+    for n in ("strict", "epoch"):
+        assert f'id="pareto-recovery-{n}"' in page, n
+        assert (compare_dir / "figures" / f"pareto_battery_{n}.svg").is_file(), n
+    fig = page[page.index('<figure id="pareto-recovery-epoch">'):]
+    assert "Pareto front from results.json: star" in fig[:fig.index("</figure>")]
+
+
 def test_compare_report_renders_both_plots_in_chromium(compare_dir, tmp_path):
     assert report.main([str(compare_dir)]) == 0
     imgs = _assert_all_rendered(compare_dir / "report.html", tmp_path / "chk", 2)
@@ -313,4 +338,8 @@ def test_a_real_compare_run_renders_in_chromium(tmp_path):
     page = (out / "report.html").read_text()
     for preset in ("cobcm", "sp", "bbb"):
         assert preset in page
-    _assert_all_rendered(out / "report.html", tmp_path / "chromium", 2)
+    # Both fronts, then both again under each persistency model.
+    models = [m["model"] for m in doc["models"]]
+    assert models == ["strict", "epoch", "own"]
+    imgs = _assert_all_rendered(out / "report.html", tmp_path / "chromium", 2 + 2 * len(models))
+    assert "pareto-battery-epoch" in [i["id"] for i in imgs]

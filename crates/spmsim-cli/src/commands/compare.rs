@@ -37,6 +37,10 @@ pub struct CompareArgs {
     /// Leave out the runs of each preset on its own paper's machine.
     #[arg(long)]
     pub no_paper_machine: bool,
+    /// The persistency models to put every scheme under, comma-separated:
+    /// strict, epoch, own (each preset's paper's); default all three.
+    #[arg(long, value_delimiter = ',')]
+    pub models: Vec<String>,
     /// List the presets compare takes and those it leaves out, with why; run nothing.
     #[arg(long)]
     pub list: bool,
@@ -54,6 +58,8 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    let models =
+        a.models.iter().map(|m| compare::ModelView::parse(m)).collect::<Result<Vec<_>, _>>().map_err(|e| anyhow!("--models: {e}"))?;
     let opts = Options {
         quick: a.quick,
         instructions: a.instructions,
@@ -64,6 +70,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         recovery: !a.no_recovery,
         attacks: !a.no_attacks,
         paper_machine: !a.no_paper_machine,
+        models,
     };
     if opts.instructions() == 0 {
         return Err(anyhow!("--instructions must be at least 1"));
@@ -92,6 +99,20 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
     }
     for (axis, front) in &c.pareto {
         println!("Pareto front, slowdown against {axis}: {}", front.join(", "));
+    }
+    if c.models.len() > 1 {
+        println!();
+        let (head, rows) = report::model_rows(&c);
+        let head: Vec<&str> = head.iter().map(String::as_str).collect();
+        print!("{}", crate::table::render_aligned(&head, &rows, 1));
+        for m in &c.models {
+            for (axis, front) in &m.pareto {
+                println!("{}: Pareto front, slowdown against {axis}: {}", m.model.name(), front.join(", "));
+            }
+            for n in &m.not_run {
+                println!("{}: {} cannot run: {}", m.model.name(), n.preset, n.left_out.as_deref().unwrap_or_default());
+            }
+        }
     }
     let failed: Vec<&String> = c.schemes.iter().flat_map(|r| r.notes.iter()).collect();
     for n in &failed {

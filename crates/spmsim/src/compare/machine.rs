@@ -66,6 +66,34 @@ pub fn common(p: &SimConfig) -> SimConfig {
     c
 }
 
+/// The common machine for the scheme of preset `p` under persistency
+/// `model` instead of strict: TEP keeps the preset's own TEP settings
+/// (the only preset that runs it, Secon's, is the only one whose paper
+/// gives them).
+pub fn common_under(p: &SimConfig, model: PersistencyModel) -> SimConfig {
+    let mut c = common(p);
+    c.persistence.model = model;
+    if model == PersistencyModel::Tep {
+        c.persistence.tep = p.persistence.tep.clone();
+    }
+    c
+}
+
+/// Why a relaxed persistency `model` changes nothing on `c`'s front end
+/// (None when it does): the timing model orders by epochs the lines an L1
+/// controller sends to the memory controller; a persist buffer or
+/// battery-backed caches hold each store persistent as it enters them,
+/// so the core never waits for a barrier's flushes.
+pub fn same_as_strict(c: &SimConfig, model: PersistencyModel) -> Option<String> {
+    (model != PersistencyModel::Strict && c.persistence.point != PersistPoint::MemoryController).then(|| {
+        format!(
+            "the same as under strict persistency: its persist point ({}) holds each store persistent as it enters, so {} barriers flush nothing it waits for",
+            c.scheme.work().front.point_type(),
+            model.name()
+        )
+    })
+}
+
 /// `m` on a machine of `bytes`: a scheme that splits memory into
 /// persistent regions (Triad-NVM) keeps its split, each region scaled to
 /// the same share of the new size on 1 GiB boundaries (a root register of

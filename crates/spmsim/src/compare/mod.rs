@@ -14,12 +14,14 @@
 //!  root registers + Scheme::onchip_nv_registers -> on-chip NV bytes
 //!  attack::run (real crypto)         -> detected, at run time or at recovery
 //!  each preset's own machine         -> its slowdown there, beside the common one
+//!  each persistency model (ModelView) -> the timing runs again under epoch
+//!     persistency and the paper's own model: slowdowns, best, Pareto fronts
 //! ```
 
 pub mod machine;
 pub mod report;
 
-use crate::config::{list_presets, load_preset, CoreModel, CryptoMode, SimConfig};
+use crate::config::{list_presets, load_preset, CoreModel, CryptoMode, PersistencyModel, SimConfig};
 use crate::engine::nvm::ByKind;
 use crate::reproduce::geomean;
 use crate::reproduce::grid::{self, Progress};
@@ -48,6 +50,65 @@ pub const ATTACK_WORKLOAD: &str = "btree";
 /// NVM read 100 ns); a hash costs the MAC latency at the core's clock.
 pub const RECOVERY_READ_NS: f64 = 100.0;
 
+/// A persistency model every scheme is put under (issue 41): strict
+/// (every store persists in program order), epoch (Pelley et al.: an
+/// epoch's stores persist in any order and a barrier waits for all of
+/// them), or each preset's own, its paper's (TEP for Secon, strict for the
+/// rest). The recoveries and attacks run under strict only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModelView {
+    Strict,
+    Epoch,
+    Own,
+}
+
+impl ModelView {
+    pub const ALL: [ModelView; 3] = [ModelView::Strict, ModelView::Epoch, ModelView::Own];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelView::Strict => "strict",
+            ModelView::Epoch => "epoch",
+            ModelView::Own => "own",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Self, String> {
+        Self::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| format!("no persistency model `{s}`; models: strict, epoch, own"))
+    }
+
+    /// The model preset `p` runs under in this view.
+    pub fn model_of(self, p: &SimConfig) -> PersistencyModel {
+        match self {
+            ModelView::Strict => PersistencyModel::Strict,
+            ModelView::Epoch => PersistencyModel::Epoch,
+            ModelView::Own => p.persistence.model,
+        }
+    }
+}
+
+/// The machine label of a timing run on the common machine (secure or
+/// its insecure baseline) under `model`.
+fn machine_label(model: PersistencyModel, insecure: bool) -> String {
+    let base = if insecure { "common-insecure" } else { "common" };
+    match model {
+        PersistencyModel::Strict => base.to_string(),
+        m => format!("{base}-{}", m.name()),
+    }
+}
+
+/// How one preset runs under one view's model.
+#[derive(Clone, Debug)]
+enum UnderModel {
+    /// Timed under this model.
+    Timed(PersistencyModel),
+    /// Its strict row stands, for this reason (None: the model is strict).
+    Strict(Option<String>),
+    /// It cannot run under the model: why.
+    CannotRun(String),
+}
+
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -65,6 +126,8 @@ pub struct Options {
     pub attacks: bool,
     /// Also run each preset on its own paper's machine.
     pub paper_machine: bool,
+    /// The persistency models (all three when empty).
+    pub models: Vec<ModelView>,
 }
 
 impl Options {
@@ -73,6 +136,10 @@ impl Options {
     }
     pub fn ops(&self) -> u64 {
         self.ops.unwrap_or(if self.quick { 2000 } else { 20000 })
+    }
+    /// The persistency models each scheme is put under, strict first.
+    pub fn model_views(&self) -> Vec<ModelView> {
+        ModelView::ALL.into_iter().filter(|m| self.models.is_empty() || self.models.contains(m)).collect()
     }
     /// The workloads run, as `WorkloadKind` names.
     pub fn workload_names(&self) -> Vec<String> {
@@ -265,7 +332,21 @@ pub struct Comparison {
     pub schemes: Vec<SchemeRow>,
     pub best: Vec<report::Best>,
     pub pareto: BTreeMap<String, Vec<String>>,
+    /// The same under each persistency model asked for (`schemes`, `best`
+    /// and `pareto` above are strict's).
+    pub models: Vec<ModelResults>,
     pub runs: Vec<RunRecord>,
+}
+
+/// Every scheme under one persistency model.
+#[derive(Clone, Debug, Serialize)]
+pub struct ModelResults {
+    pub model: ModelView,
+    pub schemes: Vec<SchemeRow>,
+    pub best: Vec<report::Best>,
+    pub pareto: BTreeMap<String, Vec<String>>,
+    /// The schemes that cannot run under the model, and why.
+    pub not_run: Vec<Candidate>,
 }
 
 /// A configuration as one workload runs it: the out-of-order core for a
@@ -340,22 +421,43 @@ pub fn run(opts: &Options, progress: Progress) -> Result<Comparison, String> {
     // Each distinct insecure baseline once, named by its front end (and by
     // the first preset needing it when another of that front end differs,
     // e.g. a smaller persist buffer).
+    // How each preset runs under each view's model: timed under it, its
+    // strict row standing, or not at all.
+    let views = opts.model_views();
+    let under: BTreeMap<(String, ModelView), UnderModel> =
+        chosen.iter().flat_map(|p| views.iter().map(move |&v| ((p.name.clone(), v), under_model(p, v)))).collect();
     let mut named: Vec<(SimConfig, String)> = Vec::new();
-    let mut baseline: BTreeMap<String, String> = BTreeMap::new();
+    let mut baseline: BTreeMap<(String, &'static str), String> = BTreeMap::new();
     for p in &chosen {
-        let mut b = machine::insecure(&machine::common(p));
-        let key = SimConfig { name: String::new(), description: String::new(), ..b.clone() };
-        let name = match named.iter().find(|(k, _)| *k == key) {
-            Some((_, n)) => n.clone(),
-            None => {
-                let n = if named.iter().any(|(_, n)| *n == b.name) { format!("{}@{}", b.name, p.name) } else { b.name.clone() };
-                named.push((key, n.clone()));
-                n
+        let mut models = vec![PersistencyModel::Strict];
+        for v in &views {
+            if let UnderModel::Timed(m) = under[&(p.name.clone(), *v)] {
+                if !models.contains(&m) {
+                    models.push(m);
+                }
             }
-        };
-        b.name = name.clone();
-        baseline.insert(p.name.clone(), name);
-        add("common-insecure", b);
+        }
+        for m in models {
+            let mut b = machine::insecure(&machine::common_under(p, m));
+            if m != PersistencyModel::Strict {
+                b.name = format!("{}-{}", b.name, m.name());
+            }
+            let key = SimConfig { name: String::new(), description: String::new(), ..b.clone() };
+            let name = match named.iter().find(|(k, _)| *k == key) {
+                Some((_, n)) => n.clone(),
+                None => {
+                    let n = if named.iter().any(|(_, n)| *n == b.name) { format!("{}@{}", b.name, p.name) } else { b.name.clone() };
+                    named.push((key, n.clone()));
+                    n
+                }
+            };
+            b.name = name.clone();
+            baseline.insert((p.name.clone(), m.name()), name);
+            add(&machine_label(m, true), b);
+            if m != PersistencyModel::Strict {
+                add(&machine_label(m, false), machine::common_under(p, m));
+            }
+        }
     }
     for p in &chosen {
         let common = machine::common(p);
@@ -421,12 +523,31 @@ pub fn run(opts: &Options, progress: Progress) -> Result<Comparison, String> {
         }
     }
 
-    let mut rows = Vec::new();
-    for p in &chosen {
-        rows.push(row(p, &baseline[&p.name], &ecfg, &runs, &failures, &measured, &attacks, &workloads));
-    }
+    let strict = PersistencyModel::Strict;
+    let row_under = |p: &SimConfig, m: PersistencyModel| {
+        row(p, m, &baseline[&(p.name.clone(), m.name())], &ecfg, &runs, &failures, &measured, &attacks, &workloads)
+    };
+    let rows: Vec<SchemeRow> = chosen.iter().map(|p| row_under(p, strict)).collect();
     let best = report::best(&rows);
     let pareto = report::pareto(&rows);
+    let models = views
+        .iter()
+        .map(|&v| {
+            let (mut schemes, mut not_run) = (Vec::new(), Vec::new());
+            for (p, strict_row) in chosen.iter().zip(&rows) {
+                match &under[&(p.name.clone(), v)] {
+                    UnderModel::Timed(m) => schemes.push(row_under(p, *m)),
+                    UnderModel::Strict(why) => {
+                        let mut r = strict_row.clone();
+                        r.notes.extend(why.iter().map(|w| format!("{}: {w}", v.name())));
+                        schemes.push(r);
+                    }
+                    UnderModel::CannotRun(why) => not_run.push(Candidate { preset: p.name.clone(), left_out: Some(why.clone()) }),
+                }
+            }
+            ModelResults { model: v, best: report::best(&schemes), pareto: report::pareto(&schemes), schemes, not_run }
+        })
+        .collect();
     Ok(Comparison {
         kind: "compare",
         quick: opts.quick,
@@ -440,8 +561,25 @@ pub fn run(opts: &Options, progress: Progress) -> Result<Comparison, String> {
         schemes: rows,
         best,
         pareto,
+        models,
         runs,
     })
+}
+
+/// How preset `p` runs under view `v`'s model.
+fn under_model(p: &SimConfig, v: ModelView) -> UnderModel {
+    let model = v.model_of(p);
+    if model == PersistencyModel::Strict {
+        return UnderModel::Strict(None);
+    }
+    let c = machine::common_under(p, model);
+    if let Some(why) = machine::same_as_strict(&c, model) {
+        return UnderModel::Strict(Some(why));
+    }
+    match c.validate().and_then(|_| machine::insecure(&c).validate()) {
+        Ok(()) => UnderModel::Timed(model),
+        Err((k, m)) => UnderModel::CannotRun(format!("{} persistency: key `{k}`: {m}", model.name())),
+    }
 }
 
 /// Slowdowns of `machine`'s runs of `name` against `base`'s, per workload.
@@ -462,6 +600,7 @@ fn gmean_of(m: &BTreeMap<String, f64>, workloads: &[String]) -> Option<f64> {
 #[allow(clippy::too_many_arguments)]
 fn row(
     p: &SimConfig,
+    model: PersistencyModel,
     base: &str,
     ecfg: &crate::battery::EnergyConfig,
     runs: &[RunRecord],
@@ -470,13 +609,15 @@ fn row(
     attacks: &[(String, Result<AttackCounts, String>)],
     workloads: &[String],
 ) -> SchemeRow {
-    let common = machine::common(p);
-    let mut notes: Vec<String> = failures.iter().filter(|f| f.starts_with(&format!("{} ", p.name))).cloned().collect();
+    let common = machine::common_under(p, model);
+    let (label, base_label) = (machine_label(model, false), machine_label(model, true));
+    let mine_failed = format!("{} ({label})", p.name);
+    let mut notes: Vec<String> = failures.iter().filter(|f| f.starts_with(&mine_failed)).cloned().collect();
     if !machine::timed(&common) {
         notes.push("the timing model has no rules for the data-cache front end (eADR): no slowdown, writes or energy".into());
     }
-    let slowdown = slowdowns(runs, "common", &p.name, "common-insecure", base);
-    let mine: Vec<&RunRecord> = runs.iter().filter(|r| r.machine == "common" && r.config == p.name).collect();
+    let slowdown = slowdowns(runs, &label, &p.name, &base_label, base);
+    let mine: Vec<&RunRecord> = runs.iter().filter(|r| r.machine == label && r.config == p.name).collect();
     let instructions: u64 = mine.iter().map(|r| r.instructions).sum();
     let per_k = |x: u64| x as f64 * 1000.0 / instructions.max(1) as f64;
     let mut writes_pki = BTreeMap::new();
@@ -528,7 +669,7 @@ fn row(
         }
         None => None,
     };
-    let paper_config = {
+    let paper_config = (model == PersistencyModel::Strict).then(|| {
         let differences = machine::differences(p, &common);
         let s = slowdowns(runs, "paper", &p.name, "paper-insecure", &machine::paper_insecure(p).name);
         (!differences.is_empty()).then(|| PaperConfig {
@@ -537,7 +678,7 @@ fn row(
             slowdown: s,
             differences,
         })
-    };
+    });
     SchemeRow {
         preset: p.name.clone(),
         scheme: common.scheme.name().to_string(),
@@ -556,7 +697,7 @@ fn row(
         onchip_nv_bytes: onchip_nv.iter().map(|r| r.bytes).sum(),
         onchip_nv,
         attacks,
-        paper_config,
+        paper_config: paper_config.flatten(),
     }
 }
 
