@@ -146,6 +146,17 @@ fn every_scheme_runs_under_each_persistency_model() {
     assert!(gmean(&row(2, "secon")) < gmean(&row(0, "secon")), "TEP relaxes Secon's ordering: {doc}");
     assert_eq!(gmean(&row(2, "sp")), gmean(&sp_strict));
     assert!(stdout.contains("slowdown, epoch"), "{stdout}");
+    // Each was crash-checked under each model, against that model's promise.
+    for (m, guarantee) in [(0, "strict"), (1, "transactional"), (2, "strict")] {
+        for p in ["sp", "secon"] {
+            let c = &row(m, p)["crash"];
+            assert_eq!((c["violations"].as_u64(), c["crash_points"].as_u64()), (Some(0), Some(64)), "{p} under {m}: {c}");
+            if p == "sp" {
+                assert_eq!(c["guarantee"], guarantee);
+            }
+        }
+    }
+    assert_eq!(row(2, "secon")["crash"]["guarantee"], "transactional");
     let md = std::fs::read_to_string(dir.join("all/report.md")).unwrap();
     assert!(md.contains("## Under each persistency model"), "{md}");
     // Strict alone gives the same strict results.
@@ -158,6 +169,61 @@ fn every_scheme_runs_under_each_persistency_model() {
     let (code, _, err) = spmsim_with(configs, &a.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("lazy"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A scheme the crash oracle finds unsafe is marked so, with its first
+/// violation, and left out of the best and the Pareto fronts, however
+/// fast it runs: here a write-back metadata cache with no battery, which
+/// its preset would call a control, presented as a scheme.
+#[test]
+fn an_unsafe_scheme_is_marked_and_left_out_of_the_best() {
+    let dir = scratch("unsafe");
+    let configs = dir.join("configs");
+    copy_presets(&configs);
+    std::fs::write(
+        configs.join("wb-risky.toml"),
+        "name = \"wb-risky\"\ndescription = \"A write-back metadata cache with no battery, presented as a scheme.\"\nextends = \"secure-wb-nobattery\"\nexpect_crash_violations = false\n",
+    )
+    .unwrap();
+    let out_dir = dir.join("out");
+    let (code, out, err) = spmsim_with(
+        &configs,
+        &[
+            "compare",
+            "--schemes",
+            "sp,wb-risky",
+            "--workloads",
+            "btree",
+            "--instructions",
+            "30000",
+            "--ops",
+            "200",
+            "--models",
+            "strict",
+            "--no-recovery",
+            "--no-attacks",
+            "--no-paper-machine",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("results.json")).unwrap()).unwrap();
+    let rows = doc["schemes"].as_array().unwrap();
+    let row = |p: &str| rows.iter().find(|r| r["preset"] == p).unwrap().clone();
+    let (risky, sp) = (row("wb-risky"), row("sp"));
+    assert!(risky["crash"]["violations"].as_u64().unwrap() > 0, "{risky}");
+    assert!(risky["slowdown_gmean"].as_f64().unwrap() < sp["slowdown_gmean"].as_f64().unwrap(), "it is the faster: {doc}");
+    assert!(
+        risky["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().starts_with("UNSAFE under strict persistency")),
+        "{risky}"
+    );
+    let best = doc["best"].as_array().unwrap();
+    let lowest = best.iter().find(|b| b["criterion"].as_str().unwrap().starts_with("lowest slowdown")).unwrap();
+    assert_eq!(lowest["preset"], "sp", "{best:?}");
+    assert!(doc["pareto"].as_object().unwrap().values().all(|f| !f.as_array().unwrap().iter().any(|p| p == "wb-risky")), "{doc}");
+    assert!(out.contains("wb-risky"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

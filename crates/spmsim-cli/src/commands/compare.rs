@@ -34,6 +34,9 @@ pub struct CompareArgs {
     /// Leave out the attack harness.
     #[arg(long)]
     pub no_attacks: bool,
+    /// Leave out the crash check of each scheme under each persistency model.
+    #[arg(long)]
+    pub no_crash: bool,
     /// Leave out the runs of each preset on its own paper's machine.
     #[arg(long)]
     pub no_paper_machine: bool,
@@ -71,6 +74,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         attacks: !a.no_attacks,
         paper_machine: !a.no_paper_machine,
         models,
+        crash: !a.no_crash,
     };
     if opts.instructions() == 0 {
         return Err(anyhow!("--instructions must be at least 1"));

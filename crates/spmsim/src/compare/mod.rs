@@ -46,6 +46,14 @@ pub const RECOVERY_MEMORY: [(&str, u64); 2] = [("16GiB", 16 << 30), ("1TiB", 1 <
 /// The workload run before each recovery and each attack run.
 pub const RECOVERY_WORKLOAD: &str = "hash";
 pub const ATTACK_WORKLOAD: &str = "btree";
+/// The crash check each scheme gets under each persistency model before
+/// its results count: crash points sampled (with the seed) from a run of
+/// the attack workload, each drained, recovered and checked against the
+/// model's promise (strict: every block's last store; epoch and TEP: the
+/// last commit, after the undo log's replay).
+pub const CRASH_POINTS: u64 = 64;
+/// Operations of that run (at most; fewer when `--ops` says so).
+pub const CRASH_OPS: u64 = 300;
 /// Prices of a counted recovery (STAR IV-F, after Anubis and Osiris: an
 /// NVM read 100 ns); a hash costs the MAC latency at the core's clock.
 pub const RECOVERY_READ_NS: f64 = 100.0;
@@ -53,8 +61,9 @@ pub const RECOVERY_READ_NS: f64 = 100.0;
 /// A persistency model every scheme is put under (issue 41): strict
 /// (every store persists in program order), epoch (Pelley et al.: an
 /// epoch's stores persist in any order and a barrier waits for all of
-/// them), or each preset's own, its paper's (TEP for Secon, strict for the
-/// rest). The recoveries and attacks run under strict only.
+/// them), or each preset's own, the model of its paper's machine (TEP
+/// for Secon; epoch for STAR's, Triad-NVM's and Secon's baselines; strict
+/// for SecPB's and the multiset hash's). The recoveries and attacks run under strict only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ModelView {
@@ -128,6 +137,8 @@ pub struct Options {
     pub paper_machine: bool,
     /// The persistency models (all three when empty).
     pub models: Vec<ModelView>,
+    /// Crash-check each scheme under each model ([`CRASH_POINTS`]).
+    pub crash: bool,
 }
 
 impl Options {
@@ -224,6 +235,7 @@ enum Step {
     Run(usize),
     Recovery(usize),
     Attack(usize),
+    Crash(usize),
 }
 
 /// What a step gave.
@@ -231,6 +243,26 @@ enum Outcome {
     Run(Result<RunRecord, String>),
     Recovery(String, String, Result<RecoveryPoint, String>),
     Attack(String, Result<AttackCounts, String>),
+    Crash(String, &'static str, Result<CrashVerdict, String>),
+}
+
+/// The crash oracle's verdict on a scheme under one persistency model.
+#[derive(Clone, Debug, Serialize)]
+pub struct CrashVerdict {
+    /// The model's promise checked: `strict` or `transactional`.
+    pub guarantee: String,
+    pub crash_points: u64,
+    pub violations: u64,
+    pub violating_crash_points: u64,
+    /// The first violation found: its crash point, the event before it,
+    /// the block and the check that failed.
+    pub first_violation: Option<String>,
+}
+
+impl CrashVerdict {
+    pub fn safe(&self) -> bool {
+        self.violations == 0
+    }
 }
 
 /// One timing run.
@@ -302,6 +334,10 @@ pub struct SchemeRow {
     pub onchip_nv: Vec<crate::engine::hooks::NvRegister>,
     pub onchip_nv_bytes: u64,
     pub attacks: Option<AttackCounts>,
+    /// The crash oracle under this row's persistency model; an unsafe
+    /// scheme is left out of the best and the Pareto fronts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crash: Option<CrashVerdict>,
     pub paper_config: Option<PaperConfig>,
 }
 
@@ -472,6 +508,25 @@ pub fn run(opts: &Options, progress: Progress) -> Result<Comparison, String> {
     let recoveries: Vec<(&SimConfig, (&str, u64))> =
         if opts.recovery { chosen.iter().flat_map(|c| RECOVERY_MEMORY.iter().map(move |&m| (c, m))).collect() } else { Vec::new() };
     let attacked: Vec<&SimConfig> = if opts.attacks { chosen.iter().collect() } else { Vec::new() };
+    // Each preset under strict and each other model a view times it under.
+    let crashed: Vec<(&SimConfig, PersistencyModel)> = if opts.crash {
+        chosen
+            .iter()
+            .flat_map(|p| {
+                let mut models = vec![PersistencyModel::Strict];
+                for v in &views {
+                    if let UnderModel::Timed(m) = under[&(p.name.clone(), *v)] {
+                        if !models.contains(&m) {
+                            models.push(m);
+                        }
+                    }
+                }
+                models.into_iter().map(move |m| (p, m))
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     // One list of every step, the few long ones (attack runs, recoveries)
     // spread evenly among the many short timing runs, so that the rate the
     // progress bar's ETA extrapolates holds over the whole run.
@@ -480,6 +535,7 @@ pub fn run(opts: &Options, progress: Progress) -> Result<Comparison, String> {
     let mut keyed: Vec<(f64, Step)> = spread(timed.len(), Step::Run)
         .chain(spread(recoveries.len(), Step::Recovery))
         .chain(spread(attacked.len(), Step::Attack))
+        .chain(spread(crashed.len(), Step::Crash))
         .collect();
     keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
     let work: Vec<Step> = keyed.into_iter().map(|(_, s)| s).collect();
@@ -491,11 +547,13 @@ pub fn run(opts: &Options, progress: Progress) -> Result<Comparison, String> {
         (Step::Run(_), Err(e)) => Outcome::Run(Err(e)),
         (Step::Recovery(i), Err(e)) => Outcome::Recovery(recoveries[i].0.name.clone(), recoveries[i].1 .0.to_string(), Err(e)),
         (Step::Attack(i), Err(e)) => Outcome::Attack(attacked[i].name.clone(), Err(e)),
+        (Step::Crash(i), Err(e)) => Outcome::Crash(crashed[i].0.name.clone(), crashed[i].1.name(), Err(e)),
     };
     let describe = |s: &Step| match *s {
         Step::Run(i) => format!("{} ({}) on {}", timed[i].1.name, timed[i].0, timed[i].2),
         Step::Recovery(i) => format!("{} recovery", recoveries[i].0.name),
         Step::Attack(i) => format!("{} attacks", attacked[i].name),
+        Step::Crash(i) => format!("{} crash check ({})", crashed[i].0.name, crashed[i].1.name()),
     };
     let outcomes = grid::run(&work, progress, describe, |s| {
         Ok(match *s {
@@ -511,21 +569,43 @@ pub fn run(opts: &Options, progress: Progress) -> Result<Comparison, String> {
                 let p = attacked[i];
                 Outcome::Attack(p.name.clone(), attack_counts(&machine::common(p), opts.ops().min(500), seed))
             }
+            Step::Crash(i) => {
+                let (p, m) = crashed[i];
+                Outcome::Crash(p.name.clone(), m.name(), crash_verdict(&machine::common_under(p, m), opts.ops().min(CRASH_OPS), seed))
+            }
         })
     });
-    let (mut runs, mut failures, mut measured, mut attacks) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut runs, mut failures, mut measured, mut attacks, mut crashes) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (s, o) in work.iter().zip(outcomes) {
         match outcome(*s, o) {
             Outcome::Run(Ok(r)) => runs.push(r),
             Outcome::Run(Err(e)) => failures.push(e),
             Outcome::Recovery(p, l, r) => measured.push((p, l, r)),
             Outcome::Attack(p, r) => attacks.push((p, r)),
+            Outcome::Crash(p, m, r) => crashes.push((p, m, r)),
         }
     }
 
     let strict = PersistencyModel::Strict;
     let row_under = |p: &SimConfig, m: PersistencyModel| {
-        row(p, m, &baseline[&(p.name.clone(), m.name())], &ecfg, &runs, &failures, &measured, &attacks, &workloads)
+        let mut r = row(p, m, &baseline[&(p.name.clone(), m.name())], &ecfg, &runs, &failures, &measured, &attacks, &workloads);
+        match crashes.iter().find(|(n, model, _)| *n == p.name && *model == m.name()) {
+            Some((_, _, Ok(v))) => {
+                if let Some(first) = v.first_violation.as_ref().filter(|_| !v.safe()) {
+                    r.notes.push(format!(
+                        "UNSAFE under {} persistency: the crash oracle found {} violations at {} of {} crash points; the first: {first}",
+                        m.name(),
+                        v.violations,
+                        v.violating_crash_points,
+                        v.crash_points
+                    ));
+                }
+                r.crash = Some(v.clone());
+            }
+            Some((_, _, Err(e))) => r.notes.push(format!("crash check under {} persistency: {e}", m.name())),
+            None => {}
+        }
+        r
     };
     let rows: Vec<SchemeRow> = chosen.iter().map(|p| row_under(p, strict)).collect();
     let best = report::best(&rows);
@@ -697,8 +777,39 @@ fn row(
         onchip_nv_bytes: onchip_nv.iter().map(|r| r.bytes).sum(),
         onchip_nv,
         attacks,
+        crash: None,
         paper_config: paper_config.flatten(),
     }
+}
+
+/// The crash oracle on `c` ([`CRASH_POINTS`] points of `ops` operations
+/// of the attack workload), against the promise of `c`'s model.
+fn crash_verdict(c: &SimConfig, ops: u64, seed: u64) -> Result<CrashVerdict, String> {
+    let mut c = c.clone();
+    c.security.crypto = CryptoMode::Real;
+    let w = WorkloadKind::parse(ATTACK_WORKLOAD)?;
+    let events = w.generate_placed(ops, seed, crate::workload::Placement::of(&c))?;
+    let check = crate::verify::oracle::CrashCheck {
+        cfg: &c,
+        workload_name: w.name(),
+        events,
+        ops,
+        seed,
+        points: crate::verify::oracle::CrashPoints::Sample(CRASH_POINTS),
+        max_listed: 1,
+        guarantee: None,
+    };
+    let rep = check.run()?;
+    Ok(CrashVerdict {
+        guarantee: rep.guarantee.name().to_string(),
+        crash_points: rep.crash_points,
+        violations: rep.violations,
+        violating_crash_points: rep.violating_crash_points,
+        first_violation: rep
+            .violation_list
+            .first()
+            .map(|v| format!("crash point {} (after {}), block {}: {} ({})", v.crash_point, v.after_event, v.address, v.check, v.detail)),
+    })
 }
 
 /// A real recovery on the common machine grown to `bytes` of memory.
