@@ -227,6 +227,76 @@ fn an_unsafe_scheme_is_marked_and_left_out_of_the_best() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The explored space: each scheme under each persistency model with each
+/// tree; a composition the mechanisms cannot realise is refused naming
+/// its conflict, one that resolves to an earlier machine says so, each
+/// realisable one is crash-checked before it is timed, and an unsafe one
+/// is listed with its first violation and never timed.
+#[test]
+fn explore_crash_checks_every_composition_before_timing_it() {
+    let dir = scratch("explore");
+    let configs = dir.join("configs");
+    copy_presets(&configs);
+    std::fs::write(
+        configs.join("wb-risky.toml"),
+        "name = \"wb-risky\"\ndescription = \"A write-back metadata cache with no battery, presented as a scheme.\"\nextends = \"secure-wb-nobattery\"\nexpect_crash_violations = false\n",
+    )
+    .unwrap();
+    let out_dir = dir.join("out");
+    let (code, out, err) = spmsim_with(
+        &configs,
+        &[
+            "compare",
+            "--explore",
+            "--schemes",
+            "sp,star,cobcm,wb-risky",
+            "--workloads",
+            "btree",
+            "--instructions",
+            "30000",
+            "--ops",
+            "200",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("explore.json")).unwrap()).unwrap();
+    let comps = doc["compositions"].as_array().unwrap();
+    assert_eq!(comps.len(), 4 * 3 * 2, "four schemes x three models x two trees");
+    let get = |n: &str| comps.iter().find(|c| c["name"] == n).unwrap_or_else(|| panic!("no {n}: {doc}"));
+    let status = |n: &str| get(n)["outcome"]["status"].as_str().unwrap().to_string();
+    // STAR on a BMT: refused, naming the scheme and the tree.
+    assert_eq!(status("star+epoch+bmt"), "refused");
+    let why = get("star+epoch+bmt")["outcome"]["why"].as_str().unwrap();
+    assert!(why.contains("scheme `star`") && why.contains("bmt tree") && why.contains("tree.type"), "{why}");
+    // A persist buffer under a relaxed model is the strict machine.
+    assert_eq!(get("cobcm+epoch+bmt")["outcome"]["same_as"], "cobcm+strict+bmt");
+    // Safe ones were checked and timed; SP under TEP is no paper's.
+    let sp_tep = &get("sp+tep+bmt")["outcome"];
+    assert_eq!((sp_tep["status"].as_str(), sp_tep["crash"]["crash_points"].as_u64()), (Some("safe"), Some(64)), "{sp_tep}");
+    assert!(sp_tep["slowdown_gmean"].as_f64().unwrap() > 0.0);
+    assert_eq!(get("sp+tep+bmt")["papers_own"], false);
+    assert_eq!(get("sp+strict+bmt")["papers_own"], true);
+    // The risky one is unsafe under every model it runs, never timed.
+    let risky = &get("wb-risky+strict+bmt")["outcome"];
+    assert_eq!(risky["status"], "unsafe", "{risky}");
+    assert!(risky["crash"]["first_violation"].as_str().unwrap().starts_with("crash point "), "{risky}");
+    let runs = doc["runs"].as_array().unwrap();
+    assert!(!runs.iter().any(|r| r["config"].as_str().unwrap().starts_with("wb-risky")), "an unsafe composition is not timed");
+    assert!(runs.iter().any(|r| r["config"] == "sp+tep+bmt"));
+    // Every composition has one outcome; the counts add up in the report.
+    let front = doc["pareto_battery"].as_array().unwrap();
+    assert!(!front.is_empty() && !front.iter().any(|p| p.as_str().unwrap().starts_with("wb-risky")), "{front:?}");
+    for p in front {
+        assert!(doc["front_recovery_1tib"][p.as_str().unwrap()]["Ok"].as_f64().is_some(), "{doc}");
+    }
+    let md = std::fs::read_to_string(out_dir.join("explore.md")).unwrap();
+    assert!(md.contains("- compositions: 24;"), "{md}");
+    assert!(out.contains("unsafe: wb-risky+strict+bmt"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A bad name fails at once, before the suite's programs are recorded
 /// (which takes minutes: the run would time out).
 #[test]

@@ -44,6 +44,11 @@ pub struct CompareArgs {
     /// strict, epoch, own (each preset's paper's); default all three.
     #[arg(long, value_delimiter = ',')]
     pub models: Vec<String>,
+    /// Explore the compositions instead: every scheme under each
+    /// persistency model with each tree, crash-checked before it is timed
+    /// (explore.md and explore.json in --out).
+    #[arg(long)]
+    pub explore: bool,
     /// List the presets compare takes and those it leaves out, with why; run nothing.
     #[arg(long)]
     pub list: bool,
@@ -86,6 +91,9 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         super::reproduce::recorded_named(&programs, compare::PROGRAM_WARMUP + opts.instructions(), "compare's programs")?;
     }
     let start = std::time::Instant::now();
+    if a.explore {
+        return explore(&opts, &a.out, start);
+    }
     let bar = crate::progress::Progress::new("compare", "steps", 0);
     let steps = std::sync::atomic::AtomicU64::new(0);
     let c = compare::run(&opts, &|done, total, what| {
@@ -134,5 +142,52 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         Ok(()) => println!("report with plots: {}", a.out.join("report.html").display()),
         Err(e) => eprintln!("note: no report.html: {e}"),
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `compare --explore`: the compositions, crash-checked, then timed.
+fn explore(opts: &Options, out: &std::path::Path, start: std::time::Instant) -> Result<ExitCode> {
+    use compare::explore::{self, Outcome};
+    let bar = crate::progress::Progress::new("explore", "steps", 0);
+    let steps = std::sync::atomic::AtomicU64::new(0);
+    let e = explore::explore(opts, &|done, total, what| {
+        steps.store(total as u64, std::sync::atomic::Ordering::Relaxed);
+        bar.update(done as u64, total as u64, what)
+    })
+    .map_err(|e| anyhow!(e))?;
+    bar.finish(steps.into_inner());
+    explore::write(&e, out).map_err(|e| anyhow!(e))?;
+    let count = |f: fn(&Outcome) -> bool| e.count(f);
+    println!(
+        "compositions: {}; refused: {}; the same machine as another: {}; safe: {}; unsafe: {}; the check failed: {}",
+        e.compositions.len(),
+        count(|o| matches!(o, Outcome::Refused { .. })),
+        count(|o| matches!(o, Outcome::Same { .. })),
+        count(|o| matches!(o, Outcome::Safe { .. })),
+        count(|o| matches!(o, Outcome::Unsafe { .. })),
+        count(|o| matches!(o, Outcome::Failed { .. })),
+    );
+    for c in &e.compositions {
+        if let Outcome::Unsafe { crash } = &c.outcome {
+            println!("unsafe: {} ({}): {}", c.name, crash.guarantee, crash.first_violation.as_deref().unwrap_or("-"));
+        }
+    }
+    println!("Pareto front, slowdown against battery: {}", e.pareto_battery.join(", "));
+    for name in &e.pareto_battery {
+        let Some(c) = e.compositions.iter().find(|c| &c.name == name) else { continue };
+        if let Outcome::Safe { slowdown_gmean, battery_supercap_mm3, .. } = &c.outcome {
+            let rec = match e.front_recovery_1tib.get(name) {
+                Some(Ok(s)) => format!("{s:.3} s"),
+                Some(Err(why)) => format!("not measured ({why})"),
+                None => "not measured".into(),
+            };
+            println!(
+                "  {name}{}: slowdown {}, battery {battery_supercap_mm3:.3} mm3, recovery of 1 TiB {rec}",
+                if c.papers_own { " (a paper's own)" } else { " (no paper evaluated it)" },
+                slowdown_gmean.map_or("n/a".into(), |v| format!("{v:.3}x"))
+            );
+        }
+    }
+    println!("explore: {:.0} s; report: {}", start.elapsed().as_secs_f64(), out.join("explore.md").display());
     Ok(ExitCode::SUCCESS)
 }

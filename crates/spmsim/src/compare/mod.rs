@@ -18,6 +18,7 @@
 //!     persistency and the paper's own model: slowdowns, best, Pareto fronts
 //! ```
 
+pub mod explore;
 pub mod machine;
 pub mod report;
 
