@@ -271,7 +271,8 @@ def compare_report(out_dir: str, doc: dict, title: str | None = None) -> list[st
     schemes = _schemes(doc, path)
     workloads = doc.get("workloads") if isinstance(doc.get("workloads"), list) else []
     secure = sum(1 for s in schemes if _secure(s))
-    title = title or "spmsim compare: secure persistent memory schemes side by side"
+    title = title or (doc.get("title") if isinstance(doc.get("title"), str) else None) \
+        or "spmsim compare: secure persistent memory schemes side by side"
     blocks: list[dict] = [R.heading(title, 1)]
     blocks.append(R.paragraph(
         f"`spmsim compare{' --quick' if doc.get('quick') else ''}` in `{os.path.abspath(out_dir)}`: "

@@ -161,9 +161,11 @@ def test_each_persistency_model_gets_its_slowdowns_and_fronts(compare_dir):
         {"model": "epoch", "schemes": epoch, "best": [], "pareto": {"recovery": ["star"], "battery": ["mset", "cobcm"]},
          "not_run": [{"preset": "cachetree", "left_out": "invented"}]},
     ]
+    doc["title"] = "spmsim plan: an invented question"
     (compare_dir / "results.json").write_text(json.dumps(doc))
     assert report.main([str(compare_dir)]) == 0
     page = (compare_dir / "report.html").read_text()
+    assert "<h1>spmsim plan: an invented question</h1>" in page or "spmsim plan: an invented question</h1>" in page
     section = page[page.rindex("Under each persistency model"):]
     nums = lambda cells: [float(c) for c in cells[1:]]  # noqa: E731
     assert nums(_row(section, "star")) == [1.12, 0.56]

@@ -63,6 +63,11 @@ enum Cmd {
     /// machine: slowdown, NVM writes, energy, battery, recovery time,
     /// on-chip state and attacks detected, with the best per criterion.
     Compare(commands::compare::CompareArgs),
+    /// A designer's constraints (battery, recovery time at a memory size,
+    /// on-chip NV bytes, NVM writes per kilo-instruction, no battery beyond
+    /// ADR) answered with the safe schemes that meet them under each
+    /// persistency model, ranked by slowdown, with the Pareto fronts.
+    Plan(commands::plan::PlanArgs),
     /// Reproduce a paper's evaluation, with its numbers beside ours.
     Reproduce {
         #[command(subcommand)]
@@ -116,6 +121,7 @@ where
         Cmd::Battery(a) => commands::battery::run(a),
         Cmd::Reproduce { cmd } => commands::reproduce::run(cmd),
         Cmd::Compare(a) => commands::compare::run(a),
+        Cmd::Plan(a) => commands::plan::run(a),
         Cmd::Bench(a) => commands::bench::run(a),
         Cmd::Recovery(a) => commands::recovery::run(a),
         Cmd::Trace { cmd } => commands::trace::run(cmd),

@@ -297,6 +297,74 @@ fn explore_crash_checks_every_composition_before_timing_it() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `spmsim plan` over a compare run: the safe schemes under each model
+/// that meet the constraints, lowest slowdown first, and what each other
+/// one misses; bad input names what is wrong.
+#[test]
+fn plan_answers_a_designers_constraints_from_a_compare_run() {
+    let dir = scratch("plan");
+    let configs = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs"));
+    let cmp = dir.join("compare");
+    let (code, _, err) = spmsim_with(
+        configs,
+        &[
+            "compare",
+            "--schemes",
+            "sp,cobcm,secon",
+            "--workloads",
+            "btree",
+            "--instructions",
+            "30000",
+            "--ops",
+            "200",
+            "--models",
+            "strict,epoch",
+            "--no-attacks",
+            "--no-paper-machine",
+            "--out",
+            cmp.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let plan = |args: &[&str]| {
+        let out = dir.join("plan");
+        let mut a = vec!["plan", "--from", cmp.to_str().unwrap(), "--out", out.to_str().unwrap()];
+        a.extend_from_slice(args);
+        let (code, stdout, err) = spmsim_with(configs, &a);
+        (code, stdout, err, out)
+    };
+    let (code, stdout, err, out) = plan(&["--battery-mm3", "1"]);
+    assert_eq!(code, 0, "{err}");
+    let p: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("plan.json")).unwrap()).unwrap();
+    let names: Vec<&str> = p["answers"].as_array().unwrap().iter().map(|a| a["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"sp") && names.contains(&"sp@epoch"), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("cobcm")), "cobcm's battery is over 1 mm3: {names:?}");
+    let slow: Vec<f64> = p["answers"].as_array().unwrap().iter().map(|a| a["slowdown"].as_f64().unwrap()).collect();
+    assert!(slow.windows(2).all(|w| w[0] <= w[1]), "ranked by slowdown: {slow:?}");
+    assert!(p["answers"].as_array().unwrap().iter().all(|a| a["battery_mm3"].as_f64().unwrap() <= 1.0));
+    let cobcm = p["rejected"].as_array().unwrap().iter().find(|r| r["name"] == "cobcm").unwrap();
+    assert!(cobcm["misses"][0].as_str().unwrap().starts_with("battery "), "{cobcm}");
+    assert!(stdout.contains("| 1 | "), "{stdout}");
+    let page: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(page["schemes"].as_array().unwrap().len(), names.len());
+    // No battery beyond ADR: a persist buffer's battery is beyond it.
+    let (code, _, err, out) = plan(&["--adr-only"]);
+    assert_eq!(code, 0, "{err}");
+    let p: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("plan.json")).unwrap()).unwrap();
+    let cobcm = p["rejected"].as_array().unwrap().iter().find(|r| r["name"] == "cobcm").unwrap();
+    assert!(
+        cobcm["misses"].as_array().unwrap().iter().any(|m| m.as_str().unwrap().starts_with("a battery beyond ADR: persist buffer")),
+        "{cobcm}"
+    );
+    // Bad input: a size compare does not recover at; a directory without results.
+    let (code, _, err, _) = plan(&["--recovery-s", "1", "--recovery-at", "2TiB"]);
+    assert!(code != 0 && err.contains("2TiB"), "{err}");
+    let (code, _, err) =
+        spmsim_with(configs, &["plan", "--from", dir.join("nothing").to_str().unwrap(), "--out", dir.join("p2").to_str().unwrap()]);
+    assert!(code != 0 && err.contains("nothing/results.json"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A bad name fails at once, before the suite's programs are recorded
 /// (which takes minutes: the run would time out).
 #[test]

@@ -6,6 +6,7 @@ pub mod check_all;
 pub mod compare;
 pub mod config;
 pub mod image;
+pub mod plan;
 pub mod python;
 pub mod recovery;
 pub mod reproduce;

@@ -20,6 +20,7 @@
 
 pub mod explore;
 pub mod machine;
+pub mod plan;
 pub mod report;
 
 use crate::config::{list_presets, load_preset, CoreModel, CryptoMode, PersistencyModel, SimConfig};
