@@ -249,9 +249,10 @@ pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String
     front.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(b.0)));
     // The front's recovery times, each a real recovery of 1 TiB.
     let on_front: Vec<&Composition> = front.iter().filter_map(|(n, _, _)| compositions.iter().find(|c| c.name == *n)).collect();
+    let before = total_crash + total_runs;
     let recovered = grid::run(
         &on_front,
-        &|done, total, what| progress(done, total, what),
+        &|done, total, what| progress(before + done, before + total, what),
         |c| format!("{} recovery", c.name),
         |c| {
             let p = chosen.iter().find(|p| p.name == c.preset).expect("a chosen preset");

@@ -456,17 +456,13 @@ pub fn run(opts: &Options, progress: Progress) -> Result<Comparison, String> {
             specs.push((machine.to_string(), c));
         }
     };
-    // Each distinct insecure baseline once, named by its front end (and by
-    // the first preset needing it when another of that front end differs,
-    // e.g. a smaller persist buffer).
     // How each preset runs under each view's model: timed under it, its
     // strict row standing, or not at all.
     let views = opts.model_views();
     let under: BTreeMap<(String, ModelView), UnderModel> =
         chosen.iter().flat_map(|p| views.iter().map(move |&v| ((p.name.clone(), v), under_model(p, v)))).collect();
-    let mut named: Vec<(SimConfig, String)> = Vec::new();
-    let mut baseline: BTreeMap<(String, &'static str), String> = BTreeMap::new();
-    for p in &chosen {
+    // The models each preset is timed under: strict, then each other a view asks for.
+    let timed_models = |p: &SimConfig| {
         let mut models = vec![PersistencyModel::Strict];
         for v in &views {
             if let UnderModel::Timed(m) = under[&(p.name.clone(), *v)] {
@@ -475,7 +471,15 @@ pub fn run(opts: &Options, progress: Progress) -> Result<Comparison, String> {
                 }
             }
         }
-        for m in models {
+        models
+    };
+    // Each distinct insecure baseline once, named by its front end and
+    // model (and by the first preset needing it when another of that front
+    // end differs, e.g. a smaller persist buffer).
+    let mut named: Vec<(SimConfig, String)> = Vec::new();
+    let mut baseline: BTreeMap<(String, &'static str), String> = BTreeMap::new();
+    for p in &chosen {
+        for m in timed_models(p) {
             let mut b = machine::insecure(&machine::common_under(p, m));
             if m != PersistencyModel::Strict {
                 b.name = format!("{}-{}", b.name, m.name());
@@ -511,24 +515,8 @@ pub fn run(opts: &Options, progress: Progress) -> Result<Comparison, String> {
         if opts.recovery { chosen.iter().flat_map(|c| RECOVERY_MEMORY.iter().map(move |&m| (c, m))).collect() } else { Vec::new() };
     let attacked: Vec<&SimConfig> = if opts.attacks { chosen.iter().collect() } else { Vec::new() };
     // Each preset under strict and each other model a view times it under.
-    let crashed: Vec<(&SimConfig, PersistencyModel)> = if opts.crash {
-        chosen
-            .iter()
-            .flat_map(|p| {
-                let mut models = vec![PersistencyModel::Strict];
-                for v in &views {
-                    if let UnderModel::Timed(m) = under[&(p.name.clone(), *v)] {
-                        if !models.contains(&m) {
-                            models.push(m);
-                        }
-                    }
-                }
-                models.into_iter().map(move |m| (p, m))
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let crashed: Vec<(&SimConfig, PersistencyModel)> =
+        if opts.crash { chosen.iter().flat_map(|p| timed_models(p).into_iter().map(move |m| (p, m))).collect() } else { Vec::new() };
     // One list of every step, the few long ones (attack runs, recoveries)
     // spread evenly among the many short timing runs, so that the rate the
     // progress bar's ETA extrapolates holds over the whole run.
