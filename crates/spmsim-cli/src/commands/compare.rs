@@ -177,9 +177,9 @@ fn explore(opts: &Options, out: &std::path::Path, start: std::time::Instant) -> 
         let Some(c) = e.compositions.iter().find(|c| &c.name == name) else { continue };
         if let Outcome::Safe { slowdown_gmean, battery_supercap_mm3, .. } = &c.outcome {
             let rec = match e.front_recovery_1tib.get(name) {
-                Some(Ok(s)) => format!("{s:.3} s"),
-                Some(Err(why)) => format!("not measured ({why})"),
-                None => "not measured".into(),
+                Some(explore::FrontRecovery { seconds: Some(s), .. }) => format!("{s:.3} s"),
+                Some(explore::FrontRecovery { error: Some(why), .. }) => format!("not measured ({why})"),
+                _ => "not measured".into(),
             };
             println!(
                 "  {name}{}: slowdown {}, battery {battery_supercap_mm3:.3} mm3, recovery of 1 TiB {rec}",

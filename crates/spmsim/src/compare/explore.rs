@@ -72,6 +72,14 @@ pub struct Composition {
     pub outcome: Outcome,
 }
 
+/// A front member's recovery of 1 TiB: its seconds, or why not measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct FrontRecovery {
+    pub seconds: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
 /// The whole exploration.
 #[derive(Clone, Debug, Serialize)]
 pub struct Exploration {
@@ -86,8 +94,8 @@ pub struct Exploration {
     /// battery volume, in battery order.
     pub pareto_battery: Vec<String>,
     /// The front's compositions' counted recovery of 1 TiB, priced as
-    /// compare prices it (seconds; an error says why not).
-    pub front_recovery_1tib: BTreeMap<String, Result<f64, String>>,
+    /// compare prices it.
+    pub front_recovery_1tib: BTreeMap<String, FrontRecovery>,
     pub runs: Vec<RunRecord>,
 }
 
@@ -262,7 +270,17 @@ pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String
             super::recovery_point(&cfg, label, bytes, opts.ops(), seed).map(|r| r.seconds)
         },
     );
-    let front_recovery_1tib = on_front.iter().zip(recovered).map(|(c, r)| (c.name.clone(), r)).collect();
+    let front_recovery_1tib = on_front
+        .iter()
+        .zip(recovered)
+        .map(|(c, r)| {
+            let (seconds, error) = match r {
+                Ok(s) => (Some(s), None),
+                Err(e) => (None, Some(e)),
+            };
+            (c.name.clone(), FrontRecovery { seconds, error })
+        })
+        .collect();
     Ok(Exploration {
         kind: "explore",
         instructions: n,
@@ -307,9 +325,9 @@ pub fn markdown(e: &Exploration) -> String {
         let Some(c) = e.compositions.iter().find(|c| &c.name == name) else { continue };
         if let Outcome::Safe { slowdown_gmean, battery_supercap_mm3, .. } = &c.outcome {
             let rec = match e.front_recovery_1tib.get(name) {
-                Some(Ok(s)) => format!("recovery of 1 TiB {s:.3} s"),
-                Some(Err(why)) => format!("recovery not measured: {why}"),
-                None => "recovery not measured".into(),
+                Some(FrontRecovery { seconds: Some(s), .. }) => format!("recovery of 1 TiB {s:.3} s"),
+                Some(FrontRecovery { error: Some(why), .. }) => format!("recovery not measured: {why}"),
+                _ => "recovery not measured".into(),
             };
             let _ = writeln!(
                 s,
