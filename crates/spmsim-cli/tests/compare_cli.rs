@@ -21,6 +21,17 @@ fn copy_presets(dir: &Path) {
     }
 }
 
+/// A write-back metadata cache with no battery (a control's mechanism)
+/// presented as a scheme, `wb-risky`, in `configs`: the crash oracle
+/// finds it unsafe.
+fn write_risky_preset(configs: &Path) {
+    std::fs::write(
+        configs.join("wb-risky.toml"),
+        "name = \"wb-risky\"\ndescription = \"A write-back metadata cache with no battery, presented as a scheme.\"\nextends = \"secure-wb-nobattery\"\nexpect_crash_violations = false\n",
+    )
+    .unwrap();
+}
+
 /// `spmsim ARGS` with `SPMSIM_CONFIGS=configs`, and no Python report.
 fn spmsim_with(configs: &Path, args: &[&str]) -> (i32, String, String) {
     let o = Command::new(env!("CARGO_BIN_EXE_spmsim"))
@@ -181,11 +192,7 @@ fn an_unsafe_scheme_is_marked_and_left_out_of_the_best() {
     let dir = scratch("unsafe");
     let configs = dir.join("configs");
     copy_presets(&configs);
-    std::fs::write(
-        configs.join("wb-risky.toml"),
-        "name = \"wb-risky\"\ndescription = \"A write-back metadata cache with no battery, presented as a scheme.\"\nextends = \"secure-wb-nobattery\"\nexpect_crash_violations = false\n",
-    )
-    .unwrap();
+    write_risky_preset(&configs);
     let out_dir = dir.join("out");
     let (code, out, err) = spmsim_with(
         &configs,
@@ -237,11 +244,7 @@ fn explore_crash_checks_every_composition_before_timing_it() {
     let dir = scratch("explore");
     let configs = dir.join("configs");
     copy_presets(&configs);
-    std::fs::write(
-        configs.join("wb-risky.toml"),
-        "name = \"wb-risky\"\ndescription = \"A write-back metadata cache with no battery, presented as a scheme.\"\nextends = \"secure-wb-nobattery\"\nexpect_crash_violations = false\n",
-    )
-    .unwrap();
+    write_risky_preset(&configs);
     let out_dir = dir.join("out");
     let (code, out, err) = spmsim_with(
         &configs,

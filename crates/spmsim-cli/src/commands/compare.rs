@@ -176,11 +176,7 @@ fn explore(opts: &Options, out: &std::path::Path, start: std::time::Instant) -> 
     for name in &e.pareto_battery {
         let Some(c) = e.compositions.iter().find(|c| &c.name == name) else { continue };
         if let Outcome::Safe { slowdown_gmean, battery_supercap_mm3, .. } = &c.outcome {
-            let rec = match e.front_recovery_1tib.get(name) {
-                Some(explore::FrontRecovery { seconds: Some(s), .. }) => format!("{s:.3} s"),
-                Some(explore::FrontRecovery { error: Some(why), .. }) => format!("not measured ({why})"),
-                _ => "not measured".into(),
-            };
+            let rec = e.front_recovery_1tib.get(name).map_or("not measured".into(), explore::FrontRecovery::text);
             println!(
                 "  {name}{}: slowdown {}, battery {battery_supercap_mm3:.3} mm3, recovery of 1 TiB {rec}",
                 if c.papers_own { " (a paper's own)" } else { " (no paper evaluated it)" },

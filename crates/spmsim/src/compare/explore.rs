@@ -80,6 +80,17 @@ pub struct FrontRecovery {
     pub error: Option<String>,
 }
 
+impl FrontRecovery {
+    /// `12.345 s`, or `not measured (why)`.
+    pub fn text(&self) -> String {
+        match (self.seconds, &self.error) {
+            (Some(s), _) => format!("{s:.3} s"),
+            (None, Some(why)) => format!("not measured ({why})"),
+            (None, None) => "not measured".into(),
+        }
+    }
+}
+
 /// The whole exploration.
 #[derive(Clone, Debug, Serialize)]
 pub struct Exploration {
@@ -142,6 +153,12 @@ fn resolve(p: &SimConfig, model: PersistencyModel, tree: &str) -> Result<SimConf
     Ok(c)
 }
 
+/// The name of composition `c`'s insecure baseline: its front end's, under
+/// its model.
+fn baseline_name(c: &SimConfig) -> String {
+    format!("{}+{}", machine::insecure_name(c), c.persistence.model.name())
+}
+
 /// Explore every composition of the schemes `opts` selects.
 pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String> {
     let ecfg = crate::battery::EnergyConfig::load(&crate::battery::default_energy_path()).map_err(|e| e.to_string())?;
@@ -159,13 +176,10 @@ pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String
                 let papers_own = model == p.persistence.model && tree == own_tree;
                 let (outcome, cfg) = match resolve(p, model, tree) {
                     Err(why) => (Outcome::Refused { why }, None),
-                    Ok(c) => {
-                        let key = |x: &SimConfig| SimConfig { name: String::new(), description: String::new(), ..x.clone() };
-                        match comps.iter().find(|(_, o)| o.as_ref().is_some_and(|o| key(o) == key(&c))) {
-                            Some((first, _)) => (Outcome::Same { same_as: first.name.clone() }, None),
-                            None => (Outcome::Failed { why: "not run".into() }, Some(c)),
-                        }
-                    }
+                    Ok(c) => match comps.iter().find(|(_, o)| o.as_ref().is_some_and(|o| machine::same_machine(o, &c))) {
+                        Some((first, _)) => (Outcome::Same { same_as: first.name.clone() }, None),
+                        None => (Outcome::Failed { why: "not run".into() }, Some(c)),
+                    },
                 };
                 let comp = Composition {
                     name,
@@ -207,7 +221,7 @@ pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String
     for &i in &safe {
         let c = comps[i].1.clone().expect("realisable");
         let mut b = machine::insecure(&c);
-        b.name = format!("{}+{}", b.name, c.persistence.model.name());
+        b.name = baseline_name(&c);
         if !specs.iter().any(|(_, x)| x.name == b.name) {
             specs.push(("insecure".into(), b));
         }
@@ -227,7 +241,7 @@ pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String
     for &i in &safe {
         let c = comps[i].1.clone().expect("realisable");
         let c = &c;
-        let base = format!("{}+{}", machine::insecure(c).name, c.persistence.model.name());
+        let base = baseline_name(c);
         let cpi = |name: &str, w: &str| runs.iter().find(|r| r.config == name && r.workload == w).map(RunRecord::cpi);
         let per: BTreeMap<String, f64> = workloads.iter().filter_map(|w| Some((w.clone(), cpi(&c.name, w)? / cpi(&base, w)?))).collect();
         let gmean = (per.len() == workloads.len() && !per.is_empty()).then(|| geomean(&per.values().copied().collect::<Vec<_>>()));
@@ -252,11 +266,9 @@ pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String
             _ => None,
         })
         .collect();
-    let mut front: Vec<(&str, f64, f64)> =
-        pts.iter().filter(|&&(_, a, s)| !pts.iter().any(|&(_, b, t)| b <= a && t <= s && (b < a || t < s))).copied().collect();
-    front.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(b.0)));
+    let front = super::report::front(&pts);
     // The front's recovery times, each a real recovery of 1 TiB.
-    let on_front: Vec<&Composition> = front.iter().filter_map(|(n, _, _)| compositions.iter().find(|c| c.name == *n)).collect();
+    let on_front: Vec<&Composition> = front.iter().filter_map(|n| compositions.iter().find(|c| &c.name == n)).collect();
     let before = total_crash + total_runs;
     let recovered = grid::run(
         &on_front,
@@ -288,7 +300,7 @@ pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String
         crash_points: super::CRASH_POINTS,
         crash_ops: opts.ops().min(CRASH_OPS),
         workloads,
-        pareto_battery: front.into_iter().map(|(p, _, _)| p.to_string()).collect(),
+        pareto_battery: front,
         front_recovery_1tib,
         compositions,
         runs,
@@ -324,11 +336,7 @@ pub fn markdown(e: &Exploration) -> String {
     for name in &e.pareto_battery {
         let Some(c) = e.compositions.iter().find(|c| &c.name == name) else { continue };
         if let Outcome::Safe { slowdown_gmean, battery_supercap_mm3, .. } = &c.outcome {
-            let rec = match e.front_recovery_1tib.get(name) {
-                Some(FrontRecovery { seconds: Some(s), .. }) => format!("recovery of 1 TiB {s:.3} s"),
-                Some(FrontRecovery { error: Some(why), .. }) => format!("recovery not measured: {why}"),
-                _ => "recovery not measured".into(),
-            };
+            let rec = format!("recovery of 1 TiB {}", e.front_recovery_1tib.get(name).map_or("not measured".into(), FrontRecovery::text));
             let _ = writeln!(
                 s,
                 "  - `{name}`{}: slowdown {}, battery {battery_supercap_mm3:.3} mm3 of SuperCap, {rec}",

@@ -167,6 +167,13 @@ pub fn insecure(c: &SimConfig) -> SimConfig {
     b
 }
 
+/// Whether `a` and `b` are the same machine, whatever their names and
+/// descriptions say.
+pub fn same_machine(a: &SimConfig, b: &SimConfig) -> bool {
+    let unnamed = |c: &SimConfig| SimConfig { name: String::new(), description: String::new(), ..c.clone() };
+    unnamed(a) == unnamed(b)
+}
+
 /// The insecure baseline of preset `p` on its own paper's machine, named
 /// after the preset (each paper machine has its own).
 pub fn paper_insecure(p: &SimConfig) -> SimConfig {

@@ -199,7 +199,6 @@ pub fn candidates() -> Vec<(Candidate, Option<SimConfig>)> {
         let base = machine::insecure(&common);
         let invalid = common.validate().and_then(|_| base.validate()).map_err(|(k, m)| format!("key `{k}`: {m}")).err();
         // Compared by what it runs, not by its name.
-        let key = SimConfig { name: String::new(), description: String::new(), ..common };
         let why = if cfg.expect_crash_violations || cfg.expect_undetected_attacks {
             Some("a control, built to fail the crash oracle or the attack harness".to_string())
         } else if !cfg.role.is_scheme() {
@@ -207,10 +206,12 @@ pub fn candidates() -> Vec<(Candidate, Option<SimConfig>)> {
         } else if let Some(e) = invalid {
             Some(format!("its scheme cannot run on the common machine: {e}"))
         } else {
-            seen.iter().find(|(_, c)| *c == key).map(|(p, _)| format!("the same machine as `{p}` on the common configuration"))
+            seen.iter()
+                .find(|(_, c)| machine::same_machine(c, &common))
+                .map(|(p, _)| format!("the same machine as `{p}` on the common configuration"))
         };
         if why.is_none() {
-            seen.push((preset.clone(), key));
+            seen.push((preset.clone(), common));
         }
         let keep = why.is_none();
         out.push((cand(why), keep.then_some(cfg)));
@@ -484,12 +485,11 @@ pub fn run(opts: &Options, progress: Progress) -> Result<Comparison, String> {
             if m != PersistencyModel::Strict {
                 b.name = format!("{}-{}", b.name, m.name());
             }
-            let key = SimConfig { name: String::new(), description: String::new(), ..b.clone() };
-            let name = match named.iter().find(|(k, _)| *k == key) {
+            let name = match named.iter().find(|(k, _)| machine::same_machine(k, &b)) {
                 Some((_, n)) => n.clone(),
                 None => {
                     let n = if named.iter().any(|(_, n)| *n == b.name) { format!("{}@{}", b.name, p.name) } else { b.name.clone() };
-                    named.push((key, n.clone()));
+                    named.push((b.clone(), n.clone()));
                     n
                 }
             };

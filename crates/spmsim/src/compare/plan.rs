@@ -135,10 +135,7 @@ fn candidate(row: &Value, model: &str, c: &Constraints) -> Candidate {
 /// The names of the candidates no other beats on both slowdown and `x`.
 fn front(answers: &[Candidate], x: impl Fn(&Candidate) -> Option<f64>) -> Vec<String> {
     let pts: Vec<(&str, f64, f64)> = answers.iter().filter_map(|a| Some((a.name.as_str(), x(a)?, a.slowdown?))).collect();
-    let mut on: Vec<(&str, f64, f64)> =
-        pts.iter().filter(|&&(_, a, s)| !pts.iter().any(|&(_, b, t)| b <= a && t <= s && (b < a || t < s))).copied().collect();
-    on.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(b.0)));
-    on.into_iter().map(|(n, _, _)| n.to_string()).collect()
+    super::report::front(&pts)
 }
 
 /// Answer `c` over compare's results `doc`: every row of every model it

@@ -32,6 +32,15 @@ fn counts(r: &SchemeRow) -> bool {
     r.secure && r.crash.as_ref().is_none_or(|c| c.safe())
 }
 
+/// The names of the points `(name, x, slowdown)` no other point beats on
+/// both (lower is better on each), in `x`'s order.
+pub fn front(pts: &[(&str, f64, f64)]) -> Vec<String> {
+    let mut on: Vec<(&str, f64, f64)> =
+        pts.iter().filter(|&&(_, a, s)| !pts.iter().any(|&(_, b, t)| b <= a && t <= s && (b < a || t < s))).copied().collect();
+    on.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(b.0)));
+    on.into_iter().map(|(p, _, _)| p.to_string()).collect()
+}
+
 /// The secure schemes no other secure scheme beats on both slowdown and
 /// the axis (lower is better on each), by axis, in the axis's order.
 pub fn pareto(rows: &[SchemeRow]) -> BTreeMap<String, Vec<String>> {
@@ -39,10 +48,7 @@ pub fn pareto(rows: &[SchemeRow]) -> BTreeMap<String, Vec<String>> {
     for (axis, x) in pareto_axes() {
         let pts: Vec<(&str, f64, f64)> =
             rows.iter().filter(|r| counts(r)).filter_map(|r| Some((r.preset.as_str(), x(r)?, r.slowdown_gmean?))).collect();
-        let mut front: Vec<(&str, f64, f64)> =
-            pts.iter().filter(|&&(_, a, s)| !pts.iter().any(|&(_, b, t)| b <= a && t <= s && (b < a || t < s))).copied().collect();
-        front.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(b.0)));
-        out.insert(axis.to_string(), front.into_iter().map(|(p, _, _)| p.to_string()).collect());
+        out.insert(axis.to_string(), front(&pts));
     }
     out
 }
