@@ -3,6 +3,7 @@
 
 use super::{keys, SimConfig};
 use std::path::{Path, PathBuf};
+use toml::Value;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -68,7 +69,9 @@ pub fn load_preset(name: &str, overrides: &[String]) -> Result<SimConfig, Config
 }
 
 pub fn load_str(text: &str, file: &str, overrides: &[String]) -> Result<SimConfig, ConfigError> {
-    let preset = preset_table(text, file, &mut Vec::new())?;
+    // `--set compose.*` changes the file's choices before they are laid out.
+    let (choices, overrides): (Vec<&String>, Vec<&String>) = overrides.iter().partition(|o| o.trim_start().starts_with("compose."));
+    let preset = preset_table(text, file, &mut Vec::new(), &choices)?;
     // Presets only change defaults: lay the file over the defaults.
     let mut table = match toml::Value::try_from(SimConfig::default()).expect("defaults serialize") {
         toml::Value::Table(t) => t,
@@ -98,20 +101,38 @@ pub fn load_str(text: &str, file: &str, overrides: &[String]) -> Result<SimConfi
 /// as gem5's variants change only what differs: an ablation is its base
 /// and the keys it changes. `chain` holds the files above, so a cycle is
 /// an error naming them.
-fn preset_table(text: &str, file: &str, chain: &mut Vec<String>) -> Result<toml::Table, ConfigError> {
+fn preset_table(text: &str, file: &str, chain: &mut Vec<String>, choices: &[&String]) -> Result<toml::Table, ConfigError> {
     let mut preset: toml::Table = toml::from_str(text)
         .map_err(|e| ConfigError::Syntax { file: file.into(), message: e.to_string().trim_end().replace('\n', " ") })?;
-    let Some(base) = preset.remove("extends") else { return Ok(preset) };
-    let key_err = |message: String| ConfigError::Key { file: file.into(), key: "extends".into(), message };
-    let toml::Value::String(name) = base else { return Err(key_err("expected the name of a preset".into())) };
-    chain.push(file.to_string());
-    let path = find_preset(&name).map_err(|e| key_err(e.to_string()))?;
-    let base_file = path.display().to_string();
-    if chain.contains(&base_file) {
-        return Err(key_err(format!("presets extend each other in a cycle: {} -> {base_file}", chain.join(" -> "))));
+    for o in choices {
+        apply_override(&mut preset, o)?;
     }
-    let base_text = std::fs::read_to_string(&path).map_err(|e| ConfigError::Io { file: base_file.clone(), message: e.to_string() })?;
-    let mut table = preset_table(&base_text, &base_file, chain)?;
+    let mut table = match preset.remove("extends") {
+        None => toml::Table::new(),
+        Some(base) => {
+            let key_err = |message: String| ConfigError::Key { file: file.into(), key: "extends".into(), message };
+            let Value::String(name) = base else { return Err(key_err("expected the name of a preset".into())) };
+            chain.push(file.to_string());
+            let path = find_preset(&name).map_err(|e| key_err(e.to_string()))?;
+            let base_file = path.display().to_string();
+            if chain.contains(&base_file) {
+                return Err(key_err(format!("presets extend each other in a cycle: {} -> {base_file}", chain.join(" -> "))));
+            }
+            let base_text =
+                std::fs::read_to_string(&path).map_err(|e| ConfigError::Io { file: base_file.clone(), message: e.to_string() })?;
+            preset_table(&base_text, &base_file, chain, &[])?
+        }
+    };
+    // A composed preset (`config/compose.rs`): its choices replace what
+    // the preset it extends chose, and its own keys change them.
+    if let Some(compose) = preset.remove("compose") {
+        let err = |(key, message): (String, String)| match choices.last() {
+            Some(text) => ConfigError::SetKey { text: text.to_string(), key, message },
+            None => ConfigError::Key { file: file.into(), key, message },
+        };
+        let Value::Table(compose) = compose else { return Err(err(("compose".into(), "expected a table".into()))) };
+        merge(&mut table, super::compose::implied(&compose).map_err(err)?);
+    }
     merge(&mut table, preset);
     Ok(table)
 }

@@ -6,6 +6,7 @@
 //! `type`, so a new scheme is a new variant and a forgotten match arm is a
 //! compile error.
 
+mod compose;
 mod keys;
 pub mod limits;
 mod load;

@@ -273,7 +273,12 @@ impl MemoryController {
         self.st.crypto.note_encryption(block, ctr, &std::array::from_fn(|i| ct[i] ^ pt[i]));
         let mac = match prep.mac {
             Some(m) => m,
-            None => self.data_mac(block, &ct, ctr),
+            // Made here, late: with the scheme's spare bits, as any write
+            // the controller secures (STAR's parent counter LSBs).
+            None => {
+                let spare = self.rules.scheme.data_mac_spare(&self.st, block, ctr);
+                self.st.crypto.data_mac(&ct, block, ctr.0, ctr.1, spare) | (spare as u64) << MAC_BITS
+            }
         };
         self.store_ciphertext(block, ct, mac)?;
         if !advanced {

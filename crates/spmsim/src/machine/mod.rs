@@ -259,6 +259,13 @@ impl System {
 
     /// Power fails: volatile state is lost, battery-backed state drains.
     pub fn power_fail(&mut self) -> DrainWork {
+        self.power_fail_observed(|_| {})
+    }
+
+    /// [`Self::power_fail`], with `drained` shown the machine once the
+    /// battery has drained the front ends into the engine and before the
+    /// volatile state is lost (what the crash loses is what is dirty then).
+    pub fn power_fail_observed(&mut self, drained: impl FnOnce(&System)) -> DrainWork {
         let battery: BatteryDomain = self.cfg.persistence.battery.clone();
         let (c0, r0, w0) = self.snapshot();
         let mut work = DrainWork::default();
@@ -266,6 +273,7 @@ impl System {
         // says, and the metadata caches if it flushes them; then the
         // scheme deals with battery-backed state of its own.
         self.drain_front_and_metadata(&mut work);
+        drained(self);
         self.mc.rules.scheme.on_power_fail(&self.mc.rules, &mut self.mc.st, &mut work);
         self.volatile.clear();
         self.mc.drop_volatile();

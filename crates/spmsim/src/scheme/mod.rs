@@ -63,7 +63,15 @@ impl Scheme for Described {}
 /// The runtime of `cfg`'s scheme, for a machine of seed `seed` (the
 /// registry of runtimes: one arm per scheme with state or hooks of its own).
 pub fn build(cfg: &SimConfig, seed: u64) -> Box<dyn Scheme> {
-    match cfg.scheme {
+    build_kind(cfg.scheme, cfg, seed)
+}
+
+/// The runtime of scheme `kind` on `cfg`'s machine: a composed scheme runs
+/// its metadata scheme's runtime (its rules read the composed description
+/// from `cfg`).
+fn build_kind(kind: SchemeKind, cfg: &SimConfig, seed: u64) -> Box<dyn Scheme> {
+    match kind {
+        SchemeKind::Composed(c) => build_kind(c.metadata_kind(), cfg, seed),
         SchemeKind::Secon(p) => Box::new(SeconRuntime::new(p)),
         SchemeKind::Star(p) => Box::new(StarRuntime::new(p)),
         SchemeKind::AnubisSit(_) => Box::new(AnubisRuntime),

@@ -235,13 +235,17 @@ fn check_point_drain(
 ) -> (DrainWork, bool, crate::engine::hooks::RecoveryReport, &'static str, Vec<u64>, Option<non_persistent::Point>) {
     // A scheme that restores the dirty metadata lines the crash loses
     // (STAR, Anubis) must restore each exactly: its counters (a SIT node's
-    // first 56 bytes; the MAC is recomputed) as the cache held them.
-    let dirty: Vec<(u64, [u8; 64])> = match sys.mc.rules.scheme.restores_dirty_metadata() && sys.mc.secure() {
-        true => sys.mc.st.caches.dirty_lines().into_iter().filter(|(a, _)| sys.mc.st.layout.meta_pos(*a).is_some()).collect(),
-        false => Vec::new(),
-    };
+    // first 56 bytes; the MAC is recomputed) as the cache held them once
+    // the battery had drained the front end through the engine (a persist
+    // buffer's or eADR's drain dirties them further).
+    let restores = sys.mc.rules.scheme.restores_dirty_metadata() && sys.mc.secure();
+    let mut dirty: Vec<(u64, [u8; 64])> = Vec::new();
     let np = non_persistent::before_crash(sys);
-    let drain = sys.power_fail();
+    let drain = sys.power_fail_observed(|s| {
+        if restores {
+            dirty = s.mc.st.caches.dirty_lines().into_iter().filter(|(a, _)| s.mc.st.layout.meta_pos(*a).is_some()).collect();
+        }
+    });
     let undrained = sys.fronts.iter().any(|f| !f.is_empty());
     let rec = sys.recover();
     // The oracle's reads from here on check what recovery restored; no

@@ -21,10 +21,12 @@
 //! what it does differently is data its mechanisms read (`baselines.rs`).
 
 mod baselines;
+mod compose;
 mod stateful;
 mod work;
 
 pub use baselines::*;
+pub use compose::{Composed, FrontChoice, MetadataChoice};
 pub use stateful::*;
 pub use work::*;
 
@@ -153,6 +155,9 @@ pub enum SchemeKind {
     /// tree whose root is an on-chip register.
     #[serde(rename = "cachetree")]
     CacheTree(CacheTree),
+    /// A front end composed with another scheme's metadata rules
+    /// (`compose.rs`; issue 41).
+    Composed(Composed),
     /// Test-only: a write-back tree with nothing to recover it.
     ToyLazyTree(ToyLazyTree),
     /// Test-only: a scheme that keeps state of its own, volatile and not.
@@ -188,6 +193,7 @@ impl SchemeKind {
             SchemeKind::Mset(s) => s,
             SchemeKind::Assure(s) => s,
             SchemeKind::CacheTree(s) => s,
+            SchemeKind::Composed(s) => s,
             SchemeKind::ToyLazyTree(s) => s,
             SchemeKind::ToyCounting(s) => s,
         }
