@@ -2,10 +2,11 @@
 
     spmsim sweep ARGS    -> spmsim.sweep_cli.main(ARGS)   (Python)
     spmsim report ARGS   -> spmsim.report.main(ARGS)      (Python)
+    spmsim explore ARGS  -> spmsim.explore.main(ARGS)     (Python)
     spmsim OTHER ARGS    -> the Rust CLI in this process (spmsim._native.cli_main),
                             the same commands and output as target/release/spmsim
 
-The Rust binary hands `sweep` and `report` back to `python3 -m spmsim`, so
+The Rust binary hands `sweep`, `report` and `explore` back to `python3 -m spmsim`, so
 both front ends take every command.
 """
 
@@ -17,7 +18,7 @@ import signal
 import sys
 
 #: Subcommands written in Python: name -> module with main(args) -> int.
-PYTHON_COMMANDS = {"sweep": "spmsim.sweep_cli", "report": "spmsim.report"}
+PYTHON_COMMANDS = {"sweep": "spmsim.sweep_cli", "report": "spmsim.report", "explore": "spmsim.explore"}
 
 
 def _python_command(sub: str, args: list[str]) -> int:

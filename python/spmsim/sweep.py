@@ -102,7 +102,9 @@ def normalize_grid(grid: Mapping[str, Any]) -> dict[str, list]:
                 out[key] = _values(key, v)
 
     walk("", grid)
-    for required in ("scheme", "workload"):
+    # An exploration's shards (`spmsim.explore`) name presets, not runs.
+    shards = out.get("task") == ["explore"]
+    for required in ("scheme",) if shards else ("scheme", "workload"):
         if required not in out:
             raise GridError(f"grid key `{required}` is missing (the grid needs a scheme and a workload)")
     for key in ("instructions", "warmup_instructions", "seed"):
@@ -153,8 +155,13 @@ def overrides_of(params: Mapping[str, Any]) -> dict[str, Any]:
 
 def _run_point(params: Mapping[str, Any]) -> dict:
     """Run one point and return its stats (the JSON tree of `spmsim run
-    --json`). Raises on failure."""
+    --json`; a shard's counts for an exploration's point). Raises on failure."""
     import spmsim  # noqa: PLC0415  (the package, bound by the time a worker calls this)
+
+    if params.get("task") == "explore":
+        from .explore import run_shard  # noqa: PLC0415
+
+        return run_shard(dict(params))
 
     res = spmsim.run(scheme=params["scheme"], workload=params["workload"], instructions=params.get("instructions"),
                      seed=params.get("seed"), overrides=overrides_of(params),

@@ -80,6 +80,14 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "ARGS")]
         args: Vec<String>,
     },
+    /// The exploration of compositions (compare --explore) as a sweep: one
+    /// shard per preset on a process pool or a local Dask cluster,
+    /// resumable (run by the Python package: `python3 -m spmsim explore ARGS`).
+    #[command(disable_help_flag = true)]
+    Explore {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "ARGS")]
+        args: Vec<String>,
+    },
     /// HTML and Markdown report of a sweep's results, with plots
     /// (run by the Python package: `python3 -m spmsim report ARGS`).
     #[command(disable_help_flag = true)]
@@ -128,6 +136,7 @@ where
         Cmd::Suite { cmd } => commands::suite::run(cmd),
         Cmd::Sweep { args } => commands::python::forward("sweep", &args),
         Cmd::Report { args } => commands::python::forward("report", &args),
+        Cmd::Explore { args } => commands::python::forward("explore", &args),
     };
     let code = match r {
         Ok(code) => code_of(code),

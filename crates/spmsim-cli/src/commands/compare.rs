@@ -49,6 +49,16 @@ pub struct CompareArgs {
     /// (explore.md and explore.json in --out).
     #[arg(long)]
     pub explore: bool,
+    /// With --explore: the front ends each memory-controller scheme's
+    /// metadata rules are also put behind, comma-separated
+    /// (persist-buffer:cobcm, ..., cache-hierarchy; `none` for none).
+    /// Default: cobcm, nogap and cache-hierarchy with --quick, else all seven.
+    #[arg(long, value_delimiter = ',')]
+    pub fronts: Vec<String>,
+    /// Merge the explore.json of each directory (the shards of
+    /// `spmsim explore`) into one exploration in --out.
+    #[arg(long, num_args = 1.., value_name = "DIR")]
+    pub merge: Vec<PathBuf>,
     /// List the presets compare takes and those it leaves out, with why; run nothing.
     #[arg(long)]
     pub list: bool,
@@ -80,7 +90,23 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         paper_machine: !a.no_paper_machine,
         models,
         crash: !a.no_crash,
+        fronts: match a.fronts.as_slice() {
+            [] => None,
+            [none] if none == "none" => Some(Vec::new()),
+            names => Some(
+                names
+                    .iter()
+                    .map(|n| spmsim::scheme::params::FrontChoice::parse(n))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| anyhow!("--fronts: {e}"))?,
+            ),
+        },
     };
+    if !a.merge.is_empty() {
+        let start = std::time::Instant::now();
+        let e = compare::explore::merge(&a.merge).map_err(|e| anyhow!(e))?;
+        return explore_summary(&e, &a.out, start);
+    }
     if opts.instructions() == 0 {
         return Err(anyhow!("--instructions must be at least 1"));
     }
@@ -147,7 +173,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
 
 /// `compare --explore`: the compositions, crash-checked, then timed.
 fn explore(opts: &Options, out: &std::path::Path, start: std::time::Instant) -> Result<ExitCode> {
-    use compare::explore::{self, Outcome};
+    use compare::explore;
     let bar = crate::progress::Progress::new("explore", "steps", 0);
     let steps = std::sync::atomic::AtomicU64::new(0);
     let e = explore::explore(opts, &|done, total, what| {
@@ -156,7 +182,14 @@ fn explore(opts: &Options, out: &std::path::Path, start: std::time::Instant) -> 
     })
     .map_err(|e| anyhow!(e))?;
     bar.finish(steps.into_inner());
-    explore::write(&e, out).map_err(|e| anyhow!(e))?;
+    explore_summary(&e, out, start)
+}
+
+/// Write an exploration and print its counts, its unsafe compositions and
+/// its front.
+fn explore_summary(e: &compare::explore::Exploration, out: &std::path::Path, start: std::time::Instant) -> Result<ExitCode> {
+    use compare::explore::{self, Outcome};
+    explore::write(e, out).map_err(|e| anyhow!(e))?;
     let count = |f: fn(&Outcome) -> bool| e.count(f);
     println!(
         "compositions: {}; refused: {}; the same machine as another: {}; safe: {}; unsafe: {}; the check failed: {}",
@@ -168,8 +201,8 @@ fn explore(opts: &Options, out: &std::path::Path, start: std::time::Instant) -> 
         count(|o| matches!(o, Outcome::Failed { .. })),
     );
     for c in &e.compositions {
-        if let Outcome::Unsafe { crash } = &c.outcome {
-            println!("unsafe: {} ({}): {}", c.name, crash.guarantee, crash.first_violation.as_deref().unwrap_or("-"));
+        if let Outcome::Unsafe { .. } = &c.outcome {
+            println!("unsafe: {}: {}", c.name, explore::unsafe_cause(&c.outcome));
         }
     }
     println!("Pareto front, slowdown against battery: {}", e.pareto_battery.join(", "));

@@ -79,6 +79,7 @@ pub fn run(a: PlanArgs) -> Result<ExitCode> {
                 paper_machine: false,
                 models: Vec::new(),
                 crash: true,
+                fronts: None,
             };
             compare::selected(&opts).map_err(|e| anyhow!(e))?;
             let programs = opts.programs();

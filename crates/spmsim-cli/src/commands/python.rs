@@ -1,4 +1,4 @@
-//! Commands that the Python package implements (`sweep`, `report`): the
+//! Commands that the Python package implements (`sweep`, `report`, `explore`): the
 //! binary hands them to `python3 -m spmsim SUB ARGS`, so both front ends
 //! take the same command lines.
 

@@ -2,40 +2,60 @@
 //! can combine today, each crash-checked before it is timed (issue 41).
 //!
 //! ```text
-//!  every scheme compare takes (its front end and metadata persistence,
-//!  which one scheme runtime bundles)
+//!  every scheme compare takes, and each memory-controller scheme's
+//!  metadata rules behind every other front end (`--fronts`; a persist
+//!  buffer of SecPB's, eADR's caches: `scheme::params::Composed`)
 //!    x persistency model {strict, epoch, tep}
 //!    x integrity tree {bmt, sit}
 //!      |  machine::common_under + the tree swapped; validate
 //!      v
 //!  refused (the two choices that conflict, from the validation)  -> listed
 //!  the same machine as an earlier composition                     -> listed
-//!  crash oracle (CRASH_POINTS points, the model's promise)
-//!      unsafe -> listed with its first violation, not timed
+//!  crash oracle (CRASH_POINTS points, the model's promise), then the
+//!  attack harness (real cryptography)
+//!      unsafe -> listed with its first violation or the attacks it
+//!                missed, not timed
 //!      safe   -> timed on the workloads against the insecure baseline under
 //!                the same model; battery from SecPB's model
 //!  Pareto front of slowdown against battery over the safe compositions
 //! ```
-//! A composition is named `PRESET+MODEL+TREE`; it is a paper's own when
-//! its model and tree are its preset's (on the common machine).
-//! Recombining a front end with another scheme's metadata persistence (a
-//! persist buffer before STAR's metadata cache) is not among the axes:
-//! each scheme runtime holds both, so no such machine can be built yet.
+//! A composition is named `PRESET+MODEL+TREE`, or `FRONT+PRESET+MODEL+TREE`
+//! with another front end (`cobcm+star+strict+sit`: COBCM's persist buffer
+//! before STAR's metadata rules); it is a paper's own when its front end,
+//! model and tree are its preset's (on the common machine). Each carries a
+//! digest of its machine, so that explorations run in shards (one per
+//! preset, `spmsim explore`) merge into one (`merge`).
 
-use super::{crash_verdict, machine, timing_run, CrashVerdict, Options, RunRecord, CRASH_OPS};
-use crate::config::{PersistencyModel, SimConfig, TreeConfig};
+use super::{attack_counts, crash_verdict, machine, timing_run, AttackCounts, CrashVerdict, Options, RunRecord, CRASH_OPS};
+use crate::config::{PersistPoint, PersistencyModel, SimConfig, TreeConfig};
 use crate::reproduce::geomean;
 use crate::reproduce::grid::{self, Progress};
-use serde::Serialize;
+use crate::scheme::params::{Composed, FrontChoice, SecPbVariant};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The persistency models explored.
 pub const MODELS: [PersistencyModel; 3] = [PersistencyModel::Strict, PersistencyModel::Epoch, PersistencyModel::Tep];
 /// The trees explored.
 pub const TREES: [&str; 2] = ["bmt", "sit"];
+/// The other front ends each memory-controller scheme's metadata rules are
+/// put behind under `--quick` (set before any was run): SecPB's chosen
+/// design (COBCM, everything late, SecPB VI), its opposite (NoGap,
+/// everything early) and eADR's caches. Without `--quick`: all seven.
+pub const QUICK_FRONTS: [FrontChoice; 3] =
+    [FrontChoice::PersistBuffer(SecPbVariant::Cobcm), FrontChoice::PersistBuffer(SecPbVariant::Nogap), FrontChoice::CacheHierarchy];
+
+/// The front ends `opts` explores besides each preset's own.
+pub fn fronts(opts: &Options) -> Vec<FrontChoice> {
+    match (&opts.fronts, opts.quick) {
+        (Some(f), _) => f.clone(),
+        (None, true) => QUICK_FRONTS.to_vec(),
+        (None, false) => FrontChoice::ALL.into_iter().filter(|f| *f != FrontChoice::MemoryController).collect(),
+    }
+}
 
 /// What became of one composition.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "kebab-case")]
 pub enum Outcome {
     /// The mechanisms cannot realise it: the choices that conflict, why.
@@ -44,11 +64,18 @@ pub enum Outcome {
     Same { same_as: String },
     /// The crash check failed to run.
     Failed { why: String },
-    /// The crash oracle found a violation; not timed.
-    Unsafe { crash: CrashVerdict },
-    /// Crash-checked and timed.
+    /// The crash oracle found a violation, or the attack harness an attack
+    /// no check detected or an untampered image refused; not timed.
+    Unsafe {
+        crash: CrashVerdict,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        attacks: Option<AttackCounts>,
+    },
+    /// Crash-checked, attacked and timed.
     Safe {
         crash: CrashVerdict,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        attacks: Option<AttackCounts>,
         slowdown_gmean: Option<f64>,
         slowdown: BTreeMap<String, f64>,
         battery_supercap_mm3: f64,
@@ -57,10 +84,14 @@ pub enum Outcome {
 }
 
 /// One point of the space.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Composition {
     pub name: String,
     pub preset: String,
+    /// The scheme: the preset's own, or its metadata rules behind another
+    /// front end (`cobcm+star`).
+    #[serde(default)]
+    pub scheme: String,
     pub paper: String,
     pub front: String,
     pub model: String,
@@ -69,11 +100,15 @@ pub struct Composition {
     pub papers_own: bool,
     /// Security on (an insecure baseline is on no front).
     pub secure: bool,
+    /// A digest of the machine (its configuration without name and
+    /// description), for merging shards; empty when refused.
+    #[serde(default)]
+    pub machine: String,
     pub outcome: Outcome,
 }
 
 /// A front member's recovery of 1 TiB: its seconds, or why not measured.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FrontRecovery {
     pub seconds: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -92,14 +127,17 @@ impl FrontRecovery {
 }
 
 /// The whole exploration.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Exploration {
-    pub kind: &'static str,
+    pub kind: String,
     pub instructions: u64,
     pub seed: u64,
     pub crash_points: u64,
     pub crash_ops: u64,
     pub workloads: Vec<String>,
+    /// The front ends each memory-controller scheme was put behind.
+    #[serde(default)]
+    pub fronts: Vec<String>,
     pub compositions: Vec<Composition>,
     /// Safe compositions no other safe one beats on both slowdown and
     /// battery volume, in battery order.
@@ -159,61 +197,145 @@ fn baseline_name(c: &SimConfig) -> String {
     format!("{}+{}", machine::insecure_name(c), c.persistence.model.name())
 }
 
+/// The point of persistency of front end `f`, with SecPB's geometry for a
+/// persist buffer (SecPB Table I: 32 entries, 75/50 % watermarks).
+fn point_of(f: FrontChoice) -> PersistPoint {
+    let table: toml::Table = toml::from_str(&format!("type = '{}'", f.front().point_type())).expect("a point type");
+    table.try_into().expect("every front end's point has defaults")
+}
+
+/// Preset `p`'s memory-controller metadata rules behind front end `f`
+/// (named `FRONT+PRESET`), the battery draining `f`'s buffer or caches;
+/// None when `p` is no memory-controller scheme with security, or `f` is
+/// its own front end; an error naming both choices when they conflict.
+fn refront(p: &SimConfig, f: FrontChoice) -> Option<Result<SimConfig, String>> {
+    let own = Composed::of(p.scheme)?;
+    if own.front != FrontChoice::MemoryController || f == own.front || !p.security.enabled {
+        return None;
+    }
+    let kind = match (Composed { front: f, metadata: own.metadata }).resolve() {
+        Ok(k) => k,
+        Err(why) => return Some(Err(format!("`{}` ({}): {why}", p.name, own.metadata.name()))),
+    };
+    let mut c = p.clone();
+    c.name = format!("{}+{}", f.short(), p.name);
+    c.description = format!("{}'s metadata rules behind the front end {}", p.name, f.name());
+    c.scheme = kind;
+    c.persistence.point = point_of(f);
+    c.persistence.battery.persist_buffer = matches!(f, FrontChoice::PersistBuffer(_));
+    c.persistence.battery.caches = f == FrontChoice::CacheHierarchy;
+    Some(Ok(c))
+}
+
+/// A digest of `c`'s machine, whatever its name and description say.
+fn machine_digest(c: &SimConfig) -> String {
+    use sha2::Digest as _;
+    let unnamed = SimConfig { name: String::new(), description: String::new(), ..c.clone() };
+    let text = toml::to_string(&unnamed).expect("a config serializes");
+    sha2::Sha256::digest(text.as_bytes()).iter().take(12).map(|b| format!("{b:02x}")).collect()
+}
+
+/// What a composition's crash check and attacks found.
+struct Checked {
+    crash: CrashVerdict,
+    attacks: Option<AttackCounts>,
+}
+
+impl Checked {
+    fn safe(&self) -> bool {
+        self.crash.safe() && self.attacks.as_ref().is_none_or(|a| a.undetected == 0 && a.false_alarms == 0)
+    }
+}
+
+/// The crash oracle, then (if it found nothing, on a secure machine) the
+/// attack harness: both with real cryptography, on `c`.
+fn check(c: &SimConfig, ops: u64, seed: u64) -> Result<Checked, String> {
+    let crash = crash_verdict(c, ops, seed)?;
+    let attacks = match crash.safe() && c.security.enabled {
+        true => Some(attack_counts(c, ops, seed)?),
+        false => None,
+    };
+    Ok(Checked { crash, attacks })
+}
+
 /// Explore every composition of the schemes `opts` selects.
 pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String> {
     let ecfg = crate::battery::EnergyConfig::load(&crate::battery::default_energy_path()).map_err(|e| e.to_string())?;
     let chosen: Vec<SimConfig> = super::selected(opts)?.into_iter().filter_map(|(_, c)| c).collect();
     let workloads = opts.workload_names();
     let (n, seed) = (opts.instructions(), opts.seed);
+    let fronts = fronts(opts);
+    // Each preset, then its metadata rules behind each other front end:
+    // (preset, name, front end, its machine or why none, a paper's own).
+    let mut bases: Vec<(&SimConfig, String, String, Result<SimConfig, String>, bool)> = Vec::new();
+    for p in &chosen {
+        bases.push((p, p.name.clone(), FrontChoice::of(&p.scheme.work()).name(), Ok(p.clone()), true));
+        for &f in &fronts {
+            if let Some(r) = refront(p, f) {
+                bases.push((p, format!("{}+{}", f.short(), p.name), f.name(), r, false));
+            }
+        }
+    }
     // Resolve every composition; the same machine twice is timed once.
     let mut comps: Vec<(Composition, Option<SimConfig>)> = Vec::new();
-    for p in &chosen {
+    for (p, base_name, front, base, own_front) in &bases {
         let own_tree = tree_name(&machine::common(p));
         for model in MODELS {
             for tree in TREES {
-                let name = format!("{}+{}+{}", p.name, model.name(), tree);
-                let front = p.scheme.work().front.point_type().to_string();
-                let papers_own = model == p.persistence.model && tree == own_tree;
-                let (outcome, cfg) = match resolve(p, model, tree) {
+                let resolved = match base {
+                    Ok(b) => resolve(b, model, tree),
+                    Err(why) => Err(why.clone()),
+                };
+                let (outcome, cfg) = match resolved {
                     Err(why) => (Outcome::Refused { why }, None),
                     Ok(c) => match comps.iter().find(|(_, o)| o.as_ref().is_some_and(|o| machine::same_machine(o, &c))) {
-                        Some((first, _)) => (Outcome::Same { same_as: first.name.clone() }, None),
+                        Some((first, _)) => (Outcome::Same { same_as: first.name.clone() }, Some(c)),
                         None => (Outcome::Failed { why: "not run".into() }, Some(c)),
                     },
                 };
                 let comp = Composition {
-                    name,
+                    name: format!("{base_name}+{}+{tree}", model.name()),
                     preset: p.name.clone(),
+                    scheme: base.as_ref().map_or_else(|_| base_name.clone(), |b| b.scheme.name().to_string()),
                     paper: super::paper_of(p),
-                    front,
+                    front: front.clone(),
                     model: model.name().into(),
                     tree: tree.into(),
-                    papers_own,
+                    papers_own: *own_front && model == p.persistence.model && tree == own_tree,
                     secure: p.security.enabled,
+                    machine: cfg.as_ref().map(machine_digest).unwrap_or_default(),
                     outcome,
                 };
                 comps.push((comp, cfg));
             }
         }
     }
-    // First every realisable composition's crash check, then the timing
-    // runs of the safe ones and of their baselines.
-    let checked: Vec<usize> = (0..comps.len()).filter(|&i| comps[i].1.is_some()).collect();
+    // First every realisable composition's crash check and attacks, then
+    // the timing runs of the safe ones and of their baselines.
+    let checked: Vec<usize> =
+        (0..comps.len()).filter(|&i| comps[i].1.is_some() && matches!(comps[i].0.outcome, Outcome::Failed { .. })).collect();
     let total_crash = checked.len();
     let verdicts = grid::run(
         &checked,
         &|done, _, what| progress(done, total_crash, what),
-        |&i| format!("{} crash check", comps[i].0.name),
-        |&i| crash_verdict(comps[i].1.as_ref().expect("realisable"), opts.ops().min(CRASH_OPS), seed),
+        |&i| format!("{} crash check and attacks", comps[i].0.name),
+        |&i| check(comps[i].1.as_ref().expect("realisable"), opts.ops().min(CRASH_OPS), seed),
     );
     let mut safe: Vec<usize> = Vec::new();
     for (&i, v) in checked.iter().zip(verdicts) {
         comps[i].0.outcome = match v {
             Err(why) => Outcome::Failed { why },
-            Ok(crash) if !crash.safe() => Outcome::Unsafe { crash },
-            Ok(crash) => {
+            Ok(c) if !c.safe() => Outcome::Unsafe { crash: c.crash, attacks: c.attacks },
+            Ok(c) => {
                 safe.push(i);
-                Outcome::Safe { crash, slowdown_gmean: None, slowdown: BTreeMap::new(), battery_supercap_mm3: 0.0, notes: Vec::new() }
+                Outcome::Safe {
+                    crash: c.crash,
+                    attacks: c.attacks,
+                    slowdown_gmean: None,
+                    slowdown: BTreeMap::new(),
+                    battery_supercap_mm3: 0.0,
+                    notes: Vec::new(),
+                }
             }
         };
     }
@@ -258,7 +380,7 @@ pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String
             *n = notes;
         }
     }
-    let compositions: Vec<Composition> = comps.into_iter().map(|(c, _)| c).collect();
+    let (compositions, configs): (Vec<Composition>, Vec<Option<SimConfig>>) = comps.into_iter().unzip();
     let pts: Vec<(&str, f64, f64)> = compositions
         .iter()
         .filter_map(|c| match &c.outcome {
@@ -268,24 +390,25 @@ pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String
         .collect();
     let front = super::report::front(&pts);
     // The front's recovery times, each a real recovery of 1 TiB.
-    let on_front: Vec<&Composition> = front.iter().filter_map(|n| compositions.iter().find(|c| &c.name == n)).collect();
+    let on_front: Vec<(&Composition, &SimConfig)> = front
+        .iter()
+        .filter_map(|n| compositions.iter().zip(&configs).find(|(c, _)| &c.name == n))
+        .filter_map(|(c, cfg)| Some((c, cfg.as_ref()?)))
+        .collect();
     let before = total_crash + total_runs;
     let recovered = grid::run(
         &on_front,
         &|done, total, what| progress(before + done, before + total, what),
-        |c| format!("{} recovery", c.name),
-        |c| {
-            let p = chosen.iter().find(|p| p.name == c.preset).expect("a chosen preset");
-            let model = MODELS.into_iter().find(|m| m.name() == c.model).expect("a model explored");
-            let cfg = resolve(p, model, &c.tree)?;
+        |(c, _)| format!("{} recovery", c.name),
+        |(_, cfg)| {
             let (label, bytes) = super::RECOVERY_MEMORY[1];
-            super::recovery_point(&cfg, label, bytes, opts.ops(), seed).map(|r| r.seconds)
+            super::recovery_point(cfg, label, bytes, opts.ops(), seed).map(|r| r.seconds)
         },
     );
     let front_recovery_1tib = on_front
         .iter()
         .zip(recovered)
-        .map(|(c, r)| {
+        .map(|((c, _), r)| {
             let (seconds, error) = match r {
                 Ok(s) => (Some(s), None),
                 Err(e) => (None, Some(e)),
@@ -294,17 +417,104 @@ pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String
         })
         .collect();
     Ok(Exploration {
-        kind: "explore",
+        kind: "explore".into(),
         instructions: n,
         seed,
         crash_points: super::CRASH_POINTS,
         crash_ops: opts.ops().min(CRASH_OPS),
         workloads,
+        fronts: fronts.iter().map(|f| f.name()).collect(),
         pareto_battery: front,
         front_recovery_1tib,
         compositions,
         runs,
     })
+}
+
+/// Why a composition is unsafe: the crash oracle's first violation, or
+/// the attacks the harness found undetected and the images it refused.
+pub fn unsafe_cause(o: &Outcome) -> String {
+    match o {
+        Outcome::Unsafe { crash, .. } if !crash.safe() => format!(
+            "{} violations ({}) at {} of {} crash points; first: {}",
+            crash.violations,
+            crash.guarantee,
+            crash.violating_crash_points,
+            crash.crash_points,
+            crash.first_violation.as_deref().unwrap_or("-")
+        ),
+        Outcome::Unsafe { attacks: Some(a), .. } => format!(
+            "the crash oracle found nothing, but the attack harness found {} of {} applicable attacks undetected and refused {} untampered image(s)",
+            a.undetected,
+            a.detected + a.undetected,
+            a.false_alarms
+        ),
+        _ => String::new(),
+    }
+}
+
+/// One exploration from the shards of a sweep (each `DIR/explore.json`,
+/// in the order given): the compositions of all, a machine met again
+/// marked the same as where it was first met, the runs once each, the
+/// front over all the safe ones. A member of the whole front is on its own
+/// shard's front too (nothing anywhere beats it), so its shard measured
+/// its recovery.
+pub fn merge(dirs: &[std::path::PathBuf]) -> Result<Exploration, String> {
+    let mut shards = Vec::new();
+    for d in dirs {
+        let path = d.join("explore.json");
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let e: Exploration = serde_json::from_str(&text).map_err(|e| format!("{}: not an exploration: {e}", path.display()))?;
+        shards.push((path, e));
+    }
+    let Some((first_path, first)) = shards.first() else { return Err("no shard to merge".into()) };
+    let key = |e: &Exploration| (e.instructions, e.seed, e.crash_points, e.crash_ops, e.workloads.clone(), e.fronts.clone());
+    if let Some((p, _)) = shards.iter().find(|(_, e)| key(e) != key(first)) {
+        return Err(format!(
+            "{} was explored with other settings than {} (instructions, seed, crash points, workloads or fronts differ)",
+            p.display(),
+            first_path.display()
+        ));
+    }
+    let mut out = Exploration { compositions: Vec::new(), runs: Vec::new(), pareto_battery: Vec::new(), ..first.clone() };
+    out.front_recovery_1tib.clear();
+    let mut seen: BTreeMap<String, String> = BTreeMap::new();
+    for (_, e) in shards {
+        for mut c in e.compositions {
+            if !matches!(c.outcome, Outcome::Refused { .. } | Outcome::Same { .. }) && !c.machine.is_empty() {
+                match seen.get(&c.machine) {
+                    Some(first) => c.outcome = Outcome::Same { same_as: first.clone() },
+                    None => {
+                        seen.insert(c.machine.clone(), c.name.clone());
+                    }
+                }
+            }
+            out.compositions.push(c);
+        }
+        for r in e.runs {
+            if !out.runs.iter().any(|x| x.config == r.config && x.workload == r.workload) {
+                out.runs.push(r);
+            }
+        }
+        out.front_recovery_1tib.extend(e.front_recovery_1tib);
+    }
+    let pts: Vec<(&str, f64, f64)> = out
+        .compositions
+        .iter()
+        .filter_map(|c| match &c.outcome {
+            Outcome::Safe { slowdown_gmean: Some(s), battery_supercap_mm3: b, .. } if c.secure => Some((c.name.as_str(), *b, *s)),
+            _ => None,
+        })
+        .collect();
+    let front = super::report::front(&pts);
+    out.front_recovery_1tib.retain(|name, _| front.contains(name));
+    for name in &front {
+        out.front_recovery_1tib
+            .entry(name.clone())
+            .or_insert_with(|| FrontRecovery { seconds: None, error: Some("not measured in its shard".into()) });
+    }
+    out.pareto_battery = front;
+    Ok(out)
 }
 
 /// explore.md: the counts, the front, then every composition.
@@ -320,7 +530,8 @@ pub fn markdown(e: &Exploration) -> String {
     let _ = writeln!(s, "# The explored space (`spmsim compare --explore`)\n");
     let _ = writeln!(
         s,
-        "Every scheme compare takes, under each persistency model (strict, epoch, tep) with each integrity tree (bmt, sit), on the common machine. Each realisable composition is crash-checked first ({} crash points of {} operations of `{}`, against its model's promise) and timed only if safe ({} instructions of each workload, seed {}, against its insecure baseline under the same model). Workloads: {}.\n",
+        "Every scheme compare takes, and each memory-controller scheme's metadata rules behind the front ends {}, under each persistency model (strict, epoch, tep) with each integrity tree (bmt, sit), on the common machine. Each realisable composition is crash-checked first ({} crash points of {} operations of `{}`, against its model's promise), then attacked (the attack harness, real cryptography), and timed only if safe ({} instructions of each workload, seed {}, against its insecure baseline under the same model). Workloads: {}.\n",
+        if e.fronts.is_empty() { "(none)".to_string() } else { e.fronts.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ") },
         e.crash_points,
         e.crash_ops,
         super::ATTACK_WORKLOAD,
@@ -331,7 +542,16 @@ pub fn markdown(e: &Exploration) -> String {
     let _ = writeln!(s, "- compositions: {n}; refused (the mechanisms cannot realise them): {refused}; the same machine as another: {same}; realisable and distinct: {}", n - refused - same);
     let _ = writeln!(s, "- crash-checked: {}; safe: {safe}; unsafe: {unsafe_}; the check failed to run: {failed}", safe + unsafe_ + failed);
     let new_safe = e.compositions.iter().filter(|c| !c.papers_own && matches!(c.outcome, Outcome::Safe { .. })).count();
-    let _ = writeln!(s, "- safe compositions no paper evaluated (model or tree not its preset's own): {new_safe}");
+    let _ = writeln!(s, "- safe compositions no paper evaluated (front end, model or tree not its preset's own): {new_safe}");
+    let composed = |f: fn(&Outcome) -> bool| e.compositions.iter().filter(|c| c.scheme.contains('+') && f(&c.outcome)).count();
+    let _ = writeln!(
+        s,
+        "- of them with another front end before a scheme's metadata rules: {} compositions, {} refused, {} safe, {} unsafe",
+        composed(|_| true),
+        composed(|o| matches!(o, Outcome::Refused { .. })),
+        composed(|o| matches!(o, Outcome::Safe { .. })),
+        composed(|o| matches!(o, Outcome::Unsafe { .. }))
+    );
     let _ = writeln!(s, "- Pareto front of slowdown against battery volume (safe, secure): {}\n", e.pareto_battery.join(", "));
     for name in &e.pareto_battery {
         let Some(c) = e.compositions.iter().find(|c| &c.name == name) else { continue };
@@ -352,23 +572,13 @@ pub fn markdown(e: &Exploration) -> String {
             Outcome::Refused { why } => (format!("refused: {why}"), String::new(), String::new()),
             Outcome::Same { same_as } => (format!("the same machine as `{same_as}`"), String::new(), String::new()),
             Outcome::Failed { why } => (format!("crash check failed to run: {why}"), String::new(), String::new()),
-            Outcome::Unsafe { crash } => (
+            Outcome::Unsafe { .. } => (format!("UNSAFE: {}", unsafe_cause(&c.outcome)), String::new(), String::new()),
+            Outcome::Safe { crash, attacks, slowdown_gmean, battery_supercap_mm3, notes, .. } => (
                 format!(
-                    "UNSAFE ({}): {} violations at {} of {} points; first: {}",
-                    crash.guarantee,
-                    crash.violations,
-                    crash.violating_crash_points,
-                    crash.crash_points,
-                    crash.first_violation.as_deref().unwrap_or("-")
-                ),
-                String::new(),
-                String::new(),
-            ),
-            Outcome::Safe { crash, slowdown_gmean, battery_supercap_mm3, notes, .. } => (
-                format!(
-                    "safe ({}, {} points){}",
+                    "safe ({}, {} points{}){}",
                     crash.guarantee,
                     crash.crash_points,
+                    attacks.as_ref().map_or(String::new(), |a| format!("; {} attacks detected, {} ruled out", a.detected, a.ruled_out)),
                     notes.iter().map(|n| format!("; {n}")).collect::<String>()
                 ),
                 slowdown_gmean.map_or("n/a".into(), |v| format!("{v:.3}x")),

@@ -141,6 +141,9 @@ pub struct Options {
     pub models: Vec<ModelView>,
     /// Crash-check each scheme under each model ([`CRASH_POINTS`]).
     pub crash: bool,
+    /// `--explore`: the front ends each memory-controller scheme's metadata
+    /// rules are put behind (None: `explore::fronts`' default).
+    pub fronts: Option<Vec<crate::scheme::params::FrontChoice>>,
 }
 
 impl Options {
@@ -250,7 +253,7 @@ enum Outcome {
 }
 
 /// The crash oracle's verdict on a scheme under one persistency model.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct CrashVerdict {
     /// The model's promise checked: `strict` or `transactional`.
     pub guarantee: String,
@@ -269,7 +272,7 @@ impl CrashVerdict {
 }
 
 /// One timing run.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct RunRecord {
     /// `common`, `common-insecure`, `paper` or `paper-insecure`.
     pub machine: String,
@@ -291,7 +294,7 @@ impl RunRecord {
 }
 
 /// Attacks of the harness, counted.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
 pub struct AttackCounts {
     pub total: u64,
     pub detected: u64,
@@ -774,7 +777,7 @@ fn row(
 
 /// The crash oracle on `c` ([`CRASH_POINTS`] points of `ops` operations
 /// of the attack workload), against the promise of `c`'s model.
-fn crash_verdict(c: &SimConfig, ops: u64, seed: u64) -> Result<CrashVerdict, String> {
+pub(crate) fn crash_verdict(c: &SimConfig, ops: u64, seed: u64) -> Result<CrashVerdict, String> {
     let mut c = c.clone();
     c.security.crypto = CryptoMode::Real;
     let w = WorkloadKind::parse(ATTACK_WORKLOAD)?;
@@ -823,7 +826,7 @@ fn recovery_point(common: &SimConfig, label: &str, bytes: u64, ops: u64, seed: u
 }
 
 /// The attack harness on the common machine, with real cryptography.
-fn attack_counts(common: &SimConfig, ops: u64, seed: u64) -> Result<AttackCounts, String> {
+pub(crate) fn attack_counts(common: &SimConfig, ops: u64, seed: u64) -> Result<AttackCounts, String> {
     let mut c = common.clone();
     c.security.crypto = CryptoMode::Real;
     let w = WorkloadKind::parse(ATTACK_WORKLOAD)?;

@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 
 /// Counts of NVM block accesses, by what the block holds ([`RegionKind`];
 /// the field names are the kinds' names, which the stats JSON shows).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct ByKind {
     pub data: u64,
     pub counter: u64,
@@ -22,7 +22,7 @@ pub struct ByKind {
     pub tree: u64,
     /// A scheme's recovery area (STAR's bitmap lines, Anubis's shadow
     /// table); left out of the JSON when 0, as it is for every other scheme.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "is_zero", default)]
     pub recovery: u64,
 }
 

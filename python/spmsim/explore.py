@@ -1,0 +1,208 @@
+"""`spmsim explore`: the exploration of compositions (`spmsim compare
+--explore`, issue 41) as a sweep, one shard per preset.
+
+    presets (compare's, or --schemes)
+      -> one sweep point per preset: `spmsim compare --explore --schemes P`
+         into OUT/shards/P/ (one core each: RAYON_NUM_THREADS=1)
+      -> executor: the local process pool (--workers N) or a local Dask
+         cluster (--dask N), or any concurrent.futures.Executor
+      -> `spmsim compare --merge OUT/shards/*` -> OUT/explore.md, explore.json
+
+A shard's point file (OUT/points/<id>.json) is written when its shard
+ends, so a killed exploration, run again, skips every finished shard and
+runs the rest; nothing finished is lost. Each shard times its own
+insecure baselines (a few runs per front end and model), which the merge
+keeps once. `OUT/timing.json` records the wall time of each run of the
+exploration, its executor and workers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Any
+
+from .sweep import read_point, sweep, write_json_atomic
+
+#: The point parameters of a shard (the sweep's `task` key selects it).
+SHARD_KEYS = ("task", "scheme", "quick", "workloads", "instructions", "fronts", "shards_dir")
+
+
+def _die_with_parent() -> None:
+    """In a shard's process, before it runs: end it when the worker that
+    started it dies (Linux's PR_SET_PDEATHSIG), so that a killed
+    exploration leaves no shard running on into its directory."""
+    try:
+        import ctypes  # noqa: PLC0415
+        import signal  # noqa: PLC0415
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
+def _spmsim(args: list[str], **kw: Any) -> subprocess.CompletedProcess:
+    """`python -m spmsim ARGS` in a process of its own (the Rust CLI)."""
+    return subprocess.run([sys.executable, "-m", "spmsim", *args], check=False, text=True, **kw)
+
+
+def presets() -> list[str]:
+    """The presets `spmsim compare` takes (`compare --list` without those
+    left out)."""
+    r = _spmsim(["compare", "--list"], capture_output=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"spmsim compare --list failed: {r.stderr.strip()}")
+    return [line.strip() for line in r.stdout.splitlines() if line.strip() and "(left out" not in line]
+
+
+def shard_args(params: dict) -> list[str]:
+    """The `spmsim compare --explore` arguments of one shard."""
+    out = os.path.join(params["shards_dir"], params["scheme"])
+    args = ["compare", "--explore", "--schemes", params["scheme"], "--out", out]
+    if params.get("quick"):
+        args.append("--quick")
+    for key in ("workloads", "instructions", "fronts"):
+        if params.get(key) not in (None, ""):
+            args += [f"--{key}", str(params[key])]
+    return args
+
+
+def run_shard(params: dict) -> dict:
+    """Worker side: explore one preset's compositions on one core. Returns
+    the shard's counts and wall time; raises if the shard failed."""
+    t0 = time.time()
+    out = os.path.join(params["shards_dir"], params["scheme"])
+    os.makedirs(out, exist_ok=True)
+    env = dict(os.environ, RAYON_NUM_THREADS="1")
+    with open(os.path.join(out, "explore.log"), "w", encoding="utf-8") as log:
+        r = _spmsim(shard_args(params), stdout=log, stderr=subprocess.STDOUT, env=env, preexec_fn=_die_with_parent)
+    if r.returncode != 0:
+        with open(os.path.join(out, "explore.log"), encoding="utf-8") as f:
+            tail = f.read().strip().splitlines()[-3:]
+        raise RuntimeError(f"shard {params['scheme']} failed (exit {r.returncode}): {' / '.join(tail)}")
+    with open(os.path.join(out, "explore.json"), encoding="utf-8") as f:
+        e = json.load(f)
+    counts: dict[str, int] = {}
+    for c in e["compositions"]:
+        counts[c["outcome"]["status"]] = counts.get(c["outcome"]["status"], 0) + 1
+    return {"shard": out, "compositions": len(e["compositions"]), "counts": counts,
+            "elapsed_seconds": round(time.time() - t0, 3)}
+
+
+def dask_executor(workers: int):
+    """A local Dask cluster of `workers` single-threaded worker processes,
+    and its executor (close the client and cluster after)."""
+    try:
+        from dask.distributed import Client, LocalCluster  # noqa: PLC0415
+    except ImportError as e:
+        raise RuntimeError("--dask needs dask[distributed]: pip install '.[dask]'") from e
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+    client = Client(cluster)
+    return client, cluster, client.get_executor()
+
+
+def explore(out_dir: str, schemes: list[str] | None = None, *, quick: bool = False, workloads: str | None = None,
+            instructions: int | None = None, fronts: str | None = None, workers: int | None = None,
+            dask_workers: int | None = None, executor=None, progress: bool = True) -> dict:
+    """Explore the compositions of `schemes` (default: compare's presets) as
+    a sweep into `out_dir`, then merge the shards. Returns a summary with
+    the wall time; `out_dir`/explore.md and explore.json are the result."""
+    out_dir = os.path.abspath(os.fspath(out_dir))
+    shards_dir = os.path.join(out_dir, "shards")
+    names = list(schemes) if schemes else presets()
+    grid = {"task": "explore", "scheme": names, "quick": quick, "shards_dir": shards_dir}
+    for key, value in (("workloads", workloads), ("instructions", instructions), ("fronts", fronts)):
+        if value is not None:
+            grid[key] = value
+    t0 = time.time()
+    client = cluster = None
+    if dask_workers:
+        client, cluster, executor = dask_executor(dask_workers)
+    try:
+        s = sweep(grid, out_dir, executor=executor, workers=workers, progress=progress)
+    finally:
+        if client is not None:
+            client.close()
+            cluster.close()
+    swept = time.time() - t0
+    summary: dict[str, Any] = {"shards": s.points, "skipped": s.skipped, "ran": s.ran, "failed": s.failed,
+                               "executor": f"dask:{dask_workers}" if dask_workers else
+                               ("custom" if executor is not None else f"pool:{workers or 'cores'}"),
+                               "sweep_seconds": round(swept, 3)}
+    if s.failed:
+        summary["failed_ids"] = s.failed_ids
+        return summary
+    dirs = [os.path.join(shards_dir, n) for n in names]
+    r = _spmsim(["compare", "--merge", *dirs, "--out", out_dir], capture_output=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"merging the shards failed: {r.stderr.strip()}")
+    summary["merge_output"] = r.stdout
+    summary["wall_seconds"] = round(time.time() - t0, 3)
+    shard_times = {}
+    for path in glob.glob(os.path.join(out_dir, "points", "*.json")):
+        rec = read_point(path)
+        if rec and rec.get("status") == "ok":
+            shard_times[rec["params"]["scheme"]] = rec["stats"]["elapsed_seconds"]
+    summary["shard_seconds"] = dict(sorted(shard_times.items()))
+    _record_timing(out_dir, summary)
+    return summary
+
+
+def _record_timing(out_dir: str, summary: dict) -> None:
+    path = os.path.join(out_dir, "timing.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            runs = json.load(f)
+    except (OSError, ValueError):
+        runs = []
+    runs.append({k: v for k, v in summary.items() if k != "merge_output"} |
+                {"finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+    write_json_atomic(path, runs)
+
+
+def main(args: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="spmsim explore", description="The exploration of compositions (compare "
+                                 "--explore) as a sweep: one shard per preset on a process pool or a local Dask "
+                                 "cluster, resumable, merged into OUT/explore.md and explore.json.")
+    ap.add_argument("--out", required=True, metavar="DIR")
+    ap.add_argument("--schemes", metavar="P,Q", help="presets (default: those compare takes)")
+    ap.add_argument("--quick", action="store_true", help="compare --quick's workloads, instructions and fronts")
+    ap.add_argument("--workloads", metavar="W,V")
+    ap.add_argument("--instructions", type=int)
+    ap.add_argument("--fronts", metavar="F,G")
+    ex = ap.add_mutually_exclusive_group()
+    ex.add_argument("--workers", type=int, metavar="N", help="local process pool of N workers (default: the cores)")
+    ex.add_argument("--dask", type=int, metavar="N", help="a local Dask cluster of N workers")
+    ap.add_argument("--no-progress", action="store_true")
+    a = ap.parse_args(args)
+    for name, n in (("--workers", a.workers), ("--dask", a.dask)):
+        if n is not None and n < 1:
+            print(f"spmsim explore: error: {name} must be at least 1", file=sys.stderr)
+            return 2
+    try:
+        s = explore(a.out, a.schemes.split(",") if a.schemes else None, quick=a.quick, workloads=a.workloads,
+                    instructions=a.instructions, fronts=a.fronts, workers=a.workers, dask_workers=a.dask,
+                    progress=not a.no_progress)
+    except KeyboardInterrupt:
+        print("spmsim explore: interrupted; finished shards are kept, rerun to go on", file=sys.stderr)
+        return 130
+    except RuntimeError as e:
+        print(f"spmsim explore: error: {e}", file=sys.stderr)
+        return 2
+    if s["failed"]:
+        print(f"spmsim explore: {s['failed']} of {s['shards']} shards failed; their point files in {a.out}/points/ "
+              "say why; rerun to retry them", file=sys.stderr)
+        return 1
+    print(s["merge_output"], end="")
+    print(f"explore: {s['shards']} shards ({s['skipped']} already done, {s['ran']} run) on {s['executor']} in "
+          f"{s['wall_seconds']:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
