@@ -10,7 +10,8 @@
 
 A shard's point file (OUT/points/<id>.json) is written when its shard
 ends, so a killed exploration, run again, skips every finished shard and
-runs the rest; nothing finished is lost. Each shard times its own
+runs the rest; nothing finished is lost. The programs the workloads need
+are recorded once before the shards start (they share the trace cache). Each shard times its own
 insecure baselines (a few runs per front end and model), which the merge
 keeps once. `OUT/timing.json` records the wall time of each run of the
 exploration, its executor and workers.
@@ -27,7 +28,7 @@ import sys
 import time
 from typing import Any
 
-from .sweep import read_point, sweep, write_json_atomic
+from .sweep import expand, read_point, sweep, write_json_atomic
 
 #: The point parameters of a shard (the sweep's `task` key selects it).
 SHARD_KEYS = ("task", "scheme", "quick", "workloads", "instructions", "fronts", "shards_dir")
@@ -120,6 +121,11 @@ def explore(out_dir: str, schemes: list[str] | None = None, *, quick: bool = Fal
         if value is not None:
             grid[key] = value
     t0 = time.time()
+    # The shards share the trace cache: record the programs once, first.
+    first = shard_args(expand(grid)[0]["params"])
+    r = _spmsim([*first, "--record-only"], capture_output=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"recording the programs failed: {(r.stderr or r.stdout).strip()[-2000:]}")
     client = cluster = None
     if dask_workers:
         client, cluster, executor = dask_executor(dask_workers)

@@ -59,6 +59,10 @@ pub struct CompareArgs {
     /// `spmsim explore`) into one exploration in --out.
     #[arg(long, num_args = 1.., value_name = "DIR")]
     pub merge: Vec<PathBuf>,
+    /// Record the programs the workloads need, then stop (what `spmsim
+    /// explore` does once before its shards, which share the cache).
+    #[arg(long)]
+    pub record_only: bool,
     /// List the presets compare takes and those it leaves out, with why; run nothing.
     #[arg(long)]
     pub list: bool,
@@ -115,6 +119,9 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
     let programs = opts.programs();
     if !programs.is_empty() {
         super::reproduce::recorded_named(&programs, compare::PROGRAM_WARMUP + opts.instructions(), "compare's programs")?;
+    }
+    if a.record_only {
+        return Ok(ExitCode::SUCCESS);
     }
     let start = std::time::Instant::now();
     if a.explore {

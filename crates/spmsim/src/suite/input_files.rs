@@ -62,7 +62,9 @@ fn make_one(suite: &Suite, spec: &InputSpec, path: &Path, done: &BTreeMap<String
             std::fs::read(&f).map_err(|e| format!("{}: {e}", f.display()))
         }
         "derived" => {
-            let tmp = path.with_extension("making");
+            // One temporary name per process: explorations run shards that
+            // make the same inputs at once (`spmsim explore`).
+            let tmp = path.with_extension(format!("making.{}", std::process::id()));
             let lookup = |name: &str, arg: &str| -> Result<String, String> {
                 match name {
                     "out" => Ok(tmp.display().to_string()),
