@@ -55,6 +55,12 @@ pub struct CompareArgs {
     /// Default: cobcm, nogap and cache-hierarchy with --quick, else all seven.
     #[arg(long, value_delimiter = ',')]
     pub fronts: Vec<String>,
+    /// With --explore: the battery domains of a front end that holds
+    /// stores (persist buffer, eADR's caches), comma-separated: `front`
+    /// (its buffer or caches drain on battery; the default) and `adr` (the
+    /// WPQ alone: the compositions the crash oracle must find unsafe).
+    #[arg(long, value_delimiter = ',', default_value = "front")]
+    pub batteries: Vec<String>,
     /// Merge the explore.json of each directory (the shards of
     /// `spmsim explore`) into one exploration in --out.
     #[arg(long, num_args = 1.., value_name = "DIR")]
@@ -105,7 +111,11 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
                     .map_err(|e| anyhow!("--fronts: {e}"))?,
             ),
         },
+        adr_batteries: a.batteries.iter().any(|b| b == "adr"),
     };
+    if let Some(b) = a.batteries.iter().find(|b| !matches!(b.as_str(), "front" | "adr")) {
+        return Err(anyhow!("--batteries: unknown battery domain `{b}`; known: front, adr"));
+    }
     if !a.merge.is_empty() {
         let start = std::time::Instant::now();
         let e = compare::explore::merge(&a.merge).map_err(|e| anyhow!(e))?;

@@ -80,6 +80,7 @@ pub fn run(a: PlanArgs) -> Result<ExitCode> {
                 models: Vec::new(),
                 crash: true,
                 fronts: None,
+                adr_batteries: false,
             };
             compare::selected(&opts).map_err(|e| anyhow!(e))?;
             let programs = opts.programs();

@@ -21,7 +21,8 @@
 //! ```
 //! A composition is named `PRESET+MODEL+TREE`, or `FRONT+PRESET+MODEL+TREE`
 //! with another front end (`cobcm+star+strict+sit`: COBCM's persist buffer
-//! before STAR's metadata rules); it is a paper's own when its front end,
+//! before STAR's metadata rules), with `@adr` after the scheme when the
+//! battery axis takes the front end's battery away (`--batteries adr`); it is a paper's own when its front end,
 //! model and tree are its preset's (on the common machine). Each carries a
 //! digest of its machine, so that explorations run in shards (one per
 //! preset, `spmsim explore`) merge into one (`merge`).
@@ -138,6 +139,9 @@ pub struct Exploration {
     /// The front ends each memory-controller scheme was put behind.
     #[serde(default)]
     pub fronts: Vec<String>,
+    /// Each front end was also explored with the WPQ alone on battery.
+    #[serde(default)]
+    pub adr_batteries: bool,
     pub compositions: Vec<Composition>,
     /// Safe compositions no other safe one beats on both slowdown and
     /// battery volume, in battery order.
@@ -235,6 +239,18 @@ fn machine_digest(c: &SimConfig) -> String {
     sha2::Sha256::digest(text.as_bytes()).iter().take(12).map(|b| format!("{b:02x}")).collect()
 }
 
+/// A scheme the exploration puts under every model and tree: a preset, or
+/// its metadata rules behind another front end (or without its battery).
+struct Base<'a> {
+    preset: &'a SimConfig,
+    name: String,
+    front: String,
+    /// Its machine, or why the mechanisms cannot build it.
+    machine: Result<SimConfig, String>,
+    /// The preset itself (its front end and battery are its paper's).
+    own: bool,
+}
+
 /// What a composition's crash check and attacks found.
 struct Checked {
     crash: CrashVerdict,
@@ -265,20 +281,43 @@ pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String
     let workloads = opts.workload_names();
     let (n, seed) = (opts.instructions(), opts.seed);
     let fronts = fronts(opts);
-    // Each preset, then its metadata rules behind each other front end:
-    // (preset, name, front end, its machine or why none, a paper's own).
-    let mut bases: Vec<(&SimConfig, String, String, Result<SimConfig, String>, bool)> = Vec::new();
+    // Each preset, then its metadata rules behind each other front end.
+    let mut bases: Vec<Base> = Vec::new();
     for p in &chosen {
-        bases.push((p, p.name.clone(), FrontChoice::of(&p.scheme.work()).name(), Ok(p.clone()), true));
+        bases.push(Base {
+            preset: p,
+            name: p.name.clone(),
+            front: FrontChoice::of(&p.scheme.work()).name(),
+            machine: Ok(p.clone()),
+            own: true,
+        });
         for &f in &fronts {
             if let Some(r) = refront(p, f) {
-                bases.push((p, format!("{}+{}", f.short(), p.name), f.name(), r, false));
+                bases.push(Base { preset: p, name: format!("{}+{}", f.short(), p.name), front: f.name(), machine: r, own: false });
             }
         }
     }
+    // The battery axis (`--batteries adr`): each front end that holds
+    // stores persistent (a persist buffer, eADR's caches) with the WPQ
+    // alone on battery, named `BASE@adr`.
+    if opts.adr_batteries {
+        let mut without: Vec<Base> = Vec::new();
+        for b in &bases {
+            let Ok(c) = &b.machine else { continue };
+            if !(c.persistence.battery.persist_buffer || c.persistence.battery.caches) {
+                continue;
+            }
+            let mut c = c.clone();
+            c.name = format!("{}@adr", b.name);
+            c.persistence.battery.persist_buffer = false;
+            c.persistence.battery.caches = false;
+            without.push(Base { preset: b.preset, name: c.name.clone(), front: b.front.clone(), machine: Ok(c), own: false });
+        }
+        bases.extend(without);
+    }
     // Resolve every composition; the same machine twice is timed once.
     let mut comps: Vec<(Composition, Option<SimConfig>)> = Vec::new();
-    for (p, base_name, front, base, own_front) in &bases {
+    for Base { preset: p, name: base_name, front, machine: base, own: own_front } in &bases {
         let own_tree = tree_name(&machine::common(p));
         for model in MODELS {
             for tree in TREES {
@@ -424,6 +463,7 @@ pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String
         crash_ops: opts.ops().min(CRASH_OPS),
         workloads,
         fronts: fronts.iter().map(|f| f.name()).collect(),
+        adr_batteries: opts.adr_batteries,
         pareto_battery: front,
         front_recovery_1tib,
         compositions,
@@ -468,7 +508,8 @@ pub fn merge(dirs: &[std::path::PathBuf]) -> Result<Exploration, String> {
         shards.push((path, e));
     }
     let Some((first_path, first)) = shards.first() else { return Err("no shard to merge".into()) };
-    let key = |e: &Exploration| (e.instructions, e.seed, e.crash_points, e.crash_ops, e.workloads.clone(), e.fronts.clone());
+    let key =
+        |e: &Exploration| (e.instructions, e.seed, e.crash_points, e.crash_ops, e.workloads.clone(), e.fronts.clone(), e.adr_batteries);
     if let Some((p, _)) = shards.iter().find(|(_, e)| key(e) != key(first)) {
         return Err(format!(
             "{} was explored with other settings than {} (instructions, seed, crash points, workloads or fronts differ)",
@@ -601,4 +642,41 @@ pub fn markdown(e: &Exploration) -> String {
 pub fn write(e: &Exploration, dir: &std::path::Path) -> Result<(), String> {
     let json = serde_json::to_string_pretty(e).map_err(|e| e.to_string())?;
     crate::reproduce::report::write_files(dir, &[("explore.json".into(), json), ("explore.md".into(), markdown(e))])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::load_preset;
+    use crate::scheme::params::SchemeKind;
+
+    #[test]
+    fn a_memory_controller_scheme_goes_behind_each_other_front_end() {
+        let sp = load_preset("sp", &[]).unwrap();
+        // SP's rules behind COBCM's buffer are SecPB's COBCM, on its machine.
+        let c = refront(&sp, FrontChoice::PersistBuffer(SecPbVariant::Cobcm)).unwrap().unwrap();
+        assert_eq!(c.scheme, SchemeKind::secpb(SecPbVariant::Cobcm));
+        assert!(machine::same_machine(&c, &load_preset("cobcm", &[]).unwrap()));
+        // STAR's behind eADR's caches: a composed scheme, the caches on battery.
+        let star = load_preset("star", &[]).unwrap();
+        let c = refront(&star, FrontChoice::CacheHierarchy).unwrap().unwrap();
+        assert_eq!((c.name.as_str(), c.scheme.name()), ("eadr+star", "eadr+star"));
+        assert!(c.persistence.battery.caches && !c.persistence.battery.persist_buffer);
+        // A conflict names both choices; a scheme's own front end, a front
+        // end's own scheme and an insecure one are not re-fronted.
+        let e = refront(&star, FrontChoice::PersistBuffer(SecPbVariant::Nogap)).unwrap().unwrap_err();
+        assert!(e.contains("persist-buffer:nogap") && e.contains("`star`"), "{e}");
+        assert!(refront(&star, FrontChoice::MemoryController).is_none());
+        assert!(refront(&load_preset("cobcm", &[]).unwrap(), FrontChoice::CacheHierarchy).is_none());
+        assert!(refront(&load_preset("bbb", &[]).unwrap(), FrontChoice::CacheHierarchy).is_none());
+    }
+
+    #[test]
+    fn the_machine_digest_ignores_names_only() {
+        let a = load_preset("cobcm", &[]).unwrap();
+        let b = SimConfig { name: "x".into(), description: "y".into(), ..a.clone() };
+        assert_eq!(machine_digest(&a), machine_digest(&b));
+        let c = load_preset("cobcm", &["persistence.wpq_entries=16".into()]).unwrap();
+        assert_ne!(machine_digest(&a), machine_digest(&c));
+    }
 }

@@ -144,6 +144,9 @@ pub struct Options {
     /// `--explore`: the front ends each memory-controller scheme's metadata
     /// rules are put behind (None: `explore::fronts`' default).
     pub fronts: Option<Vec<crate::scheme::params::FrontChoice>>,
+    /// `--explore`: also each persist buffer and eADR's caches without
+    /// their battery (the WPQ alone on it).
+    pub adr_batteries: bool,
 }
 
 impl Options {
