@@ -30,8 +30,10 @@ from typing import Any
 
 from .sweep import expand, read_point, sweep, write_json_atomic
 
-#: The point parameters of a shard (the sweep's `task` key selects it).
+#: The point parameters of a shard: `task` keeps its id apart from a run's.
 SHARD_KEYS = ("task", "scheme", "quick", "workloads", "instructions", "fronts", "batteries", "shards_dir")
+#: What each shard must name: its preset.
+SHARD_REQUIRED = ("scheme",)
 
 
 def _die_with_parent() -> None:
@@ -124,15 +126,17 @@ def explore(out_dir: str, schemes: list[str] | None = None, *, quick: bool = Fal
             grid[key] = value
     t0 = time.time()
     # The shards share the trace cache: record the programs once, first.
-    first = shard_args(expand(grid)[0]["params"])
-    r = _spmsim([*first, "--record-only"], capture_output=True)
+    first = shard_args(expand(grid, SHARD_REQUIRED)[0]["params"])
+    i = first.index("--schemes")
+    r = _spmsim([*first[:i], *first[i + 2:], "--record-only"], capture_output=True)
     if r.returncode != 0:
         raise RuntimeError(f"recording the programs failed: {(r.stderr or r.stdout).strip()[-2000:]}")
     client = cluster = None
     if dask_workers:
         client, cluster, executor = dask_executor(dask_workers)
     try:
-        s = sweep(grid, out_dir, executor=executor, workers=workers, progress=progress)
+        s = sweep(grid, out_dir, executor=executor, workers=workers, progress=progress, runner=run_shard,
+                  required=SHARD_REQUIRED)
     finally:
         if client is not None:
             client.close()

@@ -80,9 +80,10 @@ def _values(key: str, value: Any) -> list:
     return vals
 
 
-def normalize_grid(grid: Mapping[str, Any]) -> dict[str, list]:
+def normalize_grid(grid: Mapping[str, Any], required: tuple[str, ...] = ("scheme", "workload")) -> dict[str, list]:
     """The grid with every value a list of plain Python scalars, in the
-    order given. Nested mappings are flattened into dotted key paths."""
+    order given. Nested mappings are flattened into dotted key paths.
+    `required`: the keys a point must have (a run's scheme and workload)."""
     if not isinstance(grid, Mapping):
         raise GridError(f"grid must be a mapping of parameter -> values, not {type(grid).__name__}")
     out: dict[str, list] = {}
@@ -102,11 +103,9 @@ def normalize_grid(grid: Mapping[str, Any]) -> dict[str, list]:
                 out[key] = _values(key, v)
 
     walk("", grid)
-    # An exploration's shards (`spmsim.explore`) name presets, not runs.
-    shards = out.get("task") == ["explore"]
-    for required in ("scheme",) if shards else ("scheme", "workload"):
-        if required not in out:
-            raise GridError(f"grid key `{required}` is missing (the grid needs a scheme and a workload)")
+    for key in required:
+        if key not in out:
+            raise GridError(f"grid key `{key}` is missing (the grid needs {' and '.join('a ' + k for k in required)})")
     for key in ("instructions", "warmup_instructions", "seed"):
         for v in out.get(key, []):
             if isinstance(v, bool) or not isinstance(v, int) or v < (1 if key == "instructions" else 0):
@@ -126,11 +125,11 @@ def point_id(params: Mapping[str, Any]) -> str:
     return hashlib.sha256(canon.encode("utf-8")).hexdigest()[:16]
 
 
-def expand(grid: Mapping[str, Any]) -> list[dict]:
+def expand(grid: Mapping[str, Any], required: tuple[str, ...] = ("scheme", "workload")) -> list[dict]:
     """The points of a grid: the cross product in the grid's key order (the
     last key varies fastest), each distinct point once, first occurrence
     kept. Each point is {"id": ..., "params": {...}}."""
-    g = normalize_grid(grid)
+    g = normalize_grid(grid, required)
     keys = list(g)
     seen: set[str] = set()
     points = []
@@ -155,13 +154,9 @@ def overrides_of(params: Mapping[str, Any]) -> dict[str, Any]:
 
 def _run_point(params: Mapping[str, Any]) -> dict:
     """Run one point and return its stats (the JSON tree of `spmsim run
-    --json`; a shard's counts for an exploration's point). Raises on failure."""
+    --json`). Raises on failure."""
     import spmsim  # noqa: PLC0415  (the package, bound by the time a worker calls this)
 
-    if params.get("task") == "explore":
-        from .explore import run_shard  # noqa: PLC0415
-
-        return run_shard(dict(params))
 
     res = spmsim.run(scheme=params["scheme"], workload=params["workload"], instructions=params.get("instructions"),
                      seed=params.get("seed"), overrides=overrides_of(params),
@@ -218,13 +213,14 @@ def read_point(path: str) -> dict | None:
     return rec if isinstance(rec, dict) and "params" in rec else None
 
 
-def _run_and_write(point: dict, out_dir: str) -> dict:
-    """Worker side: run one point and write its file. Never raises for a
-    failed simulation; returns a small summary for the driver."""
+def _run_and_write(point: dict, out_dir: str, runner=None) -> dict:
+    """Worker side: run one point (with `runner`, default a simulation)
+    and write its file. Never raises for a failed point; returns a small
+    summary for the driver."""
     t0 = time.time()
     rec: dict[str, Any] = {"format": FORMAT_VERSION, "id": point["id"], "params": point["params"]}
     try:
-        stats = _run_point(point["params"])
+        stats = (runner or _run_point)(point["params"])
         rec["status"] = "ok"
         rec["stats"] = stats
     except Exception as e:  # any failure of the point is recorded, not raised
@@ -394,8 +390,13 @@ def _remove_stale_temps(out_dir: str, before: float) -> None:
 
 
 def sweep(grid: Mapping[str, Any], out_dir: str, executor: cf.Executor | None = None, progress: bool = True, *,
-          workers: int | None = None, retry_failed: bool = True) -> SweepSummary:
+          workers: int | None = None, retry_failed: bool = True, runner=None,
+          required: tuple[str, ...] = ("scheme", "workload")) -> SweepSummary:
     """Run every point of `grid` not yet done in `out_dir`.
+
+    `runner(params) -> dict` runs one point in a worker (a picklable
+    top-level function; default: a simulation, `spmsim.run`), and
+    `required` names the keys each point must have.
 
     `executor` is any concurrent.futures.Executor (a Dask
     `Client.get_executor()` included); by default a local process pool of
@@ -403,8 +404,8 @@ def sweep(grid: Mapping[str, Any], out_dir: str, executor: cf.Executor | None = 
     point files themselves, so whatever finished survives a killed driver.
     Returns a summary; `spmsim.load(out_dir)` gives the results.
     """
-    points = expand(grid)
-    norm = normalize_grid(grid)
+    points = expand(grid, required)
+    norm = normalize_grid(grid, required)
     out_dir = os.path.abspath(os.fspath(out_dir))
     os.makedirs(os.path.join(out_dir, POINTS_DIR), exist_ok=True)
     started = time.time()
@@ -430,7 +431,7 @@ def sweep(grid: Mapping[str, Any], out_dir: str, executor: cf.Executor | None = 
     pending: dict[cf.Future, dict] = {}
     try:
         for p in todo:
-            pending[ex.submit(_run_and_write, p, out_dir)] = p
+            pending[ex.submit(_run_and_write, p, out_dir, runner)] = p
         slots = _slots(ex) if ex is not None else None
         while pending:
             finished, _ = cf.wait(list(pending), timeout=0.5, return_when=cf.FIRST_COMPLETED)
@@ -457,7 +458,7 @@ def sweep(grid: Mapping[str, Any], out_dir: str, executor: cf.Executor | None = 
                     ex.shutdown(wait=False, cancel_futures=True)
                     ex = local_executor(workers)
                     for p in lost:
-                        pending[ex.submit(_run_and_write, p, out_dir)] = p
+                        pending[ex.submit(_run_and_write, p, out_dir, runner)] = p
                 else:
                     for p in lost:
                         _record_lost(out_dir, p, RuntimeError("the process pool broke (a worker process died)"))

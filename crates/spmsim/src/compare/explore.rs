@@ -99,6 +99,9 @@ pub struct Composition {
     pub tree: String,
     /// The model and tree are its preset's own (a paper evaluated it).
     pub papers_own: bool,
+    /// Its preset's metadata rules behind another front end.
+    #[serde(default)]
+    pub refronted: bool,
     /// Security on (an insecure baseline is on no front).
     pub secure: bool,
     /// A digest of the machine (its configuration without name and
@@ -249,6 +252,8 @@ struct Base<'a> {
     machine: Result<SimConfig, String>,
     /// The preset itself (its front end and battery are its paper's).
     own: bool,
+    /// The preset's metadata rules behind another front end.
+    refronted: bool,
 }
 
 /// What a composition's crash check and attacks found.
@@ -290,10 +295,18 @@ pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String
             front: FrontChoice::of(&p.scheme.work()).name(),
             machine: Ok(p.clone()),
             own: true,
+            refronted: false,
         });
         for &f in &fronts {
             if let Some(r) = refront(p, f) {
-                bases.push(Base { preset: p, name: format!("{}+{}", f.short(), p.name), front: f.name(), machine: r, own: false });
+                bases.push(Base {
+                    preset: p,
+                    name: format!("{}+{}", f.short(), p.name),
+                    front: f.name(),
+                    machine: r,
+                    own: false,
+                    refronted: true,
+                });
             }
         }
     }
@@ -311,13 +324,20 @@ pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String
             c.name = format!("{}@adr", b.name);
             c.persistence.battery.persist_buffer = false;
             c.persistence.battery.caches = false;
-            without.push(Base { preset: b.preset, name: c.name.clone(), front: b.front.clone(), machine: Ok(c), own: false });
+            without.push(Base {
+                preset: b.preset,
+                name: c.name.clone(),
+                front: b.front.clone(),
+                machine: Ok(c),
+                own: false,
+                refronted: b.refronted,
+            });
         }
         bases.extend(without);
     }
     // Resolve every composition; the same machine twice is timed once.
     let mut comps: Vec<(Composition, Option<SimConfig>)> = Vec::new();
-    for Base { preset: p, name: base_name, front, machine: base, own: own_front } in &bases {
+    for Base { preset: p, name: base_name, front, machine: base, own: own_front, refronted } in &bases {
         let own_tree = tree_name(&machine::common(p));
         for model in MODELS {
             for tree in TREES {
@@ -341,6 +361,7 @@ pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String
                     model: model.name().into(),
                     tree: tree.into(),
                     papers_own: *own_front && model == p.persistence.model && tree == own_tree,
+                    refronted: *refronted,
                     secure: p.security.enabled,
                     machine: cfg.as_ref().map(machine_digest).unwrap_or_default(),
                     outcome,
@@ -584,7 +605,7 @@ pub fn markdown(e: &Exploration) -> String {
     let _ = writeln!(s, "- crash-checked: {}; safe: {safe}; unsafe: {unsafe_}; the check failed to run: {failed}", safe + unsafe_ + failed);
     let new_safe = e.compositions.iter().filter(|c| !c.papers_own && matches!(c.outcome, Outcome::Safe { .. })).count();
     let _ = writeln!(s, "- safe compositions no paper evaluated (front end, model or tree not its preset's own): {new_safe}");
-    let composed = |f: fn(&Outcome) -> bool| e.compositions.iter().filter(|c| c.scheme.contains('+') && f(&c.outcome)).count();
+    let composed = |f: fn(&Outcome) -> bool| e.compositions.iter().filter(|c| c.refronted && f(&c.outcome)).count();
     let _ = writeln!(
         s,
         "- of them with another front end before a scheme's metadata rules: {} compositions, {} refused, {} safe, {} unsafe",
