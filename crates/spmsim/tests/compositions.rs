@@ -76,3 +76,25 @@ fn a_composition_runs_on_the_timing_model() {
     let pb = run(&composed("extends = 'sit-wb'", "persist-buffer:cobcm", "star", ""));
     assert!(pb < mc, "cobcm+star {pb} cycles against star's {mc}");
 }
+
+/// An attack that recovery undoes is no attack: behind COBCM's buffer,
+/// STAR's recovery rebuilds the stale node the attacker replayed from its
+/// children, and the recovered memory equals the untampered one's byte for
+/// byte. The harness says so instead of counting it undetected.
+#[test]
+fn an_attack_recovery_undoes_is_skipped_with_why() {
+    let mut cfg = load_str(
+        "extends = 'sit-wb'\nname = 'c'\n[compose]\nfront = 'persist-buffer:cobcm'\nmetadata = 'star'\n",
+        "c.toml",
+        &["memory.capacity_bytes=8589934592".into(), "security.crypto=real".into()],
+    )
+    .unwrap();
+    cfg.name = "cobcm+star".into();
+    let w = WorkloadKind::parse("btree").unwrap();
+    let events = w.generate_placed(300, 1, spmsim::workload::Placement::of(&cfg)).unwrap();
+    let rep = spmsim::verify::attack::run(&cfg, &w.name(), &events, 1).unwrap();
+    let replay = rep.attacks.iter().find(|a| a.name == "star-replay-stale-node").unwrap();
+    assert!(replay.skipped.as_deref().is_some_and(|s| s.contains("recovery rewrote")), "{replay:?}");
+    assert_eq!(rep.undetected, 0);
+    assert!(rep.as_expected(&cfg));
+}

@@ -434,15 +434,27 @@ fn recovery_attacks(cfg: &SimConfig, events: &[Event], seed: u64, out: &mut Vec<
                 });
             }
         }
-        rep
+        let recovered: Vec<(u64, [u8; 64])> = mc.st.nvm.image.iter().map(|(a, b)| (a, *b)).collect();
+        (rep, recovered)
     };
-    let clean = power_on(crashed.mc.st.nvm.image.clone(), &[], None);
+    let (clean, clean_image) = power_on(crashed.mc.st.nvm.image.clone(), &[], None);
     let false_alarm = (!clean.ok).then(|| clean.failures.first().map(|f| format!("{}: {}", f.check, f.detail)).unwrap_or_default());
     let attacks = crashed.mc.rules.scheme.recovery_attacks(&crashed.mc.rules, &crashed.mc.st, &earlier);
     for &n in names {
         match attacks.iter().find(|a| a.name == n) {
             Some(a) => {
-                let rep = power_on(a.image.clone(), &a.after_recovery, a.focus);
+                let (rep, image) = power_on(a.image.clone(), &a.after_recovery, a.focus);
+                if rep.ok && a.after_recovery.is_empty() && image == clean_image {
+                    // Recovery rewrote every line the attacker changed (STAR
+                    // restores a stale node from its children's LSBs): the
+                    // recovered memory is the untampered one's, byte for
+                    // byte, so the attack did nothing to detect.
+                    out.push(AttackResult::skipped(
+                        n,
+                        "recovery rewrote what the attack changed: the recovered image equals the untampered one's",
+                    ));
+                    continue;
+                }
                 let hit = rep.failures.first();
                 out.push(AttackResult {
                     name: n.into(),
