@@ -299,9 +299,8 @@ fn explore_crash_checks_every_composition_before_timing_it() {
         assert!(doc["front_recovery_1tib"][p.as_str().unwrap()]["seconds"].as_f64().is_some(), "{doc}");
     }
     // STAR's rules behind COBCM's buffer: composed, crash-checked with no
-    // violation, then attacked; timed only if no attack went undetected
-    // (at 200 operations STAR's stale-node replay goes undetected here:
-    // see the note), SP's behind it are SecPB's COBCM itself.
+    // violation, then attacked; timed exactly when safe. SP's rules behind
+    // it are SecPB's COBCM itself.
     let cs = get("cobcm+star+strict+sit");
     assert_eq!((cs["scheme"].as_str(), cs["refronted"].as_bool()), (Some("cobcm+star"), Some(true)), "{cs}");
     assert_eq!(cs["outcome"]["crash"]["violations"], 0, "{cs}");
