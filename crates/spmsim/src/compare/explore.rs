@@ -279,6 +279,19 @@ fn check(c: &SimConfig, ops: u64, seed: u64) -> Result<Checked, String> {
     Ok(Checked { crash, attacks })
 }
 
+/// The safe secure compositions no other beats on both slowdown and
+/// battery volume, in battery order.
+fn battery_front(compositions: &[Composition]) -> Vec<String> {
+    let pts: Vec<(&str, f64, f64)> = compositions
+        .iter()
+        .filter_map(|c| match &c.outcome {
+            Outcome::Safe { slowdown_gmean: Some(s), battery_supercap_mm3: b, .. } if c.secure => Some((c.name.as_str(), *b, *s)),
+            _ => None,
+        })
+        .collect();
+    super::report::front(&pts)
+}
+
 /// Explore every composition of the schemes `opts` selects.
 pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String> {
     let ecfg = crate::battery::EnergyConfig::load(&crate::battery::default_energy_path()).map_err(|e| e.to_string())?;
@@ -441,14 +454,7 @@ pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String
         }
     }
     let (compositions, configs): (Vec<Composition>, Vec<Option<SimConfig>>) = comps.into_iter().unzip();
-    let pts: Vec<(&str, f64, f64)> = compositions
-        .iter()
-        .filter_map(|c| match &c.outcome {
-            Outcome::Safe { slowdown_gmean: Some(s), battery_supercap_mm3: b, .. } if c.secure => Some((c.name.as_str(), *b, *s)),
-            _ => None,
-        })
-        .collect();
-    let front = super::report::front(&pts);
+    let front = battery_front(&compositions);
     // The front's recovery times, each a real recovery of 1 TiB.
     let on_front: Vec<(&Composition, &SimConfig)> = front
         .iter()
@@ -560,15 +566,7 @@ pub fn merge(dirs: &[std::path::PathBuf]) -> Result<Exploration, String> {
         }
         out.front_recovery_1tib.extend(e.front_recovery_1tib);
     }
-    let pts: Vec<(&str, f64, f64)> = out
-        .compositions
-        .iter()
-        .filter_map(|c| match &c.outcome {
-            Outcome::Safe { slowdown_gmean: Some(s), battery_supercap_mm3: b, .. } if c.secure => Some((c.name.as_str(), *b, *s)),
-            _ => None,
-        })
-        .collect();
-    let front = super::report::front(&pts);
+    let front = battery_front(&out.compositions);
     out.front_recovery_1tib.retain(|name, _| front.contains(name));
     for name in &front {
         out.front_recovery_1tib

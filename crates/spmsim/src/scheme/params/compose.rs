@@ -298,13 +298,9 @@ impl Composed {
         Ok(SchemeKind::Composed(self))
     }
 
-    fn inner(&self) -> SchemeKind {
-        self.metadata.kind().expect("a composed scheme has a security engine (Composed::conflict)")
-    }
-
-    /// The runtime's scheme: the metadata scheme's.
+    /// The metadata scheme, whose runtime a composed scheme runs.
     pub fn metadata_kind(&self) -> SchemeKind {
-        self.inner()
+        self.metadata.kind().expect("a composed scheme has a security engine (Composed::conflict)")
     }
 }
 
@@ -329,19 +325,19 @@ impl SchemeParams for Composed {
         intern(format!("{}+{}", self.front.short(), self.metadata.name()))
     }
     fn work(&self) -> SchemeWork {
-        self.front.apply(self.inner().work())
+        self.front.apply(self.metadata_kind().work())
     }
     fn validate(&self) -> Result<(), ParamError> {
         if let Some(why) = self.conflict() {
             return Err(ParamError { key: "scheme.front", message: why });
         }
-        self.inner().params().validate()
+        self.metadata_kind().params().validate()
     }
     fn needs(&self) -> Vec<Need> {
-        self.inner().params().needs()
+        self.metadata_kind().params().needs()
     }
     fn gap_needs_trigger(&self) -> bool {
-        self.inner().params().gap_needs_trigger()
+        self.metadata_kind().params().gap_needs_trigger()
     }
 }
 
