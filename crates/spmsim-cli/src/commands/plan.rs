@@ -11,8 +11,12 @@ use std::process::ExitCode;
 pub struct PlanArgs {
     /// An earlier `spmsim compare` output directory to answer over; without
     /// it, compare runs first (into OUT/compare).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "explore")]
     pub from: Option<PathBuf>,
+    /// An `spmsim explore` (or `compare --explore`) output directory: answer
+    /// over its safe compositions, measuring the recoveries the answer needs.
+    #[arg(long)]
+    pub explore: Option<PathBuf>,
     /// The compare run's workloads, comma-separated (default its --quick set).
     #[arg(long, value_delimiter = ',')]
     pub workloads: Vec<String>,
@@ -59,6 +63,9 @@ pub fn run(a: PlanArgs) -> Result<ExitCode> {
         writes_pki: a.writes_pki,
         adr_only: a.adr_only,
     };
+    if let Some(dir) = &a.explore {
+        return run_explored(&a, &c, dir);
+    }
     let (doc, source) = match &a.from {
         Some(dir) => {
             let path = dir.join("results.json");
@@ -103,18 +110,43 @@ pub fn run(a: PlanArgs) -> Result<ExitCode> {
     let p = plan::plan(&doc, &c).map_err(|e| anyhow!("plan: {e}"))?;
     let md = plan::markdown(&p, &source);
     let page = plan::page_doc(&doc, &p);
+    write(&a.out, &md, serde_json::to_value(&p)?, &page)
+}
+
+/// `plan --explore DIR`: over an exploration's compositions.
+fn run_explored(a: &PlanArgs, c: &plan::Constraints, dir: &std::path::Path) -> Result<ExitCode> {
+    let path = dir.join("explore.json");
+    let text = std::fs::read_to_string(&path).with_context(|| format!("plan --explore: {}", path.display()))?;
+    let e: compare::explore::Exploration =
+        serde_json::from_str(&text).map_err(|e| anyhow!("plan --explore: {}: not an exploration: {e}", path.display()))?;
+    let bar = crate::progress::Progress::new("plan: recoveries", "recoveries", 0);
+    let done = std::sync::atomic::AtomicU64::new(0);
+    let x = compare::plan_explored::plan(&e, c, &|d, total, what| {
+        done.store(d as u64, std::sync::atomic::Ordering::Relaxed);
+        bar.update(d as u64, total as u64, what)
+    })
+    .map_err(|e| anyhow!("plan --explore {}: {e}", dir.display()))?;
+    bar.finish(done.into_inner());
+    let md = compare::plan_explored::markdown(&x, &e, &format!("`{}`", path.display()));
+    let mut json = serde_json::to_value(&x.plan)?;
+    json["explored"] = serde_json::to_value(&x.counts)?;
+    write(&a.out, &md, json, &compare::plan_explored::page_doc(&x, &e))
+}
+
+/// plan.md, plan.json and the page's results.json into `out`, then the page.
+fn write(out: &std::path::Path, md: &str, plan: serde_json::Value, page: &serde_json::Value) -> Result<ExitCode> {
     spmsim::reproduce::report::write_files(
-        &a.out,
+        out,
         &[
-            ("plan.md".into(), md.clone()),
-            ("plan.json".into(), serde_json::to_string_pretty(&p)?),
-            ("results.json".into(), serde_json::to_string_pretty(&page)?),
+            ("plan.md".into(), md.to_string()),
+            ("plan.json".into(), serde_json::to_string_pretty(&plan)?),
+            ("results.json".into(), serde_json::to_string_pretty(page)?),
         ],
     )
     .map_err(|e| anyhow!(e))?;
     print!("{md}");
-    match super::python::report(&a.out) {
-        Ok(()) => println!("page with plots: {}", a.out.join("report.html").display()),
+    match super::python::report(out) {
+        Ok(()) => println!("page with plots: {}", out.join("report.html").display()),
         Err(e) => eprintln!("note: no report.html: {e}"),
     }
     Ok(ExitCode::SUCCESS)

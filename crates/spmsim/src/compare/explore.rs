@@ -102,6 +102,9 @@ pub struct Composition {
     /// Its preset's metadata rules behind another front end.
     #[serde(default)]
     pub refronted: bool,
+    /// Its front end without its battery: the WPQ alone on battery (`@adr`).
+    #[serde(default)]
+    pub adr_battery: bool,
     /// Security on (an insecure baseline is on no front).
     pub secure: bool,
     /// A digest of the machine (its configuration without name and
@@ -138,6 +141,9 @@ pub struct Exploration {
     pub seed: u64,
     pub crash_points: u64,
     pub crash_ops: u64,
+    /// Operations of the recovery workload before each counted recovery
+    /// (`plan --explore` measures more at the same count).
+    pub recovery_ops: u64,
     pub workloads: Vec<String>,
     /// The front ends each memory-controller scheme was put behind.
     #[serde(default)]
@@ -200,7 +206,7 @@ fn resolve(p: &SimConfig, model: PersistencyModel, tree: &str) -> Result<SimConf
 
 /// The name of composition `c`'s insecure baseline: its front end's, under
 /// its model.
-fn baseline_name(c: &SimConfig) -> String {
+pub(crate) fn baseline_name(c: &SimConfig) -> String {
     format!("{}+{}", machine::insecure_name(c), c.persistence.model.name())
 }
 
@@ -234,6 +240,49 @@ fn refront(p: &SimConfig, f: FrontChoice) -> Option<Result<SimConfig, String>> {
     Some(Ok(c))
 }
 
+/// `c` with the WPQ alone on battery, named `NAME@adr`: a persist buffer's
+/// or eADR's caches' stores are lost at a crash.
+fn without_front_battery(c: &SimConfig) -> SimConfig {
+    let mut c = c.clone();
+    c.name = format!("{}@adr", c.name);
+    c.persistence.battery.persist_buffer = false;
+    c.persistence.battery.caches = false;
+    c
+}
+
+/// Composition `c`'s machine rebuilt from its choices (preset, front end,
+/// battery, model, tree), checked against the digest the exploration
+/// recorded: a machine of another version of spmsim or of its presets is
+/// an error, not a silently different answer.
+pub fn machine_of(c: &Composition) -> Result<SimConfig, String> {
+    let p = crate::config::load_preset(&c.preset, &[]).map_err(|e| format!("composition `{}`: preset `{}`: {e}", c.name, c.preset))?;
+    let mut base = match c.refronted {
+        false => p.clone(),
+        true => {
+            let f = FrontChoice::parse(&c.front).map_err(|e| format!("composition `{}`: {e}", c.name))?;
+            refront(&p, f).ok_or_else(|| format!("composition `{}`: `{}` cannot go behind {}", c.name, c.preset, c.front))??
+        }
+    };
+    if c.adr_battery {
+        base = without_front_battery(&base);
+    }
+    let model = MODELS
+        .into_iter()
+        .find(|m| m.name() == c.model)
+        .ok_or_else(|| format!("composition `{}`: no persistency model `{}` among the explored", c.name, c.model))?;
+    let cfg = resolve(&base, model, &c.tree).map_err(|e| format!("composition `{}`: {e}", c.name))?;
+    if cfg.name != c.name || machine_digest(&cfg) != c.machine {
+        return Err(format!(
+            "composition `{}`: the machine rebuilt from its choices (`{}`, digest {}) is not the one explored (digest {}): the exploration was written by another version of spmsim or of its presets; explore again",
+            c.name,
+            cfg.name,
+            machine_digest(&cfg),
+            c.machine
+        ));
+    }
+    Ok(cfg)
+}
+
 /// A digest of `c`'s machine, whatever its name and description say.
 fn machine_digest(c: &SimConfig) -> String {
     use sha2::Digest as _;
@@ -254,6 +303,8 @@ struct Base<'a> {
     own: bool,
     /// The preset's metadata rules behind another front end.
     refronted: bool,
+    /// Its front end's battery taken away (`@adr`).
+    adr: bool,
 }
 
 /// What a composition's crash check and attacks found.
@@ -309,6 +360,7 @@ pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String
             machine: Ok(p.clone()),
             own: true,
             refronted: false,
+            adr: false,
         });
         for &f in &fronts {
             if let Some(r) = refront(p, f) {
@@ -319,6 +371,7 @@ pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String
                     machine: r,
                     own: false,
                     refronted: true,
+                    adr: false,
                 });
             }
         }
@@ -333,10 +386,7 @@ pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String
             if !(c.persistence.battery.persist_buffer || c.persistence.battery.caches) {
                 continue;
             }
-            let mut c = c.clone();
-            c.name = format!("{}@adr", b.name);
-            c.persistence.battery.persist_buffer = false;
-            c.persistence.battery.caches = false;
+            let c = without_front_battery(c);
             without.push(Base {
                 preset: b.preset,
                 name: c.name.clone(),
@@ -344,13 +394,14 @@ pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String
                 machine: Ok(c),
                 own: false,
                 refronted: b.refronted,
+                adr: true,
             });
         }
         bases.extend(without);
     }
     // Resolve every composition; the same machine twice is timed once.
     let mut comps: Vec<(Composition, Option<SimConfig>)> = Vec::new();
-    for Base { preset: p, name: base_name, front, machine: base, own: own_front, refronted } in &bases {
+    for Base { preset: p, name: base_name, front, machine: base, own: own_front, refronted, adr } in &bases {
         let own_tree = tree_name(&machine::common(p));
         for model in MODELS {
             for tree in TREES {
@@ -375,6 +426,7 @@ pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String
                     tree: tree.into(),
                     papers_own: *own_front && model == p.persistence.model && tree == own_tree,
                     refronted: *refronted,
+                    adr_battery: *adr,
                     secure: p.security.enabled,
                     machine: cfg.as_ref().map(machine_digest).unwrap_or_default(),
                     outcome,
@@ -488,6 +540,7 @@ pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String
         seed,
         crash_points: super::CRASH_POINTS,
         crash_ops: opts.ops().min(CRASH_OPS),
+        recovery_ops: opts.ops(),
         workloads,
         fronts: fronts.iter().map(|f| f.name()).collect(),
         adr_batteries: opts.adr_batteries,
@@ -535,8 +588,9 @@ pub fn merge(dirs: &[std::path::PathBuf]) -> Result<Exploration, String> {
         shards.push((path, e));
     }
     let Some((first_path, first)) = shards.first() else { return Err("no shard to merge".into()) };
-    let key =
-        |e: &Exploration| (e.instructions, e.seed, e.crash_points, e.crash_ops, e.workloads.clone(), e.fronts.clone(), e.adr_batteries);
+    let key = |e: &Exploration| {
+        (e.instructions, e.seed, e.crash_points, e.crash_ops, e.recovery_ops, e.workloads.clone(), e.fronts.clone(), e.adr_batteries)
+    };
     if let Some((p, _)) = shards.iter().find(|(_, e)| key(e) != key(first)) {
         return Err(format!(
             "{} was explored with other settings than {} (instructions, seed, crash points, workloads or fronts differ)",
@@ -688,6 +742,37 @@ mod tests {
         assert!(refront(&star, FrontChoice::MemoryController).is_none());
         assert!(refront(&load_preset("cobcm", &[]).unwrap(), FrontChoice::CacheHierarchy).is_none());
         assert!(refront(&load_preset("bbb", &[]).unwrap(), FrontChoice::CacheHierarchy).is_none());
+    }
+
+    #[test]
+    fn a_composition_machine_is_rebuilt_from_its_choices() {
+        // STAR's rules behind COBCM's buffer without its battery, under
+        // epoch persistency with a SIT, as explore builds it.
+        let star = load_preset("star", &[]).unwrap();
+        let f = FrontChoice::PersistBuffer(SecPbVariant::Cobcm);
+        let base = without_front_battery(&refront(&star, f).unwrap().unwrap());
+        let cfg = resolve(&base, PersistencyModel::Epoch, "sit").unwrap();
+        let mut comp = Composition {
+            name: "cobcm+star@adr+epoch+sit".into(),
+            preset: "star".into(),
+            scheme: cfg.scheme.name().into(),
+            paper: "STAR".into(),
+            front: f.name(),
+            model: "epoch".into(),
+            tree: "sit".into(),
+            papers_own: false,
+            refronted: true,
+            adr_battery: true,
+            secure: true,
+            machine: machine_digest(&cfg),
+            outcome: Outcome::Failed { why: "not run".into() },
+        };
+        let rebuilt = machine_of(&comp).unwrap();
+        assert!(machine::same_machine(&rebuilt, &cfg) && !rebuilt.persistence.battery.persist_buffer);
+        // Its battery back is another machine: the digest says so.
+        comp.adr_battery = false;
+        let e = machine_of(&comp).unwrap_err();
+        assert!(e.contains("cobcm+star@adr+epoch+sit") && e.contains("explore again"), "{e}");
     }
 
     #[test]

@@ -21,6 +21,7 @@
 pub mod explore;
 pub mod machine;
 pub mod plan;
+pub mod plan_explored;
 pub mod report;
 
 use crate::config::{list_presets, load_preset, CoreModel, CryptoMode, PersistencyModel, SimConfig};
@@ -730,13 +731,7 @@ fn row(
     }
     let recovery_seconds =
         RECOVERY_MEMORY.iter().map(|(l, _)| (l.to_string(), recovery.iter().find(|r| r.memory == *l).map(|r| r.seconds))).collect();
-    let scheme = crate::scheme::describe(&common);
-    let layout = crate::engine::controller::layout_for(&common, &*scheme);
-    let mut onchip_nv = Vec::new();
-    if common.security.enabled {
-        onchip_nv = crate::scheme::root_registers(&common, &layout);
-        onchip_nv.extend(scheme.onchip_nv_registers());
-    }
+    let onchip_nv = onchip_nv(&common);
     let attacks = match attacks.iter().find(|(n, _)| *n == p.name).map(|(_, r)| r) {
         Some(Ok(a)) => Some(a.clone()),
         Some(Err(e)) => {
@@ -778,6 +773,19 @@ fn row(
     }
 }
 
+/// The on-chip non-volatile registers machine `c` keeps: the tree's root
+/// and its scheme's own (none without security).
+pub(crate) fn onchip_nv(c: &SimConfig) -> Vec<crate::engine::hooks::NvRegister> {
+    if !c.security.enabled {
+        return Vec::new();
+    }
+    let scheme = crate::scheme::describe(c);
+    let layout = crate::engine::controller::layout_for(c, &*scheme);
+    let mut regs = crate::scheme::root_registers(c, &layout);
+    regs.extend(scheme.onchip_nv_registers());
+    regs
+}
+
 /// The crash oracle on `c` ([`CRASH_POINTS`] points of `ops` operations
 /// of the attack workload), against the promise of `c`'s model.
 pub(crate) fn crash_verdict(c: &SimConfig, ops: u64, seed: u64) -> Result<CrashVerdict, String> {
@@ -809,7 +817,7 @@ pub(crate) fn crash_verdict(c: &SimConfig, ops: u64, seed: u64) -> Result<CrashV
 }
 
 /// A real recovery on the common machine grown to `bytes` of memory.
-fn recovery_point(common: &SimConfig, label: &str, bytes: u64, ops: u64, seed: u64) -> Result<RecoveryPoint, String> {
+pub(crate) fn recovery_point(common: &SimConfig, label: &str, bytes: u64, ops: u64, seed: u64) -> Result<RecoveryPoint, String> {
     let mut c = common.clone();
     c.memory = machine::with_capacity(&common.memory, bytes);
     machine::fit_onchip_levels(&mut c);

@@ -77,10 +77,10 @@ fn f(v: &Value) -> Option<f64> {
     v.as_f64()
 }
 
-/// A row of compare's results.json under `model` as a candidate.
-fn candidate(row: &Value, model: &str, c: &Constraints) -> Candidate {
+/// A row of compare's results.json (or a composition's, shaped alike)
+/// under `model` as a candidate named `name`.
+pub(crate) fn candidate(row: &Value, name: String, model: &str, c: &Constraints) -> Candidate {
     let preset = row["preset"].as_str().unwrap_or("?").to_string();
-    let name = if model == "strict" { preset.clone() } else { format!("{preset}@{model}") };
     let mut k = Candidate {
         name,
         preset,
@@ -144,22 +144,28 @@ pub fn plan(doc: &Value, c: &Constraints) -> Result<Plan, String> {
     if doc["kind"] != "compare" {
         return Err("not compare's results.json (its `kind` is not \"compare\")".into());
     }
-    if !["16GiB", "1TiB"].contains(&c.recovery_memory.as_str()) {
-        return Err(format!("--recovery-at must be 16GiB or 1TiB (the sizes compare recovers), got `{}`", c.recovery_memory));
-    }
+    check_memory(c)?;
+    let named = |row: &Value, model: &str| {
+        let preset = row["preset"].as_str().unwrap_or("?");
+        if model == "strict" {
+            preset.to_string()
+        } else {
+            format!("{preset}@{model}")
+        }
+    };
     let mut all = Vec::new();
     match doc["models"].as_array().filter(|m| !m.is_empty()) {
         Some(models) => {
             for m in models {
                 let model = m["model"].as_str().unwrap_or("?");
                 for row in m["schemes"].as_array().into_iter().flatten() {
-                    all.push(candidate(row, model, c));
+                    all.push(candidate(row, named(row, model), model, c));
                 }
             }
         }
         None => {
             for row in doc["schemes"].as_array().into_iter().flatten() {
-                all.push(candidate(row, "strict", c));
+                all.push(candidate(row, named(row, "strict"), "strict", c));
             }
         }
     }
@@ -171,16 +177,30 @@ pub fn plan(doc: &Value, c: &Constraints) -> Result<Plan, String> {
         seen.push(key);
         new
     });
+    Ok(ranked(all, c))
+}
+
+/// `--recovery-at` names a size compare recovers at.
+pub(crate) fn check_memory(c: &Constraints) -> Result<(), String> {
+    match super::RECOVERY_MEMORY.iter().any(|(l, _)| *l == c.recovery_memory) {
+        true => Ok(()),
+        false => Err(format!("--recovery-at must be 16GiB or 1TiB (the sizes compare recovers), got `{}`", c.recovery_memory)),
+    }
+}
+
+/// The candidates that miss nothing, lowest slowdown first, the others,
+/// and the Pareto fronts over the answers.
+pub(crate) fn ranked(all: Vec<Candidate>, c: &Constraints) -> Plan {
     let (mut answers, rejected): (Vec<Candidate>, Vec<Candidate>) = all.into_iter().partition(|k| k.misses.is_empty());
     answers.sort_by(|a, b| a.slowdown.unwrap_or(f64::INFINITY).total_cmp(&b.slowdown.unwrap_or(f64::INFINITY)).then(a.name.cmp(&b.name)));
-    Ok(Plan {
+    Plan {
         kind: "plan",
         pareto_battery: front(&answers, |a| a.battery_mm3),
         pareto_recovery: front(&answers, |a| a.recovery_s),
         constraints: c.clone(),
         answers,
         rejected,
-    })
+    }
 }
 
 /// The constraints in words.
@@ -211,11 +231,19 @@ pub fn asked(c: &Constraints) -> String {
     }
 }
 
-/// plan.md.
+/// plan.md over a compare run.
 pub fn markdown(p: &Plan, source: &str) -> String {
+    markdown_over(
+        p,
+        &format!("Over {source}: every secure scheme under each persistency model compare ran, crash-checked safe, meeting every constraint; lowest slowdown first."),
+    )
+}
+
+/// plan.md, `over` saying what was planned over.
+pub(crate) fn markdown_over(p: &Plan, over: &str) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# `spmsim plan`: {}\n", asked(&p.constraints));
-    let _ = writeln!(s, "Over {source}: every secure scheme under each persistency model compare ran, crash-checked safe, meeting every constraint; lowest slowdown first.\n");
+    let _ = writeln!(s, "{over}\n");
     let opt = |v: Option<f64>, d: usize| v.map_or("n/a".to_string(), |v| format!("{v:.d$}"));
     let _ = writeln!(
         s,
@@ -253,6 +281,11 @@ pub fn markdown(p: &Plan, source: &str) -> String {
 /// A compare-shaped results.json of the answers (their rows, renamed by
 /// model, and the fronts), so that the compare page draws them.
 pub fn page_doc(doc: &Value, p: &Plan) -> Value {
+    page(doc, answer_rows(doc, p), p)
+}
+
+/// The answers' rows of compare's results `doc`, each named as its answer.
+fn answer_rows(doc: &Value, p: &Plan) -> Vec<Value> {
     let mut rows = Vec::new();
     for a in &p.answers {
         let from = match doc["models"].as_array().filter(|m| !m.is_empty()) {
@@ -265,6 +298,12 @@ pub fn page_doc(doc: &Value, p: &Plan) -> Value {
             rows.push(row);
         }
     }
+    rows
+}
+
+/// The page's results.json: `rows` (the answers'), the fronts, and the
+/// machine and workloads of `doc` (compare's results or an exploration).
+pub(crate) fn page(doc: &Value, rows: Vec<Value>, p: &Plan) -> Value {
     serde_json::json!({
         "kind": "compare",
         "title": format!("spmsim plan: {}", asked(&p.constraints)),
