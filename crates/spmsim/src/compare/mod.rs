@@ -442,7 +442,15 @@ pub fn selected(opts: &Options) -> Result<Vec<(Candidate, Option<SimConfig>)>, S
         return Err("no preset to compare (every one named is a control, an ablation, a sensitivity or a duplicate)".into());
     }
     for w in opts.workload_names() {
-        WorkloadKind::parse(&w).map_err(|e| format!("--workloads `{w}`: {e}"))?;
+        // A suite program is recorded after this check: its name is
+        // checked against the suites, not its trace.
+        match w.strip_prefix("suite:").map(|p| p.split('#').next().unwrap_or(p)) {
+            Some(p) if !crate::suite::known_program(p) => return Err(format!("--workloads `{w}`: no suite program `{p}`")),
+            Some(_) => {}
+            None => {
+                WorkloadKind::parse(&w).map_err(|e| format!("--workloads `{w}`: {e}"))?;
+            }
+        }
     }
     Ok(cands)
 }
