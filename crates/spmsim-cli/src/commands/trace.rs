@@ -65,6 +65,14 @@ pub struct ConvertArgs {
     pub input: PathBuf,
     #[arg(long)]
     pub format: Option<String>,
+    /// The format written: `native`, or `champsim` (a recorded program with
+    /// its instruction stream, as ChampSim's xz-compressed input_instr
+    /// records, registers and branches from the stream).
+    #[arg(long, default_value = "native", value_parser = ["native", "champsim"])]
+    pub to: String,
+    /// At most this many instructions (`--to champsim`).
+    #[arg(long)]
+    pub instructions: Option<u64>,
     #[arg(short = 'o', long = "output")]
     pub out: PathBuf,
 }
@@ -109,7 +117,23 @@ pub fn run(cmd: TraceCmd) -> Result<ExitCode> {
     match cmd {
         TraceCmd::Record(a) => record(a),
         TraceCmd::Info(a) => info(a),
+        TraceCmd::Convert(a) if a.to == "champsim" => {
+            let w = trace::champsim_write::write(&a.input, format_arg(&a.format)?, &a.out, a.instructions).map_err(|e| anyhow!(e))?;
+            println!(
+                "wrote {}: {} instructions ({} branches) as ChampSim input_instr records; lost: {} memory operands beyond a record's slots, {} register dependences further back than {} registers reach",
+                a.out.display(),
+                w.instructions,
+                w.branches,
+                w.operands_dropped,
+                w.dependences_dropped,
+                trace::champsim_write::POOL_REGISTERS
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         TraceCmd::Convert(a) => {
+            if a.instructions.is_some() {
+                bail!("--instructions: only with --to champsim");
+            }
             let w = trace::convert::convert(&a.input, format_arg(&a.format)?, &a.out).map_err(|e| anyhow!(e))?;
             println!("wrote {}: {} records, {} instructions", a.out.display(), w.records, w.instructions);
             Ok(ExitCode::SUCCESS)

@@ -77,11 +77,11 @@ impl ResolvedRun {
     /// stream; a shared-data workload's transactions take the ticket lock.
     pub fn build(self) -> Result<BuiltRun, SimError> {
         let ResolvedRun { cfg, seed, instructions, workload } = self;
-        let OpenedWorkload { name, streams, insns, insns_borrowed, shared_lock } = workload;
+        let OpenedWorkload { name, streams, insns, insns_borrowed, shared_lock, notes } = workload;
         let mut sim = TimingSim::new(&cfg, seed).map_err(SimError::Invalid)?;
         sim.take_workload(&cfg, insns, insns_borrowed, shared_lock);
         let warmups: Vec<u64> = streams.iter().map(EventStream::warmup_asked).collect();
-        Ok(BuiltRun { sim: sim.with_warmups(&warmups), streams, name, seed, instructions })
+        Ok(BuiltRun { sim: sim.with_warmups(&warmups), streams, name, seed, instructions, core_notes: notes })
     }
 
     /// Build and run to the end (or until `stop` is set).
@@ -114,6 +114,8 @@ pub struct BuiltRun {
     name: String,
     seed: u64,
     instructions: u64,
+    /// What the report must say about the core model the workload got.
+    core_notes: Vec<String>,
 }
 
 impl BuiltRun {
@@ -136,7 +138,7 @@ impl BuiltRun {
     /// The statistics of the run, with what the workload's streams ask a
     /// report to say (thread 0's notes, then the other threads' own).
     pub fn finish(self) -> RunStats {
-        let BuiltRun { sim, streams, name, seed, instructions, .. } = self;
+        let BuiltRun { sim, streams, name, seed, instructions, core_notes } = self;
         let exhausted = sim.ooo_exhausted();
         let mut s = sim.finish();
         let stream = &streams[0];
@@ -151,6 +153,7 @@ impl BuiltRun {
                 }
             }));
         }
+        s.workload_notes.extend(core_notes);
         if exhausted {
             s.workload_notes.push(format!(
                 "the borrowed instruction stream (insns=) ended after {} instructions, so the run stopped there, short of the {instructions} asked for",

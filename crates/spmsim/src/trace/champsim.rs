@@ -25,7 +25,11 @@
 //! then its nonzero `destination_memory` entries as stores. The first
 //! access carries as its gap the instructions without memory accesses
 //! since the previous access; the others are flagged `same_instruction`.
-//! ChampSim records no access sizes: every access is taken as 8 bytes.
+//! ChampSim records no access sizes: its caches take each memory operand
+//! as the 64-byte block that holds its address, and so does this reader
+//! (the access is that block, aligned; issue 42; before it, 8 bytes at the
+//! address). The registers and branch fields are read for the `ooo` core
+//! by `champsim_insn`.
 //! Instructions after the last memory access of the file become a
 //! `compute` record, so every instruction is counted. A record no ChampSim
 //! tracer writes (a zero instruction pointer, an address beyond the 57-bit
@@ -37,8 +41,9 @@ use super::{AddressSpace, Position, RecordReader, TraceError, TraceHeader, Trace
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
-/// The size every ChampSim access is given: the trace has none.
-pub const ACCESS_SIZE: u32 = 8;
+/// The size every ChampSim access is given: the trace has none, and
+/// ChampSim's caches take each operand as its block (`BLOCK_SIZE`).
+pub const ACCESS_SIZE: u32 = 64;
 
 /// Where the memory operands of one record layout are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,7 +137,7 @@ impl ChampsimReader {
         let mut header = TraceHeader::new(format, AddressSpace::Virtual, false);
         let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
         header.source = format!(
-            "ChampSim {} trace {file} ({}-byte records; access sizes not recorded, taken as {ACCESS_SIZE} bytes)",
+            "ChampSim {} trace {file} ({}-byte records; access sizes not recorded: each operand is its {ACCESS_SIZE}-byte block, as ChampSim's caches take it)",
             layout.name, layout.record_bytes
         );
         Ok(ChampsimReader {
@@ -193,7 +198,7 @@ impl ChampsimReader {
                 if addr == 0 {
                     continue;
                 }
-                let mut r = TraceRecord::mem(op, addr, ACCESS_SIZE);
+                let mut r = TraceRecord::mem(op, addr & !(ACCESS_SIZE as u64 - 1), ACCESS_SIZE);
                 if first {
                     r.gap = u32::try_from(self.gap).map_err(|_| {
                         TraceError::new(
@@ -297,11 +302,11 @@ mod tests {
     fn expected() -> Vec<TraceRecord> {
         let m = TraceRecord::mem;
         vec![
-            m(Op::Load, 0x7fff_0000, 8).after(2),
-            TraceRecord { same_instruction: true, ..m(Op::Load, 0x6000_0040, 8) },
-            TraceRecord { same_instruction: true, ..m(Op::Store, 0x7fff_0010, 8) },
-            m(Op::Store, 0x6000_1000, 8),
-            m(Op::Load, 0x6000_2000, 8).after(1),
+            m(Op::Load, 0x7fff_0000, 64).after(2),
+            TraceRecord { same_instruction: true, ..m(Op::Load, 0x6000_0040, 64) },
+            TraceRecord { same_instruction: true, ..m(Op::Store, 0x7fff_0000, 64) },
+            m(Op::Store, 0x6000_1000, 64),
+            m(Op::Load, 0x6000_2000, 64).after(1),
             // the trailing instruction without memory access
             TraceRecord::compute(1),
         ]

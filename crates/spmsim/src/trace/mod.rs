@@ -9,6 +9,8 @@
 //! The native format is documented in `docs/trace-format.md`.
 
 pub mod champsim;
+pub mod champsim_insn;
+pub mod champsim_write;
 pub mod compress;
 pub mod convert;
 pub mod event;

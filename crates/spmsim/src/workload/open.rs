@@ -15,8 +15,9 @@
 //!        shared_lock, insns_borrowed: what the machine must know of it
 //! ```
 
-use super::{DataMode, EventStream, Placement, SyntheticParams, WorkloadKind};
+use super::{DataMode, EventStream, Placement, SyntheticParams, TraceSpec, WorkloadKind};
 use crate::config::{CoreModel, SimConfig};
+use crate::trace::champsim_insn;
 use crate::trace::insn::{path_for, InsnReader};
 use std::path::{Path, PathBuf};
 
@@ -35,6 +36,9 @@ pub struct OpenedWorkload {
     /// The threads' transactions take a ticket lock in turn (shared data,
     /// [`WorkloadKind::shared_lock`]).
     pub shared_lock: bool,
+    /// What a report must say about the core model the workload got (a
+    /// ChampSim trace's instruction stream, or why it has none).
+    pub notes: Vec<String>,
 }
 
 impl WorkloadKind {
@@ -44,11 +48,32 @@ impl WorkloadKind {
     /// `instructions` after it, placed in the machine's memory; under
     /// `core.model = "ooo"` each thread's instruction stream as well.
     pub fn open(&self, cfg: &SimConfig, seed: u64, warmup: u64, instructions: u64) -> Result<OpenedWorkload, String> {
+        let champsim = self.champsim_traces()?;
+        let mut notes = Vec::new();
         let insns = match cfg.core.model {
-            CoreModel::Ooo => {
-                self.instruction_streams()?.iter().map(|p| InsnReader::open(p).map_err(|e| e.to_string())).collect::<Result<_, _>>()?
+            // A ChampSim trace without registers or branches gets the
+            // interval core, and the report says why (issue 42).
+            CoreModel::Ooo => match self.instruction_streams() {
+                Err(e) if !champsim.is_empty() => {
+                    notes.push(format!("the interval core ran it, not the ooo core asked for: {e}"));
+                    Vec::new()
+                }
+                r => {
+                    if !champsim.is_empty() {
+                        notes.push(
+                            "the ooo core scheduled the instruction stream derived from the ChampSim trace: register dependences from its register fields, branches (kind from the registers they read and write, direction from branch_taken) through the branch predictor; no instruction fetch is modelled (the core has no instruction cache), nor unit classes (every instruction but a load or store is an integer ALU operation)"
+                                .into(),
+                        );
+                    }
+                    r?.iter().map(|p| InsnReader::open(p).map_err(|e| e.to_string())).collect::<Result<_, _>>()?
+                }
+            },
+            _ => {
+                if !champsim.is_empty() {
+                    notes.push("the interval core ran it: the ChampSim trace's register and branch fields are not used (core.model = \"ooo\" uses them)".into());
+                }
+                Vec::new()
             }
-            _ => Vec::new(),
         };
         // Each stream places its own events: a placement counts its
         // thread's transactions.
@@ -63,7 +88,26 @@ impl WorkloadKind {
             insns,
             insns_borrowed: matches!(self, WorkloadKind::Synthetic(_)),
             shared_lock: self.shared_lock(),
+            notes,
         })
+    }
+
+    /// The ChampSim traces this workload reads (one per thread of a mix).
+    fn champsim_traces(&self) -> Result<Vec<&TraceSpec>, String> {
+        let traces: Vec<&TraceSpec> = match self {
+            WorkloadKind::Trace(t) => vec![t],
+            WorkloadKind::Threads(t) if t.mode == DataMode::Partitioned => {
+                t.parts.iter().filter_map(|p| if let WorkloadKind::Trace(t) = p { Some(t) } else { None }).collect()
+            }
+            _ => Vec::new(),
+        };
+        let mut out = Vec::new();
+        for t in traces {
+            if t.champsim_layout()?.is_some() {
+                out.push(t);
+            }
+        }
+        Ok(out)
     }
 
     /// The instruction stream the `ooo` core model schedules, which only
@@ -85,6 +129,17 @@ impl WorkloadKind {
                 self.name()
             ));
         };
+        if let Some(layout) = t.champsim_layout()? {
+            let (p, d) = champsim_insn::derive(&t.path, layout).map_err(|e| e.to_string())?;
+            return match d.has_fields() {
+                true => Ok(p),
+                false => Err(format!(
+                    "the ChampSim trace {} carries no register or branch fields ({} records, none naming a register or a branch)",
+                    t.path.display(),
+                    d.instructions
+                )),
+            };
+        }
         let p = path_for(&t.path);
         if !p.exists() {
             return Err(format!(

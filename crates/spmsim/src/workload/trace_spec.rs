@@ -66,6 +66,21 @@ impl Persistent {
 }
 
 impl TraceSpec {
+    /// The record layout of a ChampSim trace (by `#format=`, else by its
+    /// first records); None for any other format.
+    pub fn champsim_layout(&self) -> Result<Option<crate::trace::champsim::Layout>, String> {
+        use crate::trace::{champsim, Format};
+        let format = match self.format {
+            Some(f) => f,
+            None => crate::trace::detect(&self.path).map_err(|e| e.to_string())?,
+        };
+        Ok(match format {
+            Format::Champsim => Some(champsim::INPUT_INSTR),
+            Format::ChampsimCloudsuite => Some(champsim::CLOUDSUITE_INSTR),
+            _ => None,
+        })
+    }
+
     /// `PATH[#format=NAME][#persistent=trace|all|heap|none]`.
     pub fn parse(s: &str) -> Result<Self, String> {
         let (path, options) = split_trace_options(s);
