@@ -396,3 +396,67 @@ fn worker_threads_stacks_are_in_the_header() {
     assert!(stores > 5_000 && on_stack * 100 >= stores * 99, "{on_stack} of {stores} stores on a stack: {w}");
     std::fs::remove_dir_all(d).ok();
 }
+
+/// A recorded program written as a ChampSim trace runs on the `ooo` core
+/// with its registers and branches, as the program itself does; a ChampSim
+/// trace without registers or branches gets the interval core, and the
+/// run's notes say which core ran it (issue 42).
+#[test]
+fn a_program_converted_to_champsim_runs_on_the_ooo_core() {
+    let d = tmp("champsim");
+    std::fs::write(d.join("known.c"), KNOWN).unwrap();
+    let bin = d.join("known");
+    let st = Command::new("gcc").args(["-O1", "-o"]).arg(&bin).arg(d.join("known.c")).status().expect("gcc is needed for this test");
+    assert!(st.success());
+    let trace = d.join("k.trace");
+    let (code, _, err) = spmsim(&["trace", "record", "-o", trace.to_str().unwrap(), "--", bin.to_str().unwrap(), "30000"]);
+    assert_eq!(code, 0, "{err}");
+    let cs = d.join("k.champsim.xz");
+    let (code, stdout, err) = spmsim(&["trace", "convert", trace.to_str().unwrap(), "--to", "champsim", "-o", cs.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("ChampSim input_instr records"), "{stdout}");
+    let run = |w: &Path, core: &str| {
+        json(&[
+            "run",
+            "--scheme",
+            "bbb",
+            "--workload",
+            &format!("trace:{}", w.display()),
+            "--instructions",
+            "200000",
+            "--set",
+            &format!("core.model={core}"),
+            "--json",
+        ])
+    };
+    let (own, conv) = (run(&trace, "ooo"), run(&cs, "ooo"));
+    let notes = conv["workload_notes"].to_string();
+    assert!(notes.contains("the ooo core scheduled the instruction stream derived from the ChampSim trace"), "{notes}");
+    let core = |v: &serde_json::Value, k: &str| v["roi"]["core"][k].as_u64().unwrap();
+    assert_eq!(core(&own, "instructions"), core(&conv, "instructions"));
+    // The branches and their mispredictions are the program's own: the
+    // predictor sees the same pcs, directions and targets. Returns may miss
+    // more: a call's length is learned from its first return.
+    let ooo = |v: &serde_json::Value, k: &str| v["roi"]["core"]["ooo"][k].as_u64().unwrap();
+    for k in ["branches", "conditional_branches", "conditional_mispredicts", "indirect_mispredicts"] {
+        assert_eq!(ooo(&own, k), ooo(&conv, k), "{k}");
+    }
+    assert!(ooo(&conv, "return_mispredicts") >= ooo(&own, "return_mispredicts"));
+    let interval = run(&cs, "interval");
+    assert!(interval["roi"]["core"]["ooo"].is_null(), "{interval}");
+    assert!(interval["workload_notes"].to_string().contains("the interval core ran it"), "{interval}");
+    // Records without registers or branches: the interval core, said why.
+    let mut bare = Vec::new();
+    for k in 0..5000u64 {
+        let mut r = [0u8; 64];
+        r[..8].copy_from_slice(&(0x40_0000 + 4 * k).to_le_bytes());
+        r[32..40].copy_from_slice(&(0x10_0000 + 64 * (k % 512)).to_le_bytes());
+        bare.extend_from_slice(&r);
+    }
+    let bare_path = d.join("bare.champsim");
+    std::fs::write(&bare_path, bare).unwrap();
+    let b = json(&["run", "--scheme", "bbb", "--workload", &format!("trace:{}#format=champsim", bare_path.display()), "--set", "core.model=ooo", "--json"]);
+    let notes = b["workload_notes"].to_string();
+    assert!(b["roi"]["core"]["ooo"].is_null() && notes.contains("carries no register or branch fields"), "{notes}");
+    let _ = std::fs::remove_dir_all(&d);
+}
