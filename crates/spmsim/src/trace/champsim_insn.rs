@@ -350,6 +350,26 @@ mod tests {
     }
 
     #[test]
+    fn cloudsuite_records_read_their_own_register_fields() {
+        let (ip, fl) = (REG_INSTRUCTION_POINTER, REG_FLAGS);
+        let rec = |pc: u64, branch: bool, dest: &[u8], src: &[u8]| {
+            let mut r = vec![0u8; CLOUDSUITE_INSTR.record_bytes];
+            r[..8].copy_from_slice(&pc.to_le_bytes());
+            r[8] = branch as u8;
+            r[9] = branch as u8;
+            r[10..10 + dest.len()].copy_from_slice(dest);
+            r[14..14 + src.len()].copy_from_slice(src);
+            r
+        };
+        // Four destinations: the fourth one feeds the branch.
+        let recs = [rec(0x1000, false, &[1, 2, 3, fl], &[]), rec(0x1004, false, &[], &[]), rec(0x1008, true, &[ip], &[ip, fl])];
+        let mut d = Deriver::new(CLOUDSUITE_INSTR);
+        let mut v: Vec<Insn> = recs.iter().filter_map(|r| d.push(r)).collect();
+        v.extend(d.finish());
+        assert_eq!((v[2].branch, v[2].nsrc, v[2].srcs[0]), (BranchKind::Conditional, 1, 2));
+    }
+
+    #[test]
     fn a_trace_without_registers_or_branches_has_no_fields() {
         let (v, s) = derive_all(&[rec(0x1000, None, &[], &[], 0x10, 0), rec(0x1004, None, &[], &[], 0, 0)]);
         assert_eq!(v.len(), 2);
