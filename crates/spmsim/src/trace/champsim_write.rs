@@ -8,7 +8,7 @@
 //!    memory      source_memory (loads) / destination_memory (stores):
 //!                each operand's address; 4 loads and 2 stores at most
 //!    registers   instruction k writes pool register R(k) (the registers
-//!                but 0, 6, 25, 26 and 255, in turn); a source d back
+//!                1 to 62 but 6, 25 and 26, in turn); a source d back
 //!                reads R(k - d), kept while no later instruction has
 //!                taken R(k - d) again (d < the pool's size)
 //!    branches    ChampSim's convention (stack pointer 6, flags 25,
@@ -16,7 +16,7 @@
 //!                flags, its nearest producer also writing the flags; a
 //!                call reads and writes sp and ip; a return reads sp and
 //!                writes sp and ip; an indirect one reads its producer's
-//!                register (255, which nothing writes, if none)
+//!                register (63, which nothing writes, if none)
 //!    ip          a branch's own pc; the stream keeps no other pc, so the
 //!                instructions before a branch sit at 4-byte steps ending
 //!                at it, or after an indirect branch's known target
@@ -34,8 +34,13 @@ use std::collections::VecDeque;
 use std::io::Write;
 use std::path::Path;
 
+/// Registers are numbered below this: ChampSim renames each register a
+/// trace names onto its physical register file (128 by default), so a
+/// trace naming more than real x86 code does (under 64) runs ChampSim out
+/// of physical registers.
+const REGISTERS: u8 = 64;
 /// A register no written record names as a destination.
-const REG_NEVER_WRITTEN: u8 = 255;
+const REG_NEVER_WRITTEN: u8 = REGISTERS - 1;
 /// Instructions held back, at most, waiting for the next branch's pc.
 const HOLD: usize = 4096;
 /// Bytes between the instructions placed before a branch.
@@ -85,11 +90,12 @@ impl Rec {
 }
 
 /// Registers in the pool ([`pool`]).
-pub const POOL_REGISTERS: usize = 251;
+pub const POOL_REGISTERS: usize = 59;
 
-/// The register pool: every register ChampSim gives no meaning to.
+/// The register pool: every register below [`REGISTERS`] that ChampSim
+/// gives no meaning to.
 fn pool() -> Vec<u8> {
-    (1..=254u8).filter(|r| ![REG_STACK_POINTER, REG_FLAGS, REG_INSTRUCTION_POINTER].contains(r)).collect()
+    (1..REG_NEVER_WRITTEN).filter(|r| ![REG_STACK_POINTER, REG_FLAGS, REG_INSTRUCTION_POINTER].contains(r)).collect()
 }
 
 struct Writer<W: Write> {
