@@ -139,6 +139,13 @@ def _log_axis(ax, axis: str = "y") -> None:
     (ax.set_yscale if axis == "y" else ax.set_xscale)("log")
     getattr(ax, axis + "axis").set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
 
+    # On an axis of less than a decade matplotlib labels every minor tick
+    # (2x10^-2, 3x10^-2, ...), and they run into each other: 2 and 5 only.
+    def minor(v: float, _) -> str:
+        return f"{v:g}" if v > 0 and round(v / 10 ** math.floor(math.log10(v))) in (2, 5) else ""
+
+    getattr(ax, axis + "axis").set_minor_formatter(FuncFormatter(minor))
+
 
 def _headroom(ax, values) -> None:
     # Room above the tallest bar for the legend.
@@ -424,6 +431,9 @@ NEAR_SPAN = 0.015
 # A group label names at most this many points; a longer one names the
 # first three and "+N more".
 MAX_NAMES = 4
+# ... and stops before its names pass this many characters (long names, a
+# planner's compositions, would squeeze the axes to make room for them).
+MAX_LABEL_CHARS = 44
 
 
 def _near_groups(points: Sequence[tuple[float, float]], xlim: Sequence[float], ylim: Sequence[float],
@@ -467,7 +477,11 @@ def _group_text(names: Sequence[str], bold: Sequence[bool]) -> tuple[str, str]:
     on the front first (bold), then the others, joined with ", "; more than
     MAX_NAMES names give the first three and "+N more"."""
     ordered = [n for n, b in zip(names, bold) if b] + [n for n, b in zip(names, bold) if not b]
-    shown = ordered if len(ordered) <= MAX_NAMES else ordered[:MAX_NAMES - 1]
+    shown: list[str] = []
+    for n in ordered if len(ordered) <= MAX_NAMES else ordered[:MAX_NAMES - 1]:
+        if shown and len(", ".join([*shown, n])) > MAX_LABEL_CHARS:
+            break
+        shown.append(n)
     n_bold = min(sum(1 for b in bold if b), len(shown))
     head, tail = ", ".join(shown[:n_bold]), ", ".join(shown[n_bold:])
     if head and tail:
