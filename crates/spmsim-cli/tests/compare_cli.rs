@@ -344,7 +344,9 @@ fn plan_answers_over_the_explored_compositions(configs: &Path, explored: &Path, 
         p["rejected"].as_array().unwrap().iter().find(|r| r["name"] == n).unwrap_or_else(|| panic!("{n} not rejected: {p}")).clone()
     };
     let risky = rejected(&p, "wb-risky+strict+bmt");
-    assert!(risky["misses"][0].as_str().unwrap().starts_with("unsafe: ") && risky["misses"][0].as_str().unwrap().contains("first: crash point"));
+    assert!(
+        risky["misses"][0].as_str().unwrap().starts_with("unsafe: ") && risky["misses"][0].as_str().unwrap().contains("first: crash point")
+    );
     // COBCM's buffer needs more than 1 mm3: its recovery is not measured for it.
     let cobcm = rejected(&p, "cobcm+strict+sit");
     assert!(cobcm["misses"].as_array().unwrap().iter().any(|m| m.as_str().unwrap().ends_with("(it misses another constraint)")), "{cobcm}");

@@ -455,7 +455,16 @@ fn a_program_converted_to_champsim_runs_on_the_ooo_core() {
     }
     let bare_path = d.join("bare.champsim");
     std::fs::write(&bare_path, bare).unwrap();
-    let b = json(&["run", "--scheme", "bbb", "--workload", &format!("trace:{}#format=champsim", bare_path.display()), "--set", "core.model=ooo", "--json"]);
+    let b = json(&[
+        "run",
+        "--scheme",
+        "bbb",
+        "--workload",
+        &format!("trace:{}#format=champsim", bare_path.display()),
+        "--set",
+        "core.model=ooo",
+        "--json",
+    ]);
     let notes = b["workload_notes"].to_string();
     assert!(b["roi"]["core"]["ooo"].is_null() && notes.contains("carries no register or branch fields"), "{notes}");
     let _ = std::fs::remove_dir_all(&d);

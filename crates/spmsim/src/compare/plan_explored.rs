@@ -22,8 +22,8 @@ use super::explore::{self, Composition, Exploration, Outcome};
 use super::plan::{self, Candidate, Constraints, Plan};
 use super::RunRecord;
 use crate::config::SimConfig;
-use crate::reproduce::grid::{self, Progress};
 use crate::engine::nvm::ByKind;
+use crate::reproduce::grid::{self, Progress};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 
@@ -156,12 +156,7 @@ pub fn plan(e: &Exploration, c: &Constraints, progress: Progress) -> Result<Expl
     // The recovery at the asked size, for those that meet every other
     // constraint and lack it.
     if c.recovery_s.is_some() {
-        let need: Vec<usize> = candidates(&rows)
-            .iter()
-            .enumerate()
-            .filter(|(_, k)| k.misses == [unmeasured(c)])
-            .map(|(i, _)| i)
-            .collect();
+        let need: Vec<usize> = candidates(&rows).iter().enumerate().filter(|(_, k)| k.misses == [unmeasured(c)]).map(|(i, _)| i).collect();
         let &(label, bytes) = super::RECOVERY_MEMORY.iter().find(|(l, _)| *l == c.recovery_memory).expect("checked above");
         let measured = grid::run(
             &need,
@@ -191,11 +186,8 @@ pub fn plan(e: &Exploration, c: &Constraints, progress: Progress) -> Result<Expl
     }
     all.extend(others);
     let p = plan::ranked(all, c);
-    let answer_rows = p
-        .answers
-        .iter()
-        .filter_map(|a| rows.iter().find(|(_, _, comp)| comp.name == a.name).map(|(r, _, _)| r.clone()))
-        .collect();
+    let answer_rows =
+        p.answers.iter().filter_map(|a| rows.iter().find(|(_, _, comp)| comp.name == a.name).map(|(r, _, _)| r.clone())).collect();
     Ok(ExploredPlan { plan: p, rows: answer_rows, counts })
 }
 

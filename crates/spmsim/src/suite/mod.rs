@@ -82,9 +82,14 @@ pub fn trace_path(name: &str) -> Result<PathBuf, String> {
 /// suite (recorded or not).
 pub fn known_program(name: &str) -> bool {
     let main = programs::default_path();
-    [main.clone(), main.with_file_name("memory-intensive.toml"), main.with_file_name("spec2017-stand-ins.toml"), main.with_file_name("spec-upstream.toml")]
-        .iter()
-        .any(|f| Suite::load(f).is_ok_and(|s| s.programs.iter().any(|q| q.name == name)))
+    [
+        main.clone(),
+        main.with_file_name("memory-intensive.toml"),
+        main.with_file_name("spec2017-stand-ins.toml"),
+        main.with_file_name("spec-upstream.toml"),
+    ]
+    .iter()
+    .any(|f| Suite::load(f).is_ok_and(|s| s.programs.iter().any(|q| q.name == name)))
 }
 
 /// Where a program's trace and manifest live under a cache folder.

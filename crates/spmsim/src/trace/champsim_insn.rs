@@ -85,8 +85,13 @@ impl Derived {
 pub fn branch_kind(dest: &[u8], src: &[u8]) -> BranchKind {
     let (reads, writes) = (|r: u8| src.contains(&r), |r: u8| dest.contains(&r));
     let reads_other = src.iter().any(|&r| r != 0 && r != REG_STACK_POINTER && r != REG_FLAGS && r != REG_INSTRUCTION_POINTER);
-    let (sp_r, sp_w, ip_r, ip_w, flags) =
-        (reads(REG_STACK_POINTER), writes(REG_STACK_POINTER), reads(REG_INSTRUCTION_POINTER), writes(REG_INSTRUCTION_POINTER), reads(REG_FLAGS));
+    let (sp_r, sp_w, ip_r, ip_w, flags) = (
+        reads(REG_STACK_POINTER),
+        writes(REG_STACK_POINTER),
+        reads(REG_INSTRUCTION_POINTER),
+        writes(REG_INSTRUCTION_POINTER),
+        reads(REG_FLAGS),
+    );
     match () {
         _ if !ip_w => BranchKind::Conditional,
         _ if !sp_r && !flags && !reads_other => BranchKind::DirectJump,
@@ -156,7 +161,8 @@ impl Deriver {
         let mut dists: Vec<u64> = src
             .iter()
             .filter(|&&r| r != REG_INSTRUCTION_POINTER)
-            .filter_map(|&r| (self.writer[r as usize] > 0).then(|| self.index + 1 - self.writer[r as usize]))
+            .filter(|&&r| self.writer[r as usize] > 0)
+            .map(|&r| self.index + 1 - self.writer[r as usize])
             .collect();
         dists.sort_unstable();
         dists.dedup();
@@ -258,7 +264,11 @@ pub fn derive(path: &Path, layout: Layout) -> Result<(PathBuf, Derived), TraceEr
     let mut n = 0u64;
     while read_record(path, &mut s, &mut rec)? {
         if let Some(m) = impossible(&rec, layout, n) {
-            return Err(TraceError::new(path, Position::Offset(n * layout.record_bytes as u64), format!("ChampSim {} record {n}: {m}", layout.name)));
+            return Err(TraceError::new(
+                path,
+                Position::Offset(n * layout.record_bytes as u64),
+                format!("ChampSim {} record {n}: {m}", layout.name),
+            ));
         }
         if let Some(i) = d.push(&rec) {
             w.write(&i).map_err(io)?;
@@ -316,22 +326,26 @@ mod tests {
     fn registers_become_distances_to_their_producers_and_branches_take_the_next_ip() {
         let (sp, fl, ip) = (REG_STACK_POINTER, REG_FLAGS, REG_INSTRUCTION_POINTER);
         let recs = vec![
-            rec(0x1000, None, &[3], &[], 0, 0),                    // 0: r3 =
-            rec(0x1004, None, &[4, fl], &[3], 0, 0),               // 1: r4, flags = f(r3)
-            rec(0x1008, None, &[5], &[4, 3], 0x8000, 0),          // 2: load at r4 + r3
-            rec(0x100c, Some(true), &[ip], &[ip, fl], 0, 0),       // 3: jcc taken
-            rec(0x2000, Some(true), &[ip, sp], &[ip, sp], 0, 0),   // 4: call
-            rec(0x3000, Some(true), &[ip, sp], &[sp], 0, 0),       // 5: ret to 0x2005
-            rec(0x2005, None, &[], &[5], 0, 0x9000),               // 6: store r5
-            rec(0x2008, Some(true), &[ip, sp], &[ip, sp], 0, 0),   // 7: the call again
-            rec(0x3000, Some(true), &[ip, sp], &[sp], 0, 0),       // 8: ret
-            rec(0x2007, Some(false), &[ip], &[ip, fl], 0, 0),      // 9: jcc not taken, last
+            rec(0x1000, None, &[3], &[], 0, 0),                  // 0: r3 =
+            rec(0x1004, None, &[4, fl], &[3], 0, 0),             // 1: r4, flags = f(r3)
+            rec(0x1008, None, &[5], &[4, 3], 0x8000, 0),         // 2: load at r4 + r3
+            rec(0x100c, Some(true), &[ip], &[ip, fl], 0, 0),     // 3: jcc taken
+            rec(0x2000, Some(true), &[ip, sp], &[ip, sp], 0, 0), // 4: call
+            rec(0x3000, Some(true), &[ip, sp], &[sp], 0, 0),     // 5: ret to 0x2005
+            rec(0x2005, None, &[], &[5], 0, 0x9000),             // 6: store r5
+            rec(0x2008, Some(true), &[ip, sp], &[ip, sp], 0, 0), // 7: the call again
+            rec(0x3000, Some(true), &[ip, sp], &[sp], 0, 0),     // 8: ret
+            rec(0x2007, Some(false), &[ip], &[ip, fl], 0, 0),    // 9: jcc not taken, last
         ];
         let (v, s) = derive_all(&recs);
         assert_eq!(v.len(), recs.len(), "one instruction per record");
         assert_eq!((v[1].nsrc, v[1].srcs[0]), (1, 1), "r3 from the record before");
         assert_eq!(v[2].class, FuClass::Load);
-        assert_eq!((v[2].nsrc, &v[2].srcs[..2], v[2].addr_mask), (2, &[1u16, 2][..], 0b11), "r4 one back, r3 two back; both give the address");
+        assert_eq!(
+            (v[2].nsrc, &v[2].srcs[..2], v[2].addr_mask),
+            (2, &[1u16, 2][..], 0b11),
+            "r4 one back, r3 two back; both give the address"
+        );
         assert_eq!((v[3].branch, v[3].taken, v[3].pc, v[3].target), (BranchKind::Conditional, true, 0x100c, 0x2000));
         assert_eq!((v[3].nsrc, v[3].srcs[0]), (1, 2), "the flags from record 1; the ip register is no data dependence");
         assert_eq!((v[4].branch, v[4].len), (BranchKind::DirectCall, DEFAULT_CALL_BYTES), "no return seen yet");
