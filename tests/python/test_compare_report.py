@@ -345,3 +345,15 @@ def test_a_real_compare_run_renders_in_chromium(tmp_path):
     assert models == ["strict", "epoch", "own"]
     imgs = _assert_all_rendered(out / "report.html", tmp_path / "chromium", 2 + 2 * len(models))
     assert "pareto-battery-epoch" in [i["id"] for i in imgs]
+
+
+def test_a_group_label_of_long_names_stops_before_its_length_cap():
+    """A planner's compositions have long names: a group label names them
+    while its text stays within MAX_LABEL_CHARS, then says how many more;
+    the front's names come first, and one name is always shown."""
+    names = ["nogap+assure+strict+bmt", "nogap+triad-2+strict+bmt", "nogap+triad-3+strict+bmt"]
+    head, tail = plots._group_text(names, [False, True, False])
+    assert (head, tail) == ("nogap+triad-2+strict+bmt", " +2 more")
+    assert len(head) <= plots.MAX_LABEL_CHARS
+    very_long = "x" * (plots.MAX_LABEL_CHARS + 10)
+    assert plots._group_text([very_long, "y"], [False, False]) == ("", f"{very_long} +1 more")
