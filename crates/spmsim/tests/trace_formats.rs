@@ -143,7 +143,8 @@ fn champsim_expected(instrs: &[Instr], dests: usize) -> Vec<TraceRecord> {
             continue;
         }
         for (k, (op, a)) in accesses.into_iter().enumerate() {
-            let mut r = TraceRecord::mem(op, a, 8);
+            // Each operand is its 64-byte block, as ChampSim's caches take it.
+            let mut r = TraceRecord::mem(op, a & !63, 64);
             if k == 0 {
                 r.gap = gap;
             } else {
