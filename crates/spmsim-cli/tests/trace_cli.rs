@@ -28,6 +28,15 @@ int main(int argc, char **argv) {
 }
 "#;
 
+/// KNOWN compiled into `d`: the binary's path.
+fn compile_known(d: &Path) -> PathBuf {
+    std::fs::write(d.join("known.c"), KNOWN).unwrap();
+    let bin = d.join("known");
+    let st = Command::new("gcc").args(["-O1", "-o"]).arg(&bin).arg(d.join("known.c")).status().expect("gcc is needed for this test");
+    assert!(st.success());
+    bin
+}
+
 fn info(path: &Path) -> serde_json::Value {
     json(&["trace", "info", path.to_str().unwrap(), "--json"])
 }
@@ -35,10 +44,7 @@ fn info(path: &Path) -> serde_json::Value {
 #[test]
 fn a_recorded_program_shows_its_known_loads_and_stores() {
     let d = tmp("known");
-    std::fs::write(d.join("known.c"), KNOWN).unwrap();
-    let bin = d.join("known");
-    let st = Command::new("gcc").args(["-O1", "-o"]).arg(&bin).arg(d.join("known.c")).status().expect("gcc is needed for this test");
-    assert!(st.success());
+    let bin = compile_known(&d);
     let rec = |n: &str| {
         let out = d.join(format!("k{n}.trace"));
         let (code, stdout, err) = spmsim(&["trace", "record", "-o", out.to_str().unwrap(), "--", bin.to_str().unwrap(), n]);
@@ -122,10 +128,7 @@ fn a_recorded_program_shows_its_known_loads_and_stores() {
 #[test]
 fn windows_record_the_program_where_asked() {
     let d = tmp("windows");
-    std::fs::write(d.join("known.c"), KNOWN).unwrap();
-    let bin = d.join("known");
-    let st = Command::new("gcc").args(["-O1", "-o"]).arg(&bin).arg(d.join("known.c")).status().expect("gcc is needed for this test");
-    assert!(st.success());
+    let bin = compile_known(&d);
     // 400 000 stores then 400 000 loads, five instructions per iteration
     // (measured), after about 0.1 M of start-up: the first window falls
     // in the stores, the second in the loads.
@@ -404,10 +407,7 @@ fn worker_threads_stacks_are_in_the_header() {
 #[test]
 fn a_program_converted_to_champsim_runs_on_the_ooo_core() {
     let d = tmp("champsim");
-    std::fs::write(d.join("known.c"), KNOWN).unwrap();
-    let bin = d.join("known");
-    let st = Command::new("gcc").args(["-O1", "-o"]).arg(&bin).arg(d.join("known.c")).status().expect("gcc is needed for this test");
-    assert!(st.success());
+    let bin = compile_known(&d);
     let trace = d.join("k.trace");
     let (code, _, err) = spmsim(&["trace", "record", "-o", trace.to_str().unwrap(), "--", bin.to_str().unwrap(), "30000"]);
     assert_eq!(code, 0, "{err}");

@@ -208,9 +208,7 @@ fn recorded_mset_stand_ins(instructions: u64) -> Result<()> {
 /// `instructions` each.
 pub(crate) fn recorded_named(names: &[String], instructions: u64, what: &str) -> Result<()> {
     let main = spmsim::suite::programs::default_path();
-    for file in
-        [main.clone(), triad::stand_in_suite(), main.with_file_name("spec2017-stand-ins.toml"), main.with_file_name("spec-upstream.toml")]
-    {
+    for file in std::iter::once(main).chain(spmsim::suite::stand_in_suite_files()) {
         let s = spmsim::suite::Suite::load(&file).map_err(|e| anyhow!(e))?;
         let only: Vec<String> = names.iter().filter(|n| s.programs.iter().any(|p| &p.name == *n)).cloned().collect();
         if !only.is_empty() {

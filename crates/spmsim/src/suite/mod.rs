@@ -65,11 +65,7 @@ pub fn trace_path(name: &str) -> Result<PathBuf, String> {
         Ok(p)
     } else {
         // The stand-in suites' programs are recorded from their own files.
-        let main = programs::default_path();
-        let own = ["memory-intensive.toml", "spec2017-stand-ins.toml", "spec-upstream.toml"]
-            .into_iter()
-            .map(|f| main.with_file_name(f))
-            .find(|f| Suite::load(f).is_ok_and(|s| s.programs.iter().any(|q| q.name == name)));
+        let own = stand_in_suite_files().into_iter().find(|f| suite_has(f, name));
         let record = match own {
             Some(f) => format!("spmsim suite record --programs {} --only {name}", f.display()),
             None => "spmsim suite record".into(),
@@ -78,18 +74,21 @@ pub fn trace_path(name: &str) -> Result<PathBuf, String> {
     }
 }
 
+/// The stand-in suites' definitions, beside the main suite's.
+pub fn stand_in_suite_files() -> Vec<PathBuf> {
+    let main = programs::default_path();
+    ["memory-intensive.toml", "spec2017-stand-ins.toml", "spec-upstream.toml"].into_iter().map(|f| main.with_file_name(f)).collect()
+}
+
+/// The suite defined at `file` has a program `name`.
+fn suite_has(file: &Path, name: &str) -> bool {
+    Suite::load(file).is_ok_and(|s| s.programs.iter().any(|q| q.name == name))
+}
+
 /// Suite program `name` is a program of the main suite or of a stand-in
 /// suite (recorded or not).
 pub fn known_program(name: &str) -> bool {
-    let main = programs::default_path();
-    [
-        main.clone(),
-        main.with_file_name("memory-intensive.toml"),
-        main.with_file_name("spec2017-stand-ins.toml"),
-        main.with_file_name("spec-upstream.toml"),
-    ]
-    .iter()
-    .any(|f| Suite::load(f).is_ok_and(|s| s.programs.iter().any(|q| q.name == name)))
+    suite_has(&programs::default_path(), name) || stand_in_suite_files().iter().any(|f| suite_has(f, name))
 }
 
 /// Where a program's trace and manifest live under a cache folder.
