@@ -158,11 +158,8 @@ impl Core {
         if let Some(o) = &mut self.ooo {
             self.instr += instructions;
             let own = instructions > gap as u64;
-            let mut t = o.open.map_or(self.last_retire, |m| m.issue);
-            for _ in 0..instructions - own as u64 {
-                o.open = None;
-                t = o.run_plain(&mut self.last_retire);
-            }
+            let t = o.open.map_or(self.last_retire, |m| m.issue);
+            let t = o.run_plains(instructions - own as u64, t, &mut self.last_retire);
             return if own { o.start_memop() } else { t };
         }
         self.instr += instructions;

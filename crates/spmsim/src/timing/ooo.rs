@@ -21,6 +21,35 @@ const RING: usize = 1024;
 
 const _: () = assert!((MAX_DISTANCE as usize) < RING);
 
+/// Instructions decoded from the stream at a time.
+const BATCH: usize = 256;
+
+/// Issue (or retirement) slots: `width` per cycle, taken in order. The
+/// next free slot is `cycle * width + used`, kept as the pair so that
+/// taking a slot needs no division.
+#[derive(Clone, Copy, Debug, Default)]
+struct Slots {
+    cycle: u64,
+    /// Slots of `cycle` already taken (below the width).
+    used: u64,
+}
+
+impl Slots {
+    /// Take the first slot at or after cycle `t`.
+    #[inline]
+    fn take(&mut self, t: u64, width: u64) {
+        if t > self.cycle {
+            self.cycle = t;
+            self.used = 0;
+        }
+        self.used += 1;
+        if self.used == width {
+            self.cycle += 1;
+            self.used = 0;
+        }
+    }
+}
+
 /// What the `ooo` model counted (`roi.core.ooo`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct OooStats {
@@ -70,13 +99,19 @@ pub struct OpenMemop {
     /// the same instruction (an access split at a block boundary, a `rep`
     /// instruction's iterations) move its one retirement rather than take
     /// another.
-    pub finished: Option<(u64, u64, u64)>,
+    finished: Option<(u64, u64, Slots)>,
     /// It holds a load-queue entry.
     pub in_lq: bool,
 }
 
 pub struct Ooo {
     reader: InsnReader,
+    /// Instructions decoded ahead of dispatch, and the next one's place.
+    batch: Vec<Insn>,
+    at: usize,
+    /// The fault that ended the last batch's decoding, raised once the
+    /// instructions decoded before it have dispatched.
+    fault: Option<crate::trace::TraceError>,
     /// The stream is another workload's (a synthetic profile's `insns=`):
     /// its end ends the run rather than failing it.
     borrowed: bool,
@@ -95,15 +130,16 @@ pub struct Ooo {
     index: u64,
     done: Vec<u64>,
     retired: Vec<u64>,
-    disp_slots: u64,
-    /// Next retirement slot, in cycles times `width`.
-    ret_slots: u64,
+    disp: Slots,
+    ret: Slots,
     fetch_ready: u64,
     /// Retire times of the loads in the load queue.
     loads: VecDeque<u64>,
     /// Next free cycle of each unit, per class.
     units: Vec<Vec<u64>>,
     pools: Vec<FuPool>,
+    /// Per class: its unit's latency (0 for a plain load or store).
+    latency: [u64; FuClass::ALL.len()],
     bp: Tournament,
     pub stats: OooStats,
     pub open: Option<OpenMemop>,
@@ -130,8 +166,15 @@ impl Ooo {
                 FuClass::Load | FuClass::Store => no_unit,
             })
             .collect();
+        let latency = std::array::from_fn(|k| match FuClass::ALL[k] {
+            FuClass::Load | FuClass::Store => 0,
+            _ => pools[k].latency as u64,
+        });
         Ooo {
             reader,
+            batch: Vec::with_capacity(BATCH),
+            at: 0,
+            fault: None,
             borrowed,
             exhausted: false,
             running_on: false,
@@ -143,12 +186,13 @@ impl Ooo {
             index: 0,
             done: vec![0; RING],
             retired: vec![0; RING],
-            disp_slots: 0,
-            ret_slots: 0,
+            disp: Slots::default(),
+            ret: Slots::default(),
             fetch_ready: 0,
             loads: VecDeque::new(),
             units: pools.iter().map(|p| vec![0; p.count as usize]).collect(),
             pools,
+            latency,
             bp: Tournament::new(o),
             stats: OooStats::default(),
             open: None,
@@ -160,37 +204,77 @@ impl Ooo {
         self.running_on = true;
     }
 
+    #[inline]
     fn next(&mut self) -> Insn {
-        if self.error.is_none() && !self.exhausted {
-            match self.reader.next_insn() {
-                Ok(Some(i)) => return i,
-                Ok(None) if self.running_on => match self.reader.reopen().and_then(|mut r| r.next_insn().map(|i| (r, i))) {
-                    Ok((r, Some(i))) => {
-                        self.reader = r;
-                        return i;
+        match self.batch.get(self.at) {
+            Some(&i) => {
+                self.at += 1;
+                i
+            }
+            None => self.next_batch(),
+        }
+    }
+
+    /// Decode the next batch and take its first instruction; at the end
+    /// of the stream, start it again (running on), end a borrowed one,
+    /// or fail the run.
+    #[cold]
+    fn next_batch(&mut self) -> Insn {
+        if self.error.is_some() || self.exhausted {
+            return Insn::default();
+        }
+        self.batch.clear();
+        self.at = 0;
+        let read = match self.fault.take() {
+            Some(e) => Err(e),
+            None => self.reader.next_batch(&mut self.batch, BATCH),
+        };
+        if !self.batch.is_empty() {
+            self.fault = read.err();
+        } else {
+            match read {
+                Err(e) => self.error = Some(e.to_string()),
+                Ok(()) if self.running_on => {
+                    let again = self.reader.reopen().and_then(|mut r| {
+                        let read = r.next_batch(&mut self.batch, BATCH);
+                        match read {
+                            Err(e) if self.batch.is_empty() => Err(e),
+                            read => Ok((r, read.err())),
+                        }
+                    });
+                    match again {
+                        Ok(_) if self.batch.is_empty() => {
+                            self.error = Some("running on: the instruction stream holds no instruction".into())
+                        }
+                        Ok((r, fault)) => {
+                            self.reader = r;
+                            self.fault = fault;
+                        }
+                        Err(e) => self.error = Some(format!("running on: the instruction stream could not be read again: {e}")),
                     }
-                    Ok((_, None)) => self.error = Some("running on: the instruction stream holds no instruction".into()),
-                    Err(e) => self.error = Some(format!("running on: the instruction stream could not be read again: {e}")),
-                },
-                Ok(None) if self.borrowed => self.exhausted = true,
-                Ok(None) => {
+                }
+                Ok(()) if self.borrowed => self.exhausted = true,
+                Ok(()) => {
                     self.error = Some(format!(
                         "the instruction stream ends after {} instructions, before the trace does (record the trace again)",
                         self.reader.count
                     ))
                 }
-                Err(e) => self.error = Some(e.to_string()),
             }
         }
-        Insn::default()
+        match self.batch.first() {
+            Some(&i) => {
+                self.at = 1;
+                i
+            }
+            None => Insn::default(),
+        }
     }
 
     /// Latency of a class's unit (0 for a plain load or store).
+    #[inline]
     fn latency(&self, c: FuClass) -> u64 {
-        match c {
-            FuClass::Load | FuClass::Store => 0,
-            _ => self.pools[class_index(c)].latency as u64,
-        }
+        self.latency[class_index(c)]
     }
 
     /// When `ready` can issue on a unit of class `c`, taking the unit.
@@ -209,10 +293,11 @@ impl Ooo {
     /// Dispatch the next instruction of the stream; `last_retire` is the
     /// previous instruction's retirement. Returns (index, dispatch time,
     /// address-ready time, data-ready time, the instruction).
+    #[inline(always)]
     fn dispatch_one(&mut self, memop: bool) -> (u64, u64, u64, u64, Insn) {
         let ins = self.next();
         let i = self.index;
-        let slot = self.disp_slots / self.width;
+        let slot = self.disp.cycle;
         let mut d = slot.max(self.fetch_ready);
         self.stats.refill_cycles += self.fetch_ready.saturating_sub(slot);
         if i >= self.rob {
@@ -225,7 +310,7 @@ impl Ooo {
         if memop && ins.class == FuClass::Load && self.loads.len() >= self.lq {
             d = d.max(self.loads[self.loads.len() - self.lq]);
         }
-        self.disp_slots = self.disp_slots.max(d * self.width) + 1;
+        self.disp.take(d, self.width);
         let (mut addr, mut data) = (d, d);
         for k in 0..ins.nsrc as usize {
             let dist = ins.srcs[k] as u64;
@@ -243,9 +328,23 @@ impl Ooo {
         (i, d, addr, data, ins)
     }
 
+    /// `n` non-memory instructions, through to retirement at or after
+    /// `last_retire`; returns the last one's dispatch time, or `t` when
+    /// `n` is 0.
+    pub fn run_plains(&mut self, n: u64, mut t: u64, last_retire: &mut u64) -> u64 {
+        if n > 0 {
+            self.open = None;
+        }
+        for _ in 0..n {
+            t = self.run_plain(last_retire);
+        }
+        t
+    }
+
     /// A non-memory instruction, through to retirement at or after
-    /// `last_retire`; returns its retire time.
-    pub fn run_plain(&mut self, last_retire: &mut u64) -> u64 {
+    /// `last_retire`; returns its dispatch time.
+    #[inline(always)]
+    fn run_plain(&mut self, last_retire: &mut u64) -> u64 {
         let (i, d, addr, data, ins) = self.dispatch_one(false);
         let ready = addr.max(data);
         let issue = self.take_unit(ins.class, ready);
@@ -277,7 +376,7 @@ impl Ooo {
         }
         let r = match m.finished {
             None => {
-                let before = self.ret_slots;
+                let before = self.ret;
                 let r = self.finish(i, done, last_retire);
                 m.finished = Some((done, r, before));
                 r
@@ -288,7 +387,8 @@ impl Ooo {
                 let done = done.max(d0);
                 let r = r0.max(done);
                 if r > r0 {
-                    self.ret_slots = before.max(r * self.width) + 1;
+                    self.ret = before;
+                    self.ret.take(r, self.width);
                 }
                 m.finished = Some((done, r, before));
                 self.done[(i as usize) % RING] = done;
@@ -315,9 +415,8 @@ impl Ooo {
     }
 
     fn finish(&mut self, i: u64, done: u64, last_retire: &mut u64) -> u64 {
-        let slot = self.ret_slots / self.width;
-        let r = done.max(*last_retire).max(slot);
-        self.ret_slots = self.ret_slots.max(r * self.width) + 1;
+        let r = done.max(*last_retire).max(self.ret.cycle);
+        self.ret.take(r, self.width);
         *last_retire = r;
         self.done[(i as usize) % RING] = done;
         self.retired[(i as usize) % RING] = r;

@@ -177,10 +177,16 @@ impl InsnReader {
     }
 
     /// Make at least [`MAX_ENTRY`] bytes available, unless the stream ends first.
+    #[inline(always)]
     fn fill(&mut self) -> Result<(), TraceError> {
         if self.eof || self.buf.len() - self.pos >= MAX_ENTRY {
             return Ok(());
         }
+        self.refill()
+    }
+
+    #[cold]
+    fn refill(&mut self) -> Result<(), TraceError> {
         self.consumed += self.pos as u64;
         self.buf.drain(..self.pos);
         self.pos = 0;
@@ -226,48 +232,128 @@ impl InsnReader {
         Err(self.err("a varint longer than 64 bits"))
     }
 
+    /// Decode up to `max` instructions onto `out`, fewer at the end of
+    /// the stream. The instructions decoded before a fault stay in `out`.
+    pub fn next_batch(&mut self, out: &mut Vec<Insn>, max: usize) -> Result<(), TraceError> {
+        out.reserve(max);
+        for _ in 0..max {
+            match self.step()? {
+                Some(i) => out.push(i),
+                None => break,
+            }
+        }
+        Ok(())
+    }
+
     /// The next instruction; `None` at the end of the stream.
     pub fn next_insn(&mut self) -> Result<Option<Insn>, TraceError> {
+        self.step()
+    }
+
+    #[inline(always)]
+    fn step(&mut self) -> Result<Option<Insn>, TraceError> {
         if self.folded.is_some() {
             return Ok(None);
         }
         self.fill()?;
-        let Some(b0) = self.byte() else {
-            return Err(self.err("the stream ends without its trailer (cut short?)"));
-        };
-        if b0 == END {
-            self.folded = Some(self.varint()?);
-            return Ok(None);
-        }
-        let class = FuClass::from_u8(b0 & 0xF).ok_or_else(|| self.err(&format!("unknown unit class {}", b0 & 0xF)))?;
-        let mut i = Insn { class, nsrc: (b0 >> 4) & 3, taken: b0 & 0x40 != 0, ..Insn::default() };
-        if b0 & 0x80 != 0 {
-            let k = self.need()?;
-            i.branch =
-                BranchKind::from_u8(k).filter(|&k| k != BranchKind::None).ok_or_else(|| self.err(&format!("unknown branch kind {k}")))?;
-        }
-        for k in 0..i.nsrc as usize {
-            let v = self.varint()?;
-            let d = v >> 1;
-            if d == 0 || d > MAX_DISTANCE as u64 {
-                return Err(self.err(&format!("source distance {d} outside 1..={MAX_DISTANCE}")));
+        let mut p = self.pos;
+        let decoded = decode(&self.buf, &mut p, &mut self.prev_pc);
+        self.pos = p;
+        match decoded {
+            Ok(i) => {
+                self.count += 1;
+                Ok(Some(i))
             }
-            i.srcs[k] = d as u16;
-            i.addr_mask |= ((v & 1) as u8) << k;
-        }
-        if i.branch != BranchKind::None {
-            i.pc = self.prev_pc.wrapping_add(unzigzag(self.varint()?) as u64);
-            self.prev_pc = i.pc;
-            if i.branch.is_call() {
-                i.len = self.need()?;
+            Err(Fault::End) => {
+                self.folded = Some(self.varint()?);
+                Ok(None)
             }
-            if i.branch.is_indirect() {
-                i.target = i.pc.wrapping_add(unzigzag(self.varint()?) as u64);
-            }
+            Err(f) => Err(self.err(&f.to_string())),
         }
-        self.count += 1;
-        Ok(Some(i))
     }
+}
+
+/// Why an entry did not decode.
+enum Fault {
+    /// The trailer's first byte: not an entry, the end of the stream.
+    End,
+    NoTrailer,
+    Short,
+    LongVarint,
+    Class(u8),
+    Kind(u8),
+    Distance(u64),
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Fault::End => write!(f, "the trailer"),
+            Fault::NoTrailer => write!(f, "the stream ends without its trailer (cut short?)"),
+            Fault::Short => write!(f, "the stream ends inside an entry"),
+            Fault::LongVarint => write!(f, "a varint longer than 64 bits"),
+            Fault::Class(c) => write!(f, "unknown unit class {c}"),
+            Fault::Kind(k) => write!(f, "unknown branch kind {k}"),
+            Fault::Distance(d) => write!(f, "source distance {d} outside 1..={MAX_DISTANCE}"),
+        }
+    }
+}
+
+#[inline(always)]
+fn byte_at(buf: &[u8], p: &mut usize) -> Result<u8, Fault> {
+    let b = *buf.get(*p).ok_or(Fault::Short)?;
+    *p += 1;
+    Ok(b)
+}
+
+#[inline(always)]
+fn varint_at(buf: &[u8], p: &mut usize) -> Result<u64, Fault> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let b = byte_at(buf, p)?;
+        v |= ((b & 0x7F) as u64) << shift;
+        if b < 0x80 {
+            return Ok(v);
+        }
+    }
+    Err(Fault::LongVarint)
+}
+
+/// Decode the entry at `buf[*p..]`, moving `*p` past what it read (to
+/// the fault's place on a fault); `prev_pc` is the last branch's address.
+#[inline(always)]
+fn decode(buf: &[u8], p: &mut usize, prev_pc: &mut u64) -> Result<Insn, Fault> {
+    let b0 = *buf.get(*p).ok_or(Fault::NoTrailer)?;
+    *p += 1;
+    if b0 == END {
+        return Err(Fault::End);
+    }
+    let class = FuClass::from_u8(b0 & 0xF).ok_or(Fault::Class(b0 & 0xF))?;
+    let mut i = Insn { class, nsrc: (b0 >> 4) & 3, taken: b0 & 0x40 != 0, ..Insn::default() };
+    if b0 & 0x80 != 0 {
+        let k = byte_at(buf, p)?;
+        i.branch = BranchKind::from_u8(k).filter(|&k| k != BranchKind::None).ok_or(Fault::Kind(k))?;
+    }
+    for k in 0..i.nsrc as usize {
+        let v = varint_at(buf, p)?;
+        let d = v >> 1;
+        if d == 0 || d > MAX_DISTANCE as u64 {
+            return Err(Fault::Distance(d));
+        }
+        i.srcs[k] = d as u16;
+        i.addr_mask |= ((v & 1) as u8) << k;
+    }
+    if i.branch != BranchKind::None {
+        i.pc = prev_pc.wrapping_add(unzigzag(varint_at(buf, p)?) as u64);
+        *prev_pc = i.pc;
+        if i.branch.is_call() {
+            i.len = byte_at(buf, p)?;
+        }
+        if i.branch.is_indirect() {
+            i.target = i.pc.wrapping_add(unzigzag(varint_at(buf, p)?) as u64);
+        }
+    }
+    Ok(i)
 }
 
 /// What an instruction stream holds (`spmsim trace info`).
