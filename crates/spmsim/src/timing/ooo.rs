@@ -128,8 +128,8 @@ pub struct Ooo {
     refill: u64,
     lq: usize,
     index: u64,
-    done: Vec<u64>,
-    retired: Vec<u64>,
+    done: Box<[u64; RING]>,
+    retired: Box<[u64; RING]>,
     disp: Slots,
     ret: Slots,
     fetch_ready: u64,
@@ -184,8 +184,8 @@ impl Ooo {
             refill: o.mispredict_refill_cycles as u64,
             lq: o.load_queue_entries as usize,
             index: 0,
-            done: vec![0; RING],
-            retired: vec![0; RING],
+            done: Box::new([0; RING]),
+            retired: Box::new([0; RING]),
             disp: Slots::default(),
             ret: Slots::default(),
             fetch_ready: 0,
@@ -369,17 +369,19 @@ impl Ooo {
     /// the instruction completes with its last piece and retires once, in
     /// order. Returns its retirement so far.
     pub fn finish_memop(&mut self, done: u64, last_retire: &mut u64, load: bool) -> u64 {
-        let Some(mut m) = self.open else { return done.max(*last_retire) };
-        let i = m.index;
-        if let Some(b) = m.branch.take() {
+        let Some(m) = self.open.as_mut() else { return done.max(*last_retire) };
+        // What this piece needs of the open instruction, read in place
+        // (the instruction is written back below with what changed).
+        let (i, finished, in_lq) = (m.index, m.finished, m.in_lq);
+        let branch = if m.branch.is_some() { m.branch.take() } else { None };
+        if let Some(b) = branch {
             self.resolve_branch(&b, done);
         }
-        let r = match m.finished {
+        let (r, finished) = match finished {
             None => {
                 let before = self.ret;
                 let r = self.finish(i, done, last_retire);
-                m.finished = Some((done, r, before));
-                r
+                (r, (done, r, before))
             }
             Some((d0, r0, before)) => {
                 // A later piece: the retirement moves to its completion,
@@ -390,27 +392,30 @@ impl Ooo {
                     self.ret = before;
                     self.ret.take(r, self.width);
                 }
-                m.finished = Some((done, r, before));
                 self.done[(i as usize) % RING] = done;
                 self.retired[(i as usize) % RING] = r;
-                let r = r.max(*last_retire);
-                *last_retire = r;
-                r
+                let last = r.max(*last_retire);
+                *last_retire = last;
+                (last, (done, r, before))
             }
         };
+        let mut now_in_lq = in_lq;
         if load {
-            if m.in_lq {
+            if in_lq {
                 let back = self.loads.back_mut().expect("the instruction's load-queue entry");
                 *back = (*back).max(r);
             } else {
-                m.in_lq = true;
+                now_in_lq = true;
                 self.loads.push_back(r);
                 if self.loads.len() > self.lq {
                     self.loads.pop_front();
                 }
             }
         }
-        self.open = Some(m);
+        if let Some(m) = self.open.as_mut() {
+            m.finished = Some(finished);
+            m.in_lq = now_in_lq;
+        }
         r
     }
 
@@ -458,6 +463,78 @@ impl Ooo {
         if !correct {
             self.stats.mispredicts += 1;
             self.fetch_ready = self.fetch_ready.max(done + self.refill);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stream of `n` one-cycle instructions with no sources, then `tail`.
+    fn stream(name: &str, n: usize, tail: &[u8]) -> InsnReader {
+        let dir = std::env::temp_dir().join(format!("spmsim-ooo-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("s.insn");
+        let mut raw = b"SPMSIMIS\x01".to_vec();
+        raw.extend(std::iter::repeat_n(0u8, n));
+        raw.extend_from_slice(tail);
+        std::fs::write(&p, zstd::encode_all(&raw[..], 1).unwrap()).unwrap();
+        InsnReader::open(&p).unwrap()
+    }
+
+    /// Run `n` plain instructions; the fault so far.
+    fn run(o: &mut Ooo, n: u64) -> Option<String> {
+        let mut last = 0;
+        o.run_plains(n, 0, &mut last);
+        o.error.clone()
+    }
+
+    // More instructions than one decoded batch, so that the fault comes
+    // in a later batch than the first and after instructions of its own.
+    const N: usize = BATCH + 44;
+
+    #[test]
+    fn a_damaged_entry_fails_the_run_after_the_instructions_before_it() {
+        let mut o = Ooo::new(&CoreConfig::default(), stream("damaged", N, &[0x09]), false);
+        assert_eq!(run(&mut o, N as u64), None, "every instruction before the damaged entry runs");
+        let e = run(&mut o, 1).expect("the damaged entry is the run's fault");
+        assert!(e.contains(&format!("instruction {N}: unknown unit class 9")), "{e}");
+    }
+
+    #[test]
+    fn a_stream_shorter_than_the_trace_fails_an_own_run_ends_a_borrowed_one_and_starts_again_running_on() {
+        let end = [crate::trace::insn::END, 0];
+        let mut own = Ooo::new(&CoreConfig::default(), stream("own", N, &end), false);
+        assert_eq!(run(&mut own, N as u64), None);
+        let e = run(&mut own, 1).expect("an own stream may not end before the trace");
+        assert!(e.contains(&format!("ends after {N} instructions")), "{e}");
+
+        let mut borrowed = Ooo::new(&CoreConfig::default(), stream("borrowed", N, &end), true);
+        assert_eq!(run(&mut borrowed, N as u64 + 1), None);
+        assert!(borrowed.exhausted);
+
+        let mut on = Ooo::new(&CoreConfig::default(), stream("on", N, &end), false);
+        on.run_on();
+        assert_eq!(run(&mut on, 3 * N as u64), None, "the stream starts again at its end");
+        assert_eq!(on.index, 3 * N as u64);
+
+        let mut empty = Ooo::new(&CoreConfig::default(), stream("empty", 0, &end), false);
+        empty.run_on();
+        let e = run(&mut empty, 1).expect("an empty stream cannot run on");
+        assert!(e.contains("holds no instruction"), "{e}");
+    }
+
+    #[test]
+    fn taking_slots_as_pairs_is_taking_them_as_one_count() {
+        // The count form: next slot = max(slots, t * width) + 1, cycle = slots / width.
+        for width in 1..=5u64 {
+            let (mut pair, mut count) = (Slots::default(), 0u64);
+            for (k, t) in [0u64, 0, 0, 1, 1, 7, 3, 3, 3, 3, 3, 8, 20, 20].into_iter().enumerate() {
+                pair.take(t, width);
+                count = count.max(t * width) + 1;
+                assert_eq!((pair.cycle, pair.used), (count / width, count % width), "width {width}, take {k}");
+            }
         }
     }
 }

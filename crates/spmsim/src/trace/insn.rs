@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 8] = b"SPMSIMIS";
 /// The first byte of the trailer (a class no entry has).
-const END: u8 = 0x0F;
+pub(crate) const END: u8 = 0x0F;
 const VERSION: u8 = 1;
 /// Producers further back than this are outside any reorder buffer the
 /// model allows and so complete before their consumer dispatches.
