@@ -371,7 +371,7 @@ impl NativeReader {
         Ok(b)
     }
 
-    #[inline]
+    #[inline(always)]
     fn varint(&mut self, rec: usize, what: &str) -> Result<u64, TraceError> {
         // Most varints (gaps, sizes, near addresses) are one byte.
         if let Some(&b) = self.chunk.get(self.pos) {
@@ -383,6 +383,7 @@ impl NativeReader {
         self.varint_long(rec, what)
     }
 
+    #[inline(never)]
     fn varint_long(&mut self, rec: usize, what: &str) -> Result<u64, TraceError> {
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {
