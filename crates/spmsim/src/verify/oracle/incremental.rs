@@ -211,8 +211,13 @@ impl IncrementalReads {
                 continue;
             }
             let v = view(st, a);
-            if self.views.insert(a, v) == Some(v) {
-                continue;
+            // Compared in place: most lines are unchanged since the last point.
+            match self.views.get_mut(&a) {
+                Some(old) if *old == v => continue,
+                Some(old) => *old = v,
+                None => {
+                    self.views.insert(a, v);
+                }
             }
             if let Some(r) = self.readers.get(&a) {
                 read.extend(r.iter().copied());
