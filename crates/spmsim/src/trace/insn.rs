@@ -236,10 +236,29 @@ impl InsnReader {
     /// the stream. The instructions decoded before a fault stay in `out`.
     pub fn next_batch(&mut self, out: &mut Vec<Insn>, max: usize) -> Result<(), TraceError> {
         out.reserve(max);
-        for _ in 0..max {
-            match self.step()? {
-                Some(i) => out.push(i),
-                None => break,
+        while out.len() < max && self.folded.is_none() {
+            self.fill()?;
+            // After the fill, entries decode without another one while a
+            // whole entry fits in the bytes at hand.
+            let (buf, mut p, mut pc) = (&self.buf, self.pos, self.prev_pc);
+            let whole = buf.len().saturating_sub(MAX_ENTRY);
+            let before = out.len();
+            let fault = loop {
+                match decode(buf, &mut p, &mut pc) {
+                    Ok(i) => out.push(i),
+                    Err(f) => break Some(f),
+                }
+                if out.len() >= max || p > whole {
+                    break None;
+                }
+            };
+            self.pos = p;
+            self.prev_pc = pc;
+            self.count += (out.len() - before) as u64;
+            match fault {
+                None => {}
+                Some(Fault::End) => self.folded = Some(self.varint()?),
+                Some(f) => return Err(self.err(&f.to_string())),
             }
         }
         Ok(())
