@@ -31,7 +31,7 @@ from typing import Any
 from .sweep import expand, read_point, sweep, write_json_atomic
 
 #: The point parameters of a shard: `task` keeps its id apart from a run's.
-SHARD_KEYS = ("task", "scheme", "quick", "workloads", "instructions", "fronts", "batteries", "shards_dir")
+SHARD_KEYS = ("task", "scheme", "quick", "workloads", "instructions", "fronts", "batteries", "ops", "shards_dir")
 #: What each shard must name: its preset.
 SHARD_REQUIRED = ("scheme",)
 
@@ -69,7 +69,7 @@ def shard_args(params: dict) -> list[str]:
     args = ["compare", "--explore", "--schemes", params["scheme"], "--out", out]
     if params.get("quick"):
         args.append("--quick")
-    for key in ("workloads", "instructions", "fronts", "batteries"):
+    for key in ("workloads", "instructions", "fronts", "batteries", "ops"):
         if params.get(key) not in (None, ""):
             args += [f"--{key}", str(params[key])]
     return args
@@ -111,7 +111,7 @@ def dask_executor(workers: int):
 
 def explore(out_dir: str, schemes: list[str] | None = None, *, quick: bool = False, workloads: str | None = None,
             instructions: int | None = None, fronts: str | None = None, batteries: str | None = None,
-            workers: int | None = None,
+            ops: int | None = None, workers: int | None = None,
             dask_workers: int | None = None, executor=None, progress: bool = True) -> dict:
     """Explore the compositions of `schemes` (default: compare's presets) as
     a sweep into `out_dir`, then merge the shards. Returns a summary with
@@ -121,7 +121,7 @@ def explore(out_dir: str, schemes: list[str] | None = None, *, quick: bool = Fal
     names = list(schemes) if schemes else presets()
     grid = {"task": "explore", "scheme": names, "quick": quick, "shards_dir": shards_dir}
     for key, value in (("workloads", workloads), ("instructions", instructions), ("fronts", fronts),
-                       ("batteries", batteries)):
+                       ("batteries", batteries), ("ops", ops)):
         if value is not None:
             grid[key] = value
     t0 = time.time()
@@ -189,6 +189,8 @@ def main(args: list[str] | None = None) -> int:
     ap.add_argument("--fronts", metavar="F,G")
     ap.add_argument("--batteries", metavar="front,adr", help="also each buffer or cache front end with the WPQ "
                     "alone on battery (adr)")
+    ap.add_argument("--ops", type=int, metavar="N", help="operations before each recovery and attack run "
+                    "(compare --ops)")
     ex = ap.add_mutually_exclusive_group()
     ex.add_argument("--workers", type=int, metavar="N", help="local process pool of N workers (default: the cores)")
     ex.add_argument("--dask", type=int, metavar="N", help="a local Dask cluster of N workers")
@@ -200,7 +202,7 @@ def main(args: list[str] | None = None) -> int:
             return 2
     try:
         s = explore(a.out, a.schemes.split(",") if a.schemes else None, quick=a.quick, workloads=a.workloads,
-                    instructions=a.instructions, fronts=a.fronts, batteries=a.batteries, workers=a.workers, dask_workers=a.dask,
+                    instructions=a.instructions, fronts=a.fronts, batteries=a.batteries, ops=a.ops, workers=a.workers, dask_workers=a.dask,
                     progress=not a.no_progress)
     except KeyboardInterrupt:
         print("spmsim explore: interrupted; finished shards are kept, rerun to go on", file=sys.stderr)

@@ -19,9 +19,10 @@ from conftest import package_path_env
 
 from spmsim.explore import explore
 
-#: Two presets, one workload, a short run: two shards of about ten seconds.
+#: Two presets, one workload, a short run and compare --quick's operations
+#: before each recovery and attack run: two shards of about twenty seconds.
 TINY = {"schemes": ["sp", "secure-wt"], "workloads": "btree", "instructions": 20000,
-        "fronts": "persist-buffer:cobcm"}
+        "fronts": "persist-buffer:cobcm", "ops": 2000}
 
 
 def merged(out: Path) -> dict:
@@ -35,7 +36,7 @@ def on_dask(tmp_path_factory) -> tuple[Path, dict]:
     pytest.importorskip("distributed", reason="pip install 'dask[distributed]' (the test extra)")
     out = tmp_path_factory.mktemp("explore-dask")
     s = explore(out, TINY["schemes"], workloads=TINY["workloads"], instructions=TINY["instructions"],
-                fronts=TINY["fronts"], dask_workers=2, progress=False)
+                fronts=TINY["fronts"], ops=TINY["ops"], dask_workers=2, progress=False)
     return out, s
 
 
@@ -70,7 +71,7 @@ def test_a_killed_exploration_resumes_and_matches_an_uninterrupted_one(on_dask, 
     out = tmp_path / "killed"
     cmd = [sys.executable, "-m", "spmsim", "explore", "--out", str(out), "--schemes", ",".join(TINY["schemes"]),
            "--workloads", TINY["workloads"], "--instructions", str(TINY["instructions"]), "--fronts", TINY["fronts"],
-           "--workers", "1", "--no-progress"]
+           "--ops", str(TINY["ops"]), "--workers", "1", "--no-progress"]
     proc = subprocess.Popen(cmd, env=package_path_env(), start_new_session=True, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     try:
@@ -88,7 +89,7 @@ def test_a_killed_exploration_resumes_and_matches_an_uninterrupted_one(on_dask, 
         proc.stderr.close()
     assert not (out / "explore.json").exists(), "killed before the merge"
     s = explore(out, TINY["schemes"], workloads=TINY["workloads"], instructions=TINY["instructions"],
-                fronts=TINY["fronts"], workers=2, progress=False)
+                fronts=TINY["fronts"], ops=TINY["ops"], workers=2, progress=False)
     assert (s["skipped"], s["ran"], s["failed"]) == (1, 1, 0), s
     assert merged(out) == merged(ref), "the resumed exploration differs from the uninterrupted one"
 
