@@ -235,22 +235,17 @@ impl Ooo {
             match read {
                 Err(e) => self.error = Some(e.to_string()),
                 Ok(()) if self.running_on => {
-                    let again = self.reader.reopen().and_then(|mut r| {
-                        let read = r.next_batch(&mut self.batch, BATCH);
-                        match read {
-                            Err(e) if self.batch.is_empty() => Err(e),
-                            read => Ok((r, read.err())),
-                        }
-                    });
-                    match again {
-                        Ok(_) if self.batch.is_empty() => {
-                            self.error = Some("running on: the instruction stream holds no instruction".into())
-                        }
-                        Ok((r, fault)) => {
-                            self.reader = r;
-                            self.fault = fault;
-                        }
-                        Err(e) => self.error = Some(format!("running on: the instruction stream could not be read again: {e}")),
+                    let again = |e| format!("running on: the instruction stream could not be read again: {e}");
+                    match self.reader.reopen() {
+                        Err(e) => self.error = Some(again(e)),
+                        Ok(mut r) => match (r.next_batch(&mut self.batch, BATCH), self.batch.is_empty()) {
+                            (Err(e), true) => self.error = Some(again(e)),
+                            (Ok(()), true) => self.error = Some("running on: the instruction stream holds no instruction".into()),
+                            (read, false) => {
+                                self.reader = r;
+                                self.fault = read.err();
+                            }
+                        },
                     }
                 }
                 Ok(()) if self.borrowed => self.exhausted = true,

@@ -209,27 +209,18 @@ impl InsnReader {
         Ok(())
     }
 
-    #[inline]
-    fn byte(&mut self) -> Option<u8> {
-        let b = self.buf.get(self.pos).copied();
-        self.pos += b.is_some() as usize;
-        b
-    }
-
-    fn need(&mut self) -> Result<u8, TraceError> {
-        self.byte().ok_or_else(|| self.err("the stream ends inside an entry"))
-    }
-
-    fn varint(&mut self) -> Result<u64, TraceError> {
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let b = self.need()?;
-            v |= ((b & 0x7F) as u64) << shift;
-            if b < 0x80 {
-                return Ok(v);
-            }
+    /// What ended an entry's decoding: the trailer (its count of folded
+    /// lines is read, and the stream is over) or a fault in the stream.
+    #[cold]
+    fn stopped(&mut self, f: Fault) -> Result<(), TraceError> {
+        if !matches!(f, Fault::End) {
+            return Err(self.err(&f.to_string()));
         }
-        Err(self.err("a varint longer than 64 bits"))
+        let mut p = self.pos;
+        let folded = varint_at(&self.buf, &mut p);
+        self.pos = p;
+        self.folded = Some(folded.map_err(|f| self.err(&f.to_string()))?);
+        Ok(())
     }
 
     /// Decode up to `max` instructions onto `out`, fewer at the end of
@@ -255,10 +246,8 @@ impl InsnReader {
             self.pos = p;
             self.prev_pc = pc;
             self.count += (out.len() - before) as u64;
-            match fault {
-                None => {}
-                Some(Fault::End) => self.folded = Some(self.varint()?),
-                Some(f) => return Err(self.err(&f.to_string())),
+            if let Some(f) = fault {
+                self.stopped(f)?;
             }
         }
         Ok(())
@@ -266,11 +255,6 @@ impl InsnReader {
 
     /// The next instruction; `None` at the end of the stream.
     pub fn next_insn(&mut self) -> Result<Option<Insn>, TraceError> {
-        self.step()
-    }
-
-    #[inline(always)]
-    fn step(&mut self) -> Result<Option<Insn>, TraceError> {
         if self.folded.is_some() {
             return Ok(None);
         }
@@ -283,11 +267,7 @@ impl InsnReader {
                 self.count += 1;
                 Ok(Some(i))
             }
-            Err(Fault::End) => {
-                self.folded = Some(self.varint()?);
-                Ok(None)
-            }
-            Err(f) => Err(self.err(&f.to_string())),
+            Err(f) => self.stopped(f).map(|()| None),
         }
     }
 }
