@@ -23,7 +23,7 @@ fn trace(name: &str, insn: impl Fn(u64) -> Insn) -> PathBuf {
     for k in 0..N {
         s.write(&insn(k)).unwrap();
     }
-    s.finish(0).unwrap();
+    s.finish(0, &spmsim::util::digest::file_digest(&p).unwrap()).unwrap();
     p
 }
 
@@ -124,7 +124,7 @@ fn loads(name: &str, addr: u64) -> PathBuf {
     for _ in 0..N {
         s.write(&Insn { class: FuClass::Load, ..Insn::default() }).unwrap();
     }
-    s.finish(0).unwrap();
+    s.finish(0, &spmsim::util::digest::file_digest(&p).unwrap()).unwrap();
     p
 }
 

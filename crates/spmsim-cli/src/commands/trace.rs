@@ -260,9 +260,12 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
     let mut i = trace::info::scan(f.name(), r.as_mut()).map_err(|e| anyhow!(e))?;
     let stream = trace::insn::path_for(&a.file);
     if stream.exists() {
-        i.instruction_stream = Some(trace::insn::summarize(&stream).map_err(|e| anyhow!(e))?);
+        // A stream made from other bytes than the trace's is refused.
+        let digest = spmsim::util::digest::file_digest(&a.file).map_err(|e| anyhow!(e))?;
+        let open = || trace::insn::InsnReader::open_bound(&stream, &a.file, &digest).map_err(|e| anyhow!(e));
+        i.instruction_stream = Some(trace::insn::summarize(open()?).map_err(|e| anyhow!(e))?);
         let mut again = trace::open(&a.file, Some(f)).map_err(|e| anyhow!(e))?;
-        i.micro_ops = Some(trace::uops::estimate(again.as_mut(), &stream).map_err(|e| anyhow!(e))?);
+        i.micro_ops = Some(trace::uops::estimate(again.as_mut(), open()?).map_err(|e| anyhow!(e))?);
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&i)?);

@@ -5,7 +5,8 @@
 //! ```text
 //!  select(only) -> packages::ensure(tools + packages) -> make_inputs
 //!    -> prepare: Job (placeholders resolved, binary and its package found)
-//!    -> up_to_date? (trace readable, manifest key equal, long enough) -> UpToDate
+//!    -> up_to_date? (trace readable, manifest key equal, long enough,
+//!       instruction stream made from the trace's bytes) -> UpToDate
 //!    -> else, longest first, `jobs` at a time, under the suite's env:
 //!         Recorder::record (valgrind lackey) -> trace + manifest -> Recorded
 //!  a program that fails is Failed(why); the others go on
@@ -294,8 +295,11 @@ fn record_job(job: &Job, plan: &RecordPlan, valgrind: &str, env: &BTreeMap<Strin
     Ok(m)
 }
 
-/// The manifest of a trace that can be used as it is, if there is one.
-fn up_to_date(job: &Job, plan: &RecordPlan, valgrind: &str, env: &BTreeMap<String, String>) -> Option<Manifest> {
+/// The manifest of a trace that can be used as it is, if there is one. A
+/// trace that matches but whose instruction stream cannot be used (none,
+/// an older format version, made from other bytes than the trace's) is
+/// recorded again, and `note` says why.
+fn up_to_date(job: &Job, plan: &RecordPlan, valgrind: &str, env: &BTreeMap<String, String>, note: &dyn Fn(&str)) -> Option<Manifest> {
     let valgrind = &version_for(valgrind, &job.spec);
     if plan.force || !trace_file(&plan.cache, &job.spec.name).is_file() {
         return None;
@@ -318,7 +322,15 @@ fn up_to_date(job: &Job, plan: &RecordPlan, valgrind: &str, env: &BTreeMap<Strin
         Some(n) => m.recording.recorded_instructions >= n || m.recording.program_finished,
         None => m.instructions_requested == plan.instructions,
     };
-    (m.key() == want && long_enough).then_some(m)
+    if m.key() != want || !long_enough {
+        return None;
+    }
+    let trace = trace_file(&plan.cache, &job.spec.name);
+    if let Err(e) = crate::trace::insn::InsnReader::open_for(&crate::trace::insn::path_for(&trace), &trace) {
+        note(&format!("{}: its instruction stream cannot be used ({e}); recording it again", job.spec.name));
+        return None;
+    }
+    Some(m)
 }
 
 /// The programs `plan.only` names (all when empty), or an error naming the unknown ones.
@@ -394,7 +406,7 @@ pub fn record_suite(suite: &Suite, plan: &RecordPlan, progress: &(dyn Fn(Progres
     // Up-to-date traces first, so the table shows them without waiting.
     let mut pending = VecDeque::new();
     for job in queue {
-        match up_to_date(&job, plan, &valgrind, &suite.env) {
+        match up_to_date(&job, plan, &valgrind, &suite.env, &note) {
             Some(m) => {
                 let o = Outcome { name: job.spec.name.clone(), status: Status::UpToDate, manifest: Some(m), seconds: 0.0 };
                 progress(Progress::Finished(&o));

@@ -22,6 +22,12 @@ fn fake_record(opts: &RecordOptions) -> Result<RecordSummary, String> {
         w.write(&r).map_err(|e| e.to_string())?;
     }
     w.finish().map_err(|e| e.to_string())?;
+    // Its instruction stream, one load per instruction, bound to the trace.
+    let mut s = crate::trace::insn::InsnWriter::create(&crate::trace::insn::path_for(&opts.out)).map_err(|e| e.to_string())?;
+    for _ in 0..n {
+        s.write(&crate::trace::insn::Insn { class: crate::trace::vex::FuClass::Load, ..Default::default() }).map_err(|e| e.to_string())?;
+    }
+    s.finish(0, &crate::util::digest::file_digest(&opts.out).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
     Ok(RecordSummary {
         skipped_instructions: opts.skip,
         recorded_instructions: n,
@@ -160,6 +166,37 @@ fn records_a_program_and_reuses_a_matching_trace() {
     std::fs::write(&t, bytes).unwrap();
     assert!(matches!(run(&plan)[0].status, Status::Recorded), "a version 1 trace must be re-recorded");
     assert!(crate::trace::NativeReader::open(&t).is_ok());
+    // An instruction stream that cannot be used with the trace is recorded
+    // again, and the suite says why: none, one made from other bytes (the
+    // trace written over since), one of the older format version.
+    let stream = crate::trace::insn::path_for(&t);
+    let notes = std::sync::Mutex::new(Vec::<String>::new());
+    let run_noting = |plan: &RecordPlan| {
+        let noted = |p: Progress| {
+            if let Progress::Note(n) = p {
+                notes.lock().unwrap().push(n.to_string());
+            }
+        };
+        record_suite(&suite, plan, &noted).unwrap().remove(0).status
+    };
+    std::fs::remove_file(&stream).unwrap();
+    assert!(matches!(run_noting(&plan), Status::Recorded), "a trace without its stream is recorded again");
+    assert!(matches!(run_noting(&plan), Status::UpToDate));
+    let mut other = std::fs::read(&t).unwrap();
+    other.truncate(other.len() - 1);
+    other.push(0);
+    std::fs::write(&t, &other).unwrap();
+    let trace_now = std::fs::read(&t).unwrap();
+    assert!(matches!(run_noting(&plan), Status::Recorded), "a stream of other bytes is recorded again");
+    assert_ne!(std::fs::read(&t).unwrap(), trace_now, "the trace was recorded again");
+    let mut old = b"SPMSIMIS\x01".to_vec();
+    old.extend_from_slice(&[0, crate::trace::insn::END, 0]);
+    std::fs::write(&stream, zstd::encode_all(&old[..], 1).unwrap()).unwrap();
+    assert!(matches!(run_noting(&plan), Status::Recorded), "a stream of the older format is recorded again");
+    assert!(crate::trace::insn::InsnReader::open_for(&stream, &t).is_ok());
+    let notes = notes.into_inner().unwrap();
+    assert_eq!(notes.len(), 3, "{notes:?}");
+    assert!(notes[1].contains("written over") && notes[2].contains("older format version 1"), "{notes:?}");
     let _ = std::fs::remove_dir_all(cache.parent().unwrap());
 }
 

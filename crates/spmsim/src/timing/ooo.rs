@@ -471,7 +471,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("spmsim-ooo-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("s.insn");
-        let mut raw = b"SPMSIMIS\x01".to_vec();
+        let mut raw = [&b"SPMSIMIS\x02"[..], &[0; 32]].concat();
         raw.extend(std::iter::repeat_n(0u8, n));
         raw.extend_from_slice(tail);
         std::fs::write(&p, zstd::encode_all(&raw[..], 1).unwrap()).unwrap();

@@ -15,7 +15,10 @@
 //!    memory    --> Load (any source operand) or Store; its registers
 //!                  give its address (ChampSim issues a memory operation
 //!                  once all its sources are ready)
-//!  --> $SPMSIM_CACHE/champsim-insn/<digest>.insn (+ .json: what it holds)
+//!  --> $SPMSIM_CACHE/champsim-insn/KEY.insn (+ KEY.json: what it holds
+//!      and the digest of the .insn's bytes), KEY = the SHA-256 of the
+//!      trace's bytes, the layout, the derivation's and the stream
+//!      format's versions; the stream records the trace's digest too
 //! ```
 //! The trace has no unit classes: every other instruction is an integer
 //! ALU operation. It has no instruction lengths: a call's return address
@@ -25,9 +28,10 @@
 
 use super::champsim::{impossible, Layout, CLOUDSUITE_INSTR};
 use super::compress::{self, read_record};
-use super::insn::{Insn, InsnWriter, MAX_DISTANCE, MAX_SOURCES};
+use super::insn::{Insn, InsnReader, InsnWriter, MAX_DISTANCE, MAX_SOURCES};
 use super::vex::{BranchKind, FuClass};
 use super::{Position, TraceError};
+use crate::util::digest::{file_digest, FileDigest};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -232,31 +236,44 @@ impl Deriver {
     }
 }
 
-/// The cached stream of the trace at `path` (and what it holds), derived
-/// now if not cached for this file (its path, size and modification time).
-pub fn derive(path: &Path, layout: Layout) -> Result<(PathBuf, Derived), TraceError> {
-    let meta = std::fs::metadata(path).map_err(|e| TraceError::new(path, Position::Offset(0), e.to_string()))?;
-    let key = format!(
-        "{} {} {:?} {} {DERIVATION}",
-        std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()).display(),
-        meta.len(),
-        meta.modified().ok(),
-        layout.name
-    );
-    let digest: String = {
-        use sha2::Digest as _;
-        sha2::Sha256::digest(key.as_bytes()).iter().take(12).map(|b| format!("{b:02x}")).collect()
-    };
-    let dir = crate::suite::cache_dir().join("champsim-insn");
-    let out = dir.join(format!("{digest}.insn"));
-    let summary_path = dir.join(format!("{digest}.json"));
-    if out.exists() {
-        if let Some(d) = std::fs::read_to_string(&summary_path).ok().and_then(|t| serde_json::from_str(&t).ok()) {
-            return Ok((out, d));
-        }
+/// A derived stream in the cache.
+pub struct DerivedStream {
+    pub stream: PathBuf,
+    pub summary: Derived,
+    /// The digest of the trace's bytes, which the stream records.
+    pub source: FileDigest,
+}
+
+/// What the cache keeps beside a derived stream.
+#[derive(Serialize, Deserialize)]
+struct CacheEntry {
+    #[serde(flatten)]
+    summary: Derived,
+    /// SHA-256 of the stream file's bytes as written: a stream damaged
+    /// since is derived again.
+    stream_sha256: String,
+}
+
+/// The cached stream of the ChampSim trace at `path` (and what it holds),
+/// derived now unless the cache holds a whole one derived from the
+/// trace's present bytes by this rule and format: a cache entry is found
+/// by the content of the trace, not its name, size or time, and an entry
+/// that is damaged, cut short or of another trace is derived again.
+pub fn derive(path: &Path, layout: Layout) -> Result<DerivedStream, TraceError> {
+    derive_in(&crate::suite::cache_dir().join("champsim-insn"), path, layout)
+}
+
+/// [`derive`], with the cache in `dir`.
+pub fn derive_in(dir: &Path, path: &Path, layout: Layout) -> Result<DerivedStream, TraceError> {
+    let source = file_digest(path).map_err(TraceError::from)?;
+    let key = format!("{}-{}-d{DERIVATION}-v{}", hex::encode(source), layout.name, super::insn::VERSION);
+    let out = dir.join(format!("{key}.insn"));
+    let entry_path = dir.join(format!("{key}.json"));
+    if let Some(summary) = cached(&out, &entry_path, path, &source) {
+        return Ok(DerivedStream { stream: out, summary, source });
     }
     let io = |e: std::io::Error| TraceError::new(&out, Position::Offset(0), format!("writing the derived instruction stream: {e}"));
-    std::fs::create_dir_all(&dir).map_err(io)?;
+    std::fs::create_dir_all(dir).map_err(io)?;
     let mut w = InsnWriter::create(&out).map_err(io)?;
     let mut s = compress::open(path)?;
     let mut rec = vec![0u8; layout.record_bytes];
@@ -278,10 +295,23 @@ pub fn derive(path: &Path, layout: Layout) -> Result<(PathBuf, Derived), TraceEr
     if let Some(i) = d.finish() {
         w.write(&i).map_err(io)?;
     }
-    w.finish(0).map_err(io)?;
-    let json = serde_json::to_string(&d.summary).expect("a summary serializes");
-    std::fs::write(&summary_path, json).map_err(io)?;
-    Ok((out, d.summary))
+    w.finish(0, &source).map_err(io)?;
+    let written = file_digest(&out).map_err(TraceError::from)?;
+    let entry = CacheEntry { summary: d.summary.clone(), stream_sha256: hex::encode(written) };
+    let json = serde_json::to_string(&entry).expect("a cache entry serializes");
+    crate::util::output::write_atomic(&entry_path, json.as_bytes()).map_err(|e| io(std::io::Error::other(e.message)))?;
+    Ok(DerivedStream { stream: out, summary: d.summary, source })
+}
+
+/// The summary of the cache entry at `stream` and `entry`, if it is
+/// whole: its record readable, the stream's bytes those it records, and
+/// the stream made from `source`, the digest of the trace at `trace`.
+fn cached(stream: &Path, entry: &Path, trace: &Path, source: &FileDigest) -> Option<Derived> {
+    let e: CacheEntry = serde_json::from_str(&std::fs::read_to_string(entry).ok()?).ok()?;
+    let bytes = file_digest(stream).ok()?;
+    (hex::encode(bytes) == e.stream_sha256).then_some(())?;
+    InsnReader::open_bound(stream, trace, source).ok()?;
+    Some(e.summary)
 }
 
 #[cfg(test)]
@@ -381,6 +411,65 @@ mod tests {
         let mut v: Vec<Insn> = recs.iter().filter_map(|r| d.push(r)).collect();
         v.extend(d.finish());
         assert_eq!((v[2].branch, v[2].nsrc, v[2].srcs[0]), (BranchKind::Conditional, 1, 2));
+    }
+
+    /// The instructions of a cached stream.
+    fn read_all(p: &Path) -> Vec<Insn> {
+        let mut r = InsnReader::open(p).unwrap();
+        std::iter::from_fn(|| r.next_insn().unwrap()).collect()
+    }
+
+    #[test]
+    fn the_cache_is_found_by_the_trace_s_content_and_a_damaged_entry_is_derived_again() {
+        let dir = std::env::temp_dir().join(format!("spmsim-champsim-cache-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let cache = dir.join("cache");
+        std::fs::create_dir_all(&dir).unwrap();
+        let (fl, ip) = (REG_FLAGS, REG_INSTRUCTION_POINTER);
+        // Two traces of the same size: a dependence chain, and the same
+        // records with a taken branch in the middle.
+        let a: Vec<u8> = (0..8).flat_map(|k| rec(0x1000 + 4 * k, None, &[3], &[3], 0, 0)).collect();
+        let b: Vec<u8> = (0..8)
+            .flat_map(
+                |k| if k == 4 { rec(0x1010, Some(true), &[ip], &[ip, fl], 0, 0) } else { rec(0x1000 + 4 * k, None, &[3], &[3], 0, 0) },
+            )
+            .collect();
+        assert_eq!(a.len(), b.len());
+        let t = dir.join("t.champsim");
+        std::fs::write(&t, &a).unwrap();
+        let first = derive_in(&cache, &t, INPUT_INSTR).unwrap();
+        assert_eq!((first.summary.instructions, first.summary.branches), (8, 0));
+        assert!(InsnReader::open_for(&first.stream, &t).is_ok(), "the derived stream records the trace's digest");
+        // Written over with the other records, its time set back: another
+        // key, another stream.
+        let mtime = std::fs::metadata(&t).unwrap().modified().unwrap();
+        std::fs::write(&t, &b).unwrap();
+        std::fs::File::options().write(true).open(&t).unwrap().set_modified(mtime).unwrap();
+        let second = derive_in(&cache, &t, INPUT_INSTR).unwrap();
+        assert_ne!(second.stream, first.stream);
+        assert_eq!(second.summary.branches, 1);
+        assert_eq!(read_all(&second.stream)[4].branch, BranchKind::Conditional);
+        // Found again: the same entry, not derived again.
+        let modified = || std::fs::metadata(&second.stream).unwrap().modified().unwrap();
+        let before = modified();
+        assert_eq!(derive_in(&cache, &t, INPUT_INSTR).unwrap().stream, second.stream);
+        assert_eq!(modified(), before, "a whole entry is used as it is");
+        // A damaged entry (its stream cut short, or a byte changed, or its
+        // record unreadable) is derived again, never read as valid.
+        let whole = std::fs::read(&second.stream).unwrap();
+        let json = second.stream.with_extension("json");
+        let mut flipped = whole.clone();
+        let k = flipped.len() - 8;
+        flipped[k] ^= 1;
+        let damages =
+            [("cut", &second.stream, &whole[..whole.len() - 3]), ("flipped", &second.stream, &flipped[..]), ("record", &json, &b"{"[..])];
+        for (what, file, bytes) in damages {
+            std::fs::write(file, bytes).unwrap();
+            let again = derive_in(&cache, &t, INPUT_INSTR).unwrap();
+            assert_eq!(std::fs::read(&again.stream).unwrap(), whole, "{what}: derived again, the same bytes");
+            assert_eq!(again.summary, second.summary, "{what}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

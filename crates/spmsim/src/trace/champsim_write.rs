@@ -243,8 +243,8 @@ impl<W: Write> Writer<W> {
 }
 
 /// Write the recorded program at `input` (a trace with its instruction
-/// stream beside it) as a ChampSim trace at `out`, xz-compressed; at most
-/// `limit` instructions.
+/// stream beside it, made from the trace's bytes) as a ChampSim trace at
+/// `out`, xz-compressed; at most `limit` instructions.
 pub fn write(input: &Path, format: Option<Format>, out: &Path, limit: Option<u64>) -> Result<ChampsimWritten, String> {
     if input == out {
         return Err(format!("trace convert: input and output are the same file {}", input.display()));
@@ -257,7 +257,7 @@ pub fn write(input: &Path, format: Option<Format>, out: &Path, limit: Option<u64
             stream.display()
         ));
     }
-    let mut insns = InsnReader::open(&stream).map_err(|e| e.to_string())?;
+    let mut insns = InsnReader::open_for(&stream, input).map_err(|e| e.to_string())?;
     let mut r = open(input, format).map_err(|e| e.to_string())?;
     let (pending, f) = crate::util::output::PendingFile::create(out).map_err(|e| e.message)?;
     let io = |e: std::io::Error| format!("{}: {e}", out.display());

@@ -5,7 +5,10 @@
 //! are, and, for a branch, its kind, address, outcome and target.
 //!
 //! ```text
-//!  file:  zstd( "SPMSIMIS" version:u8  entry* )
+//!  file:  zstd( "SPMSIMIS" version:u8 source:[u8; 32]  entry*  end )
+//!         the head is a frame of its own, one uncompressed block (50
+//!         bytes), so the source's digest is written in place last
+//!  source: SHA-256 of the bytes of the trace the stream was made from
 //!  entry: b0 = class:4 | sources:2 << 4 | taken << 6 | branch << 7
 //!         [kind:u8]                              when branch
 //!         varint(distance << 1 | address)        per source (1..=1023 back)
@@ -17,19 +20,47 @@
 //! Distances count architectural instructions (a folded `rep` is one), so
 //! entry k belongs to the k-th instruction the trace's gaps and records
 //! count. A source written before the recording began has no producer.
+//!
+//! A stream is used only with the trace it was made from:
+//! [`InsnReader::open_for`] compares the digest the stream records with
+//! the trace's bytes, and a stream of another trace (the trace written
+//! over after it was recorded) or of an older format version, which
+//! records no digest, is an error naming both files.
 
 use super::compress;
 use super::native::{put_varint, unzigzag, zigzag};
 use super::vex::{BranchKind, FuClass, RegSet, StaticInsn};
 use super::{Position, TraceError};
+use crate::util::digest::{file_digest, short_hex, FileDigest};
 use rustc_hash::FxHashMap;
-use std::io::{Read, Write};
+use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 8] = b"SPMSIMIS";
 /// The first byte of the trailer (a class no entry has).
 pub(crate) const END: u8 = 0x0F;
-const VERSION: u8 = 1;
+/// The format version: 2 records the digest of the source trace, 1 did not.
+pub const VERSION: u8 = 2;
+/// Decompressed bytes before the first entry: magic, version, source digest.
+const HEAD: usize = 8 + 1 + 32;
+/// The zstd frame header and block header before the head's bytes.
+const HEAD_FRAME_PREFIX: usize = 9;
+/// Where in the file the source digest is.
+const DIGEST_AT: u64 = (HEAD_FRAME_PREFIX + 9) as u64;
+
+/// The head as a zstd frame of one raw (uncompressed) block, whose size
+/// does not depend on the digest (RFC 8878 section 3.1.1: frame header
+/// descriptor 0x20, a single segment with a one-byte content size; block
+/// header: last block, raw, `HEAD` bytes).
+fn head_frame(source: &FileDigest) -> Vec<u8> {
+    let mut f = vec![0x28, 0xB5, 0x2F, 0xFD, 0x20, HEAD as u8];
+    f.extend_from_slice(&(1u32 | (HEAD as u32) << 3).to_le_bytes()[..3]);
+    f.extend_from_slice(MAGIC);
+    f.push(VERSION);
+    f.extend_from_slice(source);
+    debug_assert_eq!(f.len(), HEAD_FRAME_PREFIX + HEAD);
+    f
+}
 /// Producers further back than this are outside any reorder buffer the
 /// model allows and so complete before their consumer dispatches.
 pub const MAX_DISTANCE: u32 = 1023;
@@ -59,7 +90,8 @@ pub struct Insn {
     pub target: u64,
 }
 
-/// Writes an instruction stream atomically (it appears complete or not at all).
+/// Writes an instruction stream atomically (it appears complete or not at
+/// all), bound on [`InsnWriter::finish`] to the trace it was made from.
 pub struct InsnWriter {
     enc: zstd::stream::write::Encoder<'static, std::io::BufWriter<std::fs::File>>,
     pending: crate::util::output::PendingFile,
@@ -71,9 +103,11 @@ pub struct InsnWriter {
 impl InsnWriter {
     pub fn create(path: &Path) -> std::io::Result<InsnWriter> {
         let (pending, f) = crate::util::output::PendingFile::create(path).map_err(|e| std::io::Error::other(e.message))?;
-        let mut enc = zstd::stream::write::Encoder::new(std::io::BufWriter::new(f), 3)?;
-        enc.write_all(MAGIC)?;
-        enc.write_all(&[VERSION])?;
+        let mut out = std::io::BufWriter::new(f);
+        // The digest is not known yet: zeros, written over by `finish`.
+        out.write_all(&head_frame(&[0; 32]))?;
+        let mut enc = zstd::stream::write::Encoder::new(out, 3)?;
+        enc.include_checksum(true)?;
         Ok(InsnWriter { enc, pending, buf: Vec::with_capacity(1 << 16), prev_pc: 0, count: 0 })
     }
 
@@ -105,14 +139,19 @@ impl InsnWriter {
         Ok(())
     }
 
-    /// Close the stream with its trailer: `folded` lackey instruction
-    /// lines were folded into the `rep` instructions they iterate.
-    pub fn finish(mut self, folded: u64) -> std::io::Result<u64> {
+    /// Close the stream with its trailer (`folded` lackey instruction
+    /// lines were folded into the `rep` instructions they iterate), record
+    /// `source`, the digest of the trace's bytes ([`file_digest`]), and
+    /// move the file into place.
+    pub fn finish(mut self, folded: u64, source: &FileDigest) -> std::io::Result<u64> {
         self.buf.push(END);
         put_varint(&mut self.buf, folded);
         self.enc.write_all(&self.buf)?;
         let w = self.enc.finish()?;
-        w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        let mut f = w.into_inner().map_err(|e| e.into_error())?;
+        f.seek(std::io::SeekFrom::Start(DIGEST_AT))?;
+        f.write_all(source)?;
+        f.sync_all()?;
         self.pending.publish().map_err(|e| std::io::Error::other(e.message))?;
         Ok(self.count)
     }
@@ -133,6 +172,8 @@ pub struct InsnReader {
     pub count: u64,
     /// From the trailer, once read.
     pub folded: Option<u64>,
+    /// The digest of the trace the stream was made from.
+    source: FileDigest,
 }
 
 /// The longest entry: flags, kind, three 2-byte sources, a 10-byte pc
@@ -140,36 +181,89 @@ pub struct InsnReader {
 const MAX_ENTRY: usize = 32;
 
 impl InsnReader {
+    /// Open the stream at `path` whatever trace it was made from: for a
+    /// stream with a trace, [`InsnReader::open_for`].
     pub fn open(path: &Path) -> Result<InsnReader, TraceError> {
         let mut s = compress::open(path)?;
-        let mut head = [0u8; 9];
-        let ok = compress::read_record(path, &mut s, &mut head)?;
+        let mut head = [0u8; HEAD];
+        let ok = compress::read_record(path, &mut s, &mut head[..9])?;
         if !ok || &head[..8] != MAGIC {
             return Err(TraceError::new(path, Position::Offset(0), "not an spmsim instruction stream (no SPMSIMIS magic)"));
         }
-        if head[8] != VERSION {
-            return Err(TraceError::new(
-                path,
-                Position::Offset(8),
-                format!("instruction stream version {} (this spmsim reads {VERSION}): record the trace again", head[8]),
-            ));
+        match head[8] {
+            VERSION => {}
+            v if v < VERSION => {
+                return Err(TraceError::new(
+                    path,
+                    Position::Offset(8),
+                    format!(
+                        "an instruction stream of the older format version {v} (this spmsim reads {VERSION}), which does not record the trace it was made from: record the trace again (`spmsim trace record`; `spmsim suite record` for a suite program)"
+                    ),
+                ))
+            }
+            v => {
+                return Err(TraceError::new(
+                    path,
+                    Position::Offset(8),
+                    format!("instruction stream format version {v}, newer than this spmsim reads ({VERSION}): use the spmsim that wrote it"),
+                ))
+            }
+        }
+        if !compress::read_record(path, &mut s, &mut head[9..])? {
+            return Err(TraceError::new(path, Position::Offset(9), "the stream ends inside its head (cut short?)"));
         }
         Ok(InsnReader {
             path: path.to_path_buf(),
             s,
             buf: Vec::with_capacity(1 << 16),
             pos: 0,
-            consumed: 9,
+            consumed: HEAD as u64,
             eof: false,
             prev_pc: 0,
             count: 0,
             folded: None,
+            source: head[9..].try_into().expect("32 bytes"),
         })
     }
 
-    /// The same stream again, from its first instruction.
+    /// Open `stream`, the instruction stream of the trace at `trace`,
+    /// after checking that it was made from the trace's present bytes.
+    pub fn open_for(stream: &Path, trace: &Path) -> Result<InsnReader, TraceError> {
+        let digest = file_digest(trace).map_err(TraceError::from)?;
+        InsnReader::open_bound(stream, trace, &digest)
+    }
+
+    /// [`InsnReader::open_for`] with the trace's digest already known.
+    pub fn open_bound(stream: &Path, trace: &Path, digest: &FileDigest) -> Result<InsnReader, TraceError> {
+        let r = InsnReader::open(stream)?;
+        if &r.source != digest {
+            return Err(TraceError::new(
+                stream,
+                Position::Offset(9),
+                format!(
+                    "this instruction stream was made from other contents of the trace {} than the file holds now (trace digest {} recorded in the stream, {} of the file): the trace was written over after the stream was recorded. Record the trace again (`spmsim trace record` writes both), or delete the stream",
+                    trace.display(),
+                    short_hex(&r.source),
+                    short_hex(digest)
+                ),
+            ));
+        }
+        Ok(r)
+    }
+
+    /// The digest of the trace the stream was made from.
+    pub fn source(&self) -> &FileDigest {
+        &self.source
+    }
+
+    /// The same stream again, from its first instruction (the same file,
+    /// still made from the same trace).
     pub fn reopen(&self) -> Result<InsnReader, TraceError> {
-        InsnReader::open(&self.path)
+        let r = InsnReader::open(&self.path)?;
+        if r.source != self.source {
+            return Err(TraceError::new(&self.path, Position::Offset(9), "the instruction stream was replaced during the run"));
+        }
+        Ok(r)
     }
 
     fn err(&self, m: &str) -> TraceError {
@@ -374,8 +468,7 @@ pub struct StreamSummary {
 }
 
 /// Read a whole stream into its summary.
-pub fn summarize(path: &Path) -> Result<StreamSummary, TraceError> {
-    let mut r = InsnReader::open(path)?;
+pub fn summarize(mut r: InsnReader) -> Result<StreamSummary, TraceError> {
     let mut s = StreamSummary::default();
     let (mut sources, mut nearest, mut with) = (0u64, 0u64, 0u64);
     while let Some(i) = r.next_insn()? {
@@ -509,14 +602,15 @@ mod tests {
         for e in &entries {
             w.write(e).unwrap();
         }
-        assert_eq!(w.finish(7).unwrap(), 5);
+        assert_eq!(w.finish(7, &[0xAB; 32]).unwrap(), 5);
         let mut r = InsnReader::open(&p).unwrap();
+        assert_eq!(r.source(), &[0xAB; 32]);
         for e in &entries {
             assert_eq!(r.next_insn().unwrap().as_ref(), Some(e));
         }
         assert_eq!(r.next_insn().unwrap(), None);
         assert_eq!(r.folded, Some(7));
-        let sum = summarize(&p).unwrap();
+        let sum = summarize(InsnReader::open(&p).unwrap()).unwrap();
         assert_eq!((sum.instructions, sum.folded_iterations, sum.conditional_taken), (5, 7, 1));
         assert_eq!(sum.branches.values().sum::<u64>(), 3);
     }
@@ -527,17 +621,87 @@ mod tests {
         let p = dir.join("cut.insn");
         let mut raw = Vec::from(&MAGIC[..]);
         raw.push(VERSION);
+        raw.extend_from_slice(&[0; 32]);
         raw.push(0x80 | 0x10); // a branch with one source, then nothing
         std::fs::write(&p, zstd::encode_all(&raw[..], 1).unwrap()).unwrap();
         let e = InsnReader::open(&p).unwrap().next_insn().unwrap_err().to_string();
-        assert!(e.contains("cut.insn") && e.contains("ends inside an entry"), "{e}");
-        raw.truncate(9);
+        assert!(e.contains("cut.insn") && e.contains("at byte 42") && e.contains("ends inside an entry"), "{e}");
+        raw.truncate(HEAD);
         std::fs::write(&p, zstd::encode_all(&raw[..], 1).unwrap()).unwrap();
         let e = InsnReader::open(&p).unwrap().next_insn().unwrap_err().to_string();
         assert!(e.contains("without its trailer"), "{e}");
+        raw.truncate(20);
+        std::fs::write(&p, zstd::encode_all(&raw[..], 1).unwrap()).unwrap();
+        let e = InsnReader::open(&p).err().unwrap().to_string();
+        assert!(e.contains("at byte 9") && e.contains("truncated"), "{e}");
         std::fs::write(&p, b"not a stream at all").unwrap();
         let e = InsnReader::open(&p).err().unwrap().to_string();
         assert!(e.contains("SPMSIMIS"), "{e}");
+    }
+
+    #[test]
+    fn the_head_is_a_zstd_frame_of_its_own_holding_the_source_digest() {
+        let f = head_frame(&[7; 32]);
+        assert_eq!(f.len(), HEAD_FRAME_PREFIX + HEAD);
+        let plain = zstd::decode_all(&f[..]).unwrap();
+        assert_eq!(&plain[..8], MAGIC);
+        assert_eq!(plain[8], VERSION);
+        assert_eq!(&plain[9..], &[7; 32]);
+        assert_eq!(&f[DIGEST_AT as usize..], &[7; 32], "the digest is where `finish` writes it");
+    }
+
+    /// A trace and the stream written for it, in `dir`.
+    fn bound_pair(dir: &Path, bytes: &[u8]) -> (PathBuf, PathBuf) {
+        let t = dir.join("t.trace");
+        std::fs::write(&t, bytes).unwrap();
+        let mut w = InsnWriter::create(&path_for(&t)).unwrap();
+        w.write(&Insn::default()).unwrap();
+        w.finish(0, &file_digest(&t).unwrap()).unwrap();
+        (t.clone(), path_for(&t))
+    }
+
+    #[test]
+    fn a_stream_opens_only_for_the_bytes_of_the_trace_it_was_made_from() {
+        let dir = scratch("bound");
+        let (t, s) = bound_pair(&dir, b"the first trace's bytes");
+        let mut r = InsnReader::open_for(&s, &t).unwrap();
+        assert_eq!(r.next_insn().unwrap(), Some(Insn::default()));
+        assert!(r.reopen().is_ok());
+        // The trace written over with other bytes of the same length, its
+        // modification time set back: the stream is not its stream.
+        let mtime = std::fs::metadata(&t).unwrap().modified().unwrap();
+        std::fs::write(&t, b"the other trace's bytes").unwrap();
+        std::fs::File::options().write(true).open(&t).unwrap().set_modified(mtime).unwrap();
+        let e = InsnReader::open_for(&s, &t).err().unwrap().to_string();
+        assert!(
+            e.contains("t.trace.insn") && e.contains("t.trace ") && e.contains("written over") && e.contains("Record the trace again"),
+            "{e}"
+        );
+        // A stream replaced during a run is not read on from its start.
+        let (t2, s2) = bound_pair(&scratch("bound2"), b"a third trace");
+        std::fs::copy(&s2, &s).unwrap();
+        let e = r.reopen().err().unwrap().to_string();
+        assert!(e.contains("replaced during the run"), "{e}");
+        // The trace itself missing: named as missing.
+        std::fs::remove_file(&t2).unwrap();
+        let e = InsnReader::open_for(&s2, &t2).err().unwrap().to_string();
+        assert!(e.contains("t.trace") && e.contains("cannot read it"), "{e}");
+    }
+
+    #[test]
+    fn a_stream_of_the_older_format_is_refused_with_what_to_do() {
+        let dir = scratch("old");
+        let p = dir.join("old.insn");
+        let mut raw = Vec::from(&MAGIC[..]);
+        raw.push(1);
+        raw.extend_from_slice(&[0, END, 0]);
+        std::fs::write(&p, zstd::encode_all(&raw[..], 1).unwrap()).unwrap();
+        let e = InsnReader::open(&p).err().unwrap().to_string();
+        assert!(e.contains("old.insn: at byte 8") && e.contains("older format version 1") && e.contains("record the trace again"), "{e}");
+        raw[8] = VERSION + 1;
+        std::fs::write(&p, zstd::encode_all(&raw[..], 1).unwrap()).unwrap();
+        let e = InsnReader::open(&p).err().unwrap().to_string();
+        assert!(e.contains("newer than this spmsim reads"), "{e}");
     }
 
     #[test]
@@ -558,7 +722,7 @@ mod tests {
             t.push(pc, 1, &table, &mut w).unwrap();
         }
         t.finish(&mut w).unwrap();
-        w.finish(0).unwrap();
+        w.finish(0, &[0; 32]).unwrap();
         assert_eq!(t.unknown, 1, "0x18 was never translated");
         let mut r = InsnReader::open(&p).unwrap();
         let all: Vec<Insn> = std::iter::from_fn(|| r.next_insn().unwrap()).collect();

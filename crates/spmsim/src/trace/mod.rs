@@ -28,7 +28,7 @@ pub mod vex;
 pub mod vgtool;
 
 pub use events::RecordEvents;
-pub use native::{NativeReader, NativeWriter};
+pub use native::{NativeReader, NativeWriter, SealedTrace};
 
 use event::Op;
 use serde::{Deserialize, Serialize};
@@ -195,6 +195,12 @@ impl fmt::Display for TraceError {
 }
 
 impl std::error::Error for TraceError {}
+
+impl From<crate::util::digest::DigestError> for TraceError {
+    fn from(e: crate::util::digest::DigestError) -> Self {
+        TraceError::new(&e.path, Position::Unknown, format!("cannot read it for its digest: {}", e.source))
+    }
+}
 
 /// A streaming reader of one trace format.
 pub trait RecordReader: Send {

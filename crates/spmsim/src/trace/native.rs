@@ -215,7 +215,17 @@ impl NativeWriter {
     }
 
     /// Close the trace and move the file into place; returns the record count.
-    pub fn finish(mut self) -> std::io::Result<u64> {
+    pub fn finish(self) -> std::io::Result<u64> {
+        let sealed = self.seal()?;
+        let records = sealed.records;
+        sealed.publish()?;
+        Ok(records)
+    }
+
+    /// Close the trace and sync it under its temporary name, to be moved
+    /// into place by [`SealedTrace::publish`] (after its instruction
+    /// stream, which records the digest of its bytes).
+    pub fn seal(mut self) -> std::io::Result<SealedTrace> {
         self.buf.clear();
         self.buf.push(END);
         put_varint(&mut self.buf, self.records);
@@ -224,8 +234,25 @@ impl NativeWriter {
         self.file.flush()?;
         self.file.get_ref().sync_all()?;
         drop(self.file);
-        self.pending.publish().map_err(|e| std::io::Error::other(e.message))?;
-        Ok(self.records)
+        Ok(SealedTrace { pending: self.pending, records: self.records })
+    }
+}
+
+/// A native trace written in full, not yet under its final name.
+pub struct SealedTrace {
+    pending: crate::util::output::PendingFile,
+    pub records: u64,
+}
+
+impl SealedTrace {
+    /// The file as written, under its temporary name.
+    pub fn written(&self) -> &Path {
+        self.pending.written()
+    }
+
+    /// Move the trace into place.
+    pub fn publish(self) -> std::io::Result<()> {
+        self.pending.publish().map_err(|e| std::io::Error::other(e.message))
     }
 }
 

@@ -21,7 +21,6 @@ use super::insn::{Insn, InsnReader};
 use super::vex::FuClass;
 use super::{RecordReader, TraceError};
 use serde::Serialize;
-use std::path::Path;
 
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct MicroOps {
@@ -52,9 +51,9 @@ fn memory_instruction(m: &mut MicroOps, insn: &Insn, loads: u64, stores: u64) {
     m.micro_ops += (loads + stores + computes as u64).max(1);
 }
 
-/// Walk the trace's records beside its instruction stream.
-pub fn estimate(r: &mut dyn RecordReader, stream: &Path) -> Result<MicroOps, TraceError> {
-    let mut s = InsnReader::open(stream)?;
+/// Walk the trace's records beside its instruction stream `s` (opened
+/// for this trace, [`InsnReader::open_for`]).
+pub fn estimate(r: &mut dyn RecordReader, mut s: InsnReader) -> Result<MicroOps, TraceError> {
     let mut m = MicroOps::default();
     let mut next = |m: &mut MicroOps| -> Result<Option<Insn>, TraceError> {
         let i = s.next_insn()?;

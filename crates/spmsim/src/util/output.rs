@@ -58,6 +58,11 @@ impl PendingFile {
         &self.dest
     }
 
+    /// The file being written, under its temporary name.
+    pub fn written(&self) -> &Path {
+        &self.tmp
+    }
+
     /// Rename the temporary to the final name.
     pub fn publish(mut self) -> Result<(), OutputError> {
         std::fs::rename(&self.tmp, &self.dest).map_err(|e| oerr(&self.dest, e))?;

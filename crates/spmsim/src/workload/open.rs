@@ -11,7 +11,8 @@
 //!        streams  one EventStream per thread: generator seeded, trace
 //!                 reader open, partition cut, events placed
 //!        insns    core.model = "ooo": each thread's instruction stream,
-//!                 open (the file beside its trace)
+//!                 open (the file beside its trace, checked to be made
+//!                 from the trace's bytes; a ChampSim trace's, derived)
 //!        shared_lock, insns_borrowed: what the machine must know of it
 //! ```
 
@@ -19,7 +20,28 @@ use super::{DataMode, EventStream, Placement, SyntheticParams, TraceSpec, Worklo
 use crate::config::{CoreModel, SimConfig};
 use crate::trace::champsim_insn;
 use crate::trace::insn::{path_for, InsnReader};
+use crate::util::digest::FileDigest;
 use std::path::{Path, PathBuf};
+
+/// The instruction stream of one thread and the trace it was made from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StreamSource {
+    pub stream: PathBuf,
+    pub trace: PathBuf,
+    /// The trace's digest, when already known (a derived stream's).
+    pub digest: Option<FileDigest>,
+}
+
+impl StreamSource {
+    /// Open the stream, checking that it was made from the trace's bytes.
+    pub fn open(&self) -> Result<InsnReader, String> {
+        match &self.digest {
+            Some(d) => InsnReader::open_bound(&self.stream, &self.trace, d),
+            None => InsnReader::open_for(&self.stream, &self.trace),
+        }
+        .map_err(|e| e.to_string())
+    }
+}
 
 /// A workload ready to run on one machine.
 pub struct OpenedWorkload {
@@ -65,7 +87,7 @@ impl WorkloadKind {
                                 .into(),
                         );
                     }
-                    r?.iter().map(|p| InsnReader::open(p).map_err(|e| e.to_string())).collect::<Result<_, _>>()?
+                    r?.iter().map(StreamSource::open).collect::<Result<_, _>>()?
                 }
             },
             _ => {
@@ -111,8 +133,9 @@ impl WorkloadKind {
     }
 
     /// The instruction stream the `ooo` core model schedules, which only
-    /// a trace recorded by `spmsim trace record` has beside it.
-    pub fn instruction_stream(&self) -> Result<PathBuf, String> {
+    /// a trace recorded by `spmsim trace record` has beside it, or which
+    /// is derived from a ChampSim trace's records.
+    pub fn instruction_stream(&self) -> Result<StreamSource, String> {
         if let WorkloadKind::Synthetic(SyntheticParams { insns: Some(trace), .. }) = self {
             let p = path_for(Path::new(trace));
             if !p.exists() {
@@ -121,7 +144,7 @@ impl WorkloadKind {
                     p.display()
                 ));
             }
-            return Ok(p);
+            return Ok(StreamSource { stream: p, trace: PathBuf::from(trace), digest: None });
         }
         let WorkloadKind::Trace(t) = self else {
             return Err(format!(
@@ -130,13 +153,13 @@ impl WorkloadKind {
             ));
         };
         if let Some(layout) = t.champsim_layout()? {
-            let (p, d) = champsim_insn::derive(&t.path, layout).map_err(|e| e.to_string())?;
-            return match d.has_fields() {
-                true => Ok(p),
+            let d = champsim_insn::derive(&t.path, layout).map_err(|e| e.to_string())?;
+            return match d.summary.has_fields() {
+                true => Ok(StreamSource { stream: d.stream, trace: t.path.clone(), digest: Some(d.source) }),
                 false => Err(format!(
                     "the ChampSim trace {} carries no register or branch fields ({} records, none naming a register or a branch)",
                     t.path.display(),
-                    d.instructions
+                    d.summary.instructions
                 )),
             };
         }
@@ -148,12 +171,12 @@ impl WorkloadKind {
                 t.path.display()
             ));
         }
-        Ok(p)
+        Ok(StreamSource { stream: p, trace: t.path.clone(), digest: None })
     }
 
     /// The instruction stream of each thread, for `core.model = "ooo"`:
     /// one per program of a mix or list of traces.
-    pub fn instruction_streams(&self) -> Result<Vec<PathBuf>, String> {
+    pub fn instruction_streams(&self) -> Result<Vec<StreamSource>, String> {
         match self {
             WorkloadKind::Threads(t) if t.mode == DataMode::Partitioned => t.parts.iter().map(|p| p.instruction_stream()).collect(),
             _ => Ok(vec![self.instruction_stream()?]),

@@ -5,7 +5,8 @@
 //! ```text
 //!  valgrind --tool=lackey --trace-mem=yes [-d -d --trace-flags=..] PROGRAM
 //!     | fd 3 (PatientPipe) --lines--> Parser (mod.rs) --records--> NativeWriter (atomic)
-//!     |                    --IR blocks--> vex::FrontEnd --> InsnWriter (TRACE.insn)
+//!     |                    --IR blocks--> vex::FrontEnd --> InsnWriter (TRACE.insn,
+//!     |                                   bound to the trace's bytes by their digest)
 //!     | stack range from valgrind's own messages (valgrind_stack)
 //!  stop: the instructions asked for are recorded -> the program is killed
 //!  record_windows: spmtrace prints lackey's lines only inside each window,
@@ -369,15 +370,21 @@ impl Capture {
         push_pcs(&mut self.p, &mut self.tracker, front, &mut self.iw).map_err(insn_err)?;
         self.tracker.finish(&mut self.iw).map_err(insn_err)?;
         sum.untranslated_instructions = self.tracker.unknown;
-        sum.stream_instructions = self.iw.finish(self.p.folded).map_err(insn_err)?;
-        if sum.stream_instructions != sum.recorded_instructions {
+        if self.iw.count != sum.recorded_instructions {
             return Err(format!(
                 "trace record: the instruction stream has {} entries for {} recorded instructions (a recorder fault)",
-                sum.stream_instructions, sum.recorded_instructions
+                self.iw.count, sum.recorded_instructions
             ));
         }
-        // The stream is published first, so a trace never stands without it.
-        self.w.finish().map_err(|e| format!("trace record: finishing {}: {e}", self.out.display()))?;
+        // The trace is written whole first; the stream records the digest
+        // of its bytes and is published before it, so a trace never stands
+        // without its stream, and a stream beside a trace of other bytes
+        // (the process stopped between the two renames) is refused.
+        let finishing = |e: std::io::Error| format!("trace record: finishing {}: {e}", self.out.display());
+        let sealed = self.w.seal().map_err(finishing)?;
+        let digest = crate::util::digest::file_digest(sealed.written()).map_err(|e| format!("trace record: {e}"))?;
+        sum.stream_instructions = self.iw.finish(self.p.folded, &digest).map_err(insn_err)?;
+        sealed.publish().map_err(finishing)?;
         Ok(sum)
     }
 }
