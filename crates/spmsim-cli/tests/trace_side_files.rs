@@ -77,6 +77,7 @@ fn a_stream_beside_a_trace_written_over_is_refused_naming_both_files() {
     assert_eq!(code, 0, "its own stream: {err}");
     let kept = std::fs::read(&s).unwrap();
     generate(&cache, &t, 5000, 2);
+    assert!(!s.exists(), "writing a trace removes the stream of the trace it replaces");
     std::fs::write(&s, &kept).unwrap();
     let refused = |(code, _, err): (i32, String, String), what: &str| {
         assert_eq!(code, 2, "{what}: {err}");
@@ -99,6 +100,42 @@ fn a_stream_beside_a_trace_written_over_is_refused_naming_both_files() {
     let (code, _, err) = ooo_run(&cache, &spec, 5000);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("p.trace.insn") && err.contains("older format version 1") && err.contains("record the trace again"), "{err}");
+    std::fs::remove_dir_all(&d).ok();
+}
+
+/// Every command that writes a trace removes a stream left beside its
+/// output, and none writes over the stream of its own input.
+#[test]
+fn writing_a_trace_removes_a_stale_stream_and_never_overwrites_the_input_s() {
+    let d = scratch("writers");
+    let cache = d.join("cache");
+    let t = d.join("p.trace");
+    generate(&cache, &t, 3000, 1);
+    let s = stream_for(&t, 3000);
+    let kept = std::fs::read(&s).unwrap();
+    let (p, q) = (t.to_str().unwrap(), s.to_str().unwrap());
+    for to in ["native", "champsim"] {
+        let (code, _, err) = spmsim_in(&cache, &["trace", "convert", p, "--to", to, "-o", q]);
+        assert_eq!(code, 2, "--to {to}: {err}");
+        assert!(err.contains("is the instruction stream of the input"), "--to {to}: {err}");
+        assert_eq!(std::fs::read(&s).unwrap(), kept, "--to {to}: the stream is untouched");
+    }
+    // Outputs with a stale stream beside them: each loses it.
+    let out = d.join("out.trace");
+    let stale = path_for(&out);
+    let cs = d.join("out.champsim.xz");
+    let writers: [(&str, Vec<&str>); 3] = [
+        ("generate", vec!["trace", "generate", "--workload", "array", "--instructions", "2000", "-o", out.to_str().unwrap()]),
+        ("convert", vec!["trace", "convert", p, "-o", out.to_str().unwrap()]),
+        ("convert --to champsim", vec!["trace", "convert", p, "--to", "champsim", "-o", cs.to_str().unwrap()]),
+    ];
+    for (what, args) in writers {
+        let stale = if what.ends_with("champsim") { path_for(&cs) } else { stale.clone() };
+        std::fs::write(&stale, &kept).unwrap();
+        let (code, _, err) = spmsim_in(&cache, &args);
+        assert_eq!(code, 0, "{what}: {err}");
+        assert!(!stale.exists(), "{what}: the stale stream is removed");
+    }
     std::fs::remove_dir_all(&d).ok();
 }
 

@@ -242,13 +242,33 @@ impl<W: Write> Writer<W> {
     }
 }
 
-/// Write the recorded program at `input` (a trace with its instruction
-/// stream beside it, made from the trace's bytes) as a ChampSim trace at
-/// `out`, xz-compressed; at most `limit` instructions.
-pub fn write(input: &Path, format: Option<Format>, out: &Path, limit: Option<u64>) -> Result<ChampsimWritten, String> {
-    if input == out {
+/// Refuse an output that would overwrite the input or the input's own
+/// instruction stream (compared as files, whatever the paths' spelling).
+pub fn check_output(input: &Path, out: &Path) -> Result<(), String> {
+    let same = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    if same(input, out) {
         return Err(format!("trace convert: input and output are the same file {}", input.display()));
     }
+    let stream = path_for(input);
+    if same(&stream, out) {
+        return Err(format!(
+            "trace convert: the output {} is the instruction stream of the input {}; writing it would destroy the stream (choose another output)",
+            out.display(),
+            input.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Write the recorded program at `input` (a trace with its instruction
+/// stream beside it, made from the trace's bytes) as a ChampSim trace at
+/// `out`, xz-compressed; at most `limit` instructions. An instruction
+/// stream beside `out` (of an earlier trace of that name) is removed.
+pub fn write(input: &Path, format: Option<Format>, out: &Path, limit: Option<u64>) -> Result<ChampsimWritten, String> {
+    check_output(input, out)?;
     let stream = path_for(input);
     if !stream.exists() {
         return Err(format!(
@@ -295,6 +315,7 @@ pub fn write(input: &Path, format: Option<Format>, out: &Path, limit: Option<u64
     let buf = enc.finish().map_err(io)?;
     buf.into_inner().map_err(|e| io(e.into_error()))?.sync_all().map_err(io)?;
     pending.publish().map_err(|e| e.message)?;
+    super::insn::remove_stale(out).map_err(io)?;
     Ok(n)
 }
 
@@ -313,6 +334,25 @@ mod tests {
 
     fn branch(kind: BranchKind, taken: bool, pc: u64, target: u64, srcs: &[u16]) -> Insn {
         Insn { branch: kind, taken, pc, target, len: 5, ..plain(srcs) }
+    }
+
+    #[test]
+    fn an_output_over_the_input_or_its_stream_is_refused_however_spelled() {
+        let dir = std::env::temp_dir().join(format!("spmsim-champsim-out-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        let input = dir.join("p.trace");
+        std::fs::write(&input, b"t").unwrap();
+        std::fs::write(path_for(&input), b"s").unwrap();
+        let e = check_output(&input, &dir.join("sub/../p.trace")).unwrap_err();
+        assert!(e.contains("same file"), "{e}");
+        let e = check_output(&input, &dir.join("sub/../p.trace.insn")).unwrap_err();
+        assert!(e.contains("is the instruction stream of the input") && e.contains("p.trace.insn"), "{e}");
+        assert!(check_output(&input, &dir.join("q.trace")).is_ok());
+        // Refused before a byte is read or written.
+        let e = write(&input, None, &path_for(&input), None).unwrap_err();
+        assert!(e.contains("instruction stream of the input"), "{e}");
+        assert_eq!(std::fs::read(path_for(&input)).unwrap(), b"s");
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

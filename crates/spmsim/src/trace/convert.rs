@@ -16,9 +16,7 @@ pub struct Written {
 /// Convert any supported trace into the native format, record by record;
 /// the header keeps the source's format and description.
 pub fn convert(input: &Path, format: Option<Format>, out: &Path) -> Result<Written, String> {
-    if input == out {
-        return Err(format!("trace convert: input and output are the same file {}", input.display()));
-    }
+    super::champsim_write::check_output(input, out)?;
     let mut r = open(input, format).map_err(|e| e.to_string())?;
     let mut h = r.header().clone();
     if h.source.is_empty() {

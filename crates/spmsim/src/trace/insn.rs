@@ -73,6 +73,19 @@ pub fn path_for(trace: &Path) -> PathBuf {
     PathBuf::from(p)
 }
 
+/// Remove the instruction stream beside the trace at `trace`, if there
+/// is one: called when a trace is written without a stream, so that no
+/// stream of an earlier trace of that name stays beside it.
+pub fn remove_stale(trace: &Path) -> std::io::Result<()> {
+    let p = path_for(trace);
+    match std::fs::remove_file(&p) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(std::io::Error::new(e.kind(), format!("cannot remove the stale instruction stream {}: {e}", p.display())))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// One dynamic instruction.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Insn {

@@ -214,11 +214,14 @@ impl NativeWriter {
         Ok(())
     }
 
-    /// Close the trace and move the file into place; returns the record count.
+    /// Close the trace and move the file into place; returns the record
+    /// count. An instruction stream beside it (of an earlier trace of the
+    /// same name) is removed: this trace has none.
     pub fn finish(self) -> std::io::Result<u64> {
         let sealed = self.seal()?;
-        let records = sealed.records;
+        let (records, dest) = (sealed.records, sealed.pending.dest().to_path_buf());
         sealed.publish()?;
+        super::insn::remove_stale(&dest)?;
         Ok(records)
     }
 
@@ -554,6 +557,24 @@ mod tests {
             w.write(r).unwrap();
         }
         assert_eq!(w.finish().unwrap(), recs.len() as u64);
+    }
+
+    #[test]
+    fn a_trace_written_without_a_stream_removes_the_stream_of_an_earlier_one() {
+        let p = temp("over.trace");
+        let stream = crate::trace::insn::path_for(&p);
+        let h = TraceHeader::new("test", AddressSpace::Virtual, false);
+        write(&p, &h, &sample());
+        std::fs::write(&stream, b"the stream of the earlier trace").unwrap();
+        // Sealed, not yet in place: the earlier trace and its stream stand.
+        let mut w = NativeWriter::create(&p, &h).unwrap();
+        w.write(&TraceRecord::compute(3)).unwrap();
+        let sealed = w.seal().unwrap();
+        assert!(stream.exists() && sealed.written() != p && sealed.written().exists());
+        drop(sealed);
+        assert!(stream.exists(), "an unfinished trace changes nothing");
+        write(&p, &h, &sample());
+        assert!(!stream.exists(), "the new trace has no stream");
     }
 
     fn read_all(p: &Path) -> Result<(TraceHeader, Vec<TraceRecord>), TraceError> {
