@@ -4,16 +4,9 @@
 
 mod common;
 
-use common::scratch;
-use spmsim::trace::insn::{path_for, Insn, InsnWriter};
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-/// Exit code, stdout and stderr of `spmsim ARGS` with its cache in `cache`.
-fn spmsim_in(cache: &Path, args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_spmsim")).env("SPMSIM_CACHE", cache).args(args).output().unwrap();
-    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into(), String::from_utf8_lossy(&o.stderr).into())
-}
+use common::{scratch, spmsim_in, stream_for};
+use spmsim::trace::insn::path_for;
+use std::path::Path;
 
 /// A generated trace of `n` instructions at `out` (seed `seed`).
 fn generate(cache: &Path, out: &Path, n: u64, seed: u64) {
@@ -33,17 +26,6 @@ fn generate(cache: &Path, out: &Path, n: u64, seed: u64) {
         ],
     );
     assert_eq!(code, 0, "{err}");
-}
-
-/// An instruction stream of `n` independent instructions beside the trace
-/// at `trace`, made from its present bytes (as `trace record` makes one).
-fn stream_for(trace: &Path, n: u64) -> PathBuf {
-    let mut w = InsnWriter::create(&path_for(trace)).unwrap();
-    for _ in 0..n {
-        w.write(&Insn::default()).unwrap();
-    }
-    w.finish(0, &spmsim::util::digest::file_digest(trace).unwrap()).unwrap();
-    path_for(trace)
 }
 
 /// `bytes` (fewer than 256) as a zstd frame of one uncompressed block

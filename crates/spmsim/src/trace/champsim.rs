@@ -33,7 +33,9 @@
 //! Instructions after the last memory access of the file become a
 //! `compute` record, so every instruction is counted. A record no ChampSim
 //! tracer writes (a zero instruction pointer, an address beyond the 57-bit
-//! address space, another format's magic at the start) is an error.
+//! address space or in its last 64-byte block, branch flags other than 0
+//! and 1, another format's magic at the start) is an error naming the
+//! record and its offset, the same check for every record.
 
 use super::compress::{self, read_record, Stream};
 use super::event::Op;
@@ -98,7 +100,8 @@ pub fn canonical(addr: u64) -> bool {
 
 /// What makes record `index` (its bytes in `rec`) impossible in a ChampSim
 /// trace, if anything: the start of another format, a zero or impossible
-/// instruction pointer, an operand address no program can have.
+/// instruction pointer, branch flags that are not booleans, an operand
+/// address no program can have or whose block wraps the address space.
 pub fn impossible(rec: &[u8], l: Layout, index: u64) -> Option<String> {
     if index == 0 {
         let others: [(&[u8], &str); 5] = [
@@ -119,12 +122,24 @@ pub fn impossible(rec: &[u8], l: Layout, index: u64) -> Option<String> {
     if !canonical(ip) {
         return Some(format!("instruction pointer {ip:#x} is not an address a program can have"));
     }
+    // ChampSim's tracers write C++ bools: 0 or 1.
+    if let [b, t] = *rec.get(8..10)? {
+        if b > 1 || t > 1 {
+            return Some(format!("branch flags is_branch {b} and branch_taken {t} (bytes 8 and 9) are not 0 or 1"));
+        }
+    }
     let operands =
         (0..l.src_memory_count).map(|i| l.src_memory_at + 8 * i).chain((0..l.dest_memory_count).map(|i| l.dest_memory_at + 8 * i));
     for at in operands {
         let a = u64_at(rec, at)?;
         if !canonical(a) {
             return Some(format!("memory operand {a:#x} (bytes {at}..{}) is not an address a program can have", at + 8));
+        }
+        if a | (ACCESS_SIZE as u64 - 1) == u64::MAX {
+            return Some(format!(
+                "memory operand {a:#x} (bytes {at}..{}): its {ACCESS_SIZE}-byte block ends past the top of the address space",
+                at + 8
+            ));
         }
     }
     None
@@ -255,6 +270,7 @@ mod tests {
         for i in instrs {
             let mut rec = vec![0xAAu8; layout.record_bytes]; // padding bytes are garbage in real traces
             rec[..8].copy_from_slice(&i.ip.to_le_bytes());
+            rec[8..10].copy_from_slice(&[0, 0]); // not a branch: the flags are booleans
             for k in 0..layout.dest_memory_count {
                 let a = i.dest.get(k).copied().unwrap_or(0);
                 rec[layout.dest_memory_at + 8 * k..][..8].copy_from_slice(&a.to_le_bytes());
@@ -369,6 +385,32 @@ mod tests {
             let at = if name == "wild" { 3 * 64 } else { 4 * 64 };
             assert_eq!(e.at, Position::Offset(at), "{e}");
             assert!(e.msg.contains(what) && e.msg.contains("not a ChampSim trace"), "{e}");
+        }
+        // An operand in the top block, and branch flags that are not
+        // booleans: refused the same in the first records and after the
+        // ones format detection looks at.
+        for at in [1, 100] {
+            let mut top = sample();
+            top.resize_with(120, || Instr { ip: 0x400020, dest: vec![], src: vec![] });
+            top[at].src = vec![u64::MAX];
+            let bytes = encode(INPUT_INSTR, &top);
+            let e = read_all(&temp("top.champsim", &bytes), INPUT_INSTR).unwrap_err();
+            assert_eq!(e.at, Position::Offset(at as u64 * 64), "{e}");
+            assert!(
+                e.msg.contains(&format!("record {at}:")) && e.msg.contains("0xffffffffffffffff") && e.msg.contains("past the top"),
+                "{e}"
+            );
+            for (k, flag) in [(8, 7u8), (9, 9u8)] {
+                let mut b = encode(INPUT_INSTR, &top[..at]);
+                b.extend(encode(INPUT_INSTR, &sample()));
+                b[at * 64 + k] = flag;
+                let e = read_all(&temp("flags.champsim", &b), INPUT_INSTR).unwrap_err();
+                assert_eq!(e.at, Position::Offset(at as u64 * 64), "{e}");
+                assert!(
+                    e.msg.contains(&format!("record {at}:")) && e.msg.contains(&format!(" {flag} ")) && e.msg.contains("not 0 or 1"),
+                    "{e}"
+                );
+            }
         }
         // A native trace named as ChampSim says what it is.
         let mut native = crate::trace::native::MAGIC.to_vec();

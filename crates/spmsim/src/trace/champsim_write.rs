@@ -252,6 +252,9 @@ pub fn check_output(input: &Path, out: &Path) -> Result<(), String> {
     if same(input, out) {
         return Err(format!("trace convert: input and output are the same file {}", input.display()));
     }
+    if out.is_dir() {
+        return Err(format!("trace convert: the output {} is a folder; name a file", out.display()));
+    }
     let stream = path_for(input);
     if same(&stream, out) {
         return Err(format!(
@@ -265,10 +268,17 @@ pub fn check_output(input: &Path, out: &Path) -> Result<(), String> {
 
 /// Write the recorded program at `input` (a trace with its instruction
 /// stream beside it, made from the trace's bytes) as a ChampSim trace at
-/// `out`, xz-compressed; at most `limit` instructions. An instruction
-/// stream beside `out` (of an earlier trace of that name) is removed.
+/// `out`, xz-compressed; at most `limit` instructions (at least 1). An
+/// instruction stream beside `out` (of an earlier trace of that name) is
+/// removed.
 pub fn write(input: &Path, format: Option<Format>, out: &Path, limit: Option<u64>) -> Result<ChampsimWritten, String> {
     check_output(input, out)?;
+    if limit == Some(0) {
+        return Err("trace convert --to champsim: --instructions 0 would write a trace without instructions; give at least 1".into());
+    }
+    if !input.exists() {
+        return Err(format!("trace convert: the input trace {} does not exist", input.display()));
+    }
     let stream = path_for(input);
     if !stream.exists() {
         return Err(format!(
@@ -279,8 +289,13 @@ pub fn write(input: &Path, format: Option<Format>, out: &Path, limit: Option<u64
     }
     let mut insns = InsnReader::open_for(&stream, input).map_err(|e| e.to_string())?;
     let mut r = open(input, format).map_err(|e| e.to_string())?;
-    let (pending, f) = crate::util::output::PendingFile::create(out).map_err(|e| e.message)?;
-    let io = |e: std::io::Error| format!("{}: {e}", out.display());
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("trace convert: cannot make the folder {} for the output {}: {e}", dir.display(), out.display()))?;
+    }
+    let (pending, f) = crate::util::output::PendingFile::create(out)
+        .map_err(|e| format!("trace convert: cannot write {}: {}", out.display(), e.message))?;
+    let io = |e: std::io::Error| format!("trace convert: writing {}: {e}", out.display());
     let mut w = Writer::new(xz2::write::XzEncoder::new(std::io::BufWriter::new(f), 3));
     let limit = limit.unwrap_or(u64::MAX);
     let mut next = |w: &mut Writer<_>| -> Result<bool, String> {
@@ -314,7 +329,7 @@ pub fn write(input: &Path, format: Option<Format>, out: &Path, limit: Option<u64
     let (enc, n) = w.finish().map_err(io)?;
     let buf = enc.finish().map_err(io)?;
     buf.into_inner().map_err(|e| io(e.into_error()))?.sync_all().map_err(io)?;
-    pending.publish().map_err(|e| e.message)?;
+    pending.publish().map_err(|e| format!("trace convert: cannot move {} into place: {}", out.display(), e.message))?;
     super::insn::remove_stale(out).map_err(io)?;
     Ok(n)
 }

@@ -102,15 +102,25 @@ pub fn open_kind(path: &Path) -> Result<(Stream, Compression), TraceError> {
 }
 
 /// Up to `n` bytes from the start of the decompressed stream (fewer if the
-/// stream is shorter or the file is damaged near its start).
+/// stream is shorter). Compressed data that cannot be decompressed that
+/// far (damaged, or cut short) is an error naming the decompressed offset
+/// where it failed, not a short or empty start.
 pub fn peek(path: &Path, n: usize) -> Result<Vec<u8>, TraceError> {
-    let mut s = open(path)?;
+    let (mut s, kind) = open_kind(path)?;
     let mut buf = vec![0; n];
     let mut got = 0;
     while got < n {
         match s.read(&mut buf[got..]) {
-            Ok(0) | Err(_) => break,
+            Ok(0) => break,
             Ok(k) => got += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                let what = match kind {
+                    Compression::Plain => "the file cannot be read here".to_string(),
+                    k => format!("the {} data is damaged or cut short here (offset in the decompressed data)", k.name()),
+                };
+                return Err(TraceError::new(path, Position::Offset(got as u64), format!("{what}: {e}")));
+            }
         }
     }
     buf.truncate(got);
@@ -146,4 +156,57 @@ pub fn read_record(path: &Path, s: &mut Stream, buf: &mut [u8]) -> Result<bool, 
         }
     }
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// `bytes` compressed each way.
+    fn compressed(bytes: &[u8]) -> [(&'static str, Vec<u8>); 3] {
+        let mut xz = xz2::write::XzEncoder::new(Vec::new(), 3);
+        xz.write_all(bytes).unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(bytes).unwrap();
+        [("xz", xz.finish().unwrap()), ("gzip", gz.finish().unwrap()), ("zstd", zstd::encode_all(bytes, 3).unwrap())]
+    }
+
+    /// `bytes` compressed each way with bytes near the start of the
+    /// compressed data changed, and the first 2000 of them compressed and
+    /// cut short: both fail within what format detection reads.
+    fn damaged(bytes: &[u8]) -> Vec<(&'static str, Vec<u8>)> {
+        let mut v = Vec::new();
+        for ((name, z), (_, short)) in compressed(bytes).into_iter().zip(compressed(&bytes[..2000])) {
+            let mut flipped = z.clone();
+            for b in &mut flipped[20..60] {
+                *b ^= 0x5A;
+            }
+            v.push((name, flipped));
+            v.push((name, short[..short.len() - 10].to_vec()));
+        }
+        v
+    }
+
+    #[test]
+    fn damaged_compressed_data_is_named_not_taken_for_an_empty_file() {
+        let dir = std::env::temp_dir().join(format!("spmsim-compress-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // ChampSim-like records: compressible, so damage reaches coded data.
+        let bytes: Vec<u8> =
+            (0..2000u64).flat_map(|i| [(0x40_1000 + 4 * i).to_le_bytes(), [0; 8], [0; 8], (i % 7 * 64).to_le_bytes()]).flatten().collect();
+        for (name, z) in damaged(&bytes) {
+            let p = dir.join(format!("d.{name}"));
+            std::fs::write(&p, &z).unwrap();
+            let e = peek(&p, 4096).err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(e.contains(&format!("the {name} data is damaged or cut short here")) && e.contains("at byte"), "{name}: {e}");
+            let e = crate::trace::detect(&p).unwrap_err().to_string();
+            assert!(!e.contains("empty") && e.contains(name), "{name}: {e}");
+        }
+        // Whole data, shorter than asked for: all of it, no error.
+        let p = dir.join("short.zst");
+        std::fs::write(&p, zstd::encode_all(&bytes[..100], 3).unwrap()).unwrap();
+        assert_eq!(peek(&p, 4096).unwrap(), &bytes[..100]);
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }

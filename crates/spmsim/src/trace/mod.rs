@@ -356,10 +356,7 @@ pub fn detect(path: &Path) -> Result<Format, TraceError> {
         return Err(unknown(format!("{} bytes, less than one {}-byte ChampSim record", head.len(), layout.record_bytes)));
     }
     for (i, rec) in head.chunks_exact(layout.record_bytes).enumerate() {
-        let flags_ok = rec[8] <= 1 && rec[9] <= 1;
-        let why = champsim::impossible(rec, layout, i as u64)
-            .or_else(|| (!flags_ok).then(|| format!("branch flags {} and {} are not 0 or 1", rec[8], rec[9])));
-        if let Some(why) = why {
+        if let Some(why) = champsim::impossible(rec, layout, i as u64) {
             return Err(unknown(format!("binary data that is not ChampSim {} records (record {i}: {why})", layout.name)));
         }
     }
