@@ -37,6 +37,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("trace_gem5", trace_gem5),
     ("trace_ramulator", trace_ramulator),
     ("trace_dramsim3", trace_dramsim3),
+    ("trace_insn", trace_insn),
     ("config", config),
     ("set", set),
     ("image", image),
@@ -67,6 +68,25 @@ pub fn trace_ramulator(data: &[u8]) -> Result<(), String> {
 }
 pub fn trace_dramsim3(data: &[u8]) -> Result<(), String> {
     trace_bytes(Some(Format::Dramsim3), data)
+}
+
+/// An instruction stream (`TRACE.insn`), read as the `ooo` core reads one
+/// (in batches, then from its start again, as a core running on does) and
+/// entry by entry as `trace info` summarises it, each at most
+/// [`MAX_RECORDS`] instructions (a small input can decompress to an
+/// endless stream).
+pub fn trace_insn(data: &[u8]) -> Result<(), String> {
+    use crate::trace::insn::InsnReader;
+    let path = scratch_file("input.insn", data)?;
+    let mut r = InsnReader::open(&path).map_err(|e| e.to_string())?;
+    let mut batch = Vec::new();
+    while r.count < MAX_RECORDS && r.folded.is_none() {
+        batch.clear();
+        r.next_batch(&mut batch, 4096).map_err(|e| e.to_string())?;
+    }
+    let mut again = r.reopen().map_err(|e| e.to_string())?;
+    while again.count < MAX_RECORDS && again.next_insn().map_err(|e| e.to_string())?.is_some() {}
+    Ok(())
 }
 
 /// The bytes as a trace file (any compression around it), read the two

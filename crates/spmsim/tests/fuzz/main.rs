@@ -257,6 +257,7 @@ fuzz_tests!(
     mutate_trace_gem5,
     mutate_trace_ramulator,
     mutate_trace_dramsim3,
+    mutate_trace_insn,
     mutate_config,
     mutate_set,
     mutate_image,
