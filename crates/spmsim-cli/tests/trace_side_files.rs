@@ -172,3 +172,59 @@ fn the_derived_stream_of_a_champsim_trace_follows_its_content() {
     assert!(cycles(&out) * 2 < chained, "independent instructions: {} cycles, the chain {chained}", cycles(&out));
     std::fs::remove_dir_all(&d).ok();
 }
+
+/// ChampSim records without registers or branches (each loads).
+fn bare_records(n: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    for i in 0..n {
+        let mut r = [0u8; 64];
+        r[..8].copy_from_slice(&(0x40_1000 + 4 * i).to_le_bytes());
+        r[32..40].copy_from_slice(&(0x7ffd_0000_0000 + 64 * (i % 64)).to_le_bytes());
+        out.extend_from_slice(&r);
+    }
+    out
+}
+
+/// Under core.model = "ooo" a mix follows the rule of each of its traces
+/// alone: a trace without its stream is refused (it once sent the whole
+/// mix to the interval core when a ChampSim trace was in it), a ChampSim
+/// trace without fields sends the machine to the interval core, saying so.
+#[test]
+fn a_mix_follows_the_core_model_rule_of_each_trace_alone() {
+    let d = scratch("mix-rule");
+    let cache = d.join("cache");
+    let (fields, bare) = (d.join("fields.champsim"), d.join("bare.champsim"));
+    std::fs::write(&fields, champsim_records(5000, true)).unwrap();
+    std::fs::write(&bare, bare_records(5000)).unwrap();
+    let (generated, recorded) = (d.join("gen.trace"), d.join("rec.trace"));
+    generate(&cache, &generated, 5000, 1);
+    generate(&cache, &recorded, 5000, 2);
+    stream_for(&recorded, 5000);
+    let list = |a: &Path, b: &Path| format!("trace:{},{}", a.display(), b.display());
+    let notes = |out: &str| {
+        let v: serde_json::Value = serde_json::from_str(out).unwrap();
+        (v["workload_notes"].to_string(), v["roi"]["core"]["ooo"].is_null())
+    };
+    // Without its stream: refused alone and in a mix, naming the thread.
+    let (code, _, alone) = ooo_run(&cache, &format!("trace:{}", generated.display()), 5000);
+    assert_eq!(code, 2, "{alone}");
+    let (code, _, err) = ooo_run(&cache, &list(&fields, &generated), 5000);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("thread 1 of the mix") && err.contains("gen.trace.insn") && err.contains("every program of a mix"), "{err}");
+    // A ChampSim trace without fields: the interval core, alone and in a
+    // mix, and the notes say which trace.
+    for w in [format!("trace:{}", bare.display()), list(&bare, &recorded)] {
+        let (code, out, err) = ooo_run(&cache, &w, 5000);
+        assert_eq!(code, 0, "{w}: {err}");
+        let (n, interval) = notes(&out);
+        assert!(
+            interval && n.contains("the interval core ran it") && n.contains("bare.champsim carries no register or branch fields"),
+            "{w}: {n}"
+        );
+    }
+    // Every trace with a stream: the ooo core.
+    let (code, out, err) = ooo_run(&cache, &list(&fields, &recorded), 5000);
+    assert_eq!(code, 0, "{err}");
+    assert!(!notes(&out).1, "the ooo core ran the mix");
+    std::fs::remove_dir_all(&d).ok();
+}

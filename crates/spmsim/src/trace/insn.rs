@@ -1,6 +1,6 @@
 //! The instruction stream beside a recorded trace (`TRACE.insn`): one
 //! entry per architectural instruction of the trace, in order, with what
-//! the out-of-order core model needs (issue 13): its functional-unit
+//! the out-of-order core model needs: its functional-unit
 //! class, how far back the instructions that produce its source registers
 //! are, and, for a branch, its kind, address, outcome and target.
 //!

@@ -56,7 +56,7 @@ pub use array::ArrayParams;
 pub use btree::BtreeParams;
 pub use daxbench::DaxParams;
 pub use hash::HashParams;
-pub use open::{OpenedWorkload, StreamSource};
+pub use open::{NoStream, OpenedWorkload, StreamSource};
 pub use params::{OpsPerTx, Ratio};
 pub use pheap::{log_region_of_thread, log_regions_of, TxStyle, LOG_BYTES};
 pub use placement::Placement;

@@ -43,6 +43,25 @@ impl StreamSource {
     }
 }
 
+/// Why a workload has no instruction stream for the `ooo` core.
+#[derive(Clone, Debug, PartialEq)]
+pub enum NoStream {
+    /// A ChampSim trace whose records name no register and no branch: the
+    /// interval core runs it, and the run's notes say why.
+    NoFields(String),
+    /// Anything else (a generated workload, a trace recorded without a
+    /// stream or written over since, a damaged file): the run is refused.
+    Refused(String),
+}
+
+impl std::fmt::Display for NoStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoStream::NoFields(m) | NoStream::Refused(m) => f.write_str(m),
+        }
+    }
+}
+
 /// A workload ready to run on one machine.
 pub struct OpenedWorkload {
     /// The workload's name as reports give it ([`WorkloadKind::name`]).
@@ -74,20 +93,23 @@ impl WorkloadKind {
         let mut notes = Vec::new();
         let insns = match cfg.core.model {
             // A ChampSim trace without registers or branches gets the
-            // interval core, and the report says why (issue 42).
+            // interval core, and the report says why; the same rule holds
+            // for every thread of a mix, and anything else without a
+            // stream is refused, in a mix as alone.
             CoreModel::Ooo => match self.instruction_streams() {
-                Err(e) if !champsim.is_empty() => {
-                    notes.push(format!("the interval core ran it, not the ooo core asked for: {e}"));
+                Err(NoStream::NoFields(why)) => {
+                    notes.push(format!("the interval core ran it, not the ooo core asked for: {why}"));
                     Vec::new()
                 }
-                r => {
+                Err(NoStream::Refused(e)) => return Err(e),
+                Ok(sources) => {
                     if !champsim.is_empty() {
                         notes.push(
                             "the ooo core scheduled the instruction stream derived from the ChampSim trace: register dependences from its register fields, branches (kind from the registers they read and write, direction from branch_taken) through the branch predictor; no instruction fetch is modelled (the core has no instruction cache), nor unit classes (every instruction but a load or store is an integer ALU operation)"
                                 .into(),
                         );
                     }
-                    r?.iter().map(StreamSource::open).collect::<Result<_, _>>()?
+                    sources.iter().map(StreamSource::open).collect::<Result<_, _>>()?
                 }
             },
             _ => {
@@ -135,51 +157,71 @@ impl WorkloadKind {
     /// The instruction stream the `ooo` core model schedules, which only
     /// a trace recorded by `spmsim trace record` has beside it, or which
     /// is derived from a ChampSim trace's records.
-    pub fn instruction_stream(&self) -> Result<StreamSource, String> {
+    pub fn instruction_stream(&self) -> Result<StreamSource, NoStream> {
         if let WorkloadKind::Synthetic(SyntheticParams { insns: Some(trace), .. }) = self {
             let p = path_for(Path::new(trace));
             if !p.exists() {
-                return Err(format!(
+                return Err(NoStream::Refused(format!(
                     "synthetic workload: insns={trace}: no instruction stream {} beside it (a trace recorded by `spmsim trace record` has one)",
                     p.display()
-                ));
+                )));
             }
             return Ok(StreamSource { stream: p, trace: PathBuf::from(trace), digest: None });
         }
         let WorkloadKind::Trace(t) = self else {
-            return Err(format!(
+            return Err(NoStream::Refused(format!(
                 "core.model = \"ooo\" needs the instruction stream of a recorded program; the generated workload `{}` has none (use core.model = \"interval\", or give a synthetic profile the stream of a recorded trace with insns=TRACE)",
                 self.name()
-            ));
+            )));
         };
-        if let Some(layout) = t.champsim_layout()? {
-            let d = champsim_insn::derive(&t.path, layout).map_err(|e| e.to_string())?;
+        if let Some(layout) = t.champsim_layout().map_err(NoStream::Refused)? {
+            let d = champsim_insn::derive(&t.path, layout).map_err(|e| NoStream::Refused(e.to_string()))?;
             return match d.summary.has_fields() {
                 true => Ok(StreamSource { stream: d.stream, trace: t.path.clone(), digest: Some(d.source) }),
-                false => Err(format!(
+                false => Err(NoStream::NoFields(format!(
                     "the ChampSim trace {} carries no register or branch fields ({} records, none naming a register or a branch)",
                     t.path.display(),
                     d.summary.instructions
-                )),
+                ))),
             };
         }
         let p = path_for(&t.path);
         if !p.exists() {
-            return Err(format!(
+            return Err(NoStream::Refused(format!(
                 "core.model = \"ooo\" needs the instruction stream {} beside the trace {}; it is written by `spmsim trace record` (record the trace again, or use core.model = \"interval\")",
                 p.display(),
                 t.path.display()
-            ));
+            )));
         }
         Ok(StreamSource { stream: p, trace: t.path.clone(), digest: None })
     }
 
     /// The instruction stream of each thread, for `core.model = "ooo"`:
-    /// one per program of a mix or list of traces.
-    pub fn instruction_streams(&self) -> Result<Vec<StreamSource>, String> {
-        match self {
-            WorkloadKind::Threads(t) if t.mode == DataMode::Partitioned => t.parts.iter().map(|p| p.instruction_stream()).collect(),
-            _ => Ok(vec![self.instruction_stream()?]),
+    /// one per program of a mix or list of traces. A thread refused is
+    /// the mix's refusal, whatever the others; a ChampSim trace without
+    /// fields sends the whole machine to the interval core, as alone.
+    pub fn instruction_streams(&self) -> Result<Vec<StreamSource>, NoStream> {
+        let parts = match self {
+            WorkloadKind::Threads(t) if t.mode == DataMode::Partitioned => &t.parts,
+            _ => return Ok(vec![self.instruction_stream()?]),
+        };
+        let mut sources = Vec::new();
+        let mut no_fields = None;
+        for (k, p) in parts.iter().enumerate() {
+            match p.instruction_stream() {
+                Ok(s) => sources.push(s),
+                Err(NoStream::Refused(e)) => {
+                    return Err(NoStream::Refused(format!(
+                        "thread {k} of the mix ({}): {e}; under core.model = \"ooo\" every program of a mix needs its instruction stream, as alone",
+                        p.name()
+                    )))
+                }
+                Err(NoStream::NoFields(e)) => no_fields = no_fields.or(Some(format!("thread {k}: {e}"))),
+            }
+        }
+        match no_fields {
+            Some(why) => Err(NoStream::NoFields(format!("{why}; one core model runs every thread of a mix"))),
+            None => Ok(sources),
         }
     }
 }

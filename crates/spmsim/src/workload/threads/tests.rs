@@ -335,7 +335,10 @@ fn traces_run_one_per_core() {
     let w = parse(&format!("trace:{a},{b}"));
     assert_eq!(w.threads(), 2);
     assert_eq!(parse(&w.name()), w);
-    assert_eq!(w.instruction_streams().unwrap_err(), parse(&format!("trace:{a}")).instruction_stream().unwrap_err());
+    // A thread without its stream refuses the mix, as it refuses itself.
+    let (mix, alone) = (w.instruction_streams().unwrap_err(), parse(&format!("trace:{a}")).instruction_stream().unwrap_err());
+    assert!(matches!((&mix, &alone), (crate::workload::NoStream::Refused(_), crate::workload::NoStream::Refused(_))));
+    assert!(mix.to_string().starts_with("thread 0 of the mix") && mix.to_string().contains(&alone.to_string()), "{mix}");
     let span = partition_span(1 << 30, 2).unwrap();
     let streams = w.thread_streams(1, 0, u64::MAX, 1 << 30).unwrap();
     for (t, s) in streams.into_iter().enumerate() {
