@@ -106,7 +106,10 @@ fn trace_convert_names_its_output_its_missing_input_and_a_zero_count() {
     };
     // Output-side errors name the output.
     let under_a_file = d.join("p.trace").join("x.champsim.xz");
-    refused(convert(&[p, "--to", "champsim", "-o", under_a_file.to_str().unwrap()]), &["trace convert", under_a_file.to_str().unwrap()]);
+    refused(
+        convert(&[p, "--to", "champsim", "-o", under_a_file.to_str().unwrap()]),
+        &["trace convert", under_a_file.to_str().unwrap(), "which is a file, not a folder"],
+    );
     refused(convert(&[p, "--to", "champsim", "-o", d.to_str().unwrap()]), &["trace convert", d.to_str().unwrap(), "is a folder"]);
     refused(convert(&[p, "-o", d.to_str().unwrap()]), &["is a folder"]);
     // A missing input is missing, not without a stream.

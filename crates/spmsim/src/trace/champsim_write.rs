@@ -290,6 +290,9 @@ pub fn write(input: &Path, format: Option<Format>, out: &Path, limit: Option<u64
     let mut insns = InsnReader::open_for(&stream, input).map_err(|e| e.to_string())?;
     let mut r = open(input, format).map_err(|e| e.to_string())?;
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if dir.exists() && !dir.is_dir() {
+            return Err(format!("trace convert: the output {} is under {}, which is a file, not a folder", out.display(), dir.display()));
+        }
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("trace convert: cannot make the folder {} for the output {}: {e}", dir.display(), out.display()))?;
     }
