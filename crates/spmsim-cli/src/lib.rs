@@ -3,6 +3,7 @@
 //! same commands with the same output.
 
 mod commands;
+mod numbers;
 mod progress;
 mod table;
 

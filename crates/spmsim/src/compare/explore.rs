@@ -27,7 +27,7 @@
 //! digest of its machine, so that explorations run in shards (one per
 //! preset, `spmsim explore`) merge into one (`merge`).
 
-use super::{attack_counts, crash_verdict, machine, timing_run, AttackCounts, CrashVerdict, Options, RunRecord, CRASH_OPS};
+use super::{attack_counts, crash_verdict, machine, timing_run, AttackCounts, CrashVerdict, Options, RunRecord, CRASH_OPS, MAX_OPS};
 use crate::config::{PersistPoint, PersistencyModel, SimConfig, TreeConfig};
 use crate::reproduce::geomean;
 use crate::reproduce::grid::{self, Progress};
@@ -164,6 +164,45 @@ pub struct Exploration {
 impl Exploration {
     pub fn count(&self, f: impl Fn(&Outcome) -> bool) -> usize {
         self.compositions.iter().filter(|c| f(&c.outcome)).count()
+    }
+
+    /// The numbers a plan or a merge reads, each in its range: a
+    /// hand-edited file with a negative slowdown would otherwise rank
+    /// first, and a `recovery_ops` beyond [`MAX_OPS`] would run a recovery
+    /// for ever. The error names the field.
+    pub fn check(&self) -> Result<(), String> {
+        use super::plan::{is_quantity, is_slowdown};
+        if !(1..=MAX_OPS).contains(&self.recovery_ops) {
+            return Err(format!(
+                "`recovery_ops` is {}, not between 1 and {MAX_OPS} (the operations a recovery runs at most, compare --ops)",
+                self.recovery_ops
+            ));
+        }
+        let bad = |at: String, v: f64, what: &str| Err(format!("{at} is {v}, not {what}"));
+        let slowdown = "a slowdown (a finite number above 0)";
+        let quantity = "a measured quantity (a finite number at least 0)";
+        for (i, c) in self.compositions.iter().enumerate() {
+            let at = |key: &str| format!("`compositions[{i}].outcome.{key}` (`{}`)", c.name);
+            let Outcome::Safe { slowdown_gmean, slowdown: per, battery_supercap_mm3, .. } = &c.outcome else { continue };
+            if let Some(v) = slowdown_gmean.filter(|v| !is_slowdown(*v)) {
+                return bad(at("slowdown_gmean"), v, slowdown);
+            }
+            if let Some((w, v)) = per.iter().find(|(_, v)| !is_slowdown(**v)) {
+                return bad(at(&format!("slowdown.{w}")), *v, slowdown);
+            }
+            if !is_quantity(*battery_supercap_mm3) {
+                return bad(at("battery_supercap_mm3"), *battery_supercap_mm3, quantity);
+            }
+        }
+        for (name, r) in &self.front_recovery_1tib {
+            if let Some(v) = r.seconds.filter(|v| !is_quantity(*v)) {
+                return bad(format!("`front_recovery_1tib.{name}.seconds`"), v, quantity);
+            }
+        }
+        if let Some((i, r)) = self.runs.iter().enumerate().find(|(_, r)| r.instructions == 0) {
+            return Err(format!("`runs[{i}].instructions` ({} on {}) is 0: a run counts at least one instruction", r.config, r.workload));
+        }
+        Ok(())
     }
 }
 
@@ -585,6 +624,7 @@ pub fn merge(dirs: &[std::path::PathBuf]) -> Result<Exploration, String> {
         let path = d.join("explore.json");
         let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let e: Exploration = serde_json::from_str(&text).map_err(|e| format!("{}: not an exploration: {e}", path.display()))?;
+        e.check().map_err(|m| format!("{}: {m}", path.display()))?;
         shards.push((path, e));
     }
     let Some((first_path, first)) = shards.first() else { return Err("no shard to merge".into()) };
@@ -773,6 +813,65 @@ mod tests {
         comp.adr_battery = false;
         let e = machine_of(&comp).unwrap_err();
         assert!(e.contains("cobcm+star@adr+epoch+sit") && e.contains("explore again"), "{e}");
+    }
+
+    /// An exploration of one safe composition, as a shard writes it.
+    fn explored(ops: u64) -> Exploration {
+        let crash =
+            CrashVerdict { guarantee: "strict".into(), crash_points: 64, violations: 0, violating_crash_points: 0, first_violation: None };
+        let outcome = Outcome::Safe {
+            crash,
+            attacks: None,
+            slowdown_gmean: Some(1.5),
+            slowdown: BTreeMap::from([("btree".to_string(), 1.5)]),
+            battery_supercap_mm3: 0.06,
+            notes: Vec::new(),
+        };
+        Exploration {
+            kind: "explore".into(),
+            instructions: 1000,
+            seed: 1,
+            crash_points: 64,
+            crash_ops: ops.min(CRASH_OPS),
+            recovery_ops: ops,
+            workloads: vec!["btree".into()],
+            fronts: Vec::new(),
+            adr_batteries: false,
+            compositions: vec![Composition {
+                name: "sp+strict+bmt".into(),
+                preset: "sp".into(),
+                scheme: "sp".into(),
+                paper: "SecPB".into(),
+                front: "memory-controller".into(),
+                model: "strict".into(),
+                tree: "bmt".into(),
+                papers_own: true,
+                refronted: false,
+                adr_battery: false,
+                secure: true,
+                machine: String::new(),
+                outcome,
+            }],
+            pareto_battery: vec!["sp+strict+bmt".into()],
+            front_recovery_1tib: BTreeMap::new(),
+            runs: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn an_exploration_out_of_range_is_refused_naming_its_field() {
+        assert!(explored(100).check().is_ok());
+        let e = explored(1_000_000_000_000_000).check().unwrap_err();
+        assert!(e.contains("`recovery_ops` is 1000000000000000") && e.contains("at most"), "{e}");
+        let mut x = explored(100);
+        if let Outcome::Safe { slowdown_gmean, .. } = &mut x.compositions[0].outcome {
+            *slowdown_gmean = Some(-3.0);
+        }
+        let e = x.check().unwrap_err();
+        assert!(e.contains("`compositions[0].outcome.slowdown_gmean` (`sp+strict+bmt`) is -3"), "{e}");
+        let mut x = explored(100);
+        x.front_recovery_1tib.insert("sp+strict+bmt".into(), FrontRecovery { seconds: Some(f64::NAN), error: None });
+        assert!(x.check().unwrap_err().contains("front_recovery_1tib.sp+strict+bmt.seconds"));
     }
 
     #[test]
