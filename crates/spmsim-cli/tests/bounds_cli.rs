@@ -1,10 +1,11 @@
-//! Numbers given to `plan` and `compare`: a bound or count that is
+//! Numbers given to `plan`, `compare` and `run`: a bound or count that is
 //! no number in its range, and a hand-edited result out of range, are
-//! refused with exit code 2, naming the flag or field (and the file);
+//! refused with exit code 2, naming the flag, key or field (and the file);
 //! a flag the chosen mode would ignore is refused naming it.
 
 mod common;
 use common::{scratch, spmsim};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -124,5 +125,23 @@ fn compare_refuses_zero_operations_and_flags_it_would_ignore() {
         assert!(err.contains(says), "{a:?}: {err}");
     }
     assert!(!out.exists(), "nothing ran");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_set_integer_beyond_its_type_names_the_key_and_its_range() {
+    let dir = scratch("set-range");
+    let out = dir.join("r");
+    for (set, says) in [
+        ("security.mac_units=-1", "key `security.mac_units`: must be between 1 and 256, got -1"),
+        ("security.mac_units=1099511627776", "key `security.mac_units`: must be between 1 and 256, got 1099511627776"),
+        ("persistence.wpq_entries=-1", "key `persistence.wpq_entries`: must be between 1 and 65536, got -1"),
+        ("memory.capacity_bytes=-4096", "key `memory.capacity_bytes`: must be between 0 and 18446744073709551615 (a u64), got -4096"),
+    ] {
+        let (code, _, err) = spmsim(&["run", "--scheme", "cobcm", "--workload", "btree", "--set", set, "--out", out.to_str().unwrap()]);
+        assert_eq!(code, 2, "{set}: {err}");
+        assert!(err.contains(says) && !err.contains("expected u"), "{set}: {err}");
+    }
+    assert!(!Path::new(&out).exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
