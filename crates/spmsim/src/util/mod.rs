@@ -1,8 +1,10 @@
 //! Small pieces that know nothing of secure memory: a seedable generator,
-//! the set-associative cache structure, writing results whole, and the
-//! text printer of a stats tree.
+//! the set-associative cache structure, writing results whole (and what a
+//! process ended by a signal removes of an unfinished one), and the text
+//! printer of a stats tree.
 
 pub mod output;
 pub mod rng;
 pub mod set_assoc;
 pub mod stats_text;
+pub mod unfinished;
