@@ -70,6 +70,13 @@ pub struct CompareArgs {
     /// explore` does once before its shards, which share the cache).
     #[arg(long)]
     pub record_only: bool,
+    /// With --explore: print what shapes the exploration's result
+    /// (spmsim's version, the counts, workloads and axes, a digest of each
+    /// file of the presets folder it reads) as JSON, and run nothing: what
+    /// `spmsim explore` checks a finished shard against before it counts
+    /// it as done.
+    #[arg(long, requires = "explore")]
+    pub provenance: bool,
     /// List the presets compare takes and those it leaves out, with why; run nothing.
     #[arg(long)]
     pub list: bool,
@@ -125,6 +132,11 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
     }
     // Every count and name checked before the programs are recorded (minutes).
     compare::selected(&opts).map_err(|e| anyhow!(e))?;
+    if a.provenance {
+        let p = compare::provenance::Provenance::of(&opts).map_err(|e| anyhow!(e))?;
+        println!("{}", serde_json::to_string_pretty(&p)?);
+        return Ok(ExitCode::SUCCESS);
+    }
     let programs = opts.programs();
     if !programs.is_empty() {
         super::reproduce::recorded_named(&programs, compare::PROGRAM_WARMUP + opts.instructions(), "compare's programs")?;

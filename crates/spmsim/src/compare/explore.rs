@@ -27,6 +27,7 @@
 //! digest of its machine, so that explorations run in shards (one per
 //! preset, `spmsim explore`) merge into one (`merge`).
 
+use super::provenance::{digest, Provenance};
 use super::{attack_counts, crash_verdict, machine, timing_run, AttackCounts, CrashVerdict, Options, RunRecord, CRASH_OPS, MAX_OPS};
 use crate::config::{PersistPoint, PersistencyModel, SimConfig, TreeConfig};
 use crate::reproduce::geomean;
@@ -159,6 +160,10 @@ pub struct Exploration {
     /// compare prices it.
     pub front_recovery_1tib: BTreeMap<String, FrontRecovery>,
     pub runs: Vec<RunRecord>,
+    /// Everything that shaped the result besides the presets' names (an
+    /// exploration written before it was recorded has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
 }
 
 impl Exploration {
@@ -324,10 +329,8 @@ pub fn machine_of(c: &Composition) -> Result<SimConfig, String> {
 
 /// A digest of `c`'s machine, whatever its name and description say.
 fn machine_digest(c: &SimConfig) -> String {
-    use sha2::Digest as _;
     let unnamed = SimConfig { name: String::new(), description: String::new(), ..c.clone() };
-    let text = toml::to_string(&unnamed).expect("a config serializes");
-    sha2::Sha256::digest(text.as_bytes()).iter().take(12).map(|b| format!("{b:02x}")).collect()
+    digest(toml::to_string(&unnamed).expect("a config serializes").as_bytes())
 }
 
 /// A scheme the exploration puts under every model and tree: a preset, or
@@ -385,6 +388,7 @@ fn battery_front(compositions: &[Composition]) -> Vec<String> {
 /// Explore every composition of the schemes `opts` selects.
 pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String> {
     let ecfg = crate::battery::EnergyConfig::load(&crate::battery::default_energy_path()).map_err(|e| e.to_string())?;
+    let provenance = Provenance::of(opts)?;
     let chosen: Vec<SimConfig> = super::selected(opts)?.into_iter().filter_map(|(_, c)| c).collect();
     let workloads = opts.workload_names();
     let (n, seed) = (opts.instructions(), opts.seed);
@@ -587,6 +591,7 @@ pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String
         front_recovery_1tib,
         compositions,
         runs,
+        provenance: Some(provenance),
     })
 }
 
@@ -628,15 +633,19 @@ pub fn merge(dirs: &[std::path::PathBuf]) -> Result<Exploration, String> {
         shards.push((path, e));
     }
     let Some((first_path, first)) = shards.first() else { return Err("no shard to merge".into()) };
-    let key = |e: &Exploration| {
-        (e.instructions, e.seed, e.crash_points, e.crash_ops, e.recovery_ops, e.workloads.clone(), e.fronts.clone(), e.adr_batteries)
-    };
-    if let Some((p, _)) = shards.iter().find(|(_, e)| key(e) != key(first)) {
-        return Err(format!(
-            "{} was explored with other settings than {} (instructions, seed, crash points, workloads or fronts differ)",
-            p.display(),
-            first_path.display()
-        ));
+    for (p, e) in &shards {
+        let (Some(a), Some(b)) = (&first.provenance, &e.provenance) else {
+            let old = if first.provenance.is_none() { first_path } else { p };
+            return Err(format!(
+                "{} records no provenance (what its result was computed with: it was written by an earlier spmsim), so it cannot be merged with confidence; explore it again",
+                old.display()
+            ));
+        };
+        let d = a.differences(b);
+        if !d.is_empty() {
+            let said: Vec<String> = d.iter().map(|(what, x, y)| format!("{what}: {x} in the first, {y} here")).collect();
+            return Err(format!("{} was explored with other settings than {}: {}", p.display(), first_path.display(), said.join("; ")));
+        }
     }
     let mut out = Exploration { compositions: Vec::new(), runs: Vec::new(), pareto_battery: Vec::new(), ..first.clone() };
     out.front_recovery_1tib.clear();
@@ -817,6 +826,21 @@ mod tests {
 
     /// An exploration of one safe composition, as a shard writes it.
     fn explored(ops: u64) -> Exploration {
+        let opts = Options {
+            quick: true,
+            instructions: Some(1000),
+            seed: 1,
+            only: vec!["sp".into()],
+            workloads: vec!["btree".into()],
+            ops: Some(ops),
+            recovery: true,
+            attacks: true,
+            paper_machine: false,
+            models: Vec::new(),
+            crash: true,
+            fronts: Some(Vec::new()),
+            adr_batteries: false,
+        };
         let crash =
             CrashVerdict { guarantee: "strict".into(), crash_points: 64, violations: 0, violating_crash_points: 0, first_violation: None };
         let outcome = Outcome::Safe {
@@ -855,6 +879,7 @@ mod tests {
             pareto_battery: vec!["sp+strict+bmt".into()],
             front_recovery_1tib: BTreeMap::new(),
             runs: Vec::new(),
+            provenance: Some(Provenance::of(&opts).unwrap()),
         }
     }
 
@@ -872,6 +897,40 @@ mod tests {
         let mut x = explored(100);
         x.front_recovery_1tib.insert("sp+strict+bmt".into(), FrontRecovery { seconds: Some(f64::NAN), error: None });
         assert!(x.check().unwrap_err().contains("front_recovery_1tib.sp+strict+bmt.seconds"));
+    }
+
+    #[test]
+    fn a_provenance_names_what_differs_and_merge_refuses_to_mix_them() {
+        let (a, b) = (explored(100), explored(50));
+        let d = a.provenance.as_ref().unwrap().differences(b.provenance.as_ref().unwrap());
+        assert_eq!(d, [("--ops".to_string(), "100".to_string(), "50".to_string())]);
+        let mut edited = b.provenance.clone().unwrap();
+        edited.inputs.insert("sp.toml".into(), "0123".into());
+        edited.inputs.remove("wt.toml");
+        let d = a.provenance.as_ref().unwrap().differences(&edited);
+        let files: Vec<&str> = d.iter().map(|(w, _, _)| w.as_str()).collect();
+        assert_eq!(files, ["--ops", "the presets folder's sp.toml", "the presets folder's wt.toml"], "{d:?}");
+        assert_eq!(d[2].2, "absent");
+        // Two shards of other operations do not merge; nor does one that
+        // records no provenance.
+        let dir = std::env::temp_dir().join(format!("spmsim-merge-provenance-{}", std::process::id()));
+        let shard = |name: &str, e: &Exploration| {
+            let d = dir.join(name);
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("explore.json"), serde_json::to_string(e).unwrap()).unwrap();
+            d
+        };
+        let (x, y) = (shard("x", &a), shard("y", &b));
+        let e = merge(&[x.clone(), y.clone()]).unwrap_err();
+        assert!(e.contains("y/explore.json was explored with other settings") && e.contains("--ops: 100 in the first, 50 here"), "{e}");
+        assert!(merge(&[x.clone(), shard("z", &explored(100))]).is_ok());
+        let old = shard("old", &Exploration { provenance: None, ..a.clone() });
+        let e = merge(&[x, old]).unwrap_err();
+        assert!(e.contains("old/explore.json records no provenance"), "{e}");
+        let hand = shard("hand", &explored(1_000_000_000_000_000));
+        let e = merge(&[hand]).unwrap_err();
+        assert!(e.contains("hand/explore.json: `recovery_ops`"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub mod explore;
 pub mod machine;
 pub mod plan;
 pub mod plan_explored;
+pub mod provenance;
 pub mod report;
 
 use crate::config::{list_presets, load_preset, CoreModel, CryptoMode, PersistencyModel, SimConfig};
