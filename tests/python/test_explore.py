@@ -169,7 +169,7 @@ def test_counts_out_of_range_are_refused_naming_the_flag(tmp_path, capsys):
             main(["--out", str(tmp_path / "x"), "--schemes", "wt", *args])
         assert exit_.value.code == 2 and says in capsys.readouterr().err, args
     # Beyond spmsim's bound: refused by spmsim before any shard runs.
-    assert main(["--out", str(tmp_path / "y"), "--schemes", "wt", "--ops", "2000000", "--no-progress"]) == 2
+    assert main(["--out", str(tmp_path / "y"), "--schemes", "wt", "--ops", "200000", "--no-progress"]) == 2
     err = capsys.readouterr().err
-    assert "--ops" in err and "from 1 to 1000000" in err, err
+    assert "--ops" in err and "from 1 to 100000" in err, err
     assert not (tmp_path / "y" / "points").exists()

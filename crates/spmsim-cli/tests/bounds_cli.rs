@@ -105,9 +105,9 @@ fn compare_refuses_zero_operations_and_flags_it_would_ignore() {
     let out = dir.join("out");
     let o = out.to_str().unwrap();
     let cases: [(&[&str], &str); 8] = [
-        (&["--ops", "0"], "invalid value '0' for '--ops <OPS>': 0 is out of range: give a whole number from 1 to 1000000"),
+        (&["--ops", "0"], "invalid value '0' for '--ops <OPS>': 0 is out of range: give a whole number from 1 to 100000"),
         (&["--ops=-5"], "-5 is negative"),
-        (&["--ops", "1000000000000000"], "give a whole number from 1 to 1000000"),
+        (&["--ops", "1000000000000000"], "give a whole number from 1 to 100000"),
         (&["--instructions", "0"], "for '--instructions <INSTRUCTIONS>'"),
         (&["--batteries", "adr"], "--batteries is an axis of the exploration and needs --explore"),
         (&["--fronts", "persist-buffer:cobcm"], "--fronts is an axis of the exploration and needs --explore"),

@@ -26,7 +26,7 @@ pub struct CompareArgs {
     #[arg(long, value_delimiter = ',')]
     pub workloads: Vec<String>,
     /// Operations before each recovery and attack run (default 2000 with
-    /// --quick, else 20000; at most 1000000).
+    /// --quick, else 20000; at most 100000).
     #[arg(long, value_parser = crate::numbers::whole(1, compare::MAX_OPS), allow_negative_numbers = true)]
     pub ops: Option<u64>,
     /// Leave out the counted recoveries at 16 GiB and 1 TiB.
