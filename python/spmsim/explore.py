@@ -10,7 +10,15 @@
 
 A shard's point file (OUT/points/<id>.json) is written when its shard
 ends, so a killed exploration, run again, skips every finished shard and
-runs the rest; nothing finished is lost. The programs the workloads need
+runs the rest; nothing finished is lost. A shard counts as finished only
+when its explore.json was computed with everything this run would compute
+it with: its provenance (spmsim's version, the instructions, seed,
+operations, workloads, front ends, batteries, models and trees, and a
+digest of each file of the presets folder), which `spmsim compare
+--explore --provenance` gives and the point's id includes. A shard
+computed with anything else (another --ops, an edited preset, another
+spmsim) is computed again, saying which parameter differs; its old
+explore.json stays until the new one replaces it whole. The programs the workloads need
 are recorded once before the shards start (they share the trace cache). Each shard times its own
 insecure baselines (a few runs per front end and model), which the merge
 keeps once. `OUT/timing.json` records the wall time of each run of the
@@ -21,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import hashlib
 import json
 import os
 import subprocess
@@ -30,8 +39,14 @@ from typing import Any
 
 from .sweep import expand, read_point, sweep, write_json_atomic
 
-#: The point parameters of a shard: `task` keeps its id apart from a run's.
-SHARD_KEYS = ("task", "scheme", "quick", "workloads", "instructions", "fronts", "batteries", "ops", "shards_dir")
+#: The point parameters of a shard: `task` keeps its id apart from a run's,
+#: `provenance` is a digest of what shapes the result besides the flags.
+SHARD_KEYS = ("task", "scheme", "quick", "workloads", "instructions", "fronts", "batteries", "ops", "shards_dir",
+              "provenance")
+#: How a field of a shard's provenance is named to the user: its flag.
+PROVENANCE_NAMES = {"spmsim": "spmsim", "instructions": "--instructions", "seed": "--seed", "ops": "--ops",
+                    "workloads": "--workloads", "fronts": "--fronts", "adr_batteries": "--batteries",
+                    "models": "the models", "trees": "the trees", "crash_points": "crash points"}
 #: What each shard must name: its preset.
 SHARD_REQUIRED = ("scheme",)
 
@@ -73,6 +88,65 @@ def shard_args(params: dict) -> list[str]:
         if params.get(key) not in (None, ""):
             args += [f"--{key}", str(params[key])]
     return args
+
+
+def provenance(args: list[str]) -> dict:
+    """What shapes a shard's result with the `compare --explore` arguments
+    `args` (its --schemes left out): `spmsim compare --explore
+    --provenance`. Raises with spmsim's message when it refuses them (a
+    count out of range, an unknown workload)."""
+    r = _spmsim([*args, "--provenance"], capture_output=True)
+    if r.returncode != 0:
+        raise RuntimeError((r.stderr or r.stdout).strip().removeprefix("error: "))
+    return json.loads(r.stdout)
+
+
+def _digest(obj: Any) -> str:
+    canon = json.dumps(obj, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canon.encode("utf-8")).hexdigest()[:16]
+
+
+def _shown(key: str, value: Any) -> str:
+    if key == "adr_batteries":
+        return "front,adr" if value else "front"
+    if isinstance(value, list):
+        return ",".join(map(str, value)) or "(none)"
+    return str(value)
+
+
+def provenance_differences(was: dict, now: dict) -> list[str]:
+    """Each field of provenance `was` that differs from `now`, as `--ops
+    50, this run asks 100` (a file of the presets folder: its digests)."""
+    out = []
+    for key, name in PROVENANCE_NAMES.items():
+        if was.get(key) != now.get(key):
+            out.append(f"{name} {_shown(key, was.get(key))}, this run asks {_shown(key, now.get(key))}")
+    old, new = was.get("inputs") or {}, now.get("inputs") or {}
+    for f in sorted(set(old) | set(new)):
+        if old.get(f) != new.get(f):
+            out.append(f"the presets folder's {f} " + (f"of digest {old[f]}" if f in old else "absent") +
+                       ", this run's " + (f"of digest {new[f]}" if f in new else "absent"))
+    return out
+
+
+def shard_stale(params: dict, expected: dict, done: bool) -> str | None:
+    """Why the shard folder of `params` holds a result computed with another
+    provenance than `expected` (or, for a finished point, no readable
+    result); None when it holds this run's result, or nothing yet."""
+    path = os.path.join(params["shards_dir"], params["scheme"], "explore.json")
+    name = f"shard {params['scheme']}"
+    if not done and not os.path.exists(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            e = json.load(f)
+    except (OSError, ValueError) as err:
+        return f"{name}: its {path} cannot be read ({err})"
+    was = e.get("provenance") if isinstance(e, dict) else None
+    if not isinstance(was, dict):
+        return f"{name} was computed by an spmsim that recorded no provenance (what its result was computed with)"
+    diffs = provenance_differences(was, expected)
+    return f"{name} was computed with {'; '.join(diffs)}" if diffs else None
 
 
 def run_shard(params: dict) -> dict:
@@ -125,10 +199,16 @@ def explore(out_dir: str, schemes: list[str] | None = None, *, quick: bool = Fal
         if value is not None:
             grid[key] = value
     t0 = time.time()
-    # The shards share the trace cache: record the programs once, first.
     first = shard_args(expand(grid, SHARD_REQUIRED)[0]["params"])
     i = first.index("--schemes")
-    r = _spmsim([*first[:i], *first[i + 2:], "--record-only"], capture_output=True)
+    common = [*first[:i], *first[i + 2:]]
+    # What shapes every shard's result, from spmsim itself (which refuses a
+    # bad count here, before any shard): in each point's id, and checked
+    # against each finished shard's explore.json.
+    expected = provenance(common)
+    grid["provenance"] = _digest(expected)
+    # The shards share the trace cache: record the programs once, first.
+    r = _spmsim([*common, "--record-only"], capture_output=True)
     if r.returncode != 0:
         raise RuntimeError(f"recording the programs failed: {(r.stderr or r.stdout).strip()[-2000:]}")
     client = cluster = None
@@ -136,13 +216,14 @@ def explore(out_dir: str, schemes: list[str] | None = None, *, quick: bool = Fal
         client, cluster, executor = dask_executor(dask_workers)
     try:
         s = sweep(grid, out_dir, executor=executor, workers=workers, progress=progress, runner=run_shard,
-                  required=SHARD_REQUIRED)
+                  required=SHARD_REQUIRED, is_current=lambda p, done: shard_stale(p["params"], expected, done))
     finally:
         if client is not None:
             client.close()
             cluster.close()
     swept = time.time() - t0
     summary: dict[str, Any] = {"shards": s.points, "skipped": s.skipped, "ran": s.ran, "failed": s.failed,
+                               "recomputed": [r["why"] for r in s.recomputed],
                                "executor": f"dask:{dask_workers}" if dask_workers else
                                ("custom" if executor is not None else f"pool:{workers or 'cores'}"),
                                "sweep_seconds": round(swept, 3)}
@@ -177,6 +258,18 @@ def _record_timing(out_dir: str, summary: dict) -> None:
     write_json_atomic(path, runs)
 
 
+def _at_least_one(text: str) -> int:
+    """A count flag's value: a whole number at least 1 (argparse names the
+    flag and exits with 2 otherwise)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{text}` is not a whole number") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n} is not at least 1")
+    return n
+
+
 def main(args: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="spmsim explore", description="The exploration of compositions (compare "
                                  "--explore) as a sweep: one shard per preset on a process pool or a local Dask "
@@ -185,21 +278,18 @@ def main(args: list[str] | None = None) -> int:
     ap.add_argument("--schemes", metavar="P,Q", help="presets (default: those compare takes)")
     ap.add_argument("--quick", action="store_true", help="compare --quick's workloads, instructions and fronts")
     ap.add_argument("--workloads", metavar="W,V")
-    ap.add_argument("--instructions", type=int)
+    ap.add_argument("--instructions", type=_at_least_one, metavar="N")
     ap.add_argument("--fronts", metavar="F,G")
     ap.add_argument("--batteries", metavar="front,adr", help="also each buffer or cache front end with the WPQ "
                     "alone on battery (adr)")
-    ap.add_argument("--ops", type=int, metavar="N", help="operations before each recovery and attack run "
+    ap.add_argument("--ops", type=_at_least_one, metavar="N", help="operations before each recovery and attack run "
                     "(compare --ops)")
     ex = ap.add_mutually_exclusive_group()
-    ex.add_argument("--workers", type=int, metavar="N", help="local process pool of N workers (default: the cores)")
-    ex.add_argument("--dask", type=int, metavar="N", help="a local Dask cluster of N workers")
+    ex.add_argument("--workers", type=_at_least_one, metavar="N", help="local process pool of N workers (default: the "
+                    "cores)")
+    ex.add_argument("--dask", type=_at_least_one, metavar="N", help="a local Dask cluster of N workers")
     ap.add_argument("--no-progress", action="store_true")
     a = ap.parse_args(args)
-    for name, n in (("--workers", a.workers), ("--dask", a.dask)):
-        if n is not None and n < 1:
-            print(f"spmsim explore: error: {name} must be at least 1", file=sys.stderr)
-            return 2
     try:
         s = explore(a.out, a.schemes.split(",") if a.schemes else None, quick=a.quick, workloads=a.workloads,
                     instructions=a.instructions, fronts=a.fronts, batteries=a.batteries, ops=a.ops, workers=a.workers, dask_workers=a.dask,
@@ -215,7 +305,8 @@ def main(args: list[str] | None = None) -> int:
               "say why; rerun to retry them", file=sys.stderr)
         return 1
     print(s["merge_output"], end="")
-    print(f"explore: {s['shards']} shards ({s['skipped']} already done, {s['ran']} run) on {s['executor']} in "
+    again = f", {len(s['recomputed'])} of them computed again" if s["recomputed"] else ""
+    print(f"explore: {s['shards']} shards ({s['skipped']} already done, {s['ran']} run{again}) on {s['executor']} in "
           f"{s['wall_seconds']:.0f} s")
     return 0
 

@@ -11,7 +11,9 @@ list). The parameters `scheme`, `workload`, `instructions`,
 `warmup_instructions` and `seed` choose the run, `name` is a free label, and every other key is a configuration key
 path (`persistence.point.entries`) passed as an override.
 
-Rerun policy: a point whose file holds a result is skipped; a point whose
+Rerun policy: a point whose file holds a result is skipped, unless the
+caller's `is_current` says why that result no longer stands (it is then
+run again, saying why); a point whose
 file holds an error is run again (`retry_failed=True`, the default), since
 most failures worth a rerun are transient (a missing trace, a lost worker);
 pass `retry_failed=False` to keep recorded failures.
@@ -353,6 +355,9 @@ class SweepSummary:
     ran: int
     failed: int
     failed_ids: list
+    #: The points whose file held a result that no longer stood, run
+    #: again: {"id": ..., "why": ...}.
+    recomputed: list = dataclasses.field(default_factory=list)
 
     def to_pandas(self):
         from .results import load  # noqa: PLC0415
@@ -391,12 +396,16 @@ def _remove_stale_temps(out_dir: str, before: float) -> None:
 
 def sweep(grid: Mapping[str, Any], out_dir: str, executor: cf.Executor | None = None, progress: bool = True, *,
           workers: int | None = None, retry_failed: bool = True, runner=None,
-          required: tuple[str, ...] = ("scheme", "workload")) -> SweepSummary:
+          required: tuple[str, ...] = ("scheme", "workload"), is_current=None) -> SweepSummary:
     """Run every point of `grid` not yet done in `out_dir`.
 
     `runner(params) -> dict` runs one point in a worker (a picklable
     top-level function; default: a simulation, `spmsim.run`), and
-    `required` names the keys each point must have.
+    `required` names the keys each point must have. `is_current(point,
+    done) -> str | None`, called in the driver for each point (`done`: its
+    file holds a result), returns None when nothing stands against it, or
+    why the result it has (or the one its run would replace) does not
+    stand: written to stderr, and the point is run.
 
     `executor` is any concurrent.futures.Executor (a Dask
     `Client.get_executor()` included); by default a local process pool of
@@ -411,10 +420,16 @@ def sweep(grid: Mapping[str, Any], out_dir: str, executor: cf.Executor | None = 
     started = time.time()
     _write_manifest(out_dir, norm, points)
 
-    todo, skipped, kept_failed = [], 0, []
+    todo, skipped, kept_failed, recomputed = [], 0, [], []
     for p in points:
         rec = read_point(point_path(out_dir, p["id"]))
-        if rec is not None and rec.get("status") == "ok":
+        done = rec is not None and rec.get("status") == "ok"
+        why = is_current(p, done) if is_current is not None else None
+        if why is not None:
+            print(f"{why}: recomputing", file=sys.stderr)
+            recomputed.append({"id": p["id"], "why": why})
+            todo.append(p)
+        elif done:
             skipped += 1
         elif rec is not None and rec.get("status") == "error" and not retry_failed:
             skipped += 1
@@ -484,7 +499,7 @@ def sweep(grid: Mapping[str, Any], out_dir: str, executor: cf.Executor | None = 
         bar.update(done, 0, 0, len(failed_ids), final=True)
     _remove_stale_temps(out_dir, started)
     return SweepSummary(out_dir=out_dir, points=len(points), skipped=skipped, ran=len(todo),
-                        failed=len(failed_ids), failed_ids=failed_ids)
+                        failed=len(failed_ids), failed_ids=failed_ids, recomputed=recomputed)
 
 
 def _record_lost(out_dir: str, p: dict, e: BaseException) -> dict:

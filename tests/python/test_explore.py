@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -100,3 +101,75 @@ def test_a_bad_preset_fails_its_shard_with_the_reason(tmp_path):
     assert s["failed"] == 1
     rec = json.loads(next((tmp_path / "points").glob("*.json")).read_text())
     assert rec["status"] == "error" and "no-such-preset" in rec["error"]
+
+
+#: One preset, its own front end only, few operations: a shard of a few seconds.
+SMALL = {"workloads": "btree", "instructions": 10000, "fronts": "none", "workers": 1, "progress": False}
+
+
+def test_a_shard_computed_with_other_parameters_is_computed_again(tmp_path, monkeypatch, capfd):
+    # A copy of the presets folder, so that one of its files can be edited.
+    from spmsim import _native
+
+    configs = tmp_path / "configs"
+    shutil.copytree(_native.presets_dir(), configs, ignore=shutil.ignore_patterns("suite"))
+    monkeypatch.setenv("SPMSIM_CONFIGS", str(configs))
+    out = tmp_path / "out"
+    s = explore(out, ["wt"], ops=100, **SMALL)
+    assert (s["skipped"], s["ran"], s["recomputed"]) == (0, 1, []), s
+    # --ops 50 is another point; its run replaces the --ops 100 result in
+    # the shard's folder, and says so.
+    s = explore(out, ["wt"], ops=50, **SMALL)
+    assert (s["skipped"], s["ran"]) == (0, 1), s
+    assert s["recomputed"] == ["shard wt was computed with --ops 100, this run asks 50"], s
+    capfd.readouterr()
+    # Back to --ops 100: its point file is there, but the shard's folder
+    # holds the --ops 50 result, so it is computed again, saying why.
+    s = explore(out, ["wt"], ops=100, **SMALL)
+    assert (s["skipped"], s["ran"]) == (0, 1), s
+    assert s["recomputed"] == ["shard wt was computed with --ops 50, this run asks 100"], s
+    assert "shard wt was computed with --ops 50, this run asks 100: recomputing" in capfd.readouterr().err
+    e = json.loads((out / "explore.json").read_text())
+    assert (e["crash_ops"], e["recovery_ops"], e["provenance"]["ops"]) == (100, 100, 100)
+    # A preset edited (a comment added to another one: compare chooses
+    # among all of them): computed again, naming the file.
+    with open(configs / "sp.toml", "a", encoding="utf-8") as f:
+        f.write("# edited\n")
+    s = explore(out, ["wt"], ops=100, **SMALL)
+    assert s["ran"] == 1 and len(s["recomputed"]) == 1, s
+    assert s["recomputed"][0].startswith("shard wt was computed with the presets folder's sp.toml of digest "), s
+    # Nothing differs now: done.
+    s = explore(out, ["wt"], ops=100, **SMALL)
+    assert (s["skipped"], s["ran"], s["recomputed"]) == (1, 0, []), s
+
+
+def test_provenance_differences_name_the_flag_and_the_file():
+    from spmsim.explore import provenance_differences
+
+    was = {"spmsim": "0.1.0", "ops": 50, "fronts": [], "adr_batteries": False, "inputs": {"a.toml": "01", "b.toml": "02"}}
+    now = {"spmsim": "0.1.0", "ops": 100, "fronts": ["cache-hierarchy"], "adr_batteries": True,
+           "inputs": {"a.toml": "01", "c.toml": "03"}}
+    assert provenance_differences(was, now) == [
+        "--ops 50, this run asks 100",
+        "--fronts (none), this run asks cache-hierarchy",
+        "--batteries front, this run asks front,adr",
+        "the presets folder's b.toml of digest 02, this run's absent",
+        "the presets folder's c.toml absent, this run's of digest 03",
+    ]
+    assert provenance_differences(now, now) == []
+
+
+def test_counts_out_of_range_are_refused_naming_the_flag(tmp_path, capsys):
+    from spmsim.explore import main
+
+    for args, says in ((["--ops", "0"], "argument --ops: 0 is not at least 1"),
+                       (["--instructions", "-5"], "argument --instructions: -5 is not at least 1"),
+                       (["--workers", "0"], "argument --workers: 0 is not at least 1")):
+        with pytest.raises(SystemExit) as exit_:
+            main(["--out", str(tmp_path / "x"), "--schemes", "wt", *args])
+        assert exit_.value.code == 2 and says in capsys.readouterr().err, args
+    # Beyond spmsim's bound: refused by spmsim before any shard runs.
+    assert main(["--out", str(tmp_path / "y"), "--schemes", "wt", "--ops", "200000", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "--ops" in err and "from 1 to 100000" in err, err
+    assert not (tmp_path / "y" / "points").exists()

@@ -3,6 +3,8 @@
 //! same commands with the same output.
 
 mod commands;
+mod interrupt;
+mod numbers;
 mod progress;
 mod table;
 
@@ -119,6 +121,8 @@ where
             return e.exit_code();
         }
     };
+    // Ctrl-C ends the command as before, leaving no unfinished result.
+    let _signals = interrupt::install();
     let r = match cli.cmd {
         Cmd::Config { cmd } => commands::config::run(cmd),
         Cmd::CheckCrash(a) => commands::check::run(a),

@@ -311,6 +311,50 @@ fn run_refuses_an_unwritable_output_folder_before_simulating() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `spmsim run --out OUT` interrupted by SIGINT while it simulates: the
+/// exit status is still the signal's, and the folders the run made for its
+/// result are gone, while a folder that was there before stays as it was.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_run_removes_the_folders_it_made_and_only_those() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = scratch("run-interrupted");
+    let interrupted = |out: &std::path::Path| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_spmsim"))
+            .args(["run", "--scheme", "cobcm", "--workload", "btree", "--instructions", "2000000000", "--out", out.to_str().unwrap()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The folder is made before the run simulates (minutes for these
+        // instructions): interrupt it once there, and running.
+        let start = std::time::Instant::now();
+        while !out.is_dir() && start.elapsed() < std::time::Duration::from_secs(60) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        assert!(child.try_wait().unwrap().is_none(), "the run ended before it was interrupted");
+        // SAFETY: a signal to the child this test started.
+        assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+        let o = child.wait_with_output().unwrap();
+        (o.status, String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    // A fresh folder two levels below one that exists: both levels go.
+    let (status, err) = interrupted(&dir.join("fresh").join("run"));
+    assert_eq!(status.signal(), Some(libc::SIGINT), "{err}");
+    assert!(err.contains("spmsim: interrupted; removed the unfinished result's temporaries and the folders made for it"), "{err}");
+    assert_eq!(listing(&dir), Vec::<String>::new(), "the folders the run made are removed");
+    // A folder that existed, with a file of the user's: kept as it was.
+    let mine = dir.join("mine");
+    std::fs::create_dir_all(&mine).unwrap();
+    std::fs::write(mine.join("notes.txt"), b"mine").unwrap();
+    let (status, err) = interrupted(&mine);
+    assert_eq!(status.signal(), Some(libc::SIGINT), "{err}");
+    assert!(!err.contains("removed"), "nothing of this run's was left to remove: {err}");
+    assert_eq!(listing(&mine), ["notes.txt"]);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn a_run_that_cannot_write_all_its_files_leaves_none() {
     let dir = scratch("run-half");

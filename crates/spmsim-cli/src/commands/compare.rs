@@ -14,9 +14,9 @@ pub struct CompareArgs {
     #[arg(long)]
     pub quick: bool,
     /// Instructions per timing run (default 1 M with --quick, else 10 M).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numbers::whole(1, u64::MAX), allow_negative_numbers = true)]
     pub instructions: Option<u64>,
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::numbers::whole(0, u64::MAX), allow_negative_numbers = true)]
     pub seed: u64,
     /// Only these presets, comma-separated (default: every preset that is
     /// a scheme and no control; see --list).
@@ -25,8 +25,9 @@ pub struct CompareArgs {
     /// Only these workloads, comma-separated (btree, suite:gcc#persistent=heap, ...).
     #[arg(long, value_delimiter = ',')]
     pub workloads: Vec<String>,
-    /// Operations before each recovery and attack run (default 2000 with --quick, else 20000).
-    #[arg(long)]
+    /// Operations before each recovery and attack run (default 2000 with
+    /// --quick, else 20000; at most 100000).
+    #[arg(long, value_parser = crate::numbers::whole(1, compare::MAX_OPS), allow_negative_numbers = true)]
     pub ops: Option<u64>,
     /// Leave out the counted recoveries at 16 GiB and 1 TiB.
     #[arg(long)]
@@ -59,7 +60,7 @@ pub struct CompareArgs {
     /// stores (persist buffer, eADR's caches), comma-separated: `front`
     /// (its buffer or caches drain on battery; the default) and `adr` (the
     /// WPQ alone: the compositions the crash oracle must find unsafe).
-    #[arg(long, value_delimiter = ',', default_value = "front")]
+    #[arg(long, value_delimiter = ',')]
     pub batteries: Vec<String>,
     /// Merge the explore.json of each directory (the shards of
     /// `spmsim explore`) into one exploration in --out.
@@ -69,6 +70,13 @@ pub struct CompareArgs {
     /// explore` does once before its shards, which share the cache).
     #[arg(long)]
     pub record_only: bool,
+    /// With --explore: print what shapes the exploration's result
+    /// (spmsim's version, the counts, workloads and axes, a digest of each
+    /// file of the presets folder it reads) as JSON, and run nothing: what
+    /// `spmsim explore` checks a finished shard against before it counts
+    /// it as done.
+    #[arg(long, requires = "explore")]
+    pub provenance: bool,
     /// List the presets compare takes and those it leaves out, with why; run nothing.
     #[arg(long)]
     pub list: bool,
@@ -86,6 +94,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    refuse_ignored(&a)?;
     let models =
         a.models.iter().map(|m| compare::ModelView::parse(m)).collect::<Result<Vec<_>, _>>().map_err(|e| anyhow!("--models: {e}"))?;
     let opts = Options {
@@ -121,11 +130,13 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         let e = compare::explore::merge(&a.merge).map_err(|e| anyhow!(e))?;
         return explore_summary(&e, &a.out, start);
     }
-    if opts.instructions() == 0 {
-        return Err(anyhow!("--instructions must be at least 1"));
-    }
-    // Every name checked before the programs are recorded (minutes).
+    // Every count and name checked before the programs are recorded (minutes).
     compare::selected(&opts).map_err(|e| anyhow!(e))?;
+    if a.provenance {
+        let p = compare::provenance::Provenance::of(&opts).map_err(|e| anyhow!(e))?;
+        println!("{}", serde_json::to_string_pretty(&p)?);
+        return Ok(ExitCode::SUCCESS);
+    }
     let programs = opts.programs();
     if !programs.is_empty() {
         super::reproduce::recorded_named(&programs, compare::PROGRAM_WARMUP + opts.instructions(), "compare's programs")?;
@@ -186,6 +197,34 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         Err(e) => eprintln!("note: no report.html: {e}"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A flag the chosen mode would ignore is refused, naming both: the axes
+/// of an exploration mean nothing to a comparison, and an exploration
+/// crash-checks, attacks and times every composition under each model.
+fn refuse_ignored(a: &CompareArgs) -> Result<()> {
+    for (flag, given) in [("--fronts", !a.fronts.is_empty()), ("--batteries", !a.batteries.is_empty())] {
+        if given && !a.explore {
+            return Err(anyhow!(
+                "{flag} is an axis of the exploration and needs --explore (compare without --explore runs each preset on its own front end and battery)"
+            ));
+        }
+    }
+    let comparison_only = [
+        ("--models", !a.models.is_empty()),
+        ("--no-recovery", a.no_recovery),
+        ("--no-attacks", a.no_attacks),
+        ("--no-crash", a.no_crash),
+        ("--no-paper-machine", a.no_paper_machine),
+    ];
+    for (flag, given) in comparison_only {
+        if given && a.explore {
+            return Err(anyhow!(
+                "{flag} does not apply to --explore (an exploration crash-checks, attacks and times every composition under each of strict, epoch and tep persistency)"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `compare --explore`: the compositions, crash-checked, then timed.

@@ -45,7 +45,9 @@ pub fn run(cmd: ImageCmd) -> Result<ExitCode> {
     match cmd {
         ImageCmd::Save { sim, out, shutdown } => {
             let (cfg, _, events) = sim.load()?;
-            spmsim::util::output::check_writable(&out)?;
+            // The folder is made (and checked writable) before the run, and
+            // removed again if the run fails or is interrupted.
+            let folder = spmsim::util::output::ResultFiles::new(&out)?;
             let mut sys = System::new(&cfg, sim.seed);
             for (i, e) in events.iter().enumerate() {
                 sys.apply(e).map_err(|err| anyhow!("event {}: {err}", i + 1))?;
@@ -57,6 +59,7 @@ pub fn run(cmd: ImageCmd) -> Result<ExitCode> {
                 }
             }
             image::save(&out, &cfg, &sys.mc)?;
+            folder.commit()?;
             println!("saved {} NVM blocks and the chip state to {}", sys.mc.st.nvm.image.len(), out.display());
             Ok(ExitCode::SUCCESS)
         }

@@ -24,30 +24,30 @@ pub struct PlanArgs {
     #[arg(long, value_delimiter = ',')]
     pub schemes: Vec<String>,
     /// Instructions per timing run of the compare run (default 1 M).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numbers::whole(1, u64::MAX), allow_negative_numbers = true)]
     pub instructions: Option<u64>,
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::numbers::whole(0, u64::MAX), allow_negative_numbers = true)]
     pub seed: u64,
     /// At most this battery volume, mm3 of SuperCap.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numbers::finite_non_negative, allow_hyphen_values = true)]
     pub battery_mm3: Option<f64>,
     /// At most this battery energy, microjoules.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numbers::finite_non_negative, allow_hyphen_values = true)]
     pub battery_uj: Option<f64>,
     /// No battery beyond ADR: the battery drains the WPQ alone.
     #[arg(long)]
     pub adr_only: bool,
     /// At most this recovery time, seconds, at --recovery-at.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numbers::finite_non_negative, allow_hyphen_values = true)]
     pub recovery_s: Option<f64>,
     /// The memory size the recovery bound is at: 16GiB or 1TiB.
     #[arg(long, default_value = "1TiB")]
     pub recovery_at: String,
     /// At most this many bytes of on-chip non-volatile state.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numbers::whole(0, u64::MAX), allow_negative_numbers = true)]
     pub onchip_nv_bytes: Option<u64>,
     /// At most this many NVM writes per kilo-instruction (endurance).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numbers::finite_non_negative, allow_hyphen_values = true)]
     pub writes_pki: Option<f64>,
     #[arg(long, default_value = "results/plan")]
     pub out: PathBuf,
@@ -63,6 +63,8 @@ pub fn run(a: PlanArgs) -> Result<ExitCode> {
         writes_pki: a.writes_pki,
         adr_only: a.adr_only,
     };
+    // Before minutes of compare runs or recoveries, not after.
+    plan::check(&c).map_err(|e| anyhow!("plan: {e}"))?;
     if let Some(dir) = &a.explore {
         return run_explored(&a, &c, dir);
     }
@@ -107,7 +109,7 @@ pub fn run(a: PlanArgs) -> Result<ExitCode> {
             (serde_json::to_value(&cmp)?, format!("a compare run of {} workloads (`{}`)", cmp.workloads.len(), dir.display()))
         }
     };
-    let p = plan::plan(&doc, &c).map_err(|e| anyhow!("plan: {e}"))?;
+    let p = plan::plan(&doc, &c).map_err(|e| anyhow!("plan: {source}: {e}"))?;
     let md = plan::markdown(&p, &source);
     let page = plan::page_doc(&doc, &p);
     write(&a.out, &md, serde_json::to_value(&p)?, &page)
@@ -119,6 +121,7 @@ fn run_explored(a: &PlanArgs, c: &plan::Constraints, dir: &std::path::Path) -> R
     let text = std::fs::read_to_string(&path).with_context(|| format!("plan --explore: {}", path.display()))?;
     let e: compare::explore::Exploration =
         serde_json::from_str(&text).map_err(|e| anyhow!("plan --explore: {}: not an exploration: {e}", path.display()))?;
+    e.check().map_err(|e| anyhow!("plan --explore: {}: {e}", path.display()))?;
     let bar = crate::progress::Progress::new("plan: recoveries", "recoveries", 0);
     let done = std::sync::atomic::AtomicU64::new(0);
     let x = compare::plan_explored::plan(&e, c, &|d, total, what| {

@@ -86,7 +86,8 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     // can be written before minutes of simulation, not after.
     let out = a.out.clone().unwrap_or_else(|| default_out(&resolved.config.name, &a.workload, a.seed, &a.overrides));
     let mut files = ResultFiles::new(&out)?;
-    // Ctrl-C ends the process here, so the stop flag is never set.
+    // Ctrl-C ends the process here (removing the folder made for the
+    // result: `interrupt`), so the stop flag is never set.
     let run = resolved.run(&AtomicBool::new(false)).map_err(|e: ApiError| anyhow!(e))?;
     files.add("stats.json", run.stats_json().as_bytes())?;
     files.add("config.toml", run.config.to_toml().as_bytes())?;

@@ -27,7 +27,8 @@
 //! digest of its machine, so that explorations run in shards (one per
 //! preset, `spmsim explore`) merge into one (`merge`).
 
-use super::{attack_counts, crash_verdict, machine, timing_run, AttackCounts, CrashVerdict, Options, RunRecord, CRASH_OPS};
+use super::provenance::{digest, Provenance};
+use super::{attack_counts, crash_verdict, machine, timing_run, AttackCounts, CrashVerdict, Options, RunRecord, CRASH_OPS, MAX_OPS};
 use crate::config::{PersistPoint, PersistencyModel, SimConfig, TreeConfig};
 use crate::reproduce::geomean;
 use crate::reproduce::grid::{self, Progress};
@@ -159,11 +160,54 @@ pub struct Exploration {
     /// compare prices it.
     pub front_recovery_1tib: BTreeMap<String, FrontRecovery>,
     pub runs: Vec<RunRecord>,
+    /// Everything that shaped the result besides the presets' names (an
+    /// exploration written before it was recorded has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
 }
 
 impl Exploration {
     pub fn count(&self, f: impl Fn(&Outcome) -> bool) -> usize {
         self.compositions.iter().filter(|c| f(&c.outcome)).count()
+    }
+
+    /// The numbers a plan or a merge reads, each in its range: a
+    /// hand-edited file with a negative slowdown would otherwise rank
+    /// first, and a `recovery_ops` beyond [`MAX_OPS`] would run a recovery
+    /// for ever. The error names the field.
+    pub fn check(&self) -> Result<(), String> {
+        use super::plan::{is_quantity, is_slowdown};
+        if !(1..=MAX_OPS).contains(&self.recovery_ops) {
+            return Err(format!(
+                "`recovery_ops` is {}, not between 1 and {MAX_OPS} (the operations a recovery runs at most, compare --ops)",
+                self.recovery_ops
+            ));
+        }
+        let bad = |at: String, v: f64, what: &str| Err(format!("{at} is {v}, not {what}"));
+        let slowdown = "a slowdown (a finite number above 0)";
+        let quantity = "a measured quantity (a finite number at least 0)";
+        for (i, c) in self.compositions.iter().enumerate() {
+            let at = |key: &str| format!("`compositions[{i}].outcome.{key}` (`{}`)", c.name);
+            let Outcome::Safe { slowdown_gmean, slowdown: per, battery_supercap_mm3, .. } = &c.outcome else { continue };
+            if let Some(v) = slowdown_gmean.filter(|v| !is_slowdown(*v)) {
+                return bad(at("slowdown_gmean"), v, slowdown);
+            }
+            if let Some((w, v)) = per.iter().find(|(_, v)| !is_slowdown(**v)) {
+                return bad(at(&format!("slowdown.{w}")), *v, slowdown);
+            }
+            if !is_quantity(*battery_supercap_mm3) {
+                return bad(at("battery_supercap_mm3"), *battery_supercap_mm3, quantity);
+            }
+        }
+        for (name, r) in &self.front_recovery_1tib {
+            if let Some(v) = r.seconds.filter(|v| !is_quantity(*v)) {
+                return bad(format!("`front_recovery_1tib.{name}.seconds`"), v, quantity);
+            }
+        }
+        if let Some((i, r)) = self.runs.iter().enumerate().find(|(_, r)| r.instructions == 0) {
+            return Err(format!("`runs[{i}].instructions` ({} on {}) is 0: a run counts at least one instruction", r.config, r.workload));
+        }
+        Ok(())
     }
 }
 
@@ -285,10 +329,8 @@ pub fn machine_of(c: &Composition) -> Result<SimConfig, String> {
 
 /// A digest of `c`'s machine, whatever its name and description say.
 fn machine_digest(c: &SimConfig) -> String {
-    use sha2::Digest as _;
     let unnamed = SimConfig { name: String::new(), description: String::new(), ..c.clone() };
-    let text = toml::to_string(&unnamed).expect("a config serializes");
-    sha2::Sha256::digest(text.as_bytes()).iter().take(12).map(|b| format!("{b:02x}")).collect()
+    digest(toml::to_string(&unnamed).expect("a config serializes").as_bytes())
 }
 
 /// A scheme the exploration puts under every model and tree: a preset, or
@@ -346,6 +388,7 @@ fn battery_front(compositions: &[Composition]) -> Vec<String> {
 /// Explore every composition of the schemes `opts` selects.
 pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String> {
     let ecfg = crate::battery::EnergyConfig::load(&crate::battery::default_energy_path()).map_err(|e| e.to_string())?;
+    let provenance = Provenance::of(opts)?;
     let chosen: Vec<SimConfig> = super::selected(opts)?.into_iter().filter_map(|(_, c)| c).collect();
     let workloads = opts.workload_names();
     let (n, seed) = (opts.instructions(), opts.seed);
@@ -548,6 +591,7 @@ pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String
         front_recovery_1tib,
         compositions,
         runs,
+        provenance: Some(provenance),
     })
 }
 
@@ -585,18 +629,23 @@ pub fn merge(dirs: &[std::path::PathBuf]) -> Result<Exploration, String> {
         let path = d.join("explore.json");
         let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let e: Exploration = serde_json::from_str(&text).map_err(|e| format!("{}: not an exploration: {e}", path.display()))?;
+        e.check().map_err(|m| format!("{}: {m}", path.display()))?;
         shards.push((path, e));
     }
     let Some((first_path, first)) = shards.first() else { return Err("no shard to merge".into()) };
-    let key = |e: &Exploration| {
-        (e.instructions, e.seed, e.crash_points, e.crash_ops, e.recovery_ops, e.workloads.clone(), e.fronts.clone(), e.adr_batteries)
-    };
-    if let Some((p, _)) = shards.iter().find(|(_, e)| key(e) != key(first)) {
-        return Err(format!(
-            "{} was explored with other settings than {} (instructions, seed, crash points, workloads or fronts differ)",
-            p.display(),
-            first_path.display()
-        ));
+    for (p, e) in &shards {
+        let (Some(a), Some(b)) = (&first.provenance, &e.provenance) else {
+            let old = if first.provenance.is_none() { first_path } else { p };
+            return Err(format!(
+                "{} records no provenance (what its result was computed with: it was written by an earlier spmsim), so it cannot be merged with confidence; explore it again",
+                old.display()
+            ));
+        };
+        let d = a.differences(b);
+        if !d.is_empty() {
+            let said: Vec<String> = d.iter().map(|(what, x, y)| format!("{what}: {x} in the first, {y} here")).collect();
+            return Err(format!("{} was explored with other settings than {}: {}", p.display(), first_path.display(), said.join("; ")));
+        }
     }
     let mut out = Exploration { compositions: Vec::new(), runs: Vec::new(), pareto_battery: Vec::new(), ..first.clone() };
     out.front_recovery_1tib.clear();
@@ -773,6 +822,115 @@ mod tests {
         comp.adr_battery = false;
         let e = machine_of(&comp).unwrap_err();
         assert!(e.contains("cobcm+star@adr+epoch+sit") && e.contains("explore again"), "{e}");
+    }
+
+    /// An exploration of one safe composition, as a shard writes it.
+    fn explored(ops: u64) -> Exploration {
+        let opts = Options {
+            quick: true,
+            instructions: Some(1000),
+            seed: 1,
+            only: vec!["sp".into()],
+            workloads: vec!["btree".into()],
+            ops: Some(ops),
+            recovery: true,
+            attacks: true,
+            paper_machine: false,
+            models: Vec::new(),
+            crash: true,
+            fronts: Some(Vec::new()),
+            adr_batteries: false,
+        };
+        let crash =
+            CrashVerdict { guarantee: "strict".into(), crash_points: 64, violations: 0, violating_crash_points: 0, first_violation: None };
+        let outcome = Outcome::Safe {
+            crash,
+            attacks: None,
+            slowdown_gmean: Some(1.5),
+            slowdown: BTreeMap::from([("btree".to_string(), 1.5)]),
+            battery_supercap_mm3: 0.06,
+            notes: Vec::new(),
+        };
+        Exploration {
+            kind: "explore".into(),
+            instructions: 1000,
+            seed: 1,
+            crash_points: 64,
+            crash_ops: ops.min(CRASH_OPS),
+            recovery_ops: ops,
+            workloads: vec!["btree".into()],
+            fronts: Vec::new(),
+            adr_batteries: false,
+            compositions: vec![Composition {
+                name: "sp+strict+bmt".into(),
+                preset: "sp".into(),
+                scheme: "sp".into(),
+                paper: "SecPB".into(),
+                front: "memory-controller".into(),
+                model: "strict".into(),
+                tree: "bmt".into(),
+                papers_own: true,
+                refronted: false,
+                adr_battery: false,
+                secure: true,
+                machine: String::new(),
+                outcome,
+            }],
+            pareto_battery: vec!["sp+strict+bmt".into()],
+            front_recovery_1tib: BTreeMap::new(),
+            runs: Vec::new(),
+            provenance: Some(Provenance::of(&opts).unwrap()),
+        }
+    }
+
+    #[test]
+    fn an_exploration_out_of_range_is_refused_naming_its_field() {
+        assert!(explored(100).check().is_ok());
+        let e = explored(1_000_000_000_000_000).check().unwrap_err();
+        assert!(e.contains("`recovery_ops` is 1000000000000000") && e.contains("at most"), "{e}");
+        let mut x = explored(100);
+        if let Outcome::Safe { slowdown_gmean, .. } = &mut x.compositions[0].outcome {
+            *slowdown_gmean = Some(-3.0);
+        }
+        let e = x.check().unwrap_err();
+        assert!(e.contains("`compositions[0].outcome.slowdown_gmean` (`sp+strict+bmt`) is -3"), "{e}");
+        let mut x = explored(100);
+        x.front_recovery_1tib.insert("sp+strict+bmt".into(), FrontRecovery { seconds: Some(f64::NAN), error: None });
+        assert!(x.check().unwrap_err().contains("front_recovery_1tib.sp+strict+bmt.seconds"));
+    }
+
+    #[test]
+    fn a_provenance_names_what_differs_and_merge_refuses_to_mix_them() {
+        let (a, b) = (explored(100), explored(50));
+        let d = a.provenance.as_ref().unwrap().differences(b.provenance.as_ref().unwrap());
+        assert_eq!(d, [("--ops".to_string(), "100".to_string(), "50".to_string())]);
+        let mut edited = b.provenance.clone().unwrap();
+        edited.inputs.insert("sp.toml".into(), "0123".into());
+        edited.inputs.remove("wt.toml");
+        let d = a.provenance.as_ref().unwrap().differences(&edited);
+        let files: Vec<&str> = d.iter().map(|(w, _, _)| w.as_str()).collect();
+        assert_eq!(files, ["--ops", "the presets folder's sp.toml", "the presets folder's wt.toml"], "{d:?}");
+        assert_eq!(d[2].2, "absent");
+        // Two shards of other operations do not merge; nor does one that
+        // records no provenance.
+        let dir = std::env::temp_dir().join(format!("spmsim-merge-provenance-{}", std::process::id()));
+        let shard = |name: &str, e: &Exploration| {
+            let d = dir.join(name);
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("explore.json"), serde_json::to_string(e).unwrap()).unwrap();
+            d
+        };
+        let (x, y) = (shard("x", &a), shard("y", &b));
+        let e = merge(&[x.clone(), y.clone()]).unwrap_err();
+        assert!(e.contains("y/explore.json was explored with other settings") && e.contains("--ops: 100 in the first, 50 here"), "{e}");
+        assert!(merge(&[x.clone(), shard("z", &explored(100))]).is_ok());
+        let old = shard("old", &Exploration { provenance: None, ..a.clone() });
+        let e = merge(&[x, old]).unwrap_err();
+        assert!(e.contains("old/explore.json records no provenance"), "{e}");
+        let hand = shard("hand", &explored(1_000_000_000_000_000));
+        let e = merge(&[hand]).unwrap_err();
+        assert!(e.contains("hand/explore.json: `recovery_ops`"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

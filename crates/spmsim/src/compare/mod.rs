@@ -22,6 +22,7 @@ pub mod explore;
 pub mod machine;
 pub mod plan;
 pub mod plan_explored;
+pub mod provenance;
 pub mod report;
 
 use crate::config::{list_presets, load_preset, CoreModel, CryptoMode, PersistencyModel, SimConfig};
@@ -57,6 +58,13 @@ pub const ATTACK_WORKLOAD: &str = "btree";
 pub const CRASH_POINTS: u64 = 64;
 /// Operations of that run (at most; fewer when `--ops` says so).
 pub const CRASH_OPS: u64 = 300;
+/// Operations before each recovery and attack run at most (`--ops`, and an
+/// exploration's `recovery_ops`). A counted recovery of 1 TiB grows with
+/// them in time and memory: after the full comparison's 20000 operations
+/// it takes about a minute and 1.7 GB (after 2000, 7 s and 0.3 GB), so this
+/// bound, five times that, keeps one to minutes and about 9 GB, where an
+/// unbounded count would run out of memory or never end.
+pub const MAX_OPS: u64 = 100_000;
 /// Prices of a counted recovery (STAR IV-F, after Anubis and Osiris: an
 /// NVM read 100 ns); a hash costs the MAC latency at the core's clock.
 pub const RECOVERY_READ_NS: f64 = 100.0;
@@ -156,6 +164,19 @@ impl Options {
     }
     pub fn ops(&self) -> u64 {
         self.ops.unwrap_or(if self.quick { 2000 } else { 20000 })
+    }
+    /// The counts a run needs: at least one instruction, and 1 to
+    /// [`MAX_OPS`] operations before each recovery and attack run (0 would
+    /// crash-check a scheme at one point of an empty run).
+    pub fn check(&self) -> Result<(), String> {
+        if self.instructions() == 0 {
+            return Err("--instructions must be at least 1".into());
+        }
+        let ops = self.ops();
+        if !(1..=MAX_OPS).contains(&ops) {
+            return Err(format!("--ops must be between 1 and {MAX_OPS} (operations before each recovery and attack run), got {ops}"));
+        }
+        Ok(())
     }
     /// The persistency models each scheme is put under, strict first.
     pub fn model_views(&self) -> Vec<ModelView> {
@@ -426,9 +447,10 @@ fn timing_run(machine: &str, cfg: &SimConfig, workload: &str, instructions: u64,
 }
 
 /// The presets `opts` selects (with those left out, and why), after
-/// checking every name it gives: call before anything slow (recording the
+/// checking every name and count it gives: call before anything slow (recording the
 /// programs), so that a typo fails at once.
 pub fn selected(opts: &Options) -> Result<Vec<(Candidate, Option<SimConfig>)>, String> {
+    opts.check()?;
     let mut cands = candidates();
     if !opts.only.is_empty() {
         for name in &opts.only {
@@ -870,4 +892,39 @@ pub(crate) fn attack_counts(common: &SimConfig, ops: u64, seed: u64) -> Result<A
         }
     }
     Ok(a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_ops(ops: Option<u64>) -> Options {
+        Options {
+            quick: true,
+            instructions: None,
+            seed: 1,
+            only: Vec::new(),
+            workloads: Vec::new(),
+            ops,
+            recovery: true,
+            attacks: true,
+            paper_machine: true,
+            models: Vec::new(),
+            crash: true,
+            fronts: None,
+            adr_batteries: false,
+        }
+    }
+
+    #[test]
+    fn operations_are_one_to_the_stated_bound() {
+        assert!(with_ops(None).check().is_ok() && with_ops(Some(1)).check().is_ok() && with_ops(Some(MAX_OPS)).check().is_ok());
+        for ops in [0, MAX_OPS + 1, 1_000_000_000_000_000] {
+            let e = with_ops(Some(ops)).check().unwrap_err();
+            assert!(e.starts_with("--ops must be between 1 and 100000") && e.ends_with(&format!("got {ops}")), "{e}");
+            assert_eq!(selected(&with_ops(Some(ops))).unwrap_err(), e, "checked before anything is selected");
+        }
+        let none = Options { instructions: Some(0), ..with_ops(None) };
+        assert_eq!(none.check().unwrap_err(), "--instructions must be at least 1");
+    }
 }

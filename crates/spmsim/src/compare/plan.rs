@@ -77,6 +77,48 @@ fn f(v: &Value) -> Option<f64> {
     v.as_f64()
 }
 
+/// A slowdown: a finite number above 0.
+pub(crate) fn is_slowdown(v: f64) -> bool {
+    v.is_finite() && v > 0.0
+}
+
+/// A measured quantity (a volume, an energy, a time, a rate): a finite
+/// number at least 0.
+pub(crate) fn is_quantity(v: f64) -> bool {
+    v.is_finite() && v >= 0.0
+}
+
+/// The numbers of a row of compare's results.json that the plan reads,
+/// each absent or null (not measured) or in its range: a hand-edited file
+/// with a negative slowdown would otherwise rank first. `at` names the row.
+fn check_row(row: &Value, at: &str) -> Result<(), String> {
+    let number = |key: String, v: &Value, what: &str, ok: fn(f64) -> bool| match v {
+        Value::Null => Ok(()),
+        v if v.as_f64().is_some_and(ok) => Ok(()),
+        v => Err(format!("{at}: `{key}` is {v}, not {what}")),
+    };
+    let slowdown = "a slowdown (a finite number above 0)";
+    let quantity = "a measured quantity (a finite number at least 0)";
+    number("slowdown_gmean".into(), &row["slowdown_gmean"], slowdown, is_slowdown)?;
+    for (w, v) in row["slowdown"].as_object().into_iter().flatten() {
+        number(format!("slowdown.{w}"), v, slowdown, is_slowdown)?;
+    }
+    for key in ["supercap_mm3", "energy_uj"] {
+        number(format!("battery.{key}"), &row["battery"][key], quantity, is_quantity)?;
+    }
+    for (table, values) in [("recovery_seconds", &row["recovery_seconds"]), ("writes_pki", &row["writes_pki"])] {
+        for (k, v) in values.as_object().into_iter().flatten() {
+            number(format!("{table}.{k}"), v, quantity, is_quantity)?;
+        }
+    }
+    for (key, v) in [("onchip_nv_bytes", &row["onchip_nv_bytes"]), ("crash.violations", &row["crash"]["violations"])] {
+        if !v.is_null() && v.as_u64().is_none() {
+            return Err(format!("{at}: `{key}` is {v}, not a count (a whole number at least 0)"));
+        }
+    }
+    Ok(())
+}
+
 /// A row of compare's results.json (or a composition's, shaped alike)
 /// under `model` as a candidate named `name`.
 pub(crate) fn candidate(row: &Value, name: String, model: &str, c: &Constraints) -> Candidate {
@@ -144,7 +186,7 @@ pub fn plan(doc: &Value, c: &Constraints) -> Result<Plan, String> {
     if doc["kind"] != "compare" {
         return Err("not compare's results.json (its `kind` is not \"compare\")".into());
     }
-    check_memory(c)?;
+    check(c)?;
     let named = |row: &Value, model: &str| {
         let preset = row["preset"].as_str().unwrap_or("?");
         if model == "strict" {
@@ -154,17 +196,20 @@ pub fn plan(doc: &Value, c: &Constraints) -> Result<Plan, String> {
         }
     };
     let mut all = Vec::new();
+    let at = |table: String, i: usize, row: &Value| format!("{table}[{i}] (`{}`)", row["preset"].as_str().unwrap_or("?"));
     match doc["models"].as_array().filter(|m| !m.is_empty()) {
         Some(models) => {
-            for m in models {
+            for (j, m) in models.iter().enumerate() {
                 let model = m["model"].as_str().unwrap_or("?");
-                for row in m["schemes"].as_array().into_iter().flatten() {
+                for (i, row) in m["schemes"].as_array().into_iter().flatten().enumerate() {
+                    check_row(row, &at(format!("models[{j}].schemes"), i, row))?;
                     all.push(candidate(row, named(row, model), model, c));
                 }
             }
         }
         None => {
-            for row in doc["schemes"].as_array().into_iter().flatten() {
+            for (i, row) in doc["schemes"].as_array().into_iter().flatten().enumerate() {
+                check_row(row, &at("schemes".into(), i, row))?;
                 all.push(candidate(row, named(row, "strict"), "strict", c));
             }
         }
@@ -180,8 +225,17 @@ pub fn plan(doc: &Value, c: &Constraints) -> Result<Plan, String> {
     Ok(ranked(all, c))
 }
 
-/// `--recovery-at` names a size compare recovers at.
-pub(crate) fn check_memory(c: &Constraints) -> Result<(), String> {
+/// Every bound is a number at least 0 (a NaN bound would admit every
+/// scheme, a negative one none), and `--recovery-at` names a size compare
+/// recovers at.
+pub fn check(c: &Constraints) -> Result<(), String> {
+    for (flag, v) in
+        [("--battery-mm3", c.battery_mm3), ("--battery-uj", c.battery_uj), ("--recovery-s", c.recovery_s), ("--writes-pki", c.writes_pki)]
+    {
+        if let Some(v) = v.filter(|v| !(v.is_finite() && *v >= 0.0)) {
+            return Err(format!("{flag} must be a finite number at least 0, got {v}"));
+        }
+    }
     match super::RECOVERY_MEMORY.iter().any(|(l, _)| *l == c.recovery_memory) {
         true => Ok(()),
         false => Err(format!("--recovery-at must be 16GiB or 1TiB (the sizes compare recovers), got `{}`", c.recovery_memory)),
@@ -320,4 +374,71 @@ pub(crate) fn page(doc: &Value, rows: Vec<Value>, p: &Plan) -> Value {
             serde_json::json!({ "battery": p.pareto_battery })
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn asking(f: impl FnOnce(&mut Constraints)) -> Constraints {
+        let mut c = Constraints { recovery_memory: "1TiB".into(), ..Default::default() };
+        f(&mut c);
+        c
+    }
+
+    #[test]
+    fn a_bound_that_is_no_number_at_least_zero_is_refused_naming_its_flag() {
+        assert!(check(&asking(|c| c.battery_mm3 = Some(0.0))).is_ok());
+        for (flag, c) in [
+            ("--battery-mm3", asking(|c| c.battery_mm3 = Some(f64::NAN))),
+            ("--battery-uj", asking(|c| c.battery_uj = Some(-1.0))),
+            ("--recovery-s", asking(|c| c.recovery_s = Some(f64::INFINITY))),
+            ("--writes-pki", asking(|c| c.writes_pki = Some(f64::NEG_INFINITY))),
+        ] {
+            let e = check(&c).unwrap_err();
+            assert!(e.starts_with(flag) && e.contains("finite number at least 0"), "{e}");
+        }
+    }
+
+    /// compare's results.json with one safe secure row, `edit`ed by hand.
+    fn results(edit: impl FnOnce(&mut Value)) -> Value {
+        let mut row = json!({
+            "preset": "sp", "paper": "SecPB", "front": "memory-controller", "secure": true,
+            "slowdown_gmean": 1.5, "slowdown": {"btree": 1.5},
+            "battery": {"supercap_mm3": 0.06, "energy_uj": 1.0, "parts": []},
+            "recovery_seconds": {"16GiB": 0.5, "1TiB": 30.0}, "onchip_nv_bytes": 8,
+            "writes_pki": {"total": 40.0}, "crash": {"violations": 0},
+        });
+        edit(&mut row);
+        json!({"kind": "compare", "models": [{"model": "strict", "schemes": [row]}]})
+    }
+
+    #[test]
+    fn a_hand_edited_result_out_of_range_is_refused_naming_its_field() {
+        let c = asking(|_| {});
+        let p = plan(&results(|_| {}), &c).unwrap();
+        assert_eq!(p.answers.len(), 1, "the unedited row is an answer");
+        for (edit, field) in [
+            (json!({"slowdown_gmean": -3.0}), "`slowdown_gmean` is -3.0"),
+            (json!({"slowdown": {"btree": 0.0}}), "`slowdown.btree` is 0.0"),
+            (json!({"battery": {"supercap_mm3": -1.0}}), "`battery.supercap_mm3` is -1.0"),
+            (json!({"recovery_seconds": {"1TiB": -5}}), "`recovery_seconds.1TiB` is -5"),
+            (json!({"writes_pki": {"total": "many"}}), "`writes_pki.total` is \"many\""),
+            (json!({"onchip_nv_bytes": -8}), "`onchip_nv_bytes` is -8"),
+            (json!({"crash": {"violations": 0.5}}), "`crash.violations` is 0.5"),
+        ] {
+            let doc = results(|row| {
+                for (k, v) in edit.as_object().unwrap() {
+                    row[k] = v.clone();
+                }
+            });
+            let e = plan(&doc, &c).unwrap_err();
+            assert!(e.starts_with("models[0].schemes[0] (`sp`): ") && e.contains(field), "{e}");
+        }
+        // Not measured (null) is no error: the row misses the bound instead.
+        let doc = results(|row| row["recovery_seconds"]["1TiB"] = Value::Null);
+        let p = plan(&doc, &asking(|c| c.recovery_s = Some(100.0))).unwrap();
+        assert_eq!(p.rejected[0].misses, ["recovery at 1TiB not measured"]);
+    }
 }

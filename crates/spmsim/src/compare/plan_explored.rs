@@ -111,7 +111,8 @@ fn unmeasured(c: &Constraints) -> String {
 /// Answer `c` over exploration `e`, measuring the recoveries it needs
 /// (`progress` after each).
 pub fn plan(e: &Exploration, c: &Constraints, progress: Progress) -> Result<ExploredPlan, String> {
-    plan::check_memory(c)?;
+    plan::check(c)?;
+    e.check()?;
     let ecfg = crate::battery::EnergyConfig::load(&crate::battery::default_energy_path()).map_err(|e| e.to_string())?;
     let mut counts = Counts { compositions: e.compositions.len(), ..Default::default() };
     let mut rows: Vec<(Value, SimConfig, &Composition)> = Vec::new();

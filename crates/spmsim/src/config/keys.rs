@@ -100,6 +100,49 @@ fn first_failing_leaf(table: &Table, at: &[String], defaults: &Table, input: &Ta
     None
 }
 
+/// serde's refusal of an integer its field's type cannot hold (`invalid
+/// value: integer `-1`, expected u32`): the value, the type and its range.
+fn integer_beyond_type(msg: &str) -> Option<(i128, &'static str, i128, i128)> {
+    let rest = msg.strip_prefix("invalid value: integer `")?;
+    let (value, rest) = rest.split_once('`')?;
+    let ty = rest.strip_prefix(", expected ")?.trim();
+    let (ty, lo, hi): (&'static str, i128, i128) = match ty {
+        "u8" => ("u8", 0, u8::MAX.into()),
+        "u16" => ("u16", 0, u16::MAX.into()),
+        "u32" => ("u32", 0, u32::MAX.into()),
+        "u64" => ("u64", 0, u64::MAX.into()),
+        "usize" => ("usize", 0, u64::MAX.into()),
+        "i8" => ("i8", i8::MIN.into(), i8::MAX.into()),
+        "i16" => ("i16", i16::MIN.into(), i16::MAX.into()),
+        "i32" => ("i32", i32::MIN.into(), i32::MAX.into()),
+        "i64" => ("i64", i64::MIN.into(), i64::MAX.into()),
+        _ => return None,
+    };
+    Some((value.parse().ok()?, ty, lo, hi))
+}
+
+/// For an integer its key's type cannot hold (-1 or 2^40 for a `u32`),
+/// the message with the key's range: the range validation holds the key
+/// to (found by laying each end of the type's range on the key and
+/// reading validation's refusal of the one outside it), else the type's.
+pub fn integer_range_message(table: &Table, key: &str, msg: &str) -> Option<String> {
+    let (value, ty, lo, hi) = integer_beyond_type(msg)?;
+    let path: Vec<String> = key.split('.').map(str::to_string).collect();
+    for end in [hi, lo] {
+        let Ok(end_value) = i64::try_from(end) else { continue };
+        let mut trial = table.clone();
+        set(&mut trial, &path, Value::Integer(end_value));
+        let Ok(cfg) = try_deserialize(&trial) else { continue };
+        if let Err((k, m)) = cfg.validate() {
+            let got = format!(", got {end}");
+            if k == key && m.starts_with("must be between ") && m.ends_with(&got) {
+                return Some(format!("{}, got {value}", &m[..m.len() - got.len()]));
+            }
+        }
+    }
+    Some(format!("must be between {lo} and {hi} (a {ty}), got {value}"))
+}
+
 /// Every key of `input` must be a key of `cfg` as it serializes: a key the
 /// selected variant lacks would otherwise be read and silently dropped.
 pub fn check_all_used(input: &Table, cfg: &SimConfig) -> Result<(), KeyError> {

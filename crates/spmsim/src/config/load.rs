@@ -91,7 +91,14 @@ pub fn load_str(text: &str, file: &str, overrides: &[String]) -> Result<SimConfi
             None => ConfigError::Key { file: file.into(), key, message },
         }
     };
-    let cfg = keys::deserialize(&table).map_err(blame)?;
+    // An integer beyond its key's type: the key's range, not serde's
+    // "expected u32".
+    let cfg = keys::deserialize(&table)
+        .map_err(|(key, msg)| {
+            let msg = keys::integer_range_message(&table, &key, &msg).unwrap_or(msg);
+            (key, msg)
+        })
+        .map_err(blame)?;
     keys::check_all_used(&table, &cfg).map_err(blame)?;
     cfg.validate().map_err(blame)?;
     Ok(cfg)
@@ -209,6 +216,28 @@ mod tests {
         let c = load_str("", "t.toml", &["persistence.wpq_entries=64".into(), "memory.capacity_bytes=1048576".into()]).unwrap();
         assert_eq!(c.persistence.wpq_entries, 64);
         assert_eq!(c.memory.capacity_bytes, 1 << 20);
+    }
+
+    #[test]
+    fn an_integer_beyond_its_type_is_refused_with_the_key_and_its_range() {
+        let err = |set: &str| load_str("", "t.toml", &[set.to_string()]).unwrap_err().to_string();
+        // Validation's range when it holds the key to one.
+        let e = err("security.mac_units=-1");
+        assert!(e.contains("key `security.mac_units`") && e.contains("must be between 1 and 256, got -1"), "{e}");
+        let e = err("security.mac_units=1099511627776");
+        assert!(e.contains("must be between 1 and 256, got 1099511627776"), "{e}");
+        // A key inside a tagged table, found by its leaf.
+        let e = load_str("[persistence.point]\ntype = 'persist-buffer'\n", "t.toml", &["persistence.point.entries=-1".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("persistence.point.entries") && e.contains("got -1") && e.contains("must be between"), "{e}");
+        // The type's range when validation holds the key to no range.
+        let e = err("memory.capacity_bytes=-4096");
+        assert!(
+            e.contains("key `memory.capacity_bytes`") && e.contains("must be between 0 and 18446744073709551615 (a u64), got -4096"),
+            "{e}"
+        );
+        assert!(!e.contains("expected u"), "{e}");
     }
 
     #[test]

@@ -38,6 +38,8 @@ pub struct PendingFile {
     tmp: PathBuf,
     dest: PathBuf,
     published: bool,
+    /// The temporary, removed should a signal end the process first.
+    _on_signal: super::unfinished::Registration,
 }
 
 impl PendingFile {
@@ -50,8 +52,9 @@ impl PendingFile {
         let mut name = dest.file_name().unwrap_or_default().to_os_string();
         name.push(format!(".{}.{n}.tmp", std::process::id()));
         let tmp = dest.with_file_name(name);
+        let on_signal = super::unfinished::file(&tmp);
         let f = File::create(&tmp).map_err(|e| oerr(&tmp, e))?;
-        Ok((PendingFile { tmp, dest: dest.to_path_buf(), published: false }, f))
+        Ok((PendingFile { tmp, dest: dest.to_path_buf(), published: false, _on_signal: on_signal }, f))
     }
 
     pub fn dest(&self) -> &Path {
@@ -98,21 +101,26 @@ pub fn check_writable(dir: &Path) -> Result<(), OutputError> {
 
 /// The files of one result in one folder, written whole or not at all.
 /// Dropped without [`ResultFiles::commit`] (an error, in writing or in the
-/// work before), it removes its temporaries, and the folder if it made it.
+/// work before), it removes its temporaries, and the folders it made (the
+/// result's, and those above it that did not exist), each while empty; a
+/// signal that ends the process does the same (`util::unfinished`).
 #[derive(Debug)]
 pub struct ResultFiles {
     dir: PathBuf,
     staged: Vec<PendingFile>,
-    made_dir: bool,
+    /// How many folders this result made: `dir` and the `made - 1` above it.
+    made: usize,
     committed: bool,
+    _on_signal: Option<super::unfinished::Registration>,
 }
 
 impl ResultFiles {
     /// Creates `dir` if needed and checks that it is writable.
     pub fn new(dir: &Path) -> Result<ResultFiles, OutputError> {
-        let made_dir = !dir.exists();
+        let made = dir.ancestors().take_while(|a| !a.as_os_str().is_empty() && !a.exists()).count();
         check_writable(dir)?;
-        Ok(ResultFiles { dir: dir.to_path_buf(), staged: Vec::new(), made_dir, committed: false })
+        let on_signal = (made > 0).then(|| super::unfinished::folder(dir, made));
+        Ok(ResultFiles { dir: dir.to_path_buf(), staged: Vec::new(), made, committed: false, _on_signal: on_signal })
     }
 
     /// Write `name`'s temporary. On an error every temporary of this result
@@ -151,9 +159,13 @@ impl ResultFiles {
 impl Drop for ResultFiles {
     fn drop(&mut self) {
         self.staged.clear();
-        if self.made_dir && !self.committed {
-            // Only an empty folder goes: whatever else appeared stays.
-            let _ = std::fs::remove_dir(&self.dir);
+        if !self.committed {
+            // Only empty folders go: whatever else appeared stays.
+            for d in self.dir.ancestors().take(self.made) {
+                if std::fs::remove_dir(d).is_err() {
+                    break;
+                }
+            }
         }
     }
 }
@@ -280,6 +292,14 @@ mod tests {
         // A folder that was there before stays.
         drop(ResultFiles::new(&d).unwrap());
         assert!(d.is_dir());
+        // Folders made above it go too, down to the one that was there.
+        drop(ResultFiles::new(&d.join("a").join("b").join("c/")).unwrap());
+        assert_eq!(listing(&d), Vec::<String>::new());
+        // A folder made above it that holds something else stays.
+        let r = ResultFiles::new(&d.join("a").join("b")).unwrap();
+        std::fs::write(d.join("a").join("other"), b"").unwrap();
+        drop(r);
+        assert_eq!(listing(&d.join("a")), ["other"]);
     }
 
     #[test]
