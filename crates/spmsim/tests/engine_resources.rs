@@ -173,3 +173,208 @@ fn more_units_or_a_shorter_interval_is_never_slower() {
     assert!(slower.is_empty(), "more resources made runs slower:\n{}", slower.join("\n"));
     assert!(faster.iter().all(|&n| n > 0), "every richer machine speeds some run up: {faster:?}");
 }
+
+/// The work a structure in front of the engine's units may still hold for
+/// each of them when a run ends, in ops: a drained persist-buffer entry
+/// waits in the WPQ for its tuple (a pad, a MAC, a tree update); a job of
+/// the background queue is a tree update, a register increment per line
+/// that changed, or a page re-encryption (a pad and a MAC per block); a
+/// root update waits in Secon's pending queue; and each core's store may
+/// wait in its persist path for all of a strict persist's work.
+struct Holders {
+    wpq: u64,
+    background: u64,
+    pending: u64,
+    cores: u64,
+    /// Tree levels: hashes of one update.
+    levels: u64,
+}
+
+/// Blocks of a page: a re-encryption's pads and MACs.
+const PAGE_BLOCKS: u64 = 64;
+
+impl Holders {
+    fn of(cfg: &SimConfig) -> Self {
+        let levels = spmsim::machine::System::new(cfg, 0).mc.layout().levels() as u64;
+        Holders {
+            wpq: cfg.persistence.wpq_entries as u64,
+            background: cfg.security.background_queue_entries() as u64,
+            pending: cfg.scheme.work().deferred_root_updates as u64,
+            cores: cfg.core.count.max(1) as u64,
+            levels,
+        }
+    }
+
+    /// The ops the structures may hold for unit `name`, at most.
+    fn ops(&self, name: &str) -> u64 {
+        match name {
+            "aes" | "mac" => self.wpq + (self.background + self.cores) * PAGE_BLOCKS,
+            "hash" => (self.wpq + self.background + self.pending + self.cores) * self.levels,
+            // Each line the job changed: its counter block, its tree path
+            // and its MAC line.
+            "registers[0]" | "registers[1]" => self.background * (self.levels + 2),
+            other => panic!("no bound for unit {other}"),
+        }
+    }
+}
+
+/// Back-pressure: a run may leave booked on a unit, past its last cycle,
+/// only the work the structures in front of the unit hold ([`Holders`]),
+/// each op taking its initiation interval (or its latency when the unit
+/// holds a server for an op, as a non-pipelined update does). Work past
+/// the end beyond that is work nobody waited for. The metadata cache's
+/// ports take two lookups (counter and MAC line) of each holder, a cycle
+/// each; an MSHR is held for one read, which waits at most for the write
+/// in service at its bank. Checked on every timed preset with every unit's initiation
+/// interval at 1 cycle and at 500, on a benchmark and on a queue whose
+/// head and tail blocks overflow their minor counters (page
+/// re-encryptions).
+#[test]
+fn no_unit_is_left_more_work_than_the_structures_in_front_of_it_hold() {
+    const LONG: u64 = 500;
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    let mut reencrypting = 0;
+    for (name, base) in timed_presets() {
+        if !base.security.enabled {
+            continue;
+        }
+        for interval in [1, LONG] {
+            let set = [
+                format!("security.aes_interval_cycles={interval}"),
+                format!("security.mac_interval_cycles={interval}"),
+                format!("security.hash_pipeline_interval_cycles={interval}"),
+            ];
+            let cfg = preset(&name, &set.iter().map(String::as_str).collect::<Vec<_>>());
+            let holders = Holders::of(&cfg);
+            let sec = &cfg.security;
+            let latency = |unit: &str| match unit {
+                "aes" => sec.aes_latency_cycles as u64,
+                "mac" => sec.mac_latency_cycles as u64,
+                "hash" => sec.tree_hash_latency_cycles.unwrap_or(sec.mac_latency_cycles) as u64,
+                _ => sec.multiset_hash_latency_cycles.unwrap_or(160) as u64,
+            };
+            let nvm = |ns: f64| (ns * cfg.core.frequency_ghz).ceil() as u64;
+            for (w, n) in [("hash", INSTRUCTIONS), ("queue", 5 * INSTRUCTIONS)] {
+                let s = simulate(&cfg, &WorkloadKind::parse(w).unwrap(), n, 3).unwrap_or_else(|e| panic!("{name} on {w}: {e}"));
+                let e = &s.roi.engine;
+                let mut units = vec![("aes", &e.aes), ("mac", &e.mac), ("hash", &e.hash)];
+                if let Some(r) = &e.registers {
+                    units.extend([("registers[0]", &r[0]), ("registers[1]", &r[1])]);
+                }
+                let mut line = format!("{name:28} {w:6} interval {interval:>3}:");
+                for (unit, u) in units {
+                    let bound = holders.ops(unit) * interval.max(latency(unit));
+                    line += &format!(" {unit} {}/{bound}", u.backlog_cycles);
+                    if u.backlog_cycles > bound {
+                        failures.push(format!(
+                            "{name} on {w}, interval {interval}: {unit} has {} cycles booked past the run's end, more than the {bound} its holders allow ({} ops)",
+                            u.backlog_cycles,
+                            holders.ops(unit)
+                        ));
+                    }
+                }
+                let mshr_bound = e.mshrs.servers * (nvm(cfg.nvm.read_latency_ns) + nvm(cfg.nvm.write_latency_ns));
+                let port_bound = 2 * (holders.wpq + holders.background + holders.cores);
+                for (unit, u, bound) in [("mshrs", &e.mshrs, mshr_bound), ("ports", &e.metadata_cache_ports, port_bound)] {
+                    if u.backlog_cycles > bound {
+                        failures.push(format!("{name} on {w}, interval {interval}: {unit} backlog {} over {bound}", u.backlog_cycles));
+                    }
+                }
+                let q = &e.background_queue;
+                if q.held_at_end > q.entries {
+                    failures.push(format!("{name} on {w}: {} jobs held at the end, {} entries", q.held_at_end, q.entries));
+                }
+                reencrypting += (w == "queue" && q.jobs > 0) as u32;
+                println!("{line}");
+                checked += 1;
+            }
+        }
+    }
+    println!("{checked} runs checked; {reencrypting} of the queue runs handed work to the background queue");
+    assert!(reencrypting > 0, "some run re-encrypts a page or hands the queue work, or the check is not testing it");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A scheme that computes a MAC per persist is slowed by a MAC unit that
+/// takes a new op only every 1000 cycles: a MAC that nobody waits for is
+/// a missing back-pressure path.
+#[test]
+fn a_slower_mac_unit_slows_every_scheme_that_macs_its_persists() {
+    let mut unmoved = Vec::new();
+    let mut checked = 0;
+    for (name, cfg) in timed_presets() {
+        if !cfg.security.enabled {
+            continue;
+        }
+        let base = run(&cfg, "hash");
+        if base.roi.engine.mac.ops == 0 {
+            continue;
+        }
+        let slow = run(&preset(&name, &["security.mac_interval_cycles=1000"]), "hash");
+        let (a, b) = (base.roi.core.cycles, slow.roi.core.cycles);
+        println!("{name:28} {a:>10} cycles, {b:>10} with a MAC every 1000 cycles ({:.2}x)", b as f64 / a as f64);
+        checked += 1;
+        if b <= a {
+            unmoved.push(format!("{name}: {a} cycles, {b} with a MAC unit 1000x slower ({} MACs)", base.roi.engine.mac.ops));
+        }
+    }
+    assert!(checked >= 40, "the presets that MAC: {checked}");
+    assert!(unmoved.is_empty(), "{}", unmoved.join("\n"));
+}
+
+/// A shared queue is full only when what serves it is behind: with eight
+/// cores each running its own TPCC (two warehouses each, which fit the
+/// persistent region of Triad-NVM's machine), a queue whose offers wait
+/// for an entry more than once in a hundred must have a server busy for at
+/// least half of the run. The background queue's servers are the units its
+/// jobs use and the PCM its jobs' writes go to; the WPQ's are the PCM (its
+/// write bandwidth, or the bank most written) and, for the blocks it holds
+/// while their tuples are completed, the units.
+#[test]
+fn no_shared_queue_is_full_while_its_servers_are_idle_on_eight_cores() {
+    let workload = WorkloadKind::parse("tpcc:threads=8,warehouses=2").unwrap();
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for (name, cfg) in timed_presets() {
+        if !cfg.security.enabled {
+            continue;
+        }
+        let cfg = preset(&name, &["memory.capacity_bytes=17179869184"]).with_cores_for(8).unwrap();
+        let s = simulate(&cfg, &workload, 8 * 25_000, 3).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let e = &s.roi.engine;
+        let units = [&e.aes, &e.mac, &e.hash].into_iter().chain(e.registers.iter().flatten()).map(|u| u.utilisation).fold(0.0, f64::max);
+        let pcm = s.roi.memory.write_utilisation.max(s.roi.memory.busiest_bank_write_utilisation);
+        let q = &e.background_queue;
+        let writes = s.roi.memory.writes.total();
+        let wpq_waits = s.roi.memory.wpq_full_waits;
+        println!(
+            "{name:28} background {:>6}/{:<6} jobs waited  WPQ {:>6}/{:<7} writes waited  busiest unit {:>5.1} %  PCM writing {:>5.1} %",
+            q.full_waits,
+            q.jobs,
+            wpq_waits,
+            writes,
+            100.0 * units,
+            100.0 * pcm
+        );
+        checked += 1;
+        if q.full_waits * 100 > q.jobs && units.max(pcm) < 0.5 {
+            failures.push(format!(
+                "{name}: {} of {} background jobs waited for a full queue while its busiest unit was {:.0} % busy and the PCM {:.0} %",
+                q.full_waits,
+                q.jobs,
+                100.0 * units,
+                100.0 * pcm
+            ));
+        }
+        if wpq_waits * 100 > writes && units.max(pcm) < 0.5 {
+            failures.push(format!(
+                "{name}: {wpq_waits} of {writes} writes waited for a full WPQ while the PCM wrote {:.0} % of the time and the busiest unit was {:.0} % busy",
+                100.0 * pcm,
+                100.0 * units
+            ));
+        }
+    }
+    assert!(checked >= 40, "the secure presets: {checked}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -181,10 +181,13 @@ pub struct SecurityConfig {
     pub mac_interval_cycles: u32,
     /// Entries of the engine's queue of background metadata work (tree
     /// updates a persist leaves running, metadata write-backs, register
-    /// increments): a full queue stalls whoever hands it work. Secon 3.2's
-    /// pending BMT update queue, 16 entries, is the one such queue a paper
-    /// of this set sizes.
-    pub background_queue_entries: u32,
+    /// increments, page re-encryptions): a full queue stalls whoever hands
+    /// it work. No paper of this set sizes such a queue for the schemes
+    /// that use it (Secon 3.2's pending BMT update queue of 16 is Secon's
+    /// own structure, `deferred_root_updates`). Unset, it is the hash
+    /// unit's depth, [`Self::background_queue_entries`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub background_queue_entries: Option<u32>,
     /// Tag-check ports of the metadata cache (lookups a cycle) and its
     /// misses in flight (MSHRs). No paper of this set states them; they are
     /// ChampSim's defaults for a second-level cache of the metadata
@@ -221,6 +224,23 @@ impl MacPlacement {
     }
 }
 
+impl SecurityConfig {
+    /// The background queue's entries: as set, else one per op the hash
+    /// units hold in flight (servers x latency / initiation interval). A
+    /// tree update is a chain of hashes, each waiting for the one below,
+    /// so it has one op in the pipeline at a time, and the queue holds one
+    /// update per entry: with fewer entries than the pipeline's depth, a
+    /// full queue would leave the hash units idle, capping them at
+    /// entries x interval / latency of their throughput.
+    pub fn background_queue_entries(&self) -> u32 {
+        self.background_queue_entries.unwrap_or_else(|| {
+            let latency = self.tree_hash_latency_cycles.unwrap_or(self.mac_latency_cycles).max(1);
+            let interval = self.hash_pipeline_interval_cycles.max(1);
+            self.hash_units.max(1).saturating_mul(latency.div_ceil(interval)).min(limits::MAX_ENTRIES)
+        })
+    }
+}
+
 impl Default for SecurityConfig {
     fn default() -> Self {
         SecurityConfig {
@@ -239,7 +259,7 @@ impl Default for SecurityConfig {
             hash_units: 1,
             aes_interval_cycles: 1,
             mac_interval_cycles: 1,
-            background_queue_entries: 16,
+            background_queue_entries: None,
             metadata_cache_ports: 1,
             metadata_cache_mshrs: 32,
             mac_placement: MacPlacement::MacLines,
@@ -446,20 +466,30 @@ pub struct NvmConfig {
     /// How a bank orders its reads; see [`ReadScheduling`].
     #[serde(skip_serializing_if = "ReadScheduling::is_auto")]
     pub read_scheduling: ReadScheduling,
-    /// How a bank and the WPQ take writes that reach the model out of time
-    /// order (several cores, lines sent at a future ACK): `auto` is
-    /// `frontier` with one core under strict persistency (every earlier
-    /// result) and `calendar` with more cores or a relaxed persistency
-    /// model. With the calendar a write
-    /// takes the first free slot of its bank at or after it is ready, and
-    /// holds its WPQ slot only from its arrival to its issue.
-    #[serde(skip_serializing_if = "ReadScheduling::is_auto")]
+    /// How a bank and the WPQ take writes; see [`WriteScheduling`].
+    #[serde(skip_serializing_if = "WriteScheduling::is_auto")]
     pub write_scheduling: WriteScheduling,
 }
 
-/// How PCM banks and the WPQ take writes that reach the model out of time
-/// order: the same choices as a bank's reads.
-pub type WriteScheduling = ReadScheduling;
+/// How PCM banks and the WPQ take writes. Writes reach the model out of
+/// time order on every machine (a drained persist-buffer entry holds its
+/// WPQ slot from now until its tuple is done, and its metadata lines
+/// arrive then), so they are always booked by calendar: a write takes the
+/// first free slot of its bank at or after it is ready, and holds its WPQ
+/// slot from its arrival to its issue. `auto` and `calendar` are the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum WriteScheduling {
+    #[default]
+    Auto,
+    Calendar,
+}
+
+impl WriteScheduling {
+    fn is_auto(&self) -> bool {
+        *self == WriteScheduling::Auto
+    }
+}
 
 /// How a PCM bank takes reads that reach the model out of time order.
 ///

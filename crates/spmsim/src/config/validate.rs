@@ -128,7 +128,9 @@ impl SimConfig {
         for (k, v) in [("security.aes_interval_cycles", s.aes_interval_cycles), ("security.mac_interval_cycles", s.mac_interval_cycles)] {
             in_range(k, v as u64, 1, MAX_LATENCY_CYCLES as u64)?;
         }
-        in_range("security.background_queue_entries", s.background_queue_entries as u64, 1, MAX_ENTRIES as u64)?;
+        if let Some(n) = s.background_queue_entries {
+            in_range("security.background_queue_entries", n as u64, 1, MAX_ENTRIES as u64)?;
+        }
         let arity = self.tree.arity();
         if arity < 2 || !arity.is_power_of_two() {
             return bad("tree.arity", format!("must be a power of two >= 2, got {arity}"));

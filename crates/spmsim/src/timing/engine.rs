@@ -402,7 +402,13 @@ impl Unit {
             Servers::One(_) => 1,
             Servers::Pool(cals) => cals.len() as u64,
         };
-        UnitStats { servers, ops: self.ops - before.ops, busy_cycles: busy, utilisation: busy as f64 / (cycles.max(1) * servers) as f64 }
+        UnitStats {
+            servers,
+            ops: self.ops - before.ops,
+            busy_cycles: busy,
+            backlog_cycles: self.busy - self.busy_until(end),
+            utilisation: busy as f64 / (cycles.max(1) * servers) as f64,
+        }
     }
 
     /// The counts at `t`: cycles booked before `t` (a slot straddling it
@@ -426,6 +432,10 @@ pub struct UnitStats {
     pub ops: u64,
     /// Cycles its servers were booked (summed over servers).
     pub busy_cycles: u64,
+    /// Cycles booked on its servers after the run's last cycle (summed over
+    /// servers): work the run left running, which the queues in front of
+    /// the unit bound.
+    pub backlog_cycles: u64,
     /// busy_cycles over servers x the run's cycles: at most 1.
     pub utilisation: f64,
 }
@@ -515,11 +525,13 @@ impl BackgroundQueue {
         self.counts
     }
 
-    pub fn report(&self, before: &QueueCounts) -> BackgroundQueueStats {
+    /// The queue's counts since `before`, for a run ending at `end`.
+    pub fn report(&self, before: &QueueCounts, end: u64) -> BackgroundQueueStats {
         BackgroundQueueStats {
             entries: self.free.len() as u64,
             jobs: self.counts.jobs - before.jobs,
             peak_occupancy: self.peak as u64,
+            held_at_end: self.held_at(end).count() as u64,
             full_waits: self.counts.full_waits - before.full_waits,
             wait_cycles: self.counts.wait_cycles - before.wait_cycles,
         }
@@ -534,6 +546,9 @@ pub struct BackgroundQueueStats {
     /// The most jobs it held at once (over the whole run): at most
     /// `entries`.
     pub peak_occupancy: u64,
+    /// Jobs still holding an entry at the run's last cycle (their work is
+    /// the units' backlog).
+    pub held_at_end: u64,
     /// Jobs offered to a full queue, and the cycles their offerers waited.
     pub full_waits: u64,
     pub wait_cycles: u64,
@@ -717,7 +732,7 @@ impl Engine {
             persistent_registers: used(&self.persistent_registers, &b.persistent_registers),
             metadata_cache_ports: self.metadata_cache_ports.report(&b.metadata_cache_ports, cycles, end),
             mshrs: self.mshrs.report(&b.mshrs, cycles, end),
-            background_queue: self.background.report(&b.background),
+            background_queue: self.background.report(&b.background, end),
         }
     }
 }
@@ -767,7 +782,7 @@ mod tests {
         let at = q.admit(20);
         assert_eq!(at, 50, "the job done first frees its entry");
         q.push(at, 70);
-        let r = q.report(&QueueCounts::default());
+        let r = q.report(&QueueCounts::default(), 200);
         assert_eq!((r.peak_occupancy, r.full_waits, r.wait_cycles), (2, 1, 30));
     }
 

@@ -153,6 +153,15 @@ impl CoreUnit {
         self.core.end_time().max(self.path.last_persist())
     }
 
+    /// What the multi-core scheduler orders cores by: the core's own key,
+    /// or, when later, the time its persist path has offered work up to
+    /// (under a relaxed persistency model the path sends lines at later
+    /// ACKs while the core runs on, so its requests to the shared memory
+    /// controller run ahead of its clock).
+    fn schedule_key(&self) -> u64 {
+        self.core.schedule_key().max(self.path.last_persist())
+    }
+
     /// Where its region of interest ended (or has reached, if it runs).
     fn roi_end(&self) -> u64 {
         self.frozen.as_ref().map_or_else(|| self.end_time(), |f| f.end)
@@ -248,11 +257,6 @@ impl TimingSim {
                 })
             })
             .collect::<Result<Vec<_>, String>>()?;
-        // Updates reach the tree unit, and writes the PCM, out of time order
-        // with several cores, and with one core under a relaxed persistency
-        // model, whose lines go to the MC at a later ACK while the core runs
-        // on: `auto` scheduling takes the calendar in both cases.
-        let streams = if cfg.persistence.model == crate::config::PersistencyModel::Strict { cfg.core.count } else { cfg.core.count.max(2) };
         let mut pcm = Pcm::with_model(
             cfg.nvm.write_model,
             cfg.nvm.banks,
@@ -265,9 +269,6 @@ impl TimingSim {
         if cfg.nvm.read_scheduling.calendar(cfg.core.count) {
             pcm = pcm.with_read_calendar();
         }
-        if cfg.nvm.write_scheduling.calendar(streams) {
-            pcm = pcm.with_write_calendar();
-        }
         pcm = pcm.with_kinds(sys.mc.layout(), &cfg.persistence.wpq_coalesce);
         Ok(TimingSim {
             units,
@@ -278,7 +279,7 @@ impl TimingSim {
                 mac: (cfg.security.mac_units, lat.mac, cfg.security.mac_interval_cycles as u64),
                 hash: (cfg.security.hash_units, lat.hash, lat.hash_interval),
                 register_latency: lat.mset_hash,
-                background_entries: cfg.security.background_queue_entries,
+                background_entries: cfg.security.background_queue_entries(),
                 metadata_cache: (cfg.security.metadata_cache_ports, lat.mdc, cfg.security.metadata_cache_mshrs),
             }),
             lat,

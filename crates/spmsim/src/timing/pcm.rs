@@ -2,7 +2,7 @@
 //! write 150 ns, write queue 128; WPQ 32 entries in the ADR domain).
 //!
 //! ```text
-//!  write -> WPQ slot (wait if all 32 are taken) -> device accepts it:
+//!  write -> WPQ slot (wait if all 32 are held at its arrival) -> device accepts it:
 //!             posted:      bank's channel free for a burst, < 128 writes in flight;
 //!                          the write completes t_write later in the background
 //!             bank-serial: bank free; the bank is busy for t_write
@@ -13,28 +13,25 @@
 //! as memory controllers' write queues do (gem5's too). Banks are
 //! interleaved by a hash of the block address. Reads go ahead of
 //! queued writes, as memory controllers schedule them: a read waits for the
-//! other reads of its bank and for the write in service there (writes of a
-//! bank are taken to run back to back), not for the whole write queue.
+//! other reads of its bank and for the write in service there, not for the
+//! whole write queue.
 //!
-//! Writes reach the model out of time order with several cores, and with
-//! one core under a relaxed persistency model (a line goes to the MC at a
-//! later ACK while the core runs on). Booked behind single frontiers
-//! (`bank_free`, a heap of slot-free times), one write booked far ahead
-//! holds back every write ready before it, and the WPQ looks full of
-//! writes that have not arrived yet. With `nvm.write_scheduling =
-//! "calendar"` (a modelling device, as the read calendar is, not a
-//! mechanism of the papers) a write takes the first free bank slot at or
-//! after it is ready, and holds its WPQ slot from its arrival to its
-//! issue, so only the writes queued at a moment count against the
-//! entries then. A write waits for a slot only if every slot is held at
-//! its arrival, and then until one is free; a read waits for the write in
-//! service at its bank, and goes ahead of one booked to start just then.
+//! Writes reach the model out of time order: with several cores, under a
+//! relaxed persistency model (a line goes to the MC at a later ACK while
+//! the core runs on), and with one core under strict persistency too (a
+//! drained SecPB entry's block takes its WPQ slot now and issues once the
+//! memory controller has finished its tuple, its metadata lines arrive
+//! then). So writes are booked by calendar: a write takes the first free
+//! bank slot at or after it is ready, and holds its WPQ slot from its
+//! arrival to its issue, so only the writes queued at a moment count
+//! against the entries then. A write waits for a slot only if every slot
+//! is held at its arrival, and then until one is free; a read waits for
+//! the write in service at its bank, and goes ahead of one booked to start
+//! just then.
 
 use crate::engine::nvm::ByKind;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 use crate::config::PcmWriteModel;
 
@@ -43,14 +40,9 @@ pub struct Pcm {
     /// How long a write holds its bank: one burst (posted) or the whole
     /// write (bank-serial).
     bank_busy: u64,
-    /// Completion times of the writes in flight, at most `max_in_flight`
-    /// (unbounded for bank-serial, where the banks alone limit writes).
-    in_flight: BinaryHeap<Reverse<u64>>,
+    /// Writes in flight at once, at most (unbounded for bank-serial, where
+    /// the banks alone limit writes).
     max_in_flight: usize,
-    /// When each bank's last scheduled write ends.
-    bank_free: Vec<u64>,
-    /// When each bank's current run of back-to-back writes began.
-    run_start: Vec<u64>,
     /// When each bank's last read ends.
     read_free: Vec<u64>,
     /// Each bank's reads as busy intervals `(start, end)`, sorted and
@@ -62,13 +54,10 @@ pub struct Pcm {
     horizon: u64,
     read_cycles: u64,
     write_cycles: u64,
-    /// Occupied WPQ slots: (time its write issues and frees the slot, block).
-    wpq: BinaryHeap<Reverse<(u64, u64)>>,
-    /// Block -> issue time of its queued write, while that write waits.
-    queued: FxHashMap<u64, u64>,
-    /// Writes booked by calendar (`nvm.write_scheduling`); `None`: by the
-    /// frontiers `bank_free`, `in_flight` and `wpq`.
-    writes: Option<WriteCalendar>,
+    /// The writes' bookings: banks, the device's writes in flight, the WPQ.
+    writes: WriteCalendar,
+    /// Device writes each bank took.
+    bank_writes: Vec<u64>,
     wpq_entries: usize,
     pub stats: PcmStats,
     /// When the last write booked so far is done in its bank: writes the
@@ -233,6 +222,10 @@ pub struct MemoryStats {
     /// Share of the PCM banks' time spent writing (near 1: the run is
     /// bound by PCM write bandwidth).
     pub write_utilisation: f64,
+    /// Share of the same span the bank with the most writes held them (a
+    /// burst each when posted, the whole write when bank-serial): near 1
+    /// with a low `write_utilisation`, writes pile onto one bank.
+    pub busiest_bank_write_utilisation: f64,
 }
 
 impl PcmStats {
@@ -272,18 +265,14 @@ impl Pcm {
         };
         Pcm {
             bank_busy,
-            in_flight: BinaryHeap::new(),
             max_in_flight,
-            bank_free: vec![0; banks as usize],
-            run_start: vec![0; banks as usize],
             read_free: vec![0; banks as usize],
             read_calendar: None,
             horizon: 0,
             read_cycles,
             write_cycles,
-            wpq: BinaryHeap::new(),
-            queued: FxHashMap::default(),
-            writes: None,
+            writes: WriteCalendar { banks: vec![Vec::new(); banks as usize], ..WriteCalendar::default() },
+            bank_writes: vec![0; banks as usize],
             wpq_entries: wpq_entries as usize,
             kinds: None,
             stats: PcmStats::default(),
@@ -292,10 +281,9 @@ impl Pcm {
     }
 
     fn bank(&self, addr: u64) -> usize {
-        (addr.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize % self.bank_free.len()
+        (addr.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize % self.read_free.len()
     }
 
-    /// Schedule reads by calendar (several cores).
     /// Count device writes by kind under `layout`; writes of the kinds not
     /// in `coalesce` never merge into a queued write of the same block
     /// (`persistence.wpq_coalesce`).
@@ -305,14 +293,9 @@ impl Pcm {
         self
     }
 
+    /// Schedule reads by calendar (several cores).
     pub fn with_read_calendar(mut self) -> Self {
-        self.read_calendar = Some(vec![Vec::new(); self.bank_free.len()]);
-        self
-    }
-
-    /// Book writes by calendar (`nvm.write_scheduling`).
-    pub fn with_write_calendar(mut self) -> Self {
-        self.writes = Some(WriteCalendar { banks: vec![Vec::new(); self.bank_free.len()], ..WriteCalendar::default() });
+        self.read_calendar = Some(vec![Vec::new(); self.read_free.len()]);
         self
     }
 
@@ -322,19 +305,15 @@ impl Pcm {
     }
 
     /// When a read of bank `b` that could start at `start` does start: the
-    /// write in service there ends first (writes of a bank run back to back).
+    /// write in service there ends first. The write that began before
+    /// `start`; one booked to begin at `start` itself is still queued, and
+    /// the read goes ahead of it (else a read would wait out every write
+    /// booked back to back).
     fn after_write_in_service(&self, b: usize, start: u64) -> u64 {
-        if let Some(w) = &self.writes {
-            // The write that began before `start`; one booked to begin at
-            // `start` itself is still queued, and the read goes ahead of it
-            // (else a read would wait out every write booked back to back).
-            let slots = &w.banks[b];
-            let i = slots.partition_point(|&(_, e)| e <= start);
-            return if i < slots.len() && slots[i].0 < start { slots[i].1 } else { start };
-        }
-        if self.run_start[b] <= start && start < self.bank_free[b] {
-            let k = (start - self.run_start[b]) / self.bank_busy + 1;
-            (self.run_start[b] + k * self.bank_busy).min(self.bank_free[b])
+        let slots = &self.writes.banks[b];
+        let i = slots.partition_point(|&(_, e)| e <= start);
+        if i < slots.len() && slots[i].0 < start {
+            slots[i].1
         } else {
             start
         }
@@ -392,7 +371,8 @@ impl Pcm {
     /// the write utilisation is over `write_span`, the cycles from the
     /// region's start until its last write was done (the WPQ drains after
     /// the core's last cycle).
-    pub fn report(&self, d: &PcmStats, reads: ByKind, writes: ByKind, write_span: u64) -> MemoryStats {
+    /// `busiest_bank_writes` is the most device writes one bank took.
+    pub fn report(&self, d: &PcmStats, reads: ByKind, writes: ByKind, busiest_bank_writes: u64, write_span: u64) -> MemoryStats {
         MemoryStats {
             reads,
             writes,
@@ -400,25 +380,18 @@ impl Pcm {
             wpq_full_waits: d.wpq_full_waits,
             wpq_merged_writes: d.merged_writes,
             write_utilisation: self.write_utilisation(d.device_writes, write_span),
+            busiest_bank_write_utilisation: (busiest_bank_writes * self.bank_busy) as f64 / write_span.max(1) as f64,
         }
+    }
+
+    /// Device writes each bank took so far.
+    pub fn bank_writes(&self) -> &[u64] {
+        &self.bank_writes
     }
 
     pub fn write_utilisation(&self, writes: u64, cycles: u64) -> f64 {
-        let capacity = (self.max_in_flight as f64 / self.write_cycles as f64).min(self.bank_free.len() as f64 / self.bank_busy as f64);
+        let capacity = (self.max_in_flight as f64 / self.write_cycles as f64).min(self.read_free.len() as f64 / self.bank_busy as f64);
         writes as f64 / (capacity * cycles.max(1) as f64)
-    }
-
-    /// Free the slots whose writes issued by `t`.
-    fn release(&mut self, t: u64) {
-        while let Some(&Reverse((r, a))) = self.wpq.peek() {
-            if r > t {
-                break;
-            }
-            self.wpq.pop();
-            if self.queued.get(&a) == Some(&r) {
-                self.queued.remove(&a);
-            }
-        }
     }
 
     /// A write of `block` offered to the WPQ at `t`; returns when it holds
@@ -429,66 +402,24 @@ impl Pcm {
 
     /// A write that takes its WPQ slot at `t` (or when one frees) but may
     /// reach the device only from `ready`, when the memory controller has
-    /// finished securing it; returns when it holds the slot.
+    /// finished securing it; returns when it holds the slot. A queued write
+    /// to the same block that issues after this one's data is ready takes
+    /// the new data instead (if its kind merges).
     pub fn write_when_ready(&mut self, t: u64, ready: u64, block: u64) -> u64 {
-        let mut t = t;
-        self.release(t);
-        // A queued write to the same block that issues after this one's data
-        // is ready takes the new data instead (if its kind merges).
         let kind = self.kinds.as_ref().map(|(layout, never)| (layout.kind_of(block), never));
         let merges = kind.is_none_or(|(k, never)| !never.contains(&k));
         let kind = kind.map(|(k, _)| k);
-        if self.writes.is_some() {
-            return self.write_by_calendar(t, ready, block, merges, kind);
-        }
-        let mergeable = |p: &Self, t: u64| merges && p.queued.get(&block).is_some_and(|&issue| issue > t && issue >= ready);
-        if mergeable(self, t) {
-            self.stats.merged_writes += 1;
-            return t;
-        }
-        if self.wpq.len() >= self.wpq_entries {
-            let Reverse((r, _)) = *self.wpq.peek().expect("a full WPQ has slots");
-            self.stats.wpq_full_waits += 1;
-            self.stats.wpq_wait_cycles += r.saturating_sub(t);
-            t = t.max(r);
-            self.release(t);
-            if mergeable(self, t) {
-                self.stats.merged_writes += 1;
-                return t;
-            }
-        }
-        let b = self.bank(block);
-        let mut issue = t.max(ready).max(self.bank_free[b]);
-        while self.in_flight.peek().is_some_and(|&Reverse(c)| c <= issue) {
-            self.in_flight.pop();
-        }
-        if self.in_flight.len() >= self.max_in_flight {
-            let Reverse(c) = self.in_flight.pop().expect("a full device has writes in flight");
-            issue = issue.max(c);
-        }
-        self.in_flight.push(Reverse(issue + self.write_cycles));
-        if issue > self.bank_free[b] {
-            self.run_start[b] = issue;
-        }
-        self.bank_free[b] = issue + self.bank_busy;
-        self.stats.device_writes += 1;
-        if let Some(k) = kind {
-            self.stats.device_writes_by_kind.bump(k);
-        }
-        self.last_write_done = self.last_write_done.max(issue + self.write_cycles.max(self.bank_busy));
-        self.wpq.push(Reverse((issue, block)));
-        self.queued.insert(block, issue);
-        t
+        self.write_by_calendar(t, ready, block, merges, kind)
     }
 
-    /// [`Self::write_when_ready`] by calendar: the write waits for a WPQ
-    /// slot only if every slot is held at `t` (by writes that have arrived
-    /// by `t` and not yet issued), then issues at the first time from
-    /// `ready` on that its bank is free and the device has room.
+    /// [`Self::write_when_ready`]: the write waits for a WPQ slot only if
+    /// every slot is held at `t` (by writes that have arrived by `t` and
+    /// not yet issued), then issues at the first time from `ready` on that
+    /// its bank is free and the device has room.
     fn write_by_calendar(&mut self, t: u64, ready: u64, block: u64, merges: bool, kind: Option<crate::engine::layout::RegionKind>) -> u64 {
         let (entries, busy, wc, max_in_flight) = (self.wpq_entries, self.bank_busy, self.write_cycles, self.max_in_flight);
         let b = self.bank(block);
-        let w = self.writes.as_mut().expect("calendar scheduling");
+        let w = &mut self.writes;
         w.prune(self.horizon, wc, b);
         if merges && w.merges_at(t, ready, block) {
             self.stats.merged_writes += 1;
@@ -527,6 +458,7 @@ impl Pcm {
             w.queued.entry(block).or_default().push((at, issue));
         }
         self.stats.device_writes += 1;
+        self.bank_writes[b] += 1;
         if let Some(k) = kind {
             self.stats.device_writes_by_kind.bump(k);
         }
@@ -539,23 +471,24 @@ impl Pcm {
 mod tests {
     use super::*;
 
+    /// Bank `b`'s booked write slots.
+    fn bank(p: &Pcm, b: usize) -> &[(u64, u64)] {
+        &p.writes.banks[b]
+    }
+
     #[test]
     fn a_full_wpq_makes_writers_wait() {
         let mut p = Pcm::new(1, 10, 100, 2);
-        assert_eq!(p.write(0, 1), 0); // issues at 0
-        assert_eq!(p.write(0, 2), 0); // issues at 100
-                                      // Both slots are held until their writes issue; the third waits
-                                      // for the first slot (released at issue time 0, i.e. now).
-        assert_eq!(p.write(0, 3), 0);
-        assert_eq!(p.write(0, 4), 100);
-        assert!(p.stats.wpq_full_waits >= 1);
+        assert_eq!(p.write(0, 1), 0, "issues at once: holds no slot");
+        assert_eq!(p.write(0, 2), 0, "waits for the bank: holds a slot until it issues at 100");
+        assert_eq!(p.write(0, 3), 0, "holds the second slot until 200");
+        assert_eq!(p.write(0, 4), 100, "both slots held: waits for the first to issue");
+        assert_eq!((p.stats.wpq_full_waits, p.stats.wpq_wait_cycles), (1, 100));
         // A read waits for the write in service, not the whole queue.
-        let r = p.read(0, 5);
-        assert_eq!(r, 100 + 10, "writes at 0..100, 100..200, ...: the read goes after the first");
+        assert_eq!(p.read(50, 5), 110, "after the write at 0..100, ahead of the one at 100");
         let mut q = Pcm::new(1, 10, 100, 4);
         q.write(500, 9);
         assert_eq!(q.read(50, 8), 60, "a write that has not started does not delay a read");
-        assert_eq!(p.read(0, 6), 210, "the next read starts at 110, inside the write at 100..200");
     }
 
     #[test]
@@ -566,15 +499,27 @@ mod tests {
     }
 
     #[test]
+    fn a_write_offered_ahead_of_time_frees_no_slot_held_before_it() {
+        // Two entries, each held by a block waiting for its tuple until
+        // 5000; a metadata line offered at 6000 (once its tuple is done)
+        // takes a slot then, and a write offered now still finds none.
+        let mut p = Pcm::new(4, 10, 100, 2);
+        p.write_when_ready(0, 5000, 1);
+        p.write_when_ready(0, 5000, 2);
+        assert_eq!(p.write(6000, 3), 6000);
+        assert_eq!(p.write(10, 4), 5000, "both slots held until their writes issue at 5000");
+    }
+
+    #[test]
     fn posted_writes_overlap_up_to_the_device_limit() {
         // One bank, 10-cycle bursts, 100-cycle writes, 3 in flight.
         let mut p = Pcm::with_model(PcmWriteModel::Posted, 1, 10, 100, 8, 10, 3);
         for a in 0..3 {
             p.write(0, a);
         }
-        assert_eq!(p.bank_free[0], 30, "three bursts back to back");
-        p.write(0, 3); // waits for the first write to complete at 100
-        assert_eq!(p.bank_free[0], 110);
+        assert_eq!(bank(&p, 0), [(0, 10), (10, 20), (20, 30)], "three bursts back to back");
+        p.write(0, 3);
+        assert_eq!(bank(&p, 0).last(), Some(&(100, 110)), "the fourth waits for the first write to complete");
         assert_eq!(p.read(105, 9), 110 + 10, "a read waits for the burst in service, not the media writes");
         assert!((p.write_utilisation(p.stats.device_writes, 110) - 4.0 / (3.0 / 100.0 * 110.0)).abs() < 1e-9);
     }
@@ -587,10 +532,10 @@ mod tests {
         assert_eq!(p.write(50, 2), 50);
         assert_eq!(p.stats.merged_writes, 1, "block 2 still waits in the WPQ");
         assert_eq!(p.write(50, 3), 50);
-        assert_eq!(p.bank_free[0], 300, "the merged write took no bank time");
+        assert_eq!(bank(&p, 0).last(), Some(&(200, 300)), "the merged write took no bank time");
         p.write(150, 2); // block 2 issued at 100: a new write
         assert_eq!(p.stats.merged_writes, 1);
-        assert_eq!(p.bank_free[0], 400);
+        assert_eq!(bank(&p, 0).last(), Some(&(300, 400)));
     }
 
     #[test]
@@ -616,28 +561,23 @@ mod tests {
     }
 
     #[test]
-    fn a_calendar_write_ready_earlier_takes_the_free_slot_before_a_later_booked_write() {
+    fn a_write_ready_earlier_takes_the_free_slot_before_a_later_booked_write() {
         // One bank, 100-cycle writes. A write booked at 1000 (another
-        // core's, or a line sent at a future ACK) ...
-        let mut frontier = Pcm::new(1, 10, 100, 8);
-        let mut calendar = Pcm::new(1, 10, 100, 8).with_write_calendar();
-        for p in [&mut frontier, &mut calendar] {
-            assert_eq!(p.write(1000, 1), 1000);
-            assert_eq!(p.write(0, 2), 0);
-        }
-        // ... holds a write ready at 0 back to 1100 behind one frontier;
-        // with the calendar it issues at once, into the bank's idle time.
-        assert_eq!(frontier.bank_free[0], 1200);
-        assert_eq!(calendar.writes.as_ref().unwrap().banks[0], vec![(0, 100), (1000, 1100)]);
-        calendar.write(50, 3);
-        assert_eq!(calendar.writes.as_ref().unwrap().banks[0], vec![(0, 100), (100, 200), (1000, 1100)]);
+        // core's, or a line sent at a future ACK) does not hold back a
+        // write ready at 0: it issues at once, into the bank's idle time.
+        let mut p = Pcm::new(1, 10, 100, 8);
+        assert_eq!(p.write(1000, 1), 1000);
+        assert_eq!(p.write(0, 2), 0);
+        assert_eq!(bank(&p, 0), [(0, 100), (1000, 1100)]);
+        p.write(50, 3);
+        assert_eq!(bank(&p, 0), [(0, 100), (100, 200), (1000, 1100)]);
         // A write that would overlap a booked one takes the gap after it.
-        calendar.write(950, 4);
-        assert_eq!(calendar.writes.as_ref().unwrap().banks[0].last(), Some(&(1100, 1200)));
-        assert_eq!(calendar.stats.device_writes, 4);
+        p.write(950, 4);
+        assert_eq!(bank(&p, 0).last(), Some(&(1100, 1200)));
+        assert_eq!(p.stats.device_writes, 4);
         // Reads wait for the write in service, not for the writes booked
         // back to back after it.
-        let mut reads = Pcm::new(1, 10, 100, 8).with_write_calendar().with_read_calendar();
+        let mut reads = Pcm::new(1, 10, 100, 8).with_read_calendar();
         reads.write(0, 1);
         reads.write(0, 2);
         assert_eq!(reads.read(50, 9), 110, "after the write at 0..100, ahead of the one at 100");
@@ -645,35 +585,28 @@ mod tests {
     }
 
     #[test]
-    fn calendar_wpq_occupancy_counts_only_writes_that_have_arrived() {
+    fn wpq_occupancy_counts_only_writes_that_have_arrived() {
         // One bank, 100-cycle writes, two WPQ entries. Three writes booked
         // to arrive at 1000: the first issues at once, the other two hold
         // both slots over [1000, 1100) and [1000, 1200).
-        let mut frontier = Pcm::new(1, 10, 100, 2);
-        let mut calendar = Pcm::new(1, 10, 100, 2).with_write_calendar();
-        for p in [&mut frontier, &mut calendar] {
-            for b in 1..=3 {
-                assert_eq!(p.write(1000, b), 1000);
-            }
+        let mut p = Pcm::new(1, 10, 100, 2);
+        for b in 1..=3 {
+            assert_eq!(p.write(1000, b), 1000);
         }
-        // A write at 0: the frontier counts the future writes as holding
-        // the queue now, and makes it wait for the first of them to issue.
-        assert_eq!(frontier.write(0, 4), 1100);
-        assert_eq!(frontier.stats.wpq_full_waits, 1);
-        // The calendar does not: the queue is empty at 0.
-        assert_eq!(calendar.write(0, 4), 0);
-        assert_eq!(calendar.stats.wpq_full_waits, 0);
+        // A write at 0: the queue is empty then.
+        assert_eq!(p.write(0, 4), 0);
+        assert_eq!(p.stats.wpq_full_waits, 0);
         // At 1000 both slots are held; the next write waits until the
         // first of them issues (1100), and only that long.
-        assert_eq!(calendar.write(1000, 5), 1100);
-        assert_eq!((calendar.stats.wpq_full_waits, calendar.stats.wpq_wait_cycles), (1, 100));
+        assert_eq!(p.write(1000, 5), 1100);
+        assert_eq!((p.stats.wpq_full_waits, p.stats.wpq_wait_cycles), (1, 100));
         // Writes to other blocks that arrive while a slot is free take it.
-        assert_eq!(calendar.write(999, 6), 999, "one slot held at 999 (block 5 arrives later)");
+        assert_eq!(p.write(999, 6), 999, "one slot held at 999 (block 5 arrives later)");
     }
 
     #[test]
-    fn a_calendar_write_merges_only_into_a_queued_write_that_has_arrived() {
-        let mut p = Pcm::new(1, 10, 100, 8).with_write_calendar();
+    fn a_write_merges_only_into_a_queued_write_that_has_arrived() {
+        let mut p = Pcm::new(1, 10, 100, 8);
         p.write(1000, 1); // issues at 1000
         p.write(1000, 2); // queued over [1000, 1100)
         assert_eq!(p.write(500, 2), 500);
@@ -686,20 +619,19 @@ mod tests {
     }
 
     #[test]
-    fn calendar_posted_writes_keep_the_device_limit_over_their_whole_flight() {
+    fn posted_writes_keep_the_device_limit_over_their_whole_flight() {
         // One bank, 10-cycle bursts, 100-cycle writes, 3 in flight.
-        let mut p = Pcm::with_model(PcmWriteModel::Posted, 1, 10, 100, 8, 10, 3).with_write_calendar();
+        let mut p = Pcm::with_model(PcmWriteModel::Posted, 1, 10, 100, 8, 10, 3);
         for a in 0..3 {
             p.write(1000, a); // bursts at 1000, 1010, 1020
         }
         p.write(0, 3);
         p.write(950, 4);
-        let w = p.writes.as_ref().unwrap();
-        assert_eq!(w.in_flight, vec![0, 1000, 1010, 1020, 1100]);
-        assert_eq!(w.banks[0][0], (0, 10), "the write at 0 is clear of the others' flight");
+        assert_eq!(p.writes.in_flight, vec![0, 1000, 1010, 1020, 1100]);
+        assert_eq!(bank(&p, 0)[0], (0, 10), "the write at 0 is clear of the others' flight");
         // Issued at 950 it would be the fourth in flight at 1020: it waits
         // for the first of the three to complete.
-        assert_eq!(w.banks[0].last(), Some(&(1100, 1110)));
+        assert_eq!(bank(&p, 0).last(), Some(&(1100, 1110)));
         assert_eq!(first_in_flight_slot(&[0, 10, 20], 100, 3, 5), 100);
         assert_eq!(first_in_flight_slot(&[0, 10, 20], 100, 4, 5), 5);
         assert_eq!(first_in_flight_slot(&[200, 210, 220], 100, 3, 50), 50, "done before the first starts");

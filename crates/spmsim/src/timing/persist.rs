@@ -330,6 +330,29 @@ impl PersistPath {
         done
     }
 
+    /// A page re-encryption that does not hold back the store that caused
+    /// it (a persist buffer's early counter, a drained entry's late one):
+    /// a job of the engine's background queue, admitted once the counter
+    /// block is at hand (`ctr`; a full queue holds the offerer back), its
+    /// reads and crypto from then. Returns when it was admitted and when
+    /// its writes may be queued; the job holds its entry until they hold
+    /// WPQ slots ([`Self::end_job`]). `None` when nothing was re-encrypted.
+    fn reencryption_job(pcm: &mut Pcm, engine: &mut Engine, ctr: u64, rec: &WorkRecord) -> Option<(u64, u64)> {
+        if rec.data_reads.is_empty() {
+            return None;
+        }
+        let at = engine.background.admit(ctr);
+        Some((at, Self::reencryption(pcm, engine, at, rec)))
+    }
+
+    /// A background job admitted at `at` (if any) is over once its writes
+    /// hold WPQ slots, at `slots`.
+    fn end_job(engine: &mut Engine, job: Option<(u64, u64)>, slots: u64) {
+        if let Some((at, _)) = job {
+            engine.background.push(at, slots);
+        }
+    }
+
     /// Price a released store; returns when the next store may go.
     pub fn store(&mut self, sys: &mut System, cx: Ctx, s: ReleasedStore) -> Result<u64, CheckFailure> {
         match self.kind {
@@ -381,11 +404,11 @@ impl PersistPath {
         // When the entry's pad is at hand: made now, or kept from an earlier
         // store to the same entry (coalesced).
         let mut pad = start;
-        let mut reencrypted = start;
+        let mut reencryption = None;
         if w.contains(TupleStep::Counter) {
             let (ctr, tree_extra) = engine.metadata_reads(pcm, start, &rec);
-            reencrypted = Self::reencryption(pcm, engine, ctr, &rec);
-            done = done.max(ctr);
+            reencryption = Self::reencryption_job(pcm, engine, ctr, &rec);
+            done = done.max(ctr).max(reencryption.map_or(0, |(at, _)| at));
             if let Some(b) = self.metadata_update(engine, ctr, &rec, tree_extra, !self.early_one_in_flight) {
                 done = done.max(b);
             }
@@ -406,7 +429,8 @@ impl PersistPath {
         if out.allocated {
             done += lat.pb_access * u64::from(self.scheme.allocate_extra_accesses);
         }
-        Self::queue_writes(pcm, done.max(reencrypted), &rec.writes);
+        let slots = Self::queue_writes(pcm, done.max(reencryption.map_or(0, |(_, r)| r)), &rec.writes);
+        Self::end_job(engine, reencryption, slots);
         stats.cycles += done - t;
         if out.allocated {
             stats.buffer_mut().allocations += 1;
@@ -445,10 +469,10 @@ impl PersistPath {
         // pipeline stage when the entry still needs its tree update.
         engine.mc_next = issue + if updates_tree { lat.hash_interval.max(lat.pb_access) } else { lat.pb_access };
         let mut done = issue;
-        let mut reencrypted = issue;
+        let mut reencryption = None;
         if secure {
             let (ctr, tree_extra) = engine.metadata_reads(pcm, issue, rec);
-            reencrypted = Self::reencryption(pcm, engine, ctr, rec);
+            reencryption = Self::reencryption_job(pcm, engine, ctr, rec);
             let ctr = if late.contains(TupleStep::Counter) { ctr } else { issue };
             let otp = if late.contains(TupleStep::Otp) { engine.aes.issue(ctr) } else { issue };
             let ct = otp.max(issue) + 1;
@@ -461,14 +485,18 @@ impl PersistPath {
         // Fig. 3c: a drained block waits at the MC (in the battery-backed
         // WPQ) while its tuple is completed, so its buffer slot frees as soon
         // as it holds a WPQ slot; the metadata writes follow the late work.
-        let mut freed = issue;
+        // The entry waits at the MC while its re-encryption waits for an
+        // entry of the background queue.
+        let mut freed = reencryption.map_or(issue, |(at, _)| at);
+        let mut slots = issue;
         for &w in &rec.writes {
             if w == block {
                 freed = freed.max(pcm.write_when_ready(issue, done, w));
             } else {
-                pcm.write(done.max(reencrypted), w);
+                slots = slots.max(pcm.write(done.max(reencryption.map_or(issue, |(_, r)| r)), w));
             }
         }
+        Self::end_job(engine, reencryption, slots);
         freed
     }
 

@@ -330,7 +330,7 @@ impl TimingSim {
         let mut i = 0usize;
         // Each core's clock and key; only the core that ran changes its own.
         let mut clocks: Vec<u64> = self.units.iter().map(|u| u.core.clock()).collect();
-        let mut keys: Vec<u64> = self.units.iter().map(|u| u.core.schedule_key()).collect();
+        let mut keys: Vec<u64> = self.units.iter().map(|u| u.schedule_key()).collect();
         while !over.iter().all(|&o| o) {
             // The runnable core with the earliest key (ties to the lowest
             // id), and the one after it.
@@ -401,12 +401,12 @@ impl TimingSim {
                 }
                 let following = next[c].as_ref().expect("an event follows");
                 let released = ev.op == Op::TxCommit && self.lock.is_some();
-                if released || self.blocked(c, following) || second.is_some_and(|b| (self.units[c].core.schedule_key(), c) > b) {
+                if released || self.blocked(c, following) || second.is_some_and(|b| (self.units[c].schedule_key(), c) > b) {
                     break;
                 }
             }
             clocks[c] = self.units[c].core.clock();
-            keys[c] = self.units[c].core.schedule_key();
+            keys[c] = self.units[c].schedule_key();
         }
         for u in &self.units {
             if let Some(e) = u.core.ooo_error() {
