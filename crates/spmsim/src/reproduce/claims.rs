@@ -206,6 +206,10 @@ pub fn read_reference<T: DeserializeOwned>(name: &str) -> Result<T, String> {
 pub struct Reference {
     pub source: String,
     pub claim: Vec<Claim>,
+    /// The statements the paper leaves open, each with its readings
+    /// (`readings.rs`).
+    #[serde(default)]
+    pub readings: Vec<super::readings::OpenStatement>,
     /// The file, as the reports name it.
     #[serde(skip)]
     pub file: String,
@@ -379,7 +383,7 @@ mod tests {
     }
 
     fn reference(claims: Vec<Claim>) -> Reference {
-        Reference { source: "s".into(), claim: claims, file: "ref.toml".into() }
+        Reference { source: "s".into(), claim: claims, readings: Vec::new(), file: "ref.toml".into() }
     }
 
     fn judged(kind: Kind, paper: f64, tolerance: f64, ours: f64) -> bool {

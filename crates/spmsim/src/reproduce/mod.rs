@@ -15,6 +15,8 @@
 //!               keeps the finished runs
 //!    report.rs  the report's common sections, figures, writing files
 //!    index.rs   `reproduce all`: one page of every paper's claims
+//!    readings.rs  the readings of what a paper leaves open, each run, the
+//!               primary one's numbers the claims'
 //! ```
 //! [`run`] drives a paper from its grid to its results; [`write`] writes
 //! them. The CLI adds what needs the outside world: recording the
@@ -25,6 +27,7 @@ pub mod grid;
 pub mod index;
 pub mod mset;
 pub mod published_ipc;
+pub mod readings;
 pub mod report;
 pub mod secon;
 pub mod secpb;
