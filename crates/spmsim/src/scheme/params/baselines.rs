@@ -193,8 +193,10 @@ impl SchemeParams for WriteThrough {
 /// first-level BMT blocks" after the root update). Nodes above the level
 /// are written back and, under ADR only, lost at a crash; recovery
 /// rebuilds the tree from the counters and compares it with the root.
-/// Secon keeps the data MACs in the first-level blocks; spmsim keeps them
-/// in MAC lines, so a write here persists one block more than Secon's.
+/// Secon names no data MAC of its own: its presets keep one in the data
+/// line's ECC bits (`security.mac_placement = "data-line"`, wt.toml), so
+/// a write persists the three lines of Secon's tuple; with MAC lines it
+/// would persist a fourth.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LevelWriteThrough {

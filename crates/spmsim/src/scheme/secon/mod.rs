@@ -9,7 +9,7 @@
 //! ```text
 //!  write: counter++ --> unit of its counter block: bit[minor] = 1; queue <- block
 //!         level-1 CMAC = hash(counter block)[54 bits] | unit id << 54
-//!         WPQ <- ciphertext, MAC line, counter block, level-1 node      (ACK-free)
+//!         WPQ <- ciphertext (+ data MAC), counter block, level-1 node  (ACK-free)
 //!  background (settle): spare bits cleared, unit and queue entry freed,
 //!         level-1 node hashed up to the root register; the node written again
 //!  recovery: scan level 1 for CMACs with spare bits -> unit -> marked

@@ -5,7 +5,7 @@
 //!
 //! ```text
 //!  level 1 scanned -> CMAC spare bits = unit id -> unit's marked minors - 1
-//!  log pages' MAC lines -> newer minors
+//!  log pages' data MACs -> newer minors
 //!  rebuild over the overlay == root register ? -> roll forward (or back)
 //! ```
 
@@ -103,7 +103,7 @@ impl SeconRuntime {
 
     /// The log pages' counter blocks with the newer minors their log lines
     /// carry (Secon 3.4.1: "Recovery reads counters back from the log"):
-    /// each page's counter block and MAC lines are read, counted.
+    /// each page's counter block and MACs are read, counted.
     fn counters_from_log(&self, tree: &IntegrityTree, st: &mut MetaStore) -> Vec<(u64, [u8; 64])> {
         let mut out = Vec::new();
         if !self.p.colocate_counters {
@@ -117,12 +117,16 @@ impl SeconRuntime {
             if first >= last {
                 continue;
             }
-            // Every page's counter block and MAC lines are read; only a
-            // page with a MAC line ever written can hold a newer minor.
+            // Every page's counter block and MACs are read (with the MACs
+            // in the data lines' ECC bits, the log's lines themselves);
+            // only a page with a MAC ever written can hold a newer minor.
             let (first_line, _) = st.layout.mac_line_of(first * per);
             let (end_line, _) = st.layout.mac_line_of(last * per - 1);
             st.nvm.reads.counter += last - first;
-            st.nvm.reads.mac += end_line + 1 - first_line;
+            match st.mac_in_data_line {
+                true => st.nvm.reads.data += (last - first) * per,
+                false => st.nvm.reads.mac += end_line + 1 - first_line,
+            }
             let mut pages: Vec<u64> = Vec::new();
             for la in st.nvm.image.addrs_in(first_line, end_line + 1) {
                 let page = (la - st.layout.mac_base) * crate::engine::layout::MACS_PER_LINE / per;

@@ -39,9 +39,10 @@ fn a_write_defers_its_root_update_until_the_barrier() {
     let track = &super::nv(&mut s.mc.st).track;
     assert_eq!((track.queue.len(), track.stats.deferred_writes), (3, 3));
     assert!(s.mc.st.chip.roots.is_empty(), "no root update yet");
-    // Each write queued its data, MAC line, counter block and level-1 node.
+    // Each write queued Secon's tuple: its data (the data MAC in the
+    // line's ECC bits, no line of its own), counter block and level-1 node.
     let w = s.mc.st.nvm.enqueued;
-    assert_eq!((w.data, w.mac, w.counter, w.tree), (3, 3, 3, 3));
+    assert_eq!((w.data, w.mac, w.counter, w.tree), (3, 0, 3, 3));
     s.apply(&Event::marker(Op::Fence)).unwrap();
     let track = &super::nv(&mut s.mc.st).track;
     assert!(track.is_empty() && track.stats.settled_on_ack >= 1);
@@ -215,7 +216,8 @@ fn a_log_write_carries_its_minor_and_leaves_its_counter_block_cached() {
         let rep = s.recover();
         assert!(rep.ok(), "{rep:?}");
         assert!(reads_back(&mut s, &blocks), "fenced {fenced}");
-        assert!(rep.nvm_reads.mac >= 4 * 8, "the log pages' MAC lines were read: {:?}", rep.nvm_reads);
+        // The minors ride in the log lines' ECC bits: the lines are read.
+        assert!(rep.nvm_reads.data >= 4 * 64, "the log pages' lines were read: {:?}", rep.nvm_reads);
     }
 }
 
