@@ -151,8 +151,10 @@ pub struct SecurityConfig {
     /// only). Unset: `mac_latency_cycles`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tree_hash_latency_cycles: Option<u32>,
-    /// One multiset-hash increment of the multiset-hash scheme's Read Hash
-    /// or Write Hash register (Kubo et al. Table 1: 160 cycles). Unset: 160.
+    /// One multiset hash computed or incremented, for the multiset-hash
+    /// scheme's Read Hash and Write Hash registers (Kubo et al. Table 1:
+    /// 160 cycles). Unset: 160. How a register's unit takes its
+    /// increments is the scheme's (`scheme.register_unit`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub multiset_hash_latency_cycles: Option<u32>,
     /// One-time-pad (AES) latency. Table I of SecPB gives none; 40 cycles is

@@ -12,7 +12,10 @@
 //!    hash       integrity-tree hashes: a BMT level waits for the level below
 //!               (a chain); a SIT's levels are MACed side by side once their
 //!               counters are incremented (STAR IV)
-//!    registers  the multiset-hash scheme's Read Hash and Write Hash units
+//!    registers  hash registers a scheme brings (the multiset-hash
+//!               scheme's Read Hash and Write Hash), each a hash unit
+//!               (pipelined, or one increment at a time) and a serial
+//!               accumulator that adds each hash into the register
 //!    persistent registers  Triad-NVM's staging registers (Fig. 7): a write's
 //!               tuple holds them until it is copied to the WPQ
 //!    metadata-cache ports  tag checks of the metadata cache, one per port
@@ -29,6 +32,7 @@
 
 use super::pcm::Pcm;
 use super::work::WorkRecord;
+use crate::scheme::params::HashRegisters;
 use serde::Serialize;
 use std::collections::VecDeque;
 
@@ -440,6 +444,50 @@ pub struct UnitStats {
     pub utilisation: f64,
 }
 
+/// A register that accumulates the hash of every element given it: a
+/// hash unit, and, when the unit is pipelined, an accumulator that adds
+/// each hash into the register one at a time (the sum before it is its
+/// input).
+#[derive(Clone, Debug)]
+pub struct HashRegister {
+    pub hash: Unit,
+    pub accumulate: Option<Unit>,
+}
+
+impl HashRegister {
+    /// A register whose hash takes `latency` cycles, its unit as `kind`
+    /// says.
+    pub fn new(latency: u64, kind: HashRegisters) -> Self {
+        match kind {
+            HashRegisters::Pipelined { interval, accumulate } => {
+                let acc = accumulate.max(1) as u64;
+                HashRegister { hash: Unit::new(1, latency, interval as u64), accumulate: Some(Unit::new(1, acc, acc)) }
+            }
+            HashRegisters::OneAtATime => HashRegister { hash: Unit::new(1, latency, latency), accumulate: None },
+        }
+    }
+
+    /// `n` elements ready at `ready` added into the register: each hashed
+    /// in the pipeline, then accumulated in turn; one at a time, the unit
+    /// is held for all of them. Returns when the last is in.
+    pub fn add(&mut self, ready: u64, n: u64) -> u64 {
+        match &mut self.accumulate {
+            Some(acc) => (0..n).map(|_| acc.issue(self.hash.issue(ready))).max().unwrap_or(ready),
+            None => {
+                let l = self.hash.latency();
+                self.hash.hold(ready, n * l)
+            }
+        }
+    }
+
+    fn set_horizon(&mut self, t: u64) {
+        self.hash.set_horizon(t);
+        if let Some(a) = &mut self.accumulate {
+            a.set_horizon(t);
+        }
+    }
+}
+
 /// Metadata work left running after a persist, in a queue of `entries`
 /// jobs; each job holds its entry from when it is handed over until its
 /// work is done. Jobs may be offered out of time order (several cores, a
@@ -560,9 +608,13 @@ pub struct EngineResources {
     pub aes: UnitStats,
     pub mac: UnitStats,
     pub hash: UnitStats,
-    /// The multiset-hash scheme's register units (absent when unused).
+    /// The hash registers' hash units (absent when unused).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub registers: Option<[UnitStats; 2]>,
+    /// Their accumulators (absent when unused, or when each unit takes
+    /// one increment at a time).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub register_accumulators: Option<[UnitStats; 2]>,
     /// Triad-NVM's persistent registers (absent when unused).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub persistent_registers: Option<UnitStats>,
@@ -585,9 +637,9 @@ pub struct Engine {
     pub aes: Unit,
     pub mac: Unit,
     pub hash: Unit,
-    /// Read Hash's and Write Hash's units (Kubo et al. Table 1: 160 cycles
-    /// an increment, one after another).
-    pub registers: [Unit; 2],
+    /// The hash registers the scheme declares (the multiset-hash scheme's
+    /// Read Hash and Write Hash; unused by other schemes).
+    pub registers: [HashRegister; 2],
     /// Triad-NVM's staging registers (Fig. 7), held by one write's tuple
     /// from when it is logged until it is copied to the WPQ.
     pub persistent_registers: Unit,
@@ -610,6 +662,7 @@ pub struct EngineCounts {
     mac: UnitCounts,
     hash: UnitCounts,
     registers: [UnitCounts; 2],
+    accumulators: [UnitCounts; 2],
     persistent_registers: UnitCounts,
     metadata_cache_ports: UnitCounts,
     mshrs: UnitCounts,
@@ -622,7 +675,8 @@ pub struct EngineShape {
     pub aes: (u32, u64, u64),
     pub mac: (u32, u64, u64),
     pub hash: (u32, u64, u64),
-    pub register_latency: u64,
+    /// The hash registers' hash latency and units.
+    pub registers: (u64, HashRegisters),
     pub background_entries: u32,
     /// The metadata cache's ports, latency and MSHRs.
     pub metadata_cache: (u32, u64, u32),
@@ -635,7 +689,7 @@ impl Engine {
             aes: unit(s.aes),
             mac: unit(s.mac),
             hash: unit(s.hash),
-            registers: [Unit::new(1, s.register_latency, s.register_latency), Unit::new(1, s.register_latency, s.register_latency)],
+            registers: [HashRegister::new(s.registers.0, s.registers.1), HashRegister::new(s.registers.0, s.registers.1)],
             persistent_registers: Unit::new(1, 0, 1),
             metadata_cache_ports: Unit::new(s.metadata_cache.0, s.metadata_cache.1, 1),
             mshrs: Unit::new(s.metadata_cache.2, 0, 1),
@@ -665,7 +719,8 @@ impl Engine {
             aes: self.aes.counts(t),
             mac: self.mac.counts(t),
             hash: self.hash.counts(t),
-            registers: [self.registers[0].counts(t), self.registers[1].counts(t)],
+            registers: [self.registers[0].hash.counts(t), self.registers[1].hash.counts(t)],
+            accumulators: [0, 1].map(|i| self.registers[i].accumulate.as_ref().map(|a| a.counts(t)).unwrap_or_default()),
             persistent_registers: self.persistent_registers.counts(t),
             metadata_cache_ports: self.metadata_cache_ports.counts(t),
             mshrs: self.mshrs.counts(t),
@@ -721,14 +776,17 @@ impl Engine {
     pub fn report(&self, cycles: u64, end: u64) -> EngineResources {
         let b = self.start.unwrap_or_default();
         let used = |u: &Unit, c: &UnitCounts| (u.ops > c.ops).then(|| u.report(c, cycles, end));
+        let pair = |a: Option<UnitStats>, b: Option<UnitStats>| match (a, b) {
+            (None, None) => None,
+            (a, b) => Some([a.unwrap_or_default(), b.unwrap_or_default()]),
+        };
+        let acc = |i: usize| self.registers[i].accumulate.as_ref().and_then(|a| used(a, &b.accumulators[i]));
         EngineResources {
             aes: self.aes.report(&b.aes, cycles, end),
             mac: self.mac.report(&b.mac, cycles, end),
             hash: self.hash.report(&b.hash, cycles, end),
-            registers: match (used(&self.registers[0], &b.registers[0]), used(&self.registers[1], &b.registers[1])) {
-                (None, None) => None,
-                (r, w) => Some([r.unwrap_or_default(), w.unwrap_or_default()]),
-            },
+            registers: pair(used(&self.registers[0].hash, &b.registers[0]), used(&self.registers[1].hash, &b.registers[1])),
+            register_accumulators: pair(acc(0), acc(1)),
             persistent_registers: used(&self.persistent_registers, &b.persistent_registers),
             metadata_cache_ports: self.metadata_cache_ports.report(&b.metadata_cache_ports, cycles, end),
             mshrs: self.mshrs.report(&b.mshrs, cycles, end),
@@ -752,6 +810,22 @@ mod tests {
         let mut two = Unit::new(2, 40, 40);
         assert_eq!((two.issue(0), two.issue(0), two.issue(0)), (40, 40, 80), "two servers");
         assert_eq!(Unit::new(1, 40, 1).parallel(0, 8), 47, "a SIT path's eight MACs side by side");
+    }
+
+    #[test]
+    fn a_pipelined_register_hashes_side_by_side_and_accumulates_one_at_a_time() {
+        let pipelined = HashRegisters::Pipelined { interval: 2, accumulate: 1 };
+        let mut r = HashRegister::new(160, pipelined);
+        // Three elements ready at 0: hashes out at 160, 162, 164, each
+        // added in the cycle after.
+        assert_eq!(r.add(0, 3), 165);
+        let mut slow = HashRegister::new(160, HashRegisters::Pipelined { interval: 1, accumulate: 10 });
+        assert_eq!(slow.add(0, 3), 190, "a long accumulate serialises the elements behind it");
+        // One at a time: the unit is held 160 cycles per increment.
+        let mut one = HashRegister::new(160, HashRegisters::OneAtATime);
+        assert_eq!(one.add(0, 3), 480);
+        assert_eq!(one.add(0, 1), 640, "the next waits for the unit");
+        assert!(one.accumulate.is_none());
     }
 
     #[test]

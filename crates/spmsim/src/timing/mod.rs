@@ -66,7 +66,8 @@ pub struct Latencies {
     pub hash: u64,
     /// Cycles between the starts of two pipelined BMT updates.
     pub hash_interval: u64,
-    /// One increment of a multiset-hash register.
+    /// One multiset hash, computed or incremented (the hash registers'
+    /// hash latency).
     pub mset_hash: u64,
     pub aes: u64,
     pub pb_access: u64,
@@ -278,7 +279,10 @@ impl TimingSim {
                 aes: (cfg.security.aes_units, lat.aes, cfg.security.aes_interval_cycles as u64),
                 mac: (cfg.security.mac_units, lat.mac, cfg.security.mac_interval_cycles as u64),
                 hash: (cfg.security.hash_units, lat.hash, lat.hash_interval),
-                register_latency: lat.mset_hash,
+                registers: (
+                    lat.mset_hash,
+                    cfg.scheme.params().hash_registers().unwrap_or(crate::scheme::params::HashRegisters::OneAtATime),
+                ),
                 background_entries: cfg.security.background_queue_entries(),
                 metadata_cache: (cfg.security.metadata_cache_ports, lat.mdc, cfg.security.metadata_cache_mshrs),
             }),

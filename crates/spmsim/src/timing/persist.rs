@@ -266,8 +266,9 @@ impl PersistPath {
     /// The operation's multiset-register increments (Kubo et al. 4.2: a
     /// line that enters or changes in the metadata cache is added to Read
     /// Hash, the value it replaces to Write Hash), from `ready`, when the
-    /// new values are known: each register's unit does its increments one
-    /// after the other (Table 1: 160 cycles each), the two side by side.
+    /// new values are known, on each register's unit as the scheme
+    /// declares it (pipelined with a serial accumulate, or one increment
+    /// at a time; Table 1: 160 cycles a hash), the two side by side.
     /// Returns when both are done.
     fn register_update(engine: &mut Engine, ready: u64, rec: &WorkRecord) -> Option<u64> {
         let adds = [rec.crypto.read_hash_adds, rec.crypto.write_hash_adds];
@@ -275,10 +276,9 @@ impl PersistPath {
             return None;
         }
         let mut done = ready;
-        for (unit, n) in engine.registers.iter_mut().zip(adds) {
+        for (register, n) in engine.registers.iter_mut().zip(adds) {
             if n > 0 {
-                let l = unit.latency();
-                done = done.max(unit.hold(ready, n * l));
+                done = done.max(register.add(ready, n));
             }
         }
         Some(done)
@@ -714,7 +714,7 @@ mod tests {
             aes: (1, lat.aes, 1),
             mac: (1, lat.mac, 1),
             hash: (1, lat.hash, lat.hash_interval),
-            register_latency: lat.mset_hash,
+            registers: (lat.mset_hash, cfg.scheme.params().hash_registers().unwrap_or(crate::scheme::params::HashRegisters::OneAtATime)),
             background_entries: 16,
             metadata_cache: (1, lat.mdc, 32),
         });

@@ -19,7 +19,7 @@
 
 use super::baselines::{Bbb, Eadr, Plp, SecPb, SecPbVariant};
 use super::stateful::{AnubisSit, Assure, CacheTree, Mset, Osiris, Secon, Star, Triad, TriadNoPersist};
-use super::work::{Front, FrontDrain, SchemeWork, Steps};
+use super::work::{Front, FrontDrain, HashRegisters, SchemeWork, Steps};
 use super::{
     BatteryWriteBack, IdealWriteBack, LevelWriteThrough, Need, ParamError, SchemeKind, SchemeParams, WriteBackNoBattery, WriteThrough,
 };
@@ -338,6 +338,9 @@ impl SchemeParams for Composed {
     }
     fn gap_needs_trigger(&self) -> bool {
         self.metadata_kind().params().gap_needs_trigger()
+    }
+    fn hash_registers(&self) -> Option<HashRegisters> {
+        self.metadata_kind().params().hash_registers()
     }
 }
 

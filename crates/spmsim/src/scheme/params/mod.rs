@@ -53,6 +53,11 @@ pub trait SchemeParams {
     fn gap_needs_trigger(&self) -> bool {
         false
     }
+    /// The hash registers the scheme adds to the security engine (none
+    /// by default).
+    fn hash_registers(&self) -> Option<HashRegisters> {
+        None
+    }
 }
 
 /// A scheme key out of its range.

@@ -168,6 +168,22 @@ pub enum Completion {
     Tuple,
 }
 
+/// On-chip registers a scheme brings that each accumulate the hash of
+/// every element given them (the multiset-hash scheme's Read Hash and
+/// Write Hash, Kubo et al. 4.2): how each register's unit takes its
+/// elements. The hash's latency is `security.multiset_hash_latency_cycles`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HashRegisters {
+    /// Each register has a pipelined hash unit taking a new element every
+    /// `interval` cycles, and an accumulator that adds each hash into the
+    /// register, one at a time, in `accumulate` cycles.
+    Pipelined { interval: u32, accumulate: u32 },
+    /// Each register's unit takes one increment at a time, for the whole
+    /// hash latency.
+    OneAtATime,
+}
+
 /// A scheme's description: the rules its mechanisms read, as data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct SchemeWork {
