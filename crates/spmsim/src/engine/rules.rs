@@ -72,9 +72,13 @@ impl Rules {
 
     /// Hand every dirty victim to the scheme's eviction hook until the
     /// buffer is empty.
+    /// Each victim is a step of its own (`MetaStore::steps`), after the
+    /// step that evicted it.
     pub fn process_victims(&self, st: &mut MetaStore) -> Result<(), CheckFailure> {
+        st.steps += 1;
         while let Some((a, b)) = st.victims.pop_front() {
             self.scheme.on_metadata_evict(self, st, a, b)?;
+            st.steps += 1;
         }
         Ok(())
     }

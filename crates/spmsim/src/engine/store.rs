@@ -98,6 +98,11 @@ pub struct MetaStore {
     /// A verification is under way (its parents' nested ones are counted
     /// with it).
     verifying: bool,
+    /// Steps of work the controller has finished: an operation's own work
+    /// ends when its victims are handled, and each victim is a step of its
+    /// own. A scheme that must know what the metadata cache held before a
+    /// step began (a line it fetched in this step, or not) reads it.
+    pub steps: u64,
 }
 
 impl MetaStore {
@@ -124,6 +129,7 @@ impl MetaStore {
             mac_in_data_line: false,
             observed,
             verifying: false,
+            steps: 0,
         }
     }
 
@@ -138,6 +144,12 @@ impl MetaStore {
             return Some(b);
         }
         self.victim(addr)
+    }
+
+    /// Whether a metadata line is on chip (in its cache or the victim
+    /// buffer), with nothing counted or moved.
+    pub fn is_on_chip(&self, addr: u64) -> bool {
+        self.caches.peek(&self.layout, addr).is_some() || self.victim(addr).is_some()
     }
 
     /// The newest copy of a metadata line (cache, victim buffer, WPQ,

@@ -34,6 +34,7 @@ mod toy_counting;
 mod tracking;
 mod triad;
 mod triad_no_persist;
+mod write_through_to_cached;
 
 pub use anubis_sit::AnubisRuntime;
 pub use assure::{AssureRuntime, HotTree};
@@ -45,6 +46,7 @@ pub use star::StarRuntime;
 pub use toy_counting::ToyCountingRuntime;
 pub use triad::TriadRuntime;
 pub use triad_no_persist::TriadNoPersistRuntime;
+pub use write_through_to_cached::WriteThroughToCachedRuntime;
 
 use crate::config::SimConfig;
 use crate::engine::chip::ChipState;
@@ -81,6 +83,7 @@ fn build_kind(kind: SchemeKind, cfg: &SimConfig, seed: u64) -> Box<dyn Scheme> {
         SchemeKind::Mset(p) => Box::new(MsetRuntime::new(p, seed)),
         SchemeKind::Assure(p) => Box::new(AssureRuntime::new(p)),
         SchemeKind::CacheTree(p) => Box::new(CacheTreeRuntime::new(p)),
+        SchemeKind::WriteThroughToCached(_) => Box::new(WriteThroughToCachedRuntime::default()),
         SchemeKind::ToyCounting(p) => Box::new(ToyCountingRuntime::new(p)),
         SchemeKind::Secpb(_)
         | SchemeKind::Bbb(_)

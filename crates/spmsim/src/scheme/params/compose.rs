@@ -18,7 +18,7 @@
 //! ```
 
 use super::baselines::{Bbb, Eadr, Plp, SecPb, SecPbVariant};
-use super::stateful::{AnubisSit, Assure, CacheTree, Mset, Osiris, Secon, Star, Triad, TriadNoPersist};
+use super::stateful::{AnubisSit, Assure, CacheTree, Mset, Osiris, Secon, Star, Triad, TriadNoPersist, WriteThroughToCached};
 use super::work::{Front, FrontDrain, HashRegisters, SchemeWork, Steps};
 use super::{
     BatteryWriteBack, IdealWriteBack, LevelWriteThrough, Need, ParamError, SchemeKind, SchemeParams, WriteBackNoBattery, WriteThrough,
@@ -163,6 +163,7 @@ pub enum MetadataChoice {
     Assure(Assure),
     #[serde(rename = "cachetree")]
     CacheTree(CacheTree),
+    WriteThroughToCached(WriteThroughToCached),
 }
 
 impl MetadataChoice {
@@ -185,6 +186,7 @@ impl MetadataChoice {
             MetadataChoice::Mset(p) => SchemeKind::Mset(p),
             MetadataChoice::Assure(p) => SchemeKind::Assure(p),
             MetadataChoice::CacheTree(p) => SchemeKind::CacheTree(p),
+            MetadataChoice::WriteThroughToCached(p) => SchemeKind::WriteThroughToCached(p),
         })
     }
 
@@ -206,6 +208,7 @@ impl MetadataChoice {
             SchemeKind::Mset(p) => MetadataChoice::Mset(p),
             SchemeKind::Assure(p) => MetadataChoice::Assure(p),
             SchemeKind::CacheTree(p) => MetadataChoice::CacheTree(p),
+            SchemeKind::WriteThroughToCached(p) => MetadataChoice::WriteThroughToCached(p),
             _ => return None,
         })
     }

@@ -160,6 +160,10 @@ pub enum SchemeKind {
     /// tree whose root is an on-chip register.
     #[serde(rename = "cachetree")]
     CacheTree(CacheTree),
+    /// The write-through-to-cached reading of the multiset-hash paper's
+    /// baseline: written through up to the first line of the path the
+    /// metadata cache held, which takes the change as a root.
+    WriteThroughToCached(WriteThroughToCached),
     /// A front end composed with another scheme's metadata rules
     /// (`compose.rs`; issue 41).
     Composed(Composed),
@@ -198,6 +202,7 @@ impl SchemeKind {
             SchemeKind::Mset(s) => s,
             SchemeKind::Assure(s) => s,
             SchemeKind::CacheTree(s) => s,
+            SchemeKind::WriteThroughToCached(s) => s,
             SchemeKind::Composed(s) => s,
             SchemeKind::ToyLazyTree(s) => s,
             SchemeKind::ToyCounting(s) => s,

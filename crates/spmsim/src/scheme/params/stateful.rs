@@ -506,3 +506,31 @@ impl SchemeParams for CacheTree {
         ]
     }
 }
+
+/// The write-through-to-cached reading of the multiset-hash paper's
+/// unstated baseline (5.1; configs/reference/mset.toml's readings): every
+/// change is written through, but a write changes its counter block and
+/// the tree only up to the first line of its path the metadata cache held
+/// before it, which takes the change as a root (4.3's "conventional"
+/// optimisation; the counter block itself when it was cached). A line
+/// whose parent lacks its change is hashed into its path, up to the next
+/// line cached before, when it leaves the cache; a battery finishes those
+/// changes at a power failure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct WriteThroughToCached {}
+
+impl SchemeParams for WriteThroughToCached {
+    fn name(&self) -> &'static str {
+        "write-through-to-cached"
+    }
+    /// Written through up to the first line cached before the write, which
+    /// takes the change on chip: complete once the update reaches it, as
+    /// CacheTree's (Kubo et al. 3.2).
+    fn work(&self) -> SchemeWork {
+        SchemeWork::at_memory_controller(WRITE_THROUGH, true, false).completing(Completion::Root)
+    }
+    fn needs(&self) -> Vec<Need> {
+        vec![Need::Tree { tree: TreeType::Bmt, no_onchip_levels: true, why: "stops a Bonsai Merkle tree's updates at cached nodes" }]
+    }
+}
