@@ -110,7 +110,8 @@ pub enum ReproduceCmd {
         out: PathBuf,
     },
     /// The multiset-hash scheme (Kubo et al.): Figs. 7-9 and Table 2 against
-    /// the write-through baseline, on stand-ins for its SPEC CPU2017
+    /// its baseline under each of three readings (5.1 does not say how the
+    /// baseline's metadata cache writes), on stand-ins for its SPEC CPU2017
     /// programs (recorded first when the cache lacks them).
     Mset {
         /// 2 M instructions per simulation and three metadata-cache sizes.
