@@ -27,9 +27,11 @@ pub enum ReproduceCmd {
         /// neither valgrind nor Debian packages.
         #[arg(long)]
         builtin: bool,
-        /// The suite definition (default: configs/suite/programs.toml).
-        /// Traces are recorded into and read from the cache folder
-        /// ($SPMSIM_CACHE, else ~/.cache/spmsim).
+        /// The suite definition (default: configs/suite/spec-upstream.toml,
+        /// the upstream programs of the SPEC CPU2006 benchmarks SecPB V-A
+        /// ran; configs/suite/programs.toml is the suite of other real
+        /// programs). Traces are recorded into and read from the cache
+        /// folder ($SPMSIM_CACHE, else ~/.cache/spmsim).
         #[arg(long = "programs", value_name = "FILE")]
         programs: Option<PathBuf>,
         /// Which regions of each recorded program run: `single` (the one
@@ -138,7 +140,7 @@ const PAPER_REGION: u64 = 250_000_000;
 /// simulation points unless `regions` is `startup`.
 fn recorded_suite(instructions: u64, programs: Option<PathBuf>, regions: &str) -> Result<Vec<secpb::SuiteEntry>> {
     use spmsim::suite;
-    let path = programs.unwrap_or_else(suite::programs::default_path);
+    let path = programs.unwrap_or_else(suite::programs::spec_upstream_path);
     let s = suite::Suite::load(&path).map_err(|e| anyhow!(e))?;
     let cache = suite::cache_dir();
     // At simulation points the start-up window is only the fallback for a

@@ -109,11 +109,16 @@ pub fn report(r: &Results) -> String {
         r.runs.len()
     );
     if is_recorded(&r.suite) {
+        let file = r.suite.iter().find_map(|e| e.suite_file.as_deref()).unwrap_or("spec-upstream.toml");
+        let which = if file == "spec-upstream.toml" {
+            "the upstream programs of SPEC CPU2006's benchmarks (the open-source programs SPEC took, as Debian packages them today, or a program of the same kind where none is packaged), each run on an input of the kind its reference run uses, which spmsim generates"
+        } else {
+            "other real programs: Debian's packages, each run on a fixed input that spmsim generates"
+        };
         let _ = writeln!(
             o,
-            "**Workloads.** The paper runs 18 SPEC CPU2006 benchmarks for 250 M instructions. spmsim cannot ship SPEC; this report runs its suite of {} real programs instead: Debian's packages, each run on a fixed input that spmsim generates (`configs/suite/{}`) and traced under valgrind. {} Each simulation replays the first {} instructions of a trace. The traces record the address and size of every access but not the stored values, so the simulator derives each store's value from the seed (values derived; see the trace notes below). Heap and globals are persistent and the stack volatile (`#persistent={MAIN_POLICY}`); Table IV is also given with every store persistent. The programs are not SPEC's, so numbers are comparable in trend, not cell by cell.\n",
+            "**Workloads.** The paper runs 18 SPEC CPU2006 benchmarks for 250 M instructions. spmsim cannot ship SPEC or its inputs; this report runs a suite of {} programs instead (`configs/suite/{file}`): {which}, traced under valgrind. {} Each simulation replays the first {} instructions of a trace. The traces record the address and size of every access but not the stored values, so the simulator derives each store's value from the seed (values derived; see the trace notes below). Heap and globals are persistent and the stack volatile (`#persistent={MAIN_POLICY}`); Table IV is also given with every store persistent. The programs and inputs are not SPEC's, so numbers are comparable in trend, not cell by cell.\n",
             r.suite.len(),
-            r.suite.iter().find_map(|e| e.suite_file.as_deref()).unwrap_or("programs.toml"),
             regions_text(&r.suite),
             r.instructions
         );
