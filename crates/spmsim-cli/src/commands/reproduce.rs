@@ -98,7 +98,7 @@ pub enum ReproduceCmd {
     },
     /// Every paper's reproduction above, each into OUT/<paper>, then
     /// OUT/index.md and index.html: each paper's claims, ours beside the
-    /// paper's, with a link to its report (issue 19). A paper that fails
+    /// paper's, with a link to its report. A paper that fails
     /// is listed with its error and the others still run.
     All {
         /// Each paper's --quick run.
@@ -152,7 +152,7 @@ fn recorded_suite(instructions: u64, programs: Option<PathBuf>, regions: &str) -
     if outcomes.iter().any(|o| matches!(o.status, suite::Status::Recorded)) || !failed.is_empty() {
         eprint!("{}", super::suite::outcome_table(&outcomes));
     }
-    // The simulation points (issue 13): phases from the whole run, then
+    // The simulation points: phases from the whole run, then
     // traces at the points, kept in the cache like the traces.
     let choice = match regions {
         "single" => Some(suite::points::Choice::Single),
