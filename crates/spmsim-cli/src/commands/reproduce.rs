@@ -302,7 +302,7 @@ fn all(quick: bool, seed: u64, out: &std::path::Path) -> Result<ExitCode> {
     for p in &idx.papers {
         match &p.error {
             Some(e) => println!("{:<6} failed after {:.0} s: {e}", p.paper, p.seconds),
-            None => println!("{:<6} {} of {} claims reproduced ({:.0} s)", p.paper, p.reproduced(), p.claims.len(), p.seconds),
+            None => println!("{:<6} {} ({:.0} s)", p.paper, reproduce::claims::counts(&p.claims), p.seconds),
         }
     }
     println!("reproduce all: {:.0} s; index: {}", idx.seconds, out.join("index.html").display());
@@ -377,15 +377,12 @@ fn reproduce_paper<P: Paper>(paper: P, out: &std::path::Path) -> Result<Vec<Clai
     reproduce::write(&paper, &r, out).map_err(|e| anyhow!("reproduce {}: {e}", P::ID))?;
     let claims = paper.claims(&r);
     for c in &claims {
-        println!(
-            "{:<30} paper {:>10}  ours {:>10}  {}",
-            c.id,
-            c.show(c.paper),
-            c.show(c.ours),
-            if c.reproduced { "reproduced" } else { "not reproduced" }
-        );
+        println!("{:<30} paper {:>10}  ours {:>10}  {}", c.id, c.show_paper(), c.show(c.ours), c.outcome.label());
+        if let Some(o) = &c.other_reading {
+            println!("{:<30} paper {:>10}  ours {:>10}  under the reading of: {}", "", c.show(o.paper), c.show(o.ours), o.statement);
+        }
     }
-    println!("{} of {} claims reproduced within their tolerance", claims.iter().filter(|c| c.reproduced).count(), claims.len());
+    println!("claims: {} (the rule is stated in the report)", reproduce::claims::counts(&claims));
     for line in paper.summary(&r) {
         println!("{line}");
     }
