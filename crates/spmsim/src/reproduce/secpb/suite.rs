@@ -49,7 +49,7 @@ pub struct SuiteEntry {
 }
 
 /// The policy a recorded program's main grid runs under: heap and globals
-/// persistent, the stack volatile (issue 13); Table IV is also run with
+/// persistent, the stack volatile; Table IV is also run with
 /// every store persistent (`all`) beside it.
 pub const MAIN_POLICY: &str = "heap";
 
