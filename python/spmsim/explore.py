@@ -1,5 +1,5 @@
 """`spmsim explore`: the exploration of compositions (`spmsim compare
---explore`, issue 41) as a sweep, one shard per preset.
+--explore`) as a sweep, one shard per preset.
 
     presets (compare's, or --schemes)
       -> one sweep point per preset: `spmsim compare --explore --schemes P`

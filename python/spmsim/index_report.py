@@ -8,10 +8,13 @@ reproduction stands, at a glance.
     OUT_DIR/figures/claims_<paper>.png, .svg
 
 Each plot has one point per claim, the paper's number against ours, with
-the range of ours the claim's tolerance accepts shaded and the misses
-labelled; it sits under its paper's heading, above the claims table. A
-claim that is not a number (a rule that holds or not) or not positive
-cannot sit on a log axis: the caption lists it with why. The points come
+the range of ours the claim's rule accepts shaded, coloured by its outcome
+(reproduced, the paper disagrees with itself, missed) and all but the
+reproduced labelled; a claim the paper contradicts also has a hollow point
+under the reading of the paper's other statement. It sits under its
+paper's heading, above the claims table. A claim that is not a number (an
+order or a trend, which holds or not) or not positive cannot sit on a log
+axis: the caption lists it with why. The points come
 ready from index.json (the Rust side decides how each kind of claim is
 drawn); a paper whose index.json entry has no `plot` gets a note instead.
 """
@@ -33,17 +36,23 @@ def is_index_dir(doc: Any) -> bool:
     return isinstance(doc, dict) and isinstance(doc.get("papers"), list)
 
 
-def _count(points: list[dict], reproduced: bool) -> int:
-    return sum(1 for p in points if bool(p.get("reproduced")) == reproduced)
+def _ids(points: list[dict], outcome: str) -> list[str]:
+    return [str(p.get("id")) for p in points if plots.claim_outcome(p) == outcome]
 
 
 def _caption(paper: dict, points: list[dict], not_drawn: list[dict], notes: list[str]) -> str:
-    missed = [str(p.get("id")) for p in points if not p.get("reproduced")]
+    reproduced, disagrees, missed = (_ids(points, o) for o in ("reproduced", "disagrees", "missed"))
+
+    def labelled(ids: list[str]) -> str:
+        return f": {', '.join(ids)}" if ids else ""
+
     text = [f"{paper.get('title') or paper.get('paper')}: each claim's number in the paper (x) against ours (y), "
-            "both axes log. Dashed: ours = the paper's. Shaded: the range of ours the claim's tolerance counts as "
+            "both axes log. Dashed: ours = the paper's. Shaded: the range of ours the claim's rule counts as "
             "reproduced, to the plot's edge where it is open (a bound, or a range reaching zero or below). "
-            f"{_count(points, True)} reproduced (green), {len(missed)} missed (red, labelled"
-            + (f": {', '.join(missed)}" if missed else "") + ")."]
+            f"{len(reproduced)} reproduced (green), "
+            f"{len(disagrees)} where the paper disagrees with itself (amber, labelled{labelled(disagrees)}; "
+            "hollow: the claim under the reading of the paper's other statement), "
+            f"{len(missed)} missed (red, labelled{labelled(missed)})."]
     text += [str(n) for n in notes]
     if not_drawn:
         text.append(f"Not drawn ({len(not_drawn)}): "

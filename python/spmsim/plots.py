@@ -12,8 +12,10 @@
     pareto_scatter       one labelled point per scheme on two costs, the
                          Pareto front highlighted and joined by a step line
     claims_scatter       a paper's claims, ours against the paper's, log-log,
-                         each with the range its tolerance accepts, misses
-                         labelled (the index of `spmsim reproduce all`)
+                         each with the range its rule accepts, in three
+                         outcomes (reproduced, the paper disagrees with
+                         itself, missed), all but the reproduced labelled
+                         (the index of `spmsim reproduce all`)
 
 Every helper takes a long-format DataFrame (as `spmsim.load` gives), draws
 with matplotlib's object API (an Agg canvas; the pyplot backend of the
@@ -553,27 +555,52 @@ def _draw_group_labels(fig, ax, labels: Sequence[tuple[Sequence[str], Sequence[b
         draw(names, bold, xy, lift)
 
 
-# The claims plot's colours: a claim reproduced, a miss, the accepted range.
-REPRODUCED, MISSED, ACCEPTED = "#55A868", "#C44E52", "#4C72B0"
+# The claims plot's colours: a claim reproduced, one the paper contradicts,
+# a miss, the accepted range.
+REPRODUCED, DISAGREES, MISSED, ACCEPTED = "#55A868", "#DD8452", "#C44E52", "#4C72B0"
+
+# Each outcome as index.json spells it: its colour and its legend's words.
+OUTCOMES = (("reproduced", REPRODUCED, "reproduced"),
+            ("disagrees", DISAGREES, "the paper disagrees with itself"),
+            ("missed", MISSED, "missed"))
+
+
+def claim_outcome(p: Mapping[str, Any]) -> str:
+    """A point's outcome: its `outcome`, or for an index.json written
+    before there were three, `reproduced` or `missed` from its flag."""
+    o = p.get("outcome")
+    if o in ("reproduced", "disagrees", "missed"):
+        return str(o)
+    return "reproduced" if p.get("reproduced") else "missed"
 
 
 def claims_scatter(points: Sequence[Mapping[str, Any]], *, out: str, title: str | None = None) -> list[str]:
     """Each claim's number in the paper (x) against ours (y), both axes
     log, over the same limits so that the dashed diagonal, ours = the
     paper's, runs corner to corner. `points` as index.json's `plot` gives
-    them: {id, paper, ours, low, high, reproduced}, `low` or `high` None
-    where the range ours may lie in is open (a bound, or a range that
-    reaches zero). That range is a shaded bar at the claim's x, drawn to
-    the axis' edge where it is open. A reproduced claim is a green point,
-    a miss a red one labelled with its id (misses that nearly coincide
-    share one label). A point without a positive paper and ours is left
-    out: the caller lists it. The SVG groups the points as `claims-reproduced`
-    and `claims-missed` (one <use> each)."""
+    them: {id, paper, ours, low, high, outcome, other}, `low` or `high`
+    None where the range ours may lie in is open (a bound, or a range that
+    reaches zero), `other` ({paper, ours}) where the paper disagrees with
+    itself: the claim under the reading of its other statement. That range
+    is a shaded bar at the claim's x, drawn to the axis' edge where it is
+    open. A reproduced claim is a green point, one the paper contradicts an
+    amber one with a hollow amber point at its other reading joined to it,
+    a miss a red one; all but the reproduced are labelled with their ids
+    (labels of points that nearly coincide are shared). A point without a
+    positive paper and ours is left out: the caller lists it. The SVG
+    groups the points as `claims-reproduced`, `claims-disagrees`,
+    `claims-missed` and `claims-other-reading` (one <use> each)."""
     from matplotlib.collections import LineCollection  # noqa: PLC0415
     from matplotlib.lines import Line2D  # noqa: PLC0415
 
     def positive(v: Any) -> bool:
         return _finite(v) and float(v) > 0
+
+    def other(p: Mapping[str, Any]) -> tuple[float, float] | None:
+        o = p.get("other")
+        if isinstance(o, Mapping) and positive(o.get("paper")) and positive(o.get("ours")):
+            return float(o["paper"]), float(o["ours"])
+        return None
 
     rows = [p for p in points if positive(p.get("paper")) and positive(p.get("ours"))]
     fig, ax = _figure(7.2, 5.6)
@@ -586,6 +613,7 @@ def claims_scatter(points: Sequence[Mapping[str, Any]], *, out: str, title: str 
         ax.text(0.5, 0.5, "no claim to draw", transform=ax.transAxes, ha="center", va="center", color="#666666")
         return save(fig, out)
     values = [float(p[k]) for p in rows for k in ("paper", "ours", "low", "high") if positive(p.get(k))]
+    values += [v for p in rows if other(p) for v in other(p)]
     # A factor of two of room either side keeps the end points off the frame.
     lo, hi = min(values) / 2, max(values) * 2
     ax.set_xlim(lo, hi)
@@ -597,25 +625,35 @@ def claims_scatter(points: Sequence[Mapping[str, Any]], *, out: str, title: str 
     ax.add_collection(LineCollection(bands, colors=ACCEPTED, linewidths=8, alpha=0.22, capstyle="butt", zorder=2))
     handles = [Line2D([], [], color=ACCEPTED, linewidth=8, alpha=0.22, label="range that counts"),
                Line2D([], [], color="black", linestyle="--", linewidth=0.8, label="ours = the paper's")]
-    for ok, color, name in ((True, REPRODUCED, "reproduced"), (False, MISSED, "missed")):
-        these = [p for p in rows if bool(p.get("reproduced")) == ok]
+    for outcome, color, name in OUTCOMES:
+        these = [p for p in rows if claim_outcome(p) == outcome]
         if these:
             sc = ax.scatter([float(p["paper"]) for p in these], [float(p["ours"]) for p in these], s=34, color=color,
                             edgecolors="black", linewidths=0.5, zorder=3)
-            sc.set_gid(f"claims-{name}")
+            sc.set_gid(f"claims-{outcome}")
             handles.append(Line2D([], [], linestyle="none", marker="o", markersize=6, color=color,
                                   markeredgecolor="black", markeredgewidth=0.5, label=f"{name} ({len(these)})"))
+    others = [(p, other(p)) for p in rows if other(p)]
+    if others:
+        ax.add_collection(LineCollection([[(float(p["paper"]), float(p["ours"])), o] for p, o in others],
+                                         colors=DISAGREES, linewidths=0.9, linestyles="dotted", zorder=2))
+        sc = ax.scatter([o[0] for _, o in others], [o[1] for _, o in others], s=34, facecolors="none",
+                        edgecolors=DISAGREES, linewidths=1.2, zorder=3)
+        sc.set_gid("claims-other-reading")
+        handles.append(Line2D([], [], linestyle="none", marker="o", markersize=6, markerfacecolor="none",
+                              markeredgecolor=DISAGREES, markeredgewidth=1.2,
+                              label="under the paper's other statement"))
     ax.grid(alpha=0.3, which="major")
     ax.set_axisbelow(True)
     ax.legend(handles=handles, fontsize="small", frameon=False, loc="upper left")
     # Labels last: grouping needs the final limits, nudging the final layout.
-    misses = [p for p in rows if not p.get("reproduced")]
-    at = [(float(p["paper"]), float(p["ours"])) for p in misses]
+    labelled = [p for p in rows if claim_outcome(p) != "reproduced"]
+    at = [(float(p["paper"]), float(p["ours"])) for p in labelled]
     groups = _near_groups(at, ax.get_xlim(), ax.get_ylim(), logx=True, logy=True)
-    _draw_group_labels(fig, ax, [([str(misses[i]["id"]) for i in g], [False] * len(g),
+    _draw_group_labels(fig, ax, [([str(labelled[i]["id"]) for i in g], [False] * len(g),
                                   (max(at[i][0] for i in g), max(at[i][1] for i in g))) for g in groups], inward=True)
     return save(fig, out)
 
 
 __all__ = ["normalized_bars", "lines", "battery_bars", "write_traffic_bars", "compare_bars", "pareto_scatter",
-           "claims_scatter", "log_floor", "save", "geomean"]
+           "claims_scatter", "claim_outcome", "log_floor", "save", "geomean"]

@@ -356,7 +356,7 @@ def secon_report(out_dir: str, r: dict, title: str | None = None) -> list[str]:
     title = title or next((b["text"] for b in blocks if b["kind"] == "heading" and b["level"] == 1), "Secon reproduction")
     placed: list[tuple[str, list[dict]]] = []
     claims = pd.DataFrame(r["claims"])
-    for kind, unit, scale in (("change", "change (%)", 100.0), ("ratio", "factor (x)", 1.0)):
+    for kind, unit, scale in (("change", "change (%)", 100.0), ("factor", "factor (x)", 1.0)):
         c = claims[claims["kind"] == kind].copy()
         if len(c):
             c["ours_v"], c["paper_v"] = c["ours"] * scale, c["paper"] * scale

@@ -260,7 +260,7 @@ def test_secon_report_draws_every_figure_and_the_claims(secon_dir, tmp_path):
     assert (secon_dir / "report.md").read_bytes() == md_before
     page = (secon_dir / "report.html").read_text()
     assert_self_contained(page)
-    names = ["claims_change", "claims_ratio"] + [f"fig{n}" for n in range(9, 15)]
+    names = ["claims_change", "claims_factor"] + [f"fig{n}" for n in range(9, 15)]
     for name in names:
         assert f'id="fig-{name}"' in page, name
     # The claims table and the measured causes come from report.md.

@@ -396,3 +396,31 @@ fn config_show_prints_the_derived_tree_as_text() {
     let derived = out.lines().find(|l| l.starts_with("# tree levels")).unwrap_or_else(|| panic!("{out}"));
     assert!(!derived.contains('[') && derived.contains("nodes per level 2097152, 262144,"), "{derived}");
 }
+
+/// `spmsim recovery --memory ... --count-from-level-below`: TriadNVM-N's
+/// recovery also counted from level N-1, as Triad-NVM's recovery figures
+/// count it; refused for a scheme that persists no tree level, and
+/// without `--memory`.
+#[test]
+fn recovery_counts_a_triad_rebuild_from_the_level_below_when_asked() {
+    let base = ["recovery", "--memory", "2GiB", "--persistent-share", "0.5", "--workload", "hash:size_mib=64", "--ops", "300", "--json"];
+    let args = |scheme: &'static str, more: &[&'static str]| -> Vec<&'static str> {
+        base.iter().copied().chain(["--scheme", scheme]).chain(more.iter().copied()).collect()
+    };
+    let plain = json(&args("triad-1", &[]));
+    assert!(plain[0].get("seconds_from_level_below").is_none() && plain[0]["measured"].get("from_level_below").is_none(), "{plain}");
+    let below = json(&args("triad-1", &["--count-from-level-below"]));
+    let (s, b) = (below[0]["seconds"].as_f64().unwrap(), below[0]["seconds_from_level_below"].as_f64().unwrap());
+    assert_eq!(s, plain[0]["seconds"].as_f64().unwrap(), "the recovery itself is counted as without the flag");
+    // 1 GiB persistent: its 2^18 counter blocks re-read and hashed, at 100 ns each.
+    let counters = (1u64 << 30) / 4096;
+    assert!((b - s - counters as f64 * 100e-9).abs() < 1e-9, "{s} {b}");
+    assert_eq!(below[0]["measured"]["from_level_below"]["level"], 0);
+    assert_eq!(below[0]["measured"]["from_level_below"]["ok"], true);
+    let (code, out, _) = spmsim(&args("triad-2", &["--count-from-level-below"]).into_iter().filter(|a| *a != "--json").collect::<Vec<_>>());
+    assert!(code == 0 && out.contains("seconds from level N-1") && out.contains("Triad-NVM"), "{out}");
+    let (code, _, err) = spmsim(&args("star", &["--count-from-level-below"]));
+    assert!(code == 2 && err.contains("`star` persists no tree level"), "{err}");
+    let (code, _, err) = spmsim(&["recovery", "--scheme", "triad-1", "--count-from-level-below"]);
+    assert!(code == 2 && err.contains("--memory"), "{err}");
+}

@@ -103,6 +103,15 @@ fn reproduce_writes_a_report_with_paper_and_ours() {
         assert!(md.contains(section), "report lacks {section}");
     }
     assert!(md.contains("| cobcm | 1.3 |"), "Table IV has the paper's COBCM cell beside ours");
+    // The claims, judged by the one rule, with each outcome counted; the
+    // rows whose volumes VI-C's text prints otherwise under both readings.
+    assert!(md.contains("## The paper's claims") && md.contains("within 25 % of the paper's number"), "{md}");
+    assert!(md.contains("### Where the paper disagrees with itself") && md.contains("But VI-C: \"The NoGap model"), "{md}");
+    assert!(out.contains("claims: ") && out.contains("where the paper disagrees with itself"), "{out}");
+    assert!(out.contains("under the reading of: VI-C"), "both readings printed: {out}");
+    // The paper's sections, never the project's issues.
+    let issue_numbers = md.match_indices("issue ").filter(|(i, _)| md[i + 6..].starts_with(|c: char| c.is_ascii_digit())).count();
+    assert_eq!(issue_numbers, 0, "{md}");
     for f in ["results.json", "runs.csv", "table4.csv", "fig6.csv", "fig7.csv", "fig8.csv", "fig9.csv", "battery.csv"] {
         assert!(dir.join(f).exists(), "{f}");
     }

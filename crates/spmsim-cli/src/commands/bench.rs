@@ -20,7 +20,7 @@ pub const BENCH_WORKLOAD: &str = "synthetic:ppti=10,nwpe=2,footprint_mib=64";
 const TARGET_REAL: f64 = 20e6;
 const TARGET_TIMING_ONLY: f64 = 50e6;
 /// Targets on recorded programs and generated persistent data structures
-/// (issue 13: what users run must be fast too).
+/// (what users run must be fast too).
 const TARGET_PROGRAM_REAL: f64 = 20e6;
 const TARGET_PROGRAM_TIMING_ONLY: f64 = 40e6;
 const TARGET_RSS_MIB: f64 = 1024.0;
@@ -34,11 +34,11 @@ const TARGET_RSS_MIB: f64 = 1024.0;
 pub const PROGRAM_WORKLOADS: [&str; 3] = ["suite:gcc#persistent=heap", "suite:xz#persistent=heap", "btree:size_mib=64"];
 
 /// Program cases of other papers' schemes, real crypto: the multiset-hash
-/// scheme (issue 18) on a stand-in as `reproduce mset` runs it, every
+/// scheme on a stand-in as `reproduce mset` runs it, every
 /// store non-persistent and the caches' write-backs through its write path.
 pub const SCHEME_PROGRAM_CASES: [(&str, &str); 1] = [("mset", "suite:gcc#persistent=none")];
 
-/// The multi-core case (issue 14), `SCHEME:CRYPTO:Ncores`: the generated
+/// The multi-core case, `SCHEME:CRYPTO:Ncores`: the generated
 /// B-tree above on N cores, one partitioned instance per thread, against
 /// the same B-tree on one core. Its target: simulated instructions per
 /// second (one host thread) at least this share of the one-core rate.
@@ -171,7 +171,7 @@ pub struct BenchArgs {
     pub cases: Cases,
     /// Run only these cases (repeatable): SCHEME:real|timing-only[:WORKLOAD],
     /// WORKLOAD as in `spmsim run`, or `Ncores` for the generated B-tree on
-    /// N cores (issue 14), which also runs its one-core counterpart and
+    /// N cores, which also runs its one-core counterpart and
     /// reports the rate per host core against it (target: at least 70 %).
     #[arg(long)]
     pub case: Vec<String>,
@@ -441,7 +441,7 @@ mod tests {
         }
         assert_eq!(Case::cases(Cases::Synthetic).len(), 4);
         assert!(Case::cases(Cases::Programs).iter().all(|c| c.workload != BENCH_WORKLOAD));
-        assert!(Case::cases(Cases::Programs).iter().any(|c| c.scheme == "mset"), "the multiset-hash scheme on a program (issue 18)");
+        assert!(Case::cases(Cases::Programs).iter().any(|c| c.scheme == "mset"), "the multiset-hash scheme on a program");
         assert_eq!(Case::cases(Cases::All).len(), 4 + 2 * PROGRAM_WORKLOADS.len() + SCHEME_PROGRAM_CASES.len());
     }
 

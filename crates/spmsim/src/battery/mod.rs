@@ -86,9 +86,10 @@ pub use domain::{domain_estimate, DomainEstimate, DomainPart};
 pub use energy::{default_energy_path, Crypto, EnergyConfig, EntryFields, Movement, Storage, Structure};
 pub use readings::{explain, Explanation, Reading};
 pub use reference::{
-    compare, default_reference_path, Compared, Comparison, Gap, PaperRow, Printed, Reference, TableV, TableVi, MATCH_RULE, TOLERANCE_PCT,
+    compare, default_reference_path, Compared, Comparison, Gap, PaperRow, Printed, Reference, TableV, TableVi, TextRow, MATCH_RULE,
+    TOLERANCE_PCT,
 };
-pub use report::{markdown_report, paper_rows, table_rows, TableRow, TABLE_VI_SIZES};
+pub use report::{markdown_report, paper_rows, table_rows, TableRow, TextReading, TABLE_VI_SIZES};
 
 use crate::config::ConfigError;
 use serde::{de::DeserializeOwned, Serialize};
@@ -556,6 +557,19 @@ mod tests {
         assert!(e.contains("bad.toml") && e.contains("line 2"), "{e}");
         let e = EnergyConfig::load(Path::new("/nonexistent/energy.toml")).unwrap_err().to_string();
         assert!(e.contains("/nonexistent/energy.toml"), "{e}");
+    }
+
+    #[test]
+    fn a_text_volume_for_a_row_the_tables_lack_is_refused() {
+        let text = std::fs::read_to_string(default_reference_path()).unwrap();
+        assert!(text.contains("[[text_differs]]"), "the shipped file gives the text's volumes");
+        let dir = std::env::temp_dir().join(format!("spmsim-battery-ref-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("secpb.toml");
+        std::fs::write(&path, text.replacen("scheme = \"nogap\"\nentries = 32", "scheme = \"nogap\"\nentries = 33", 1)).unwrap();
+        let e = Reference::load(&path).unwrap_err().to_string();
+        assert!(e.contains("secpb.toml") && e.contains("text_differs[1]") && e.contains("names no row"), "{e}");
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

@@ -22,6 +22,25 @@ pub struct Reference {
     pub source: String,
     pub table_v: TableV,
     pub table_vi: TableVi,
+    /// Volumes the paper's text prints for rows of its tables, other than
+    /// the tables' own.
+    #[serde(default)]
+    pub text_differs: Vec<TextRow>,
+}
+
+/// A volume the text prints for a row of Tables V and VI other than the
+/// tables': the scheme and SecPB size, both volumes as the text prints
+/// them, the sentence, and the arithmetic that shows the two apart.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TextRow {
+    #[serde(with = "crate::scheme::params::by_name")]
+    pub scheme: SchemeKind,
+    pub entries: u64,
+    pub supercap_mm3: Printed,
+    pub li_thin_mm3: Printed,
+    pub statement: String,
+    pub arithmetic: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -118,6 +137,9 @@ impl Reference {
         }
         if let Some(i) = r.table_vi.rows.iter().position(|row| row.entries.is_none()) {
             return Err(err(format!("table_vi.rows[{i}].entries"), "Table VI rows need `entries`"));
+        }
+        if let Some(i) = r.text_differs.iter().position(|t| r.lookup(t.scheme, t.entries).is_none()) {
+            return Err(err(format!("text_differs[{i}]"), "names no row of Table V or VI (its `scheme` at its `entries`)"));
         }
         Ok(r)
     }

@@ -35,6 +35,21 @@ pub struct TableRow {
     pub li_thin_residual_pct: f64,
     /// Both volumes within the match rule ([`MATCH_RULE`]).
     pub matches: bool,
+    /// The volumes the paper's text prints for this row instead, where it
+    /// prints others, with ours judged against them by the same rule.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text_reading: Option<TextReading>,
+}
+
+/// A row under the volumes the paper's text prints for it.
+#[derive(Clone, Debug, Serialize)]
+pub struct TextReading {
+    pub statement: String,
+    pub arithmetic: String,
+    pub supercap_paper_mm3: f64,
+    pub li_thin_paper_mm3: f64,
+    /// Both of ours within the match rule of the text's volumes.
+    pub matches: bool,
 }
 
 /// The paper's rows of one table with the SecPB size each stands for.
@@ -65,6 +80,15 @@ pub fn table_rows(cfg: &EnergyConfig, rf: &Reference) -> Vec<TableRow> {
                 li_thin_paper_mm3: row.li_thin_mm3.value,
                 li_thin_residual_pct: c.li_thin_mm3.residual_pct,
                 matches: c.matches,
+                text_reading: rf.text_differs.iter().find(|t| t.scheme == row.scheme && Some(t.entries) == e.entries).map(|t| {
+                    TextReading {
+                        statement: t.statement.clone(),
+                        arithmetic: t.arithmetic.clone(),
+                        supercap_paper_mm3: t.supercap_mm3.value,
+                        li_thin_paper_mm3: t.li_thin_mm3.value,
+                        matches: t.supercap_mm3.matches(e.supercap.volume_mm3) && t.li_thin_mm3.matches(e.li_thin.volume_mm3),
+                    }
+                }),
             });
         }
     }
@@ -140,5 +164,25 @@ mod tests {
             let scheme = line.split('|').nth(1).unwrap().trim();
             assert!(md.lines().any(|l| l.starts_with(&format!("- {scheme}"))), "miss of {scheme} is not discussed");
         }
+    }
+
+    /// VI-C's text prints COBCM's and NoGap's volumes at 32 entries other
+    /// than Tables V and VI do: those rows, in both tables, carry the
+    /// text's volumes, judged by the same rule; no other row does.
+    #[test]
+    fn the_rows_the_text_prints_otherwise_carry_the_texts_volumes() {
+        let cfg = EnergyConfig::load(&default_energy_path()).unwrap();
+        let rf = Reference::load(&default_reference_path()).unwrap();
+        let rows = table_rows(&cfg, &rf);
+        let with: Vec<(&str, &str, Option<u64>)> =
+            rows.iter().filter(|r| r.text_reading.is_some()).map(|r| (r.table, r.scheme.as_str(), r.entries)).collect();
+        assert_eq!(with, [("V", "cobcm", Some(32)), ("V", "nogap", Some(32)), ("VI", "cobcm", Some(32)), ("VI", "nogap", Some(32))]);
+        for r in rows.iter().filter(|r| r.text_reading.is_some()) {
+            let t = r.text_reading.as_ref().unwrap();
+            assert_ne!(t.supercap_paper_mm3, r.supercap_paper_mm3, "{}: the text's volume differs from the table's", r.scheme);
+        }
+        let nogap = rows.iter().find(|r| r.table == "V" && r.scheme == "nogap").unwrap().text_reading.as_ref().unwrap();
+        assert_eq!((nogap.supercap_paper_mm3, nogap.li_thin_paper_mm3), (0.36, 0.003));
+        assert!(nogap.statement.starts_with("VI-C") && nogap.arithmetic.contains("0.28"));
     }
 }

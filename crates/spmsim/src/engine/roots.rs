@@ -34,6 +34,14 @@ impl RootRegisters {
     pub fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.0.iter().map(|(&i, &v)| (i, v))
     }
+    /// The top nodes whose register reads differently here than in
+    /// `before` (written in one and not the other, or written with other
+    /// values), in no order.
+    pub fn differing_from<'a>(&'a self, before: &'a RootRegisters) -> impl Iterator<Item = u64> + 'a {
+        let changed = self.0.iter().filter(move |(i, v)| before.0.get(i) != Some(v)).map(|(&i, _)| i);
+        let dropped = before.0.keys().filter(move |i| !self.0.contains_key(i)).copied();
+        changed.chain(dropped)
+    }
     /// Power lost with no battery behind the registers: every one reads
     /// as never written.
     pub fn clear(&mut self) {

@@ -9,8 +9,10 @@
 //!    analyse()  figures, claims, causes <-- every record beside its point
 //!    files()    results.json, runs.csv, report.md, figure CSVs
 //!  the framework:
-//!    claims.rs  claims of configs/reference/<paper>.toml, their tolerance,
-//!               evaluation, the log-log point each has on the index
+//!    rule.rs    the kinds of claim and the one rule that judges them
+//!    claims.rs  claims of configs/reference/<paper>.toml, their outcome
+//!               (reproduced, the paper disagrees with itself, missed), the
+//!               log-log point each has on the index
 //!    grid.rs    the runner (compare's too), a timed run, a failure that
 //!               keeps the finished runs
 //!    report.rs  the report's common sections, figures, writing files
@@ -29,12 +31,13 @@ pub mod mset;
 pub mod published_ipc;
 pub mod readings;
 pub mod report;
+pub mod rule;
 pub mod secon;
 pub mod secpb;
 pub mod star;
 pub mod triad;
 
-pub use claims::{ClaimResult, Kind, Reference, Rule};
+pub use claims::{ClaimResult, Kind, Outcome, Reference, Rule};
 pub use grid::{Failure, Progress};
 pub use report::Figure;
 

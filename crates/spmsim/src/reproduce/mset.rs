@@ -357,6 +357,13 @@ fn device(r: &RunRecord) -> f64 {
     r.device_writes.total() as f64
 }
 
+/// A claim's change: the geometric and arithmetic means of the ratios,
+/// less one.
+fn change(v: Vec<f64>) -> (f64, f64) {
+    let (g, a) = means(&v);
+    (g - 1.0, a - 1.0)
+}
+
 /// The claims normalised to the baseline, measured against `base`: each
 /// compared scheme's time and metadata writes (geometric and arithmetic
 /// means over the programs).
@@ -368,8 +375,8 @@ fn against<'a>(runs: &[RunRecord], labels: &[&str], base: &str) -> readings::Fou
             "assure" => ("assure_time", "assure_metadata_writes"),
             _ => ("cachetree_time", "cachetree_metadata_writes"),
         };
-        v.push((time, means(&ratios(runs, labels, s, base, cycles))));
-        v.push((writes, means(&ratios(runs, labels, s, base, meta))));
+        v.push((time, change(ratios(runs, labels, s, base, cycles))));
+        v.push((writes, change(ratios(runs, labels, s, base, meta))));
     }
     v
 }
@@ -379,13 +386,16 @@ fn against<'a>(runs: &[RunRecord], labels: &[&str], base: &str) -> readings::Fou
 fn analyse(p: &Mset, runs: Vec<RunRecord>) -> Result<Results, String> {
     let rf = &p.reference;
     let labels: Vec<&str> = p.programs.iter().map(|w| w.label.as_str()).collect();
-    let mut shares: Vec<(String, (f64, f64))> = Vec::new();
+    let mut found: Vec<(String, (f64, f64))> = vec![
+        ("mset_time_vs_best_prior".into(), change(ratios(&runs, &labels, "Proposal", "CacheTree", cycles))),
+        ("mset_writes_vs_best_prior".into(), change(ratios(&runs, &labels, "Proposal", "CacheTree", meta))),
+    ];
     for w in &p.programs {
         let r = find(&runs, p.baseline, &w.label, None);
         let share = r.stores as f64 / r.instructions.max(1) as f64;
-        shares.push((format!("stores_{}", w.id), (share, share)));
+        found.push((format!("stores_{}", w.id), (share, share)));
     }
-    let found: Vec<(&str, (f64, f64))> = shares.iter().map(|(id, v)| (id.as_str(), *v)).collect();
+    let found: Vec<(&str, (f64, f64))> = found.iter().map(|(id, v)| (id.as_str(), *v)).collect();
     let measured: Vec<readings::Measured> =
         BASELINES.iter().map(|&(reading, base)| ("baseline", reading, against(&runs, &labels, base))).collect();
     let (all, readings) = readings::resolve(rf, &found, &measured)?;

@@ -1,6 +1,6 @@
 //! Published IPC figures for SPEC CPU2006 counterparts of the suite's
 //! programs (`configs/reference/published-ipc.toml`), set beside the bbb
-//! baseline core's IPC in the SecPB report (issue 13). They are there to
+//! baseline core's IPC in the SecPB report. They are there to
 //! be read against, never to calibrate anything: no simulation reads them.
 
 use serde::{Deserialize, Serialize};

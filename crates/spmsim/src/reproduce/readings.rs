@@ -18,7 +18,7 @@
 //! A reading with no numbers, numbers for no reading, or a primary that
 //! names no reading is an error, as a claim with no number is.
 
-use super::claims::{yes_no, ClaimResult, Reference};
+use super::claims::{ClaimResult, Reference};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
@@ -185,13 +185,16 @@ pub fn markdown(reference: &Reference, results: &[ReadingResult]) -> String {
     let mut s = String::from("\n## Readings of what the paper leaves open\n\n");
     let _ = writeln!(
         s,
-        "Each statement below admits more than one reading; every reading was run. The claims above are counted under the primary reading, declared with its reason in {} before the runs; the other readings' numbers are judged by the same claims' tolerances and not counted.\n",
+        "Each statement below admits more than one reading; every reading was run. The claims above are counted under the primary reading, declared with its reason in {} before the runs; the other readings' numbers are judged by the same rule and not counted.\n",
         reference.file
     );
     for st in &reference.readings {
         let _ = writeln!(s, "### `{}`: {}\n", st.parameter, st.statement);
         let _ = writeln!(s, "Primary reading: `{}`. {}\n", st.primary, st.reason);
-        let _ = writeln!(s, "| reading | what it means | claim | paper | ours | ours (arith/pooled) | within its tolerance |\n|---|---|---|---|---|---|---|");
+        let _ = writeln!(
+            s,
+            "| reading | what it means | claim | paper | ours | ours (arith/pooled) | outcome |\n|---|---|---|---|---|---|---|"
+        );
         for r in results.iter().filter(|r| r.parameter == st.parameter) {
             for c in &r.claims {
                 let _ = writeln!(
@@ -201,10 +204,10 @@ pub fn markdown(reference: &Reference, results: &[ReadingResult]) -> String {
                     if r.primary { " (primary)" } else { "" },
                     r.means,
                     c.id,
-                    c.show(c.paper),
+                    c.show_paper(),
                     c.show(c.ours),
                     c.show(c.ours_arithmetic),
-                    yes_no(c.reproduced)
+                    c.outcome.label()
                 );
             }
         }
@@ -219,7 +222,7 @@ mod tests {
     use crate::reproduce::claims::{Claim, Kind};
 
     fn claim(id: &str, paper: f64) -> Claim {
-        Claim { id: id.into(), text: "t".into(), where_: "w".into(), paper, kind: Kind::Ratio, tolerance: 0.1 }
+        Claim { id: id.into(), text: "t".into(), where_: "w".into(), paper, kind: Kind::Factor, bound: None, disagreement: None }
     }
 
     fn statement(primary: &str) -> OpenStatement {

@@ -16,7 +16,7 @@
 //! transaction. Averages over workloads and points are geometric means of
 //! the normalised values (arithmetic means are shown beside them).
 
-use super::claims::{yes_no, ClaimResult, Kind, Reference};
+use super::claims::{ClaimResult, Reference};
 use super::grid::TimedRun;
 use super::readings::{self, ReadingResult};
 use super::report::{self as rp, Figure};
@@ -297,14 +297,15 @@ fn analyse(p: &Secon, runs: Vec<RunRecord>) -> Result<Results, String> {
     }
     let (ns0, ns1) = (g.hash_ns[0], *g.hash_ns.last().expect("points"));
     let growth = |s: &str| lat(find(&runs, "fig13", s, "Hash", ns1)) / lat(find(&runs, "fig13", s, "Hash", ns0)) - 1.0;
-    let drop = |s: &str| 1.0 - tput(find(&runs, "fig13", s, "YCSB", ns1)) / tput(find(&runs, "fig13", s, "YCSB", ns0));
+    // The throughput's change, signed: a decrease is negative.
+    let tput_change = |s: &str| tput(find(&runs, "fig13", s, "YCSB", ns1)) / tput(find(&runs, "fig13", s, "YCSB", ns0)) - 1.0;
     for (id, v) in [
         ("secon_latency_100ns", growth("secon")),
-        ("secon_tput_100ns", drop("secon")),
+        ("secon_tput_100ns", tput_change("secon")),
         ("wt_latency_100ns", growth("wt")),
         ("supermem_latency_100ns", growth("supermem")),
-        ("wt_tput_100ns", drop("wt")),
-        ("supermem_tput_100ns", drop("supermem")),
+        ("wt_tput_100ns", tput_change("wt")),
+        ("supermem_tput_100ns", tput_change("supermem")),
     ] {
         found.push((id, (v, v)));
     }
@@ -457,25 +458,7 @@ pub fn report(r: &Results) -> String {
         if r.quick { ", --quick grid" } else { "" }
     );
     let mut s = rp::report_head("Secon", &r.source, method.trim_end());
-    s.push_str(&ClaimResult::heading(&r.claims, "configs/reference/secon.toml"));
-    let _ = writeln!(s, "| claim | where | paper | ours (geo) | ours (arith) | difference | reproduced |\n|---|---|---|---|---|---|---|");
-    for c in &r.claims {
-        // Secon's changes are signed: "-51.0 %" beside "+34.0 %".
-        let ratio = c.kind == Kind::Ratio;
-        let show = |x: f64| if ratio { format!("{x:.2}x") } else { format!("{:+.1} %", x * 100.0) };
-        let _ = writeln!(
-            s,
-            "| {} | {} | {}{} | {} | {} | {} | {} |",
-            c.text,
-            c.where_,
-            if c.kind == Kind::AtMost { "< " } else { "" },
-            show(c.paper),
-            show(c.ours),
-            show(c.ours_arithmetic),
-            if ratio { format!("{:+.2}", c.difference) } else { format!("{:+.1} pts", c.difference * 100.0) },
-            yes_no(c.reproduced)
-        );
-    }
+    s.push_str(&ClaimResult::markdown(&r.claims, "configs/reference/secon.toml"));
     s.push_str(&r.readings_markdown);
     s.push_str(&rp::causes_and_figures(&r.causes, "", &r.figures, 3));
     s

@@ -24,7 +24,7 @@ use super::report::{self as rp, csv_field, Figure};
 use super::{mean, means, Paper};
 use crate::config::load_preset;
 use crate::engine::nvm::ByKind;
-use crate::verify::recovery::{measure, Measured};
+use crate::verify::recovery::{measure_counting, Counting, Measured};
 use crate::workload::WorkloadKind;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -169,6 +169,10 @@ pub struct RecoveryPoint {
     pub measured: Measured,
     /// Blocks read or computed, each with its MAC, at `BLOCK_NS`.
     pub seconds: f64,
+    /// The same counted from level N-1, as V-B's and III-C's figures
+    /// count TriadNVM-N's recovery (none for no persistence).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seconds_from_level_below: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -197,12 +201,17 @@ fn recovery_point(preset: &str, bytes: u64, persistent: u64, seed: u64) -> Resul
         format!("memory.persistent_regions=[{{start_bytes={},size_bytes={persistent}}}]", bytes - persistent),
     ];
     let cfg = load_preset(preset, &sets).map_err(|e| e.to_string())?;
-    let m = measure(&cfg, &WorkloadKind::parse("hash")?, RECOVERY_OPS, seed, &|_, _| {})?;
+    let counting = match cfg.scheme {
+        crate::scheme::params::SchemeKind::Triad(_) => Counting::AlsoFromLevelBelow,
+        _ => Counting::AsRecovered,
+    };
+    let m = measure_counting(&cfg, &WorkloadKind::parse("hash")?, RECOVERY_OPS, seed, &|_, _| {}, counting)?;
     Ok(RecoveryPoint {
         scheme: preset.into(),
         memory_bytes: bytes,
         persistent_bytes: persistent,
         seconds: m.hashes as f64 * BLOCK_NS * 1e-9,
+        seconds_from_level_below: m.from_level_below.as_ref().map(|b| b.hashes as f64 * BLOCK_NS * 1e-9),
         measured: m,
     })
 }
@@ -424,6 +433,24 @@ fn seconds(recovery: &[RecoveryPoint], preset: &str, tib: u64) -> f64 {
     recovery.iter().find(|p| p.scheme == preset && p.memory_bytes == tib << 40).map_or(f64::NAN, |p| p.seconds)
 }
 
+/// The same counted from level N-1, as the paper's figures count.
+fn seconds_below(recovery: &[RecoveryPoint], preset: &str, tib: u64) -> f64 {
+    recovery.iter().find(|p| p.scheme == preset && p.memory_bytes == tib << 40).and_then(|p| p.seconds_from_level_below).unwrap_or(f64::NAN)
+}
+
+/// The recovery claims V-A contradicts, each with its scheme and memory
+/// (TiB): ours counted from level N-1 is judged against the printed
+/// number, ours as the scheme recovers against the number under V-A's
+/// reading.
+const COUNTED_FROM_BELOW: [(&str, &str, u64); 6] = [
+    ("recovery_1tb_triad1", "triad-1", 1),
+    ("recovery_1tb_triad2", "triad-2", 1),
+    ("recovery_1tb_triad3", "triad-3", 1),
+    ("recovery_64tb_triad3", "triad-3", 64),
+    ("recovery_3tb_level1", "triad-1", 3),
+    ("recovery_3tb_level2", "triad-2", 3),
+];
+
 /// Figs. 8-10 from the runs and recoveries, the claims, and the causes.
 fn analyse(p: &Triad, runs: Vec<RunRecord>, recovery: Vec<RecoveryPoint>) -> Result<Results, String> {
     let rf = &p.reference;
@@ -446,26 +473,27 @@ fn analyse(p: &Triad, runs: Vec<RunRecord>, recovery: Vec<RecoveryPoint>) -> Res
         .find(|p| p.scheme == "triad-no-persist" && p.memory_bytes == 3 << 40)
         .map_or(f64::NAN, |p| p.measured.reads.data as f64 * BLOCK_NS * 1e-9);
     let speedup8 = seconds(&recovery, "triad-no-persist", 8) / seconds(&recovery, "triad-3", 8);
+    let speedup8_below = seconds(&recovery, "triad-no-persist", 8) / seconds_below(&recovery, "triad-3", 8);
     let lq = labels.iter().copied().find(|l| l.starts_with(LIBQUANTUM)).ok_or("no LIBQUANTUM row in the grid")?;
     let quantum = find(&runs, "Strict", lq).cycles as f64 / find(&runs, "TriadNVM-1", lq).cycles as f64;
-    let found: Vec<(&str, (f64, f64))> = vec![
+    let mut found: Vec<(&str, (f64, f64))> = vec![
         ("strict_slowdown", slow("Strict")),
         ("triad1_overhead", overhead("TriadNVM-1")),
         ("triad2_overhead", overhead("TriadNVM-2")),
         ("triad3_overhead", overhead("TriadNVM-3")),
         ("recovery_1tb_no_persist", at("triad-no-persist", 1)),
-        ("recovery_1tb_triad1", at("triad-1", 1)),
-        ("recovery_1tb_triad2", at("triad-2", 1)),
-        ("recovery_1tb_triad3", at("triad-3", 1)),
         ("recovery_8tb_triad3", at("triad-3", 8)),
-        ("recovery_64tb_triad3", at("triad-3", 64)),
-        ("speedup_8tb_vs_no_persist", (speedup8, speedup8)),
-        ("recovery_3tb_level1", at("triad-1", 3)),
-        ("recovery_3tb_level2", at("triad-2", 3)),
+        ("speedup_8tb_vs_no_persist", (speedup8_below, speedup8_below)),
         ("recovery_3tb_scan", (scan3, scan3)),
         ("libquantum_speedup", (quantum, quantum)),
     ];
-    let claims = rf.evaluate(&found)?;
+    let mut as_recovered: Vec<(&str, f64)> = vec![("speedup_8tb_vs_no_persist", speedup8)];
+    for (id, preset, tib) in COUNTED_FROM_BELOW {
+        let below = seconds_below(&recovery, preset, tib);
+        found.push((id, (below, below)));
+        as_recovered.push((id, seconds(&recovery, preset, tib)));
+    }
+    let claims = rf.evaluate_with(&found, &as_recovered)?;
     let schemes: Vec<&str> = SCHEMES.iter().map(|s| s.0).collect();
     let per = |f: &dyn Fn(&str, &str) -> f64, ss: &[&str]| -> Vec<(String, String, Vec<f64>)> {
         labels.iter().flat_map(|l| ss.iter().map(move |s| (l.to_string(), s.to_string(), vec![f(l, s)]))).collect()
@@ -513,6 +541,10 @@ fn analyse(p: &Triad, runs: Vec<RunRecord>, recovery: Vec<RecoveryPoint>) -> Res
             rows: SCHEMES
                 .iter()
                 .map(|&(s, p)| ("recovery".to_string(), s.to_string(), tib.iter().map(|&t| seconds(&recovery, p, t)).collect()))
+                .chain(SCHEMES.iter().filter(|(_, p)| matches!(*p, "triad-1" | "triad-2" | "triad-3")).map(|&(s, p)| {
+                    let counted = format!("{s} counted from level N-1 (V-B's arithmetic)");
+                    ("recovery".to_string(), counted, tib.iter().map(|&t| seconds_below(&recovery, p, t)).collect())
+                }))
                 .collect(),
         },
     ];
@@ -624,10 +656,13 @@ fn causes(runs: &[RunRecord], workloads: &[(String, String)], recovery: &[Recove
     }
     let s1 = |p: &str| seconds(recovery, p, 1);
     v.push(format!(
-        "Fig. 10, a level off: a real TriadNVM-N recovery reads the persisted level-N nodes and computes the levels above (III-C: \"iterating over the intermediate nodes at the persist level\"), which at 1 TiB is {:.2} s for N = 1, {:.3} s for N = 2 and {:.4} s for N = 3. The paper's 30.68 s, 3.83 s and 0.48 s are, to three digits, the counts of starting one level lower (its TriadNVM-1 reads every counter block): its figure counts level N-1 where its text persists level N. Ours for N equals the paper's for N + 1, at every size; the 6 TB example (92 s, 11.5 s) is off the same way.",
+        "Fig. 10, a level off: a real TriadNVM-N recovery reads the persisted level-N nodes and computes the levels above (III-C: \"iterating over the intermediate nodes at the persist level\"), which at 1 TiB is {:.2} s for N = 1, {:.3} s for N = 2 and {:.4} s for N = 3. The paper's 30.68 s, 3.83 s and 0.48 s are, to three digits, the counts of starting one level lower (its TriadNVM-1 reads every counter block): its figure counts level N-1 where its text persists level N. Ours for N equals the paper's for N + 1, at every size; the 6 TB example (92 s, 11.5 s) is off the same way. Counted from level N-1 as the paper's figures count (`spmsim recovery --count-from-level-below`), ours at 1 TiB is {:.2} s, {:.3} s and {:.3} s: each such claim is judged under both readings, where the paper disagrees with itself.",
         s1("triad-1"),
         s1("triad-2"),
-        s1("triad-3")
+        s1("triad-3"),
+        seconds_below(recovery, "triad-1", 1),
+        seconds_below(recovery, "triad-2", 1),
+        seconds_below(recovery, "triad-3", 1)
     ));
     v.push(format!(
         "No persistence: every data block is scanned with its MAC ({:.0} s at 1 TiB) and every counter block and node rebuilt; the paper's \"30 minutes\" is that scan. The lazy reset of a non-persistent region (Triad-NVM III-C) is counted node by node above level 1, as many blocks as a TriadNVM-1 rebuild of the same region.",

@@ -126,8 +126,16 @@ pub fn up_to_date(cache: &Path, m: &Manifest, choice: Choice, interval_size: u64
     let fresh = p.key == key_of(m)
         && p.interval_size == interval_size
         && p.point_instructions == point_instructions
-        && p.points.iter().all(|x| Path::new(&x.trace).is_file() && crate::trace::NativeReader::open(Path::new(&x.trace)).is_ok());
+        && p.points.iter().all(|x| usable(Path::new(&x.trace)));
     fresh.then_some(p)
+}
+
+/// Whether a point's trace can be read and its instruction stream used
+/// with it (none, one of an older format version or one made from other
+/// bytes is recorded again).
+fn usable(trace: &Path) -> bool {
+    use crate::trace::insn::{path_for, InsnReader};
+    trace.is_file() && crate::trace::NativeReader::open(trace).is_ok() && InsnReader::open_for(&path_for(trace), trace).is_ok()
 }
 
 /// Find the phases of `m`'s program and record its points (see the module
@@ -199,4 +207,42 @@ pub fn record(cache: &Path, m: &Manifest, choice: Choice, interval_size: u64, po
     let text = serde_json::to_string_pretty(&pm).map_err(|e| e.to_string())?;
     super::write_atomic(&PointsManifest::path(cache, &m.program, choice), text.as_bytes())?;
     Ok(pm)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::insn::{path_for, Insn, InsnWriter};
+    use crate::trace::{NativeWriter, TraceHeader};
+
+    #[test]
+    fn a_point_whose_stream_cannot_be_used_with_its_trace_is_not_usable() {
+        let dir = std::env::temp_dir().join(format!("spmsim-points-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let t = dir.join("p@single.trace");
+        let header = TraceHeader {
+            source_format: "test".into(),
+            source: String::new(),
+            address_space: Default::default(),
+            values: false,
+            persistent_ranges: Vec::new(),
+            skipped_instructions: 0,
+            stack_range: None,
+            thread_stacks: Vec::new(),
+        };
+        NativeWriter::create(&t, &header).unwrap().finish().unwrap();
+        assert!(!usable(&t), "a point without its stream");
+        let bind = |source: &std::path::Path| {
+            let mut w = InsnWriter::create(&path_for(&t)).unwrap();
+            w.write(&Insn::default()).unwrap();
+            w.finish(0, &crate::util::digest::file_digest(source).unwrap()).unwrap();
+        };
+        bind(&t);
+        assert!(usable(&t), "a point with the stream made from its bytes");
+        let other = dir.join("other");
+        std::fs::write(&other, b"other bytes").unwrap();
+        bind(&other);
+        assert!(!usable(&t), "a point whose stream was made from other bytes");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -127,6 +127,13 @@ pub fn default_path() -> PathBuf {
     crate::config::presets_dir().join("suite").join("programs.toml")
 }
 
+/// SPEC CPU2006's upstream programs (`configs/suite/spec-upstream.toml`):
+/// the programs SecPB V-A ran, as Debian packages them, and SecPB's
+/// reproduction's default suite.
+pub fn spec_upstream_path() -> PathBuf {
+    default_path().with_file_name("spec-upstream.toml")
+}
+
 /// Placeholders in `word`: `(name, argument)` pairs such as `("input", "text")`.
 pub fn placeholders(word: &str) -> Result<Vec<(String, String)>, String> {
     let mut v = Vec::new();

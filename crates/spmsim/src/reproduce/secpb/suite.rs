@@ -1,10 +1,12 @@
-//! The workloads SecPB's grid runs over: the recorded real-program suite
-//! (the default: Debian's programs standing in for SPEC CPU2006, SecPB
-//! VI-A) or the built-in stand-ins (`--builtin`: micro-benchmarks and
-//! synthetic profiles, no valgrind needed).
+//! The workloads SecPB's grid runs over: a recorded real-program suite
+//! (the default: the upstream programs of the SPEC CPU2006 benchmarks
+//! SecPB VI-A ran, `configs/suite/spec-upstream.toml`; `--programs` names
+//! another, such as the suite of other Debian programs, `programs.toml`)
+//! or the built-in stand-ins (`--builtin`: micro-benchmarks and synthetic
+//! profiles, no valgrind needed).
 //!
 //! ```text
-//!  configs/suite/programs.toml --record--> ~/.cache/spmsim (trace + manifest)
+//!  configs/suite/spec-upstream.toml --record--> ~/.cache/spmsim (trace + manifest)
 //!     -> SuiteEntry { label, workload = suite:NAME#persistent=heap,
 //!                     points = [(workload, weight)] at SimPoint regions }
 //!  builtin_suite()  -> SuiteEntry { label, workload = array-swap | synthetic:... }
@@ -47,7 +49,7 @@ pub struct SuiteEntry {
 }
 
 /// The policy a recorded program's main grid runs under: heap and globals
-/// persistent, the stack volatile (issue 13); Table IV is also run with
+/// persistent, the stack volatile; Table IV is also run with
 /// every store persistent (`all`) beside it.
 pub const MAIN_POLICY: &str = "heap";
 

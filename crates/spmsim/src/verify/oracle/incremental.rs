@@ -238,8 +238,12 @@ impl IncrementalReads {
             edges.extend(lines);
         }
         if roots_changed && sys.mc.secure() {
+            // A top node's edge compares its hash with its own register
+            // alone: only the nodes whose register changed are checked again
+            // (a forest of many roots would otherwise check every top node).
             let top = layout.top_level();
-            edges.extend((0..layout.level_nodes[top as usize]).map(|i| layout.meta_addr(top, i)));
+            let nodes = layout.level_nodes[top as usize];
+            edges.extend(chip.roots.differing_from(&last_chip.roots).filter(|&i| i < nodes).map(|i| layout.meta_addr(top, i)));
         }
         let mut flipped: Vec<u64> = Vec::new();
         let mut done: FxHashSet<u64> = FxHashSet::default();
