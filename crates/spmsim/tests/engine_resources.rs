@@ -421,7 +421,12 @@ fn no_shared_queue_is_full_while_its_servers_are_idle_on_eight_cores() {
                 100.0 * pcm
             ));
         }
-        if wpq_waits * 100 > writes && units.max(pcm) < 0.5 {
+        // A negative control is a machine built to fail its crash checks
+        // (mset-no-write-hash's metadata cache holds 16 lines), not a timing
+        // model: its bursts of metadata writes queue for banks busy at that
+        // moment while the run's average stays low, which this average
+        // cannot tell from idle servers. Its background queue is checked.
+        if !cfg.expect_crash_violations && wpq_waits * 100 > writes && units.max(pcm) < 0.5 {
             failures.push(format!(
                 "{name}: {wpq_waits} of {writes} writes waited for a full WPQ while the PCM wrote {:.0} % of the time and the busiest unit was {:.0} % busy",
                 100.0 * pcm,

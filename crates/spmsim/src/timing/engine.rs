@@ -489,17 +489,19 @@ impl HashRegister {
 }
 
 /// Metadata work left running after a persist, in a queue of `entries`
-/// jobs; each job holds its entry from when it is handed over until its
+/// jobs; each job holds an entry from when it is handed over until its
 /// work is done. Jobs may be offered out of time order (several cores, a
 /// relaxed persistency model), and a job's end is known only once it got
-/// its entry, so an entry is taken in the order jobs are offered: a job
-/// gets the entry freed first, once it is free. No entry ever holds two
-/// jobs, so the queue never holds more than its size.
+/// its entry, so a job offered at `t` is admitted at the first time from
+/// `t` on after which the jobs already booked never hold every entry: it
+/// fits however long it runs, and a lagging offer is not held back by
+/// entries that later jobs take only later. The jobs held at any time
+/// never outnumber the entries (an interval graph colours with as many
+/// colours as its largest clique), so no entry ever holds two jobs.
 #[derive(Clone, Debug)]
 pub struct BackgroundQueue {
-    /// When each entry's last job is done.
-    free: Vec<u64>,
-    /// Jobs (start, end) that may still hold an entry (for the peak).
+    entries: usize,
+    /// Jobs (start, end) that may still hold an entry.
     jobs: Vec<(u64, u64)>,
     horizon: u64,
     counts: QueueCounts,
@@ -515,7 +517,7 @@ pub struct QueueCounts {
 
 impl BackgroundQueue {
     pub fn new(entries: u32) -> Self {
-        BackgroundQueue { free: vec![0; entries.max(1) as usize], jobs: Vec::new(), horizon: 0, counts: QueueCounts::default(), peak: 0 }
+        BackgroundQueue { entries: entries.max(1) as usize, jobs: Vec::new(), horizon: 0, counts: QueueCounts::default(), peak: 0 }
     }
 
     fn set_horizon(&mut self, t: u64) {
@@ -526,31 +528,56 @@ impl BackgroundQueue {
         self.jobs.iter().filter(move |&&(s, e)| s <= t && t < e)
     }
 
-    /// The entry freed first: its index and when.
-    fn first_free(&self) -> (usize, u64) {
-        self.free.iter().copied().enumerate().min_by_key(|&(i, f)| (f, i)).expect("a queue has an entry")
+    /// The first time from `t` after which fewer than `entries` of the
+    /// booked jobs are held at every later time.
+    fn first_room(&self, t: u64) -> u64 {
+        let live = self.jobs.iter().filter(|&&(_, e)| e > t).count();
+        if live < self.entries {
+            return t;
+        }
+        // Held jobs over time from `t`: an end at `x` frees its entry for a
+        // job starting at `x`, so ends sort before starts.
+        let mut events: Vec<(u64, bool)> = Vec::with_capacity(2 * live);
+        for &(s, e) in self.jobs.iter().filter(|&&(_, e)| e > t) {
+            events.push((s.max(t), true));
+            events.push((e, false));
+        }
+        events.sort_unstable();
+        let (mut held, mut full, mut room) = (0usize, false, t);
+        for (x, starts) in events {
+            if starts {
+                held += 1;
+            } else {
+                held -= 1;
+            }
+            if held >= self.entries {
+                full = true;
+            } else if full {
+                full = false;
+                room = x;
+            }
+        }
+        room
     }
 
-    /// When a job offered at `t` gets an entry: at `t`, or when the entry
-    /// freed first is (the offerer waits: back-pressure).
+    /// When a job offered at `t` gets an entry: at `t`, or once the jobs
+    /// booked leave an entry free for good (the offerer waits:
+    /// back-pressure).
     pub fn admit(&mut self, t: u64) -> u64 {
-        let (_, f) = self.first_free();
-        if f > t {
+        let at = self.first_room(t);
+        if at > t {
             self.counts.full_waits += 1;
-            self.counts.wait_cycles += f - t;
+            self.counts.wait_cycles += at - t;
         }
-        f.max(t)
+        at
     }
 
     /// A job admitted at `start` (see [`Self::admit`]) that is done at
-    /// `end`: it holds the entry freed first.
+    /// `end`.
     pub fn push(&mut self, start: u64, end: u64) {
         if end <= start {
             return;
         }
-        let (i, f) = self.first_free();
-        debug_assert!(f <= start, "a job starts once admitted");
-        self.free[i] = end;
         // Jobs done by the horizon hold nothing any more (no request comes
         // before it): dropped once a few have gathered.
         if self.jobs.len() >= 64 {
@@ -566,6 +593,7 @@ impl BackgroundQueue {
             .map(|x| self.held_at(x).count())
             .max()
             .unwrap_or(0);
+        debug_assert!(peak <= self.entries, "a queue of {} entries holds {peak} jobs", self.entries);
         self.peak = self.peak.max(peak);
     }
 
@@ -576,7 +604,7 @@ impl BackgroundQueue {
     /// The queue's counts since `before`, for a run ending at `end`.
     pub fn report(&self, before: &QueueCounts, end: u64) -> BackgroundQueueStats {
         BackgroundQueueStats {
-            entries: self.free.len() as u64,
+            entries: self.entries as u64,
             jobs: self.counts.jobs - before.jobs,
             peak_occupancy: self.peak as u64,
             held_at_end: self.held_at(end).count() as u64,
@@ -858,6 +886,24 @@ mod tests {
         q.push(at, 70);
         let r = q.report(&QueueCounts::default(), 200);
         assert_eq!((r.peak_occupancy, r.full_waits, r.wait_cycles), (2, 1, 30));
+    }
+
+    #[test]
+    fn a_lagging_offer_waits_only_for_entries_held_from_its_time_on() {
+        let mut q = BackgroundQueue::new(2);
+        for (s, e) in [(0, 100), (200, 300), (310, 400)] {
+            let at = q.admit(s);
+            assert_eq!(at, s);
+            q.push(at, e);
+        }
+        assert_eq!(q.admit(50), 50, "one job at a time is booked after 50: an entry is free for good");
+        q.push(50, 350);
+        // Now two jobs are held over 310..350: an offer at 60 fits only
+        // after that, whatever its length.
+        assert_eq!(q.admit(60), 350);
+        q.push(350, 500);
+        let r = q.report(&QueueCounts::default(), 1000);
+        assert_eq!((r.peak_occupancy, r.full_waits, r.wait_cycles), (2, 1, 290));
     }
 
     proptest::proptest! {
