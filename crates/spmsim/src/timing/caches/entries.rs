@@ -50,6 +50,11 @@ pub(super) struct Entries {
     /// time, none after the last (where it is 0).
     steps: Vec<(u64, u64)>,
     horizon: u64,
+    /// The occupancy at which the file is full (its blocking size), and
+    /// the end of the last stretch that held that many (0: none): a query
+    /// at this size after it needs no search.
+    cap: u64,
+    full_until: u64,
     pub counts: EntryCounts,
     /// The most entries held at once.
     pub peak: u64,
@@ -59,9 +64,21 @@ pub(super) struct Entries {
 const KEEP: usize = 64;
 
 impl Entries {
+    /// An empty file, full at `cap` entries.
+    pub fn new(cap: u64) -> Self {
+        Entries { cap, ..Entries::default() }
+    }
+
     /// No request comes before `t` from now on.
     pub fn set_horizon(&mut self, t: u64) {
         self.horizon = self.horizon.max(t);
+    }
+
+    /// Whether no entry is held at or after `x` (the last step, where
+    /// the occupancy falls to 0, is at or before it).
+    #[inline]
+    fn idle_from(&self, x: u64) -> bool {
+        self.steps.last().is_none_or(|&(t, _)| t <= x)
     }
 
     /// The index of the step in force at `x` plus one (0: before every step).
@@ -82,6 +99,9 @@ impl Entries {
     /// The first time at or after `x` at which fewer than `cap` entries
     /// are held.
     pub fn first_below(&self, x: u64, cap: u64) -> u64 {
+        if self.idle_from(x) || (cap == self.cap && x >= self.full_until) {
+            return x;
+        }
         let i = self.step_after(x);
         if i == 0 || self.steps[i - 1].1 < cap {
             return x;
@@ -93,6 +113,12 @@ impl Entries {
     /// are held at every later time: the end of the last stretch that
     /// holds `cap`.
     pub fn grant(&self, x: u64, cap: u64) -> u64 {
+        if cap == self.cap {
+            return x.max(self.full_until);
+        }
+        if self.idle_from(x) {
+            return x;
+        }
         let i = self.step_after(x).saturating_sub(1);
         match self.steps[i..].iter().rposition(|&(_, n)| n >= cap) {
             Some(j) => self.steps[i + j + 1].0.max(x),
@@ -119,9 +145,21 @@ impl Entries {
         let i = self.step_at(start);
         let j = self.step_at(end);
         let mut most = 0;
-        for (_, n) in &mut self.steps[i..j] {
+        let mut last_full = None;
+        for (k, (_, n)) in self.steps[i..j].iter_mut().enumerate() {
             *n += 1;
             most = most.max(*n);
+            if *n >= self.cap {
+                last_full = Some(i + k);
+            }
+        }
+        // Only the steps of this entry changed: a full stretch through
+        // them ends at the first step after them below the size (a full
+        // stretch later than that was already counted).
+        if let Some(f) = last_full {
+            let cap = self.cap;
+            let end_of_full = self.steps[f..].iter().find(|&&(_, n)| n < cap).map_or(end, |&(t, _)| t);
+            self.full_until = self.full_until.max(end_of_full);
         }
         self.counts.allocations += 1;
         self.counts.busy += end - start;
@@ -151,7 +189,7 @@ impl Entries {
     /// The entry held for `block` that ends after `x` and started first,
     /// if any.
     pub fn find_mut(&mut self, block: u64, x: u64) -> Option<&mut Entry> {
-        if self.held.last().is_none_or(|e| e.end <= x) {
+        if self.idle_from(x) {
             return None;
         }
         let i = self.held.partition_point(|e| e.end <= x);
@@ -171,7 +209,7 @@ mod tests {
 
     #[test]
     fn a_full_file_frees_an_entry_when_its_first_holder_releases_it() {
-        let mut f = Entries::default();
+        let mut f = Entries::new(2);
         f.hold(0, 100, 1);
         f.hold(10, 50, 2);
         assert_eq!(f.occupancy(20), 2);
@@ -183,7 +221,7 @@ mod tests {
 
     #[test]
     fn an_entry_is_granted_only_where_no_later_time_is_full() {
-        let mut f = Entries::default();
+        let mut f = Entries::new(2);
         // Two entries booked for later times, by requests priced earlier.
         f.hold(500, 800, 1);
         f.hold(600, 900, 2);
@@ -196,7 +234,7 @@ mod tests {
 
     #[test]
     fn the_same_blocks_entry_is_found_while_it_is_held() {
-        let mut f = Entries::default();
+        let mut f = Entries::new(4);
         f.hold(0, 100, 7);
         assert!(f.find_mut(7, 50).is_some());
         assert!(f.find_mut(7, 100).is_none(), "released at its fill");
@@ -206,7 +244,7 @@ mod tests {
 
     #[test]
     fn past_entries_are_dropped_at_the_horizon_without_changing_an_answer() {
-        let mut f = Entries::default();
+        let mut f = Entries::new(3);
         for k in 0..200u64 {
             f.hold(10 * k, 10 * k + 35, k);
         }
@@ -230,15 +268,20 @@ mod tests {
             x in 0u64..400,
             cap in 1u64..5,
         ) {
-            let mut f = Entries::default();
+            // Asked at the size it is full at (the kept end of its last
+            // full stretch) and at another (the search).
+            let (mut f, mut g) = (Entries::new(cap), Entries::new(cap + 1));
             for (s, len) in booked {
                 f.hold(s, s + len, 0);
+                g.hold(s, s + len, 0);
             }
             let last = 500;
             let below = (x..=last).find(|&y| f.occupancy(y) < cap).unwrap();
-            proptest::prop_assert_eq!(f.first_below(x, cap), below);
             let granted = (x..=last).find(|&y| (y..=last).all(|z| f.occupancy(z) < cap)).unwrap();
-            proptest::prop_assert_eq!(f.grant(x, cap), granted);
+            for file in [&f, &g] {
+                proptest::prop_assert_eq!(file.first_below(x, cap), below);
+                proptest::prop_assert_eq!(file.grant(x, cap), granted);
+            }
         }
 
         /// Entries taken where `grant` says, for any length, out of time
@@ -248,7 +291,7 @@ mod tests {
             reqs in proptest::collection::vec((0u64..2000, 1u64..400), 1..80),
             cap in 1u64..6,
         ) {
-            let mut f = Entries::default();
+            let mut f = Entries::new(cap);
             for (x, len) in reqs {
                 let s = f.grant(x, cap);
                 proptest::prop_assert!(s >= x);

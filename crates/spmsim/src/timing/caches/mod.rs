@@ -51,12 +51,12 @@ struct BufferCounts {
 impl MissBuffers {
     pub fn new(level: &CacheLevel) -> Self {
         MissBuffers {
-            mshrs: Entries::default(),
+            mshrs: Entries::new(level.mshrs.max(1) as u64),
             mshr_entries: level.mshrs.max(1) as u64,
             targets_per_mshr: level.targets_per_mshr.max(1),
-            write_buffer: Entries::default(),
+            write_buffer: Entries::new(level.write_buffers.max(1) as u64),
             write_buffers: level.write_buffers.max(1) as u64,
-            target_blocks: Entries::default(),
+            target_blocks: Entries::new(1),
             counts: BufferCounts::default(),
             start: None,
         }
