@@ -77,8 +77,11 @@ fn a_larger_secpb_coalesces_more_root_updates() {
 
 #[test]
 fn posted_writes_give_more_write_bandwidth_than_bank_serial_ones() {
-    let posted = run("cobcm", GAMESS_LIKE, 200_000, &[]);
-    let serial = run("cobcm", GAMESS_LIKE, 200_000, &["nvm.write_model=\"bank-serial\""]);
+    // The PCM's write models alone: L1D's four MSHRs would bound this
+    // profile's cold store misses as much as the banks do (its MSHRs 99 %
+    // busy against the banks' 79 %), so the caches' misses are unbounded.
+    let posted = run("cobcm", GAMESS_LIKE, 200_000, &["caches.mshrs=unbounded"]);
+    let serial = run("cobcm", GAMESS_LIKE, 200_000, &["caches.mshrs=unbounded", "nvm.write_model=\"bank-serial\""]);
     assert!(posted.roi.core.cycles < serial.roi.core.cycles);
     assert!(serial.roi.memory.write_utilisation > 0.8, "bank-serial PCM is the bottleneck here: {}", serial.roi.memory.write_utilisation);
 }
@@ -284,11 +287,14 @@ fn a_warmup_leaves_its_work_out_of_the_region_of_interest() {
         let (roi, before, total) = (counters(&warm), counters(&only_head), counters(&all));
         assert!(roi.len() >= 20 && roi.keys().eq(total.keys()), "{preset}: {roi:?}");
         for (k, v) in &roi {
-            // A unit's server count and a queue's size are the machine's,
-            // not counts; a queue's peak is the most it held over the
-            // whole run; a unit's backlog and a queue's jobs held are what
-            // the run's end leaves: none of them adds up.
-            if [".servers", ".entries", ".peak_occupancy", ".backlog_cycles", ".held_at_end"].iter().any(|s| k.ends_with(s)) {
+            // A unit's server count, a queue's size and an MSHR's targets
+            // are the machine's, not counts; a queue's peak is the most it
+            // held over the whole run; a unit's backlog and a queue's jobs
+            // held are what the run's end leaves: none of them adds up.
+            if [".servers", ".entries", ".targets_per_mshr", ".peak_occupancy", ".backlog_cycles", ".held_at_end"]
+                .iter()
+                .any(|s| k.ends_with(s))
+            {
                 assert_eq!(*v, total[k], "{preset}: {k} is the whole run's");
                 continue;
             }

@@ -17,6 +17,9 @@ pub const MAX_CORES: u32 = 64;
 /// the `ooo` model checks the two agree) must have left the ROB.
 pub const MAX_OOO_ROB_ENTRIES: u32 = 1023;
 pub const MAX_BANKS: u32 = 1024;
+/// MSHRs, targets per MSHR and write buffers of a data cache: a miss scans
+/// the entries in flight.
+pub const MAX_CACHE_BUFFERS: u32 = 4096;
 /// Servers of one of the security engine's units: each keeps a calendar
 /// its requests are looked up in.
 pub const MAX_UNITS: u32 = 256;

@@ -421,18 +421,58 @@ pub struct CacheLevel {
     pub ways: u32,
     /// Load-to-use latency of a hit at this level, from the core.
     pub latency_cycles: u32,
+    /// Miss status holding registers: the misses this level has in flight
+    /// at once (gem5 `BaseCache.mshrs`). A full file blocks the cache.
+    pub mshrs: u32,
+    /// Accesses one MSHR holds: the miss and the accesses to its block
+    /// merged into it while it is in flight (gem5 `tgts_per_mshr`). An
+    /// MSHR that holds this many blocks the cache until its fill.
+    pub targets_per_mshr: u32,
+    /// Dirty victims on their way to the next level (gem5
+    /// `BaseCache.write_buffers`). The cache blocks while this many are
+    /// held; the fills already in flight may still add theirs (gem5
+    /// reserves one entry per MSHR for them).
+    pub write_buffers: u32,
 }
 
 impl Default for CacheLevel {
     fn default() -> Self {
-        CacheLevel { capacity_bytes: 64 << 10, ways: 8, latency_cycles: 2 }
+        CacheHierarchyConfig::default().l1d
     }
 }
 
-/// Data caches (SecPB Table I).
+/// How the data caches bound their misses in flight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum MshrBounds {
+    /// Each level's `mshrs`, `targets_per_mshr` and `write_buffers`, as
+    /// gem5's classic caches have them.
+    #[default]
+    Bounded,
+    /// Every miss in flight at once, no write buffer (a dirty victim's
+    /// fill waits for its write-queue slot instead), and an access to a
+    /// block whose miss is in flight a hit: the model before MSHRs were
+    /// modelled, kept so that their effect can be shown side by side.
+    Unbounded,
+}
+
+/// Data caches: sizes and latencies from SecPB Table I; MSHRs, targets
+/// and write buffers from gem5's classic caches, which the papers' gem5
+/// scripts build (SecPB Table I leaves them to the simulator):
+/// - L1D: `configs/common/Caches.py` `L1Cache` (`mshrs = 4`,
+///   `tgts_per_mshr = 20`; `write_buffers` not set there, so
+///   `src/mem/cache/Cache.py` `BaseCache`'s default 8);
+/// - L2: `configs/common/Caches.py` `L2Cache` (`mshrs = 20`,
+///   `tgts_per_mshr = 12`, `write_buffers = 8`);
+/// - L3: `Caches.py` has none and no paper states one; gem5's own L3 is
+///   `configs/example/arm/devices.py` `L3` (`mshrs = 20`,
+///   `tgts_per_mshr = 12`, `BaseCache`'s 8 write buffers), a parameter
+///   to sweep.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CacheHierarchyConfig {
+    /// `bounded` (gem5's MSHRs and write buffers) or `unbounded`.
+    pub mshrs: MshrBounds,
     pub l1d: CacheLevel,
     pub l2: CacheLevel,
     pub l3: CacheLevel,
@@ -440,10 +480,19 @@ pub struct CacheHierarchyConfig {
 
 impl Default for CacheHierarchyConfig {
     fn default() -> Self {
+        let level = |capacity_bytes, ways, latency_cycles, mshrs, targets_per_mshr, write_buffers| CacheLevel {
+            capacity_bytes,
+            ways,
+            latency_cycles,
+            mshrs,
+            targets_per_mshr,
+            write_buffers,
+        };
         CacheHierarchyConfig {
-            l1d: CacheLevel { capacity_bytes: 64 << 10, ways: 8, latency_cycles: 2 },
-            l2: CacheLevel { capacity_bytes: 512 << 10, ways: 16, latency_cycles: 20 },
-            l3: CacheLevel { capacity_bytes: 4 << 20, ways: 32, latency_cycles: 30 },
+            mshrs: MshrBounds::Bounded,
+            l1d: level(64 << 10, 8, 2, 4, 20, 8),
+            l2: level(512 << 10, 16, 20, 20, 12, 8),
+            l3: level(4 << 20, 32, 30, 20, 12, 8),
         }
     }
 }

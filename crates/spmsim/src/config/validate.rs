@@ -190,6 +190,9 @@ impl SimConfig {
         }
         in_range("core.ooo.ras_entries", o.ras_entries as u64, 1, 1024)?;
         for (k, l) in [("caches.l1d", &self.caches.l1d), ("caches.l2", &self.caches.l2), ("caches.l3", &self.caches.l3)] {
+            for (key, n) in [("mshrs", l.mshrs), ("targets_per_mshr", l.targets_per_mshr), ("write_buffers", l.write_buffers)] {
+                in_range(&format!("{k}.{key}"), n as u64, 1, MAX_CACHE_BUFFERS as u64)?;
+            }
             // An L2 or L3 of no capacity is absent (L1-only machines).
             if k != "caches.l1d" && l.capacity_bytes == 0 {
                 in_range(&format!("{k}.ways"), l.ways as u64, 1, MAX_WAYS as u64)?;
@@ -385,6 +388,21 @@ mod tests {
         assert!(e.contains("metadata_cache.organization.unified.capacity_bytes"), "{e}");
         let e = err("[persistence.point]\ntype='persist-buffer'\nentries=0\n");
         assert!(e.contains("persistence.point.entries"), "{e}");
+    }
+
+    #[test]
+    fn a_data_caches_buffers_name_the_key() {
+        let e = err("[caches]\nl2={mshrs=0}\n");
+        assert!(e.contains("caches.l2.mshrs") && e.contains("between 1 and"), "{e}");
+        let e = err("[caches.l1d]\ntargets_per_mshr=0\n");
+        assert!(e.contains("caches.l1d.targets_per_mshr"), "{e}");
+        let e = err("[caches.l3]\nwrite_buffers=100000\n");
+        assert!(e.contains("caches.l3.write_buffers"), "{e}");
+        let e = err("[caches]\nmshrs='sometimes'\n");
+        assert!(e.contains("caches.mshrs") && e.contains("unbounded"), "{e}");
+        // An inline level keeps the hierarchy's defaults for what it leaves out.
+        let c = super::super::load_str("[caches]\nl2={capacity_bytes=262144}\n", "x.toml", &[]).unwrap();
+        assert_eq!((c.caches.l2.mshrs, c.caches.l2.targets_per_mshr, c.caches.l1d.mshrs), (20, 12, 4));
     }
 
     #[test]

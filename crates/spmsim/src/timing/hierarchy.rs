@@ -3,23 +3,46 @@
 //! and, with several cores, the coherence of their private levels.
 //!
 //! ```text
-//!  fetch(c, t, block): L1 hit: l1 | L2 hit: l2 | L3 hit: l3 (or the victim's slot)
-//!    miss: the functional read (mc.read) -> WorkRecord
+//!  fetch(c, t, block), bounded caches (timing/caches): at each level the
+//!    access waits while the cache is blocked; a hit (merged into the MSHR
+//!    of its block's miss while that is in flight) ends there; a miss holds
+//!    an MSHR from its issue to the fill and goes on down; each fill's dirty
+//!    victim holds its level's write buffer until the next level took it
+//!  fetch, unbounded: L1 hit: l1 | L2 hit: l2 | L3 hit: l3 (or the victim's slot)
+//!  memory (both): the functional read (mc.read) -> WorkRecord
 //!          data read || counter fetch -> OTP (aes); MAC and tree reads
 //!          speculative (bandwidth, no latency); evicted dirty metadata
 //!          written in the background with its tree work
 //!  a dirty victim -> write_back: encrypted, MACed, the tree updated in the
-//!          background; the fill waits for its write-queue slot
+//!          background; unbounded, the fill waits for its write-queue slot
 //!  share (several cores): a write drops the others' copies; a read of a
 //!          block in another core's SecPB flushes that entry
 //! ```
 
+use super::caches::MissBuffers;
 use super::persist::PersistPath;
 use super::tags::Lookup;
 use super::work::WorkRecord;
-use super::TimingSim;
+use super::{Latencies, TimingSim};
 use crate::engine::store::CheckFailure;
 use crate::persist::Handover;
+
+/// Where a dirty victim comes from and goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Level {
+    L1,
+    L2,
+    L3,
+    Memory,
+}
+
+/// A dirty line a fill evicted, on its way down.
+#[derive(Clone, Copy, Debug)]
+struct Victim {
+    block: u64,
+    from: Level,
+    to: Level,
+}
 
 impl TimingSim {
     /// Latency of bringing `block` to core `c`'s L1 at time `t` (filling
@@ -33,6 +56,146 @@ impl TimingSim {
             u.lo = u.lo.min(block);
             u.hi = u.hi.max(block);
         }
+        if self.units[c].l1b.is_some() {
+            self.fetch_bounded(c, t, block)
+        } else {
+            self.fetch_unbounded(c, t, block)
+        }
+    }
+
+    /// [`Self::fetch`] through caches with MSHRs and write buffers
+    /// (`timing/caches`): each level's miss holds an MSHR from its issue
+    /// to the fill, an access waits while its cache is blocked, an access
+    /// to a block in flight merges into its MSHR, and each dirty victim
+    /// holds its level's write-buffer entry from the fill until the next
+    /// level (or the write queue) took it.
+    fn fetch_bounded(&mut self, c: usize, t: u64, block: u64) -> Result<u64, CheckFailure> {
+        // Each level's latency from the access's arrival there.
+        let (lat1, lat2, lat3) = (self.lat.l1, self.lat.l2.saturating_sub(self.lat.l1), self.lat.l3.saturating_sub(self.lat.l2));
+        let u = &mut self.units[c];
+        let l1b = u.l1b.as_mut().expect("bounded caches have L1D buffers");
+        let Lookup::Miss { dirty_victim: v1 } = u.l1.lookup(block) else {
+            let at = l1b.ready(t);
+            return Ok(l1b.hit(at, block, lat1) - t);
+        };
+        let s1 = l1b.allocate(t);
+        let (l2, l3) = match u.l2.lookup(block) {
+            Lookup::Hit => (Lookup::Hit, Lookup::Hit),
+            l2 => (l2, self.l3.lookup(block)),
+        };
+        let victims = self.place_victims(c, v1, l2, l3);
+        let u = &mut self.units[c];
+        let a2 = s1 + lat1;
+        let mut s2 = None;
+        let mut s3 = None;
+        let done = if l2 == Lookup::Hit {
+            match u.l2b.as_mut() {
+                Some(b) => {
+                    let at = b.ready(a2);
+                    b.hit(at, block, lat2)
+                }
+                None => a2 + lat2,
+            }
+        } else {
+            let start2 = u.l2b.as_mut().map_or(a2, |b| b.allocate(a2));
+            s2 = Some(start2);
+            let a3 = start2 + lat2;
+            if l3 == Lookup::Hit {
+                match self.l3b.as_mut() {
+                    Some(b) => {
+                        let at = b.ready(a3);
+                        b.hit(at, block, lat3)
+                    }
+                    None => a3 + lat3,
+                }
+            } else {
+                let start3 = self.l3b.as_mut().map_or(a3, |b| b.allocate(a3));
+                s3 = Some(start3);
+                self.read_memory(c, start3 + lat3, block)?
+            }
+        };
+        let u = &mut self.units[c];
+        if let Some(b) = u.l1b.as_mut() {
+            b.hold_miss(s1, done, block);
+        }
+        if let (Some(b), Some(s)) = (u.l2b.as_mut(), s2) {
+            b.hold_miss(s, done, block);
+        }
+        if let (Some(b), Some(s)) = (self.l3b.as_mut(), s3) {
+            b.hold_miss(s, done, block);
+        }
+        for v in victims {
+            self.write_victim(c, done, v)?;
+        }
+        Ok(done - t)
+    }
+
+    /// The dirty victims of a fill into core `c`'s L1 (`v1`) and of the
+    /// L2 and L3 lookups' fills, each marked dirty in the next level that
+    /// holds its block (no level allocates for a victim, so the hits and
+    /// misses are those of the clean model) or bound for memory.
+    fn place_victims(&mut self, c: usize, v1: Option<u64>, l2: Lookup, l3: Lookup) -> Vec<Victim> {
+        let u = &mut self.units[c];
+        let mut out = Vec::new();
+        if let Some(v) = v1 {
+            let to = if u.l2.mark_dirty(v) {
+                Level::L2
+            } else if self.l3.mark_dirty(v) {
+                Level::L3
+            } else {
+                Level::Memory
+            };
+            out.push(Victim { block: v, from: Level::L1, to });
+        }
+        if let Lookup::Miss { dirty_victim: Some(v) } = l2 {
+            let to = if self.l3.mark_dirty(v) { Level::L3 } else { Level::Memory };
+            out.push(Victim { block: v, from: Level::L2, to });
+        }
+        if let Lookup::Miss { dirty_victim: Some(v) } = l3 {
+            out.push(Victim { block: v, from: Level::L3, to: Level::Memory });
+        }
+        out
+    }
+
+    /// A dirty victim evicted by the fill at `fill`: it takes an entry of
+    /// its level's write buffer then and holds it until the level it goes
+    /// to took it (that level's latency) or, bound for memory, until it
+    /// holds a write-queue slot.
+    fn write_victim(&mut self, c: usize, fill: u64, v: Victim) -> Result<(), CheckFailure> {
+        let at = match self.buffers(c, v.from) {
+            Some(b) => b.victim(fill),
+            None => fill,
+        };
+        let core_time = |l: Level, lat: &Latencies| match l {
+            Level::L1 => lat.l1,
+            Level::L2 => lat.l2,
+            Level::L3 | Level::Memory => lat.l3,
+        };
+        let taken = match v.to {
+            Level::Memory => self.write_back(c, at, v.block)?,
+            to => at + core_time(to, &self.lat).saturating_sub(core_time(v.from, &self.lat)),
+        };
+        if let Some(b) = self.buffers(c, v.from) {
+            b.hold_victim(at, taken, v.block);
+        }
+        Ok(())
+    }
+
+    /// Core `c`'s buffers of a cache level (the shared L3's for L3).
+    fn buffers(&mut self, c: usize, l: Level) -> Option<&mut MissBuffers> {
+        match l {
+            Level::L1 => self.units[c].l1b.as_mut(),
+            Level::L2 => self.units[c].l2b.as_mut(),
+            Level::L3 => self.l3b.as_mut(),
+            Level::Memory => None,
+        }
+    }
+
+    /// [`Self::fetch`] without MSHRs or write buffers (`caches.mshrs =
+    /// "unbounded"`): every miss in flight at once, an access to a block
+    /// in flight a hit, and a fill waits for its dirty victim's slot in
+    /// the write queue.
+    fn fetch_unbounded(&mut self, c: usize, t: u64, block: u64) -> Result<u64, CheckFailure> {
         let u = &mut self.units[c];
         let Lookup::Miss { dirty_victim: v1 } = u.l1.lookup(block) else { return Ok(self.lat.l1) };
         let (l2, l3) = match u.l2.lookup(block) {
@@ -66,9 +229,17 @@ impl TimingSim {
         if l3 == Lookup::Hit {
             return Ok(self.lat.l3.max(victim_out - t));
         }
-        // Memory: the data read and the counter fetch run in parallel; the
-        // OTP follows the counter; MAC and tree checks are speculative
-        // (SecPB V-A), so they cost bandwidth but not latency.
+        let done = self.read_memory(c, t + self.lat.l3, block)?;
+        // The fill waits for its dirty victim's slot in the write queue.
+        Ok(done.max(victim_out) - t)
+    }
+
+    /// A read of `block` from memory for core `c`, reaching the memory
+    /// controller at `t0`: when its data is at hand. The data read and the
+    /// counter fetch run in parallel; the OTP follows the counter; MAC and
+    /// tree checks are speculative (SecPB V-A), so they cost bandwidth but
+    /// not latency.
+    fn read_memory(&mut self, c: usize, t0: u64, block: u64) -> Result<u64, CheckFailure> {
         let mark = WorkRecord::start(&mut self.sys.mc);
         let value = self.sys.mc.read(block)?;
         debug_assert_eq!(value, self.sys.mc.peek_plaintext(block), "a read and a peek of memory disagree");
@@ -76,7 +247,6 @@ impl TimingSim {
         rec.fill(&mut self.sys.mc, mark, block);
         let u = &mut self.units[c];
         u.path.drop_unpriced(&self.sys.mc.st.layout, &mut rec, &mut u.persist);
-        let t0 = t + self.lat.l3;
         // Dirty metadata the read evicted is written back in the background
         // (with its tree work: a lazy SIT write-back MACs the node); a full
         // background queue holds the read back.
@@ -102,8 +272,7 @@ impl TimingSim {
             done = done.max(self.engine.aes.issue(ctr)) + 1;
         }
         self.rec = Some(rec);
-        // The fill waits for its dirty victim's slot in the write queue.
-        Ok(done.max(victim_out) - t)
+        Ok(done)
     }
 
     /// A dirty volatile line leaves core `c`'s last cache level that holds

@@ -16,10 +16,12 @@
 //! This file builds the machine ([`TimingSim::new`]) and closes a run
 //! ([`TimingSim::finish`]); `run.rs` takes a run from its request to its
 //! statistics (resolve, build, run), `schedule.rs` hands the cores their
-//! events, `hierarchy.rs` prices a core's accesses to memory, `stores.rs`
+//! events, `hierarchy.rs` prices a core's accesses to memory through the
+//! caches' MSHRs and write buffers (`caches/`), `stores.rs`
 //! a store's way to the persist path, and `persist.rs` that path itself.
 
 mod branch;
+mod caches;
 mod core;
 mod engine;
 mod epoch;
@@ -35,13 +37,15 @@ mod tags;
 mod tep;
 mod work;
 
+pub use caches::{BufferReport, MshrStats, WriteBufferStats};
 pub use ooo::OooStats;
 pub use run::{simulate, simulate_after_warmup, simulate_until, BuiltRun, ResolvedRun, SimError, STOP_CHECK_EVENTS};
-pub use stats::{Roi, RunStats, WarmupStats};
+pub use stats::{DataCacheReport, Roi, RunStats, WarmupStats};
 
-use crate::config::{PersistPoint, SimConfig};
+use crate::config::{CacheLevel, MshrBounds, PersistPoint, SimConfig};
 use crate::machine::System;
 use crate::workload::Warmup;
+use caches::MissBuffers;
 use core::Core;
 use core::CoreStats;
 pub use engine::{BackgroundQueueStats, EngineResources, UnitStats};
@@ -80,6 +84,8 @@ pub struct TimingSim {
     /// Shared by every core: the last-level cache, the PCM with its WPQ,
     /// and the memory controller's security engine.
     l3: TagCache,
+    /// L3's MSHRs and write buffer (none when unbounded or absent).
+    l3b: Option<MissBuffers>,
     pcm: Pcm,
     engine: Engine,
     lat: Latencies,
@@ -102,6 +108,10 @@ struct CoreUnit {
     core: Core,
     l1: TagCache,
     l2: TagCache,
+    /// L1D's and L2's MSHRs and write buffers (none when unbounded or,
+    /// for L2, absent).
+    l1b: Option<MissBuffers>,
+    l2b: Option<MissBuffers>,
     path: PersistPath,
     /// Stores waiting in L1D for a barrier (epoch persistency, TEP).
     epoch: epoch::EpochLines,
@@ -221,12 +231,15 @@ impl TimingSim {
                 _ => 0,
             },
         };
+        let buffers = |l: &CacheLevel| (c.mshrs == MshrBounds::Bounded && l.capacity_bytes > 0).then(|| MissBuffers::new(l));
         let units = (0..cfg.core.count.max(1) as usize)
             .map(|i| {
                 Ok(CoreUnit {
                     core: Core::new(&cfg.core),
                     l1: TagCache::new(c.l1d.capacity_bytes, c.l1d.ways),
                     l2: TagCache::new(c.l2.capacity_bytes, c.l2.ways),
+                    l1b: buffers(&c.l1d),
+                    l2b: buffers(&c.l2),
                     path: PersistPath::new(cfg, i)?,
                     // The relaxed models order lines an L1 controller sends
                     // to the MC; a persist buffer orders its own entries.
@@ -274,6 +287,7 @@ impl TimingSim {
         Ok(TimingSim {
             units,
             l3: TagCache::new(c.l3.capacity_bytes, c.l3.ways),
+            l3b: buffers(&c.l3),
             pcm,
             engine: Engine::new(EngineShape {
                 aes: (cfg.security.aes_units, lat.aes, cfg.security.aes_interval_cycles as u64),
@@ -319,6 +333,44 @@ impl TimingSim {
             u.warm_at_machine_roi = (w > 0 && cold).then_some(0);
         }
         self
+    }
+
+    /// No memory request comes before `t` from now on: the shared
+    /// structures' calendars and the caches' buffers drop what ended.
+    fn set_horizon(&mut self, t: u64) {
+        self.pcm.set_horizon(t);
+        self.engine.set_horizon(t);
+        for b in self.all_buffers_mut() {
+            b.set_horizon(t);
+        }
+    }
+
+    /// Every cache's MSHRs and write buffer: each core's L1D and L2, the L3.
+    fn all_buffers_mut(&mut self) -> impl Iterator<Item = &mut MissBuffers> {
+        self.units.iter_mut().flat_map(|u| [u.l1b.as_mut(), u.l2b.as_mut()]).chain([self.l3b.as_mut()]).flatten()
+    }
+
+    /// The caches' buffers count from `t` on (the region of interest's start).
+    fn mark_buffers_roi_start(&mut self, t: u64) {
+        for b in self.all_buffers_mut() {
+            b.mark_roi_start(t);
+        }
+    }
+
+    /// Each cache level's buffers over a run of `cycles` ending at `end`,
+    /// the private levels summed over the cores.
+    fn buffer_reports(&self, cycles: u64, end: u64) -> [Option<BufferReport>; 3] {
+        let sum = |it: &mut dyn Iterator<Item = &MissBuffers>| {
+            it.map(|b| b.report(cycles, end)).reduce(|mut a, b| {
+                a.add(&b);
+                a
+            })
+        };
+        [
+            sum(&mut self.units.iter().filter_map(|u| u.l1b.as_ref())),
+            sum(&mut self.units.iter().filter_map(|u| u.l2b.as_ref())),
+            self.l3b.as_ref().map(|b| b.report(cycles, end)),
+        ]
     }
 
     /// The end of the machine's region of interest: its last core's (each
@@ -368,6 +420,12 @@ impl TimingSim {
         }
         s.finalize(&end, &self.roi_start, &self.pcm);
         s.roi.engine = self.engine.report(s.roi.core.cycles, now);
+        for (name, r) in ["l1d", "l2", "l3"].iter().zip(self.buffer_reports(s.roi.core.cycles, now)) {
+            if let (Some(level), Some(r)) = (s.roi.caches.get_mut(*name), r) {
+                level.mshrs = Some(r.mshrs);
+                level.write_buffer = Some(r.write_buffer);
+            }
+        }
         let u0 = &self.units[0];
         let ooo = u0.frozen.as_ref().map_or_else(|| u0.core.ooo_stats(), |f| f.ooo);
         s.roi.core.ooo = ooo.map(|o| o.minus(&u0.ooo_start.unwrap_or_default()));

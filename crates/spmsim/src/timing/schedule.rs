@@ -113,6 +113,7 @@ impl TimingSim {
         if first && began == now {
             self.roi_start = self.counters(now);
             self.engine.mark_roi_start(now);
+            self.mark_buffers_roi_start(now);
             for (o, other) in self.units.iter_mut().enumerate() {
                 if o != c && other.warmup.is_some_and(|w| !w.is_over()) {
                     other.warm_at_machine_roi = Some(other.stats.instructions);
@@ -160,7 +161,15 @@ impl TimingSim {
                 let data_ready = t_disp + fetch;
                 let u = &mut self.units[c];
                 let retire = u.core.retire_store(t_disp, &mut u.stats);
-                let release = u.core.release_time(retire);
+                // With MSHRs, a store leaves the store buffer once its line
+                // is owned, as it is performed by its write into L1D (gem5
+                // `LSQUnit::writebackStores`): the buffer fills behind a
+                // store miss, and the misses it sends are bounded by L1D's
+                // MSHRs. Unbounded caches keep the model before them.
+                let release = match u.l1b {
+                    Some(_) => u.core.release_time(retire).max(data_ready),
+                    None => u.core.release_time(retire),
+                };
                 let mut bytes = [0; 64];
                 bytes[off..off + size].copy_from_slice(&ev.value.to_le_bytes()[..size]);
                 u.open_store = Some(OpenStore { block, volatile: ev.volatile, off, len: size, bytes, release, data_ready, log: ev.log });
@@ -280,8 +289,7 @@ impl TimingSim {
             // (a relaxed model's writes and tree updates) drop what ends
             // before the core's clock.
             let horizon = self.units[0].core.clock().saturating_sub(self.horizon_margin);
-            self.pcm.set_horizon(horizon);
-            self.engine.set_horizon(horizon);
+            self.set_horizon(horizon);
             self.step(0, i, &ev)?;
             if self.units[0].core.ooo_exhausted() {
                 // A synthetic profile's borrowed stream ran out: the run
@@ -363,8 +371,7 @@ impl TimingSim {
             // No core asks the memory for anything before its clock (less a
             // margin for the `ooo` core's memory operations, which may issue
             // a little before it).
-            self.pcm.set_horizon(earliest.saturating_sub(self.horizon_margin));
-            self.engine.set_horizon(earliest.saturating_sub(self.horizon_margin));
+            self.set_horizon(earliest.saturating_sub(self.horizon_margin));
             // Core `c` runs while it stays the earliest: the others' keys
             // stand still meanwhile, and which of them may run changes only
             // when `c` releases the lock or ends, so this is the same order
@@ -380,8 +387,7 @@ impl TimingSim {
                 let h = self.units[c].core.clock().min(others).saturating_sub(self.horizon_margin);
                 if h > horizon {
                     horizon = h;
-                    self.pcm.set_horizon(h);
-                    self.engine.set_horizon(h);
+                    self.set_horizon(h);
                 }
                 if i.is_multiple_of(STOP_CHECK_EVENTS) && stop.load(Ordering::Relaxed) {
                     return Err(SimError::Cancelled);

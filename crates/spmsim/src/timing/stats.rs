@@ -24,8 +24,9 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Roi {
     pub core: CoreStats,
-    /// The data caches by level (`l1d`, `l2`, `l3`): tags only.
-    pub caches: BTreeMap<String, CacheReport>,
+    /// The data caches by level (`l1d`, `l2`, `l3`): tags, and the
+    /// level's MSHRs and write buffer.
+    pub caches: BTreeMap<String, DataCacheReport>,
     pub persist_path: PersistPathStats,
     /// The metadata caches by name (`counter`, `mac`, `tree` or `unified`).
     pub metadata_caches: BTreeMap<String, CacheReport>,
@@ -59,6 +60,19 @@ impl Roi {
     pub fn scheme_stats<T: serde::de::DeserializeOwned>(&self, key: &str) -> Option<T> {
         serde_json::from_value(self.scheme.as_ref()?.get(key)?.clone()).ok()
     }
+}
+
+/// A data cache level's counts: its tags' hits and misses, and its
+/// MSHRs and write buffer (absent under `caches.mshrs = "unbounded"` and
+/// for a level the machine does not have).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct DataCacheReport {
+    #[serde(flatten)]
+    pub tags: CacheReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mshrs: Option<super::caches::MshrStats>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_buffer: Option<super::caches::WriteBufferStats>,
 }
 
 /// One core of a multi-core run (issue 14).
@@ -243,7 +257,7 @@ impl RunStats {
         r.memory = pcm.report(&d.pcm, d.nvm_reads, d.nvm_writes, busiest_bank, write_span);
         r.crypto = d.crypto;
         for (name, c) in ["l1d", "l2", "l3"].iter().zip(d.caches) {
-            r.caches.insert(name.to_string(), c.report());
+            r.caches.insert(name.to_string(), DataCacheReport { tags: c.report(), ..Default::default() });
         }
         for (name, c) in &d.metadata_caches {
             r.metadata_caches.insert(name.to_string(), c.report());
