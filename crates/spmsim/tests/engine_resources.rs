@@ -1,10 +1,12 @@
-//! The memory controller's security engine and the data caches' MSHRs
-//! and write buffers as resources: no unit may be busy longer
-//! than the run, no queue, MSHR file or write buffer may hold more than
-//! its size, on every timed preset and on three kinds of workload (a
-//! synthetic profile, a generated benchmark, a program recorded under
-//! valgrind); and more units, a shorter initiation interval, more MSHRs,
-//! targets or write buffers never make a run slower.
+//! The memory controller's security engine, its PCM controller and the
+//! data caches' MSHRs and write buffers as resources: no unit or bank may
+//! be busy longer than the run, no queue (the background queue, the
+//! controller's read and write queues, the WPQ), MSHR file or write buffer
+//! may hold more than its size, on every timed preset and on three kinds
+//! of workload (a synthetic profile, a generated benchmark, a program
+//! recorded under valgrind); and more units, a shorter initiation interval,
+//! a larger queue, more MSHRs, targets or write buffers never make a run
+//! slower, where no PCM bank is saturated.
 
 use spmsim::config::{list_presets, load_preset, PersistPoint, SimConfig};
 use spmsim::scheme::params::HashRegisters;
@@ -105,6 +107,7 @@ fn violations(s: &RunStats) -> (Vec<String>, f64, u64) {
         bad.push(format!("PCM write utilisation {wu}"));
     }
     bad.extend(cache_violations(s));
+    bad.extend(memory_controller_violations(&v["memory"]));
     (bad, highest, units)
 }
 
@@ -149,6 +152,37 @@ fn cache_violations(s: &RunStats) -> Vec<String> {
     bad
 }
 
+/// The gem5 memory controller's queues (read, write, the WPQ in front of
+/// the write queue) and banks: no queue held more than its entries at any
+/// moment, no bank was booked longer than the span its writes ran over
+/// (reads and writes; a read that goes ahead of a write booked to start
+/// later overlaps it, so an overfull bank is a scheduling the model should
+/// not have made), no bank took writes longer than that span.
+fn memory_controller_violations(m: &serde_json::Value) -> Vec<String> {
+    let mut bad = Vec::new();
+    let c = &m["controller"];
+    assert!(c.is_object(), "the gem5 controller reports its queues and banks: {m}");
+    for q in ["read_queue", "write_queue", "wpq"] {
+        if c[q].is_null() {
+            continue;
+        }
+        let (peak, entries) = (c[q]["peak_occupancy"].as_u64().unwrap(), c[q]["entries"].as_u64().unwrap());
+        assert!(entries > 0, "{q} has entries");
+        if peak > entries {
+            bad.push(format!("memory controller's {q} held {peak} requests, {entries} entries"));
+        }
+    }
+    let u = c["busiest_bank_utilisation"].as_f64().unwrap();
+    if u > 1.0 + 1e-9 {
+        bad.push(format!("a PCM bank was booked for {u:.4} of the run"));
+    }
+    let w = m["busiest_bank_write_utilisation"].as_f64().unwrap();
+    if w > 1.0 + 1e-9 {
+        bad.push(format!("a PCM bank was writing for {w:.4} of the run"));
+    }
+    bad
+}
+
 #[test]
 fn no_resource_is_busy_longer_than_the_run_or_holds_more_than_its_size() {
     let presets = timed_presets();
@@ -162,15 +196,22 @@ fn no_resource_is_busy_longer_than_the_run_or_holds_more_than_its_size() {
             assert!(units >= 5, "{name} on {w}: every unit is reported ({units})");
             let short = w.split(['/', ':']).next_back().unwrap_or(&w).chars().take(28).collect::<String>();
             let l1 = s.roi.caches["l1d"].mshrs.expect("L1D's MSHRs");
+            let mc = s.roi.memory.controller.as_ref().expect("the gem5 controller by default");
             println!(
-                "{name:24} {short:28} cycles {:>10}  busiest unit {:>5.1} %  background peak {:>2}/{}  L1D MSHRs peak {}/{} busy {:>5.1} %",
+                "{name:24} {short:28} cycles {:>10}  busiest unit {:>5.1} %  background peak {:>2}/{}  L1D MSHRs peak {}/{} busy {:>5.1} %  reads {:>2}/{} writes {:>3}/{}{}  busiest bank {:>5.1} %",
                 s.roi.core.cycles,
                 100.0 * highest,
                 s.roi.engine.background_queue.peak_occupancy,
                 s.roi.engine.background_queue.entries,
                 l1.peak_occupancy,
                 l1.entries,
-                100.0 * l1.utilisation
+                100.0 * l1.utilisation,
+                mc.read_queue.peak_occupancy,
+                mc.read_queue.entries,
+                mc.write_queue.peak_occupancy,
+                mc.write_queue.entries,
+                mc.wpq.map_or(String::new(), |q| format!(" WPQ {:>2}/{}", q.peak_occupancy, q.entries)),
+                100.0 * mc.busiest_bank_utilisation,
             );
             checked += 1;
             failures.extend(bad.into_iter().map(|b| format!("{name} on {w}: {b}")));
@@ -180,49 +221,113 @@ fn no_resource_is_busy_longer_than_the_run_or_holds_more_than_its_size() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// More of a resource (a second server of every unit, a pipelined hash
-/// unit instead of one that takes a new op every 40 cycles, more MSHRs and
-/// a second metadata-cache port) never makes the same run slower, beyond
-/// the scheduling anomalies greedy back-filling is open to: a write that
-/// issues earlier can take the PCM bank a later read needs, or miss a
-/// merge in the WPQ (measured on Secon's Hash with its three-line tuple:
-/// 367,225 cycles with two of each unit against 365,850 with one, the same
-/// 8,059 writes offered, nine fewer merged in the WPQ; with a fourth, MAC
-/// line a write, 400,872 against 400,755). Those stay under 0.5 %; and
-/// each richer machine must make some run strictly faster, or the check
-/// would not be testing the resource.
-#[test]
-fn more_units_or_a_shorter_interval_is_never_slower() {
+/// A PCM bank booked for more than this share of a run is saturated: the
+/// run is bound by that bank (see [`compare_machines`]).
+const SATURATED: f64 = 0.9;
+
+/// What [`compare_machines`] found.
+struct Comparison {
+    /// Pairs held to the allowance whose richer run was more than 0.1 %
+    /// slower.
+    slower: Vec<String>,
+    /// Pairs whose richer run was strictly faster, per pair of machines.
+    faster: Vec<usize>,
+    /// Pairs held to the allowance, and the worst ratio among them.
+    checked: usize,
+    worst: f64,
+    /// Pairs with a saturated bank, measured and printed, not held.
+    saturated: Vec<String>,
+}
+
+/// Each preset on each workload on the poorer and the richer machine of
+/// each pair. The richer run may be slower by the scheduling anomalies
+/// greedy back-filling is open to: a write that issues earlier can take
+/// the PCM bank a later read needs, or miss a merge in the WPQ (measured
+/// on Secon's Hash before the gem5 controller: 400,872 cycles with two of
+/// each unit against 400,755 with one, the same work, one write merged
+/// differently); those stay under 0.1 %. A pair in which a bank was
+/// saturated is not held to it: the order in which that bank serves its
+/// requests decides how long the run takes, so a missed merge costs a
+/// whole write on it, and more reads in flight (more MSHRs, a larger read
+/// queue) take more of its time before the writes the core's persists wait
+/// for, as the controller serves reads first (docs/timing-order.md has the
+/// measurements). Those pairs are printed.
+fn compare_machines(pairs: &[(Vec<String>, Vec<String>)]) -> Comparison {
     let presets =
         ["sp", "wt", "supermem", "secon", "mset-baseline", "mset", "sit-strict", "triad-2", "cobcm", "nogap", "star", "anubis-sit"];
-    let richer: [(&[&str], &[&str]); 3] = [
-        (&[], &["security.aes_units=2", "security.mac_units=2", "security.hash_units=2"]),
-        (&["security.hash_pipeline_interval_cycles=40"], &["security.hash_pipeline_interval_cycles=1"]),
-        (&["security.metadata_cache_mshrs=2"], &["security.metadata_cache_mshrs=32", "security.metadata_cache_ports=2"]),
-    ];
-    let mut slower = Vec::new();
-    let mut faster = [0; 3];
-    let mut worst = 1.0f64;
+    let mut c = Comparison { slower: Vec::new(), faster: vec![0; pairs.len()], checked: 0, worst: 1.0, saturated: Vec::new() };
+    let booked = |s: &RunStats| s.roi.memory.controller.as_ref().map_or(0.0, |m| m.busiest_bank_utilisation);
     for p in presets {
         for w in ["synthetic:ppti=40,nwpe=2,footprint_mib=1", "hash"] {
-            for (k, (poor, rich)) in richer.iter().enumerate() {
-                let a = run(&preset(p, poor), w).roi.core.cycles;
-                let b = run(&preset(p, rich), w).roi.core.cycles;
+            for (k, (poor, rich)) in pairs.iter().enumerate() {
+                let set = |v: &Vec<String>| preset(p, &v.iter().map(String::as_str).collect::<Vec<_>>());
+                let (sa, sb) = (run(&set(poor), w), run(&set(rich), w));
+                let (a, b) = (sa.roi.core.cycles, sb.roi.core.cycles);
                 let ratio = b as f64 / a as f64;
-                println!("{p:14} {w:42} {rich:?}: {b} cycles against {a} ({ratio:.5})");
-                worst = worst.max(ratio);
+                let bank = booked(&sa).max(booked(&sb));
+                println!("{p:14} {w:42} {rich:?}: {b} cycles against {a} ({ratio:.5}), busiest bank {:.1} %", 100.0 * bank);
                 if b < a {
-                    faster[k] += 1;
+                    c.faster[k] += 1;
                 }
-                if ratio > 1.005 {
-                    slower.push(format!("{p} on {w}: {rich:?} {b} cycles, {poor:?} {a}"));
+                if bank > SATURATED {
+                    c.saturated.push(format!("{p} on {w}: {rich:?} {b}, {poor:?} {a} ({ratio:.4}, busiest bank {:.1} %)", 100.0 * bank));
+                    continue;
+                }
+                c.checked += 1;
+                c.worst = c.worst.max(ratio);
+                if ratio > 1.001 {
+                    c.slower.push(format!("{p} on {w}: {rich:?} {b} cycles, {poor:?} {a}"));
                 }
             }
         }
     }
-    println!("worst ratio richer/poorer {worst:.5}; runs made faster by each richer machine {faster:?}");
-    assert!(slower.is_empty(), "more resources made runs slower:\n{}", slower.join("\n"));
-    assert!(faster.iter().all(|&n| n > 0), "every richer machine speeds some run up: {faster:?}");
+    println!(
+        "{} pairs held to the allowance, worst ratio richer/poorer {:.5}; runs made faster by each richer machine {:?}; {} with a saturated bank:\n{}",
+        c.checked,
+        c.worst,
+        c.faster,
+        c.saturated.len(),
+        c.saturated.join("\n")
+    );
+    c
+}
+
+fn sets(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// More of a resource (a second server of every unit, a pipelined hash
+/// unit instead of one that takes a new op every 40 cycles, more MSHRs and
+/// a second metadata-cache port) never makes the same run slower, beyond
+/// the allowance of [`compare_machines`]; and each richer machine must
+/// make some run strictly faster, or the check would not be testing the
+/// resource.
+#[test]
+fn more_units_or_a_shorter_interval_is_never_slower() {
+    let c = compare_machines(&[
+        (sets(&[]), sets(&["security.aes_units=2", "security.mac_units=2", "security.hash_units=2"])),
+        (sets(&["security.hash_pipeline_interval_cycles=40"]), sets(&["security.hash_pipeline_interval_cycles=1"])),
+        (sets(&["security.metadata_cache_mshrs=2"]), sets(&["security.metadata_cache_mshrs=32", "security.metadata_cache_ports=2"])),
+    ]);
+    assert!(c.checked >= 12, "pairs without a saturated bank: {} of 72", c.checked);
+    assert!(c.slower.is_empty(), "more resources made runs slower:\n{}", c.slower.join("\n"));
+    assert!(c.faster.iter().all(|&n| n > 0), "every richer machine speeds some run up: {:?}", c.faster);
+}
+
+/// A larger memory-controller queue (the read queue, the write queue, the
+/// WPQ) never makes the same run slower, beyond the allowance of
+/// [`compare_machines`]; and each larger queue makes some run strictly
+/// faster, or the check would not be testing it.
+#[test]
+fn a_larger_memory_controller_queue_is_never_slower() {
+    let c = compare_machines(&[
+        (sets(&["nvm.read_queue_entries=8"]), sets(&["nvm.read_queue_entries=64"])),
+        (sets(&["nvm.write_queue_entries=16"]), sets(&["nvm.write_queue_entries=128"])),
+        (sets(&["persistence.wpq_entries=4"]), sets(&["persistence.wpq_entries=32"])),
+    ]);
+    assert!(c.checked >= 12, "pairs without a saturated bank: {} of 72", c.checked);
+    assert!(c.slower.is_empty(), "larger queues made runs slower:\n{}", c.slower.join("\n"));
+    assert!(c.faster.iter().all(|&n| n > 0), "every larger queue speeds some run up: {:?}", c.faster);
 }
 
 /// The multiset-hash registers' units: pipelined hashing with a serial

@@ -50,6 +50,7 @@ pub struct SimConfig {
     pub core: CoreConfig,
     pub caches: CacheHierarchyConfig,
     pub nvm: NvmConfig,
+    pub memory_controller: MemoryControllerConfig,
 }
 
 impl Default for SimConfig {
@@ -69,6 +70,7 @@ impl Default for SimConfig {
             core: CoreConfig::default(),
             caches: CacheHierarchyConfig::default(),
             nvm: NvmConfig::default(),
+            memory_controller: MemoryControllerConfig::default(),
         }
     }
 }
@@ -498,15 +500,19 @@ impl Default for CacheHierarchyConfig {
 }
 
 /// PCM device (SecPB Table I: 8 GB, read 55 ns, write 150 ns, write queue
-/// 128, read queue 64). The bank count is not given there; 16 is assumed.
+/// 128, read queue 64). The bank count is not given there: gem5's
+/// `NVM_2400_1x64` has 16 (`banks_per_rank`, one rank).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct NvmConfig {
     pub read_latency_ns: f64,
     pub write_latency_ns: f64,
     pub banks: u32,
-    /// Writes the device may have in flight (SecPB Table I: write queue 128).
-    /// Only the `posted` write model limits writes by it.
+    /// SecPB Table I: write queue 128, read queue 64 (gem5
+    /// `NVM_2400_1x64.write_buffer_size = 128`, `read_buffer_size = 64`):
+    /// the gem5 controller's queues. The reads-first controller's `posted`
+    /// write model takes `write_queue_entries` as the writes the device
+    /// may have in flight, and has no read queue.
     pub write_queue_entries: u32,
     pub read_queue_entries: u32,
     /// How a write occupies the device; see [`PcmWriteModel`].
@@ -520,6 +526,21 @@ pub struct NvmConfig {
     /// How a bank and the WPQ take writes; see [`WriteScheduling`].
     #[serde(skip_serializing_if = "WriteScheduling::is_auto")]
     pub write_scheduling: WriteScheduling,
+    /// Bytes of a bank's row buffer (gem5 `src/mem/NVMInterface.py`,
+    /// `NVM_2400_1x64.device_rowbuffer_size = "256B"`; NVMain
+    /// `Config/PCM_ISSCC_2012_4GB.config` assumes the same 256 bits per
+    /// device, 8 devices to the 64-bit bus). Consecutive blocks share a
+    /// row buffer, then banks interleave (gem5's `RoRaBaCoCh` address map,
+    /// `src/mem/MemInterface.py`). Read by the gem5 controller only.
+    pub row_buffer_bytes: u64,
+    /// Which bank a row buffer is in; see [`BankMap`]. Read by the gem5
+    /// controller only (the reads-first one hashes each block).
+    pub bank_map: BankMap,
+    /// A read that finds its row open in the row buffer: the column access
+    /// and the interface (gem5 `NVM_2400_1x64.tSEND = 14.16ns`; NVMain's
+    /// tCAS/tCL). `read_latency_ns` is a read that misses it: the array
+    /// read and the column access. Read by the gem5 controller only.
+    pub row_hit_latency_ns: f64,
 }
 
 /// How PCM banks and the WPQ take writes. Writes reach the model out of
@@ -593,8 +614,122 @@ impl Default for NvmConfig {
             burst_ns: 3.33,
             read_scheduling: ReadScheduling::Auto,
             write_scheduling: WriteScheduling::Auto,
+            row_buffer_bytes: 256,
+            bank_map: BankMap::BitSlice,
+            row_hit_latency_ns: 14.16,
         }
     }
+}
+
+/// Which bank each row buffer of the PCM is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum BankMap {
+    /// Row buffers to banks in turn: gem5's `RoRaBaCoCh` bit slicing
+    /// (`src/mem/MemInterface.py`, `nvm_interface.cc::decodePacket`).
+    #[default]
+    BitSlice,
+    /// A hash of the row buffer's index, which keeps each row buffer in
+    /// one bank but spreads row buffers that bit slicing puts in one bank
+    /// (spmsim lays the data, counter and MAC regions out back to back at
+    /// power-of-two sizes, so the first page of memory, its counter block
+    /// and its MAC line share a bank under bit slicing).
+    Hash,
+}
+
+/// The memory controller in front of the PCM.
+///
+/// `gem5` (default) is gem5's `MemCtrl` (`src/mem/MemCtrl.py`,
+/// `src/mem/mem_ctrl.cc`) driving its NVM interface (`src/mem/NVMInterface.py`,
+/// `src/mem/nvm_interface.cc`), which SecPB (V-A, Table I), Triad-NVM and
+/// the multiset-hash paper simulated, and, with NVMain's timing, Secon and
+/// STAR: a read queue and a write queue of `nvm.read_queue_entries` and
+/// `nvm.write_queue_entries` (SecPB Table I: 64 and 128), FR-FCFS, the
+/// switch to a write drain at `write_high_thresh_perc` of the write queue
+/// (or at `write_low_thresh_perc` when no read waits) during which reads
+/// wait, banks with row buffers, and a bank busy for the whole of each
+/// write (`nvm_interface.cc`: `actAllowedAt = ... + tWRITE`). How the
+/// calendar of the timing model approximates it is in
+/// docs/timing-order.md. `reads-first` is spmsim's controller before
+/// this one (`nvm.write_model`, `nvm.read_scheduling`), kept so that a
+/// result can be compared with it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MemoryControllerConfig {
+    pub model: ControllerModel,
+    /// Where the WPQ, the ADR domain's queue, sits; see [`WpqPlacement`].
+    pub wpq: WpqPlacement,
+    /// gem5 `MemCtrl.write_high_thresh_perc = 85`: a write queue fuller
+    /// than this share forces a write drain (after `min_reads_per_switch`
+    /// reads).
+    pub write_high_thresh_perc: u32,
+    /// gem5 `MemCtrl.write_low_thresh_perc = 50`: with no read waiting, a
+    /// write queue fuller than this share is drained.
+    pub write_low_thresh_perc: u32,
+    /// gem5 `MemCtrl.min_writes_per_switch = 16`: writes a drain issues
+    /// before the bus turns back to waiting reads.
+    pub min_writes_per_switch: u32,
+    /// gem5 `MemCtrl.min_reads_per_switch = 16`: reads served before a full
+    /// write queue takes the bus again.
+    pub min_reads_per_switch: u32,
+    /// gem5 `MemCtrl.static_frontend_latency = "10ns"` and
+    /// `static_backend_latency = "10ns"`: the controller's and PHY's
+    /// pipeline; a read takes the front end before its queue and the back
+    /// end on its way out, a write the front end between the WPQ (spmsim's
+    /// security engine's side, where it is persistent) and the write queue,
+    /// or before the WPQ when that is the write queue. NVMain, which Secon and
+    /// STAR put in place of gem5's controller, has neither (0 in their
+    /// presets).
+    pub frontend_latency_ns: f64,
+    pub backend_latency_ns: f64,
+}
+
+impl Default for MemoryControllerConfig {
+    fn default() -> Self {
+        MemoryControllerConfig {
+            model: ControllerModel::Gem5,
+            wpq: WpqPlacement::InFront,
+            write_high_thresh_perc: 85,
+            write_low_thresh_perc: 50,
+            min_writes_per_switch: 16,
+            min_reads_per_switch: 16,
+            frontend_latency_ns: 10.0,
+            backend_latency_ns: 10.0,
+        }
+    }
+}
+
+/// Which memory controller schedules the PCM's reads and writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ControllerModel {
+    /// gem5's `MemCtrl` with the NVM interface (see
+    /// [`MemoryControllerConfig`]).
+    #[default]
+    Gem5,
+    /// Reads go ahead of every write not yet started at their bank, writes
+    /// are posted or bank-serial (`nvm.write_model`) and no write drain
+    /// ever holds reads back: spmsim's model before the gem5 controller.
+    ReadsFirst,
+}
+
+/// Where the write pending queue, whose entries are in the ADR domain
+/// (a write is persistent once it holds one), sits in the gem5
+/// controller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum WpqPlacement {
+    /// In front of the controller's write queue (SecPB Table I lists a
+    /// 32-entry WPQ beside the NVM's 128-entry write queue): a write holds
+    /// its WPQ entry from its arrival until the write queue takes it, once
+    /// its data is secured and an entry is free there.
+    #[default]
+    InFront,
+    /// It is the controller's write queue (Secon Table 1: "Memory
+    /// Controller: FRFCFS, 32 entries of WPQ"): `persistence.wpq_entries`
+    /// entries, each held until its write issues, the drain thresholds a
+    /// share of them; `nvm.write_queue_entries` is not used.
+    WriteQueue,
 }
 
 /// How PCM writes use the device.

@@ -60,6 +60,46 @@ fn check_geometry(key: &str, capacity_bytes: u64, ways: u32, max_bytes: u64) -> 
 }
 
 impl SimConfig {
+    /// The row buffer and the gem5 controller's thresholds and latencies.
+    fn validate_memory_controller(&self) -> Result<(), Invalid> {
+        let n = &self.nvm;
+        positive_finite("nvm.row_hit_latency_ns", n.row_hit_latency_ns, MAX_LATENCY_NS)?;
+        if n.row_hit_latency_ns > n.read_latency_ns {
+            return bad(
+                "nvm.row_hit_latency_ns",
+                format!(
+                    "a read that hits the open row cannot take longer than one that misses it (nvm.read_latency_ns = {}), got {}",
+                    short_float(n.read_latency_ns),
+                    short_float(n.row_hit_latency_ns)
+                ),
+            );
+        }
+        let rb = n.row_buffer_bytes;
+        if rb < 64 || !rb.is_power_of_two() || rb > 1 << 20 {
+            return bad("nvm.row_buffer_bytes", format!("must be a power of two from 64 (one block) to 1048576, got {rb}"));
+        }
+        let c = &self.memory_controller;
+        in_range("memory_controller.write_high_thresh_perc", c.write_high_thresh_perc as u64, 1, 100)?;
+        in_range("memory_controller.write_low_thresh_perc", c.write_low_thresh_perc as u64, 0, 100)?;
+        if c.write_low_thresh_perc >= c.write_high_thresh_perc {
+            return bad(
+                "memory_controller.write_low_thresh_perc",
+                format!("must be below write_high_thresh_perc = {}, got {}", c.write_high_thresh_perc, c.write_low_thresh_perc),
+            );
+        }
+        in_range("memory_controller.min_writes_per_switch", c.min_writes_per_switch as u64, 1, MAX_ENTRIES as u64)?;
+        in_range("memory_controller.min_reads_per_switch", c.min_reads_per_switch as u64, 1, MAX_ENTRIES as u64)?;
+        for (k, v) in [("frontend_latency_ns", c.frontend_latency_ns), ("backend_latency_ns", c.backend_latency_ns)] {
+            if !(v.is_finite() && (0.0..=MAX_LATENCY_NS).contains(&v)) {
+                return bad(
+                    &format!("memory_controller.{k}"),
+                    format!("must be a finite number from 0 to {MAX_LATENCY_NS}, got {}", short_float(v)),
+                );
+            }
+        }
+        Ok(())
+    }
+
     pub fn validate(&self) -> Result<(), Invalid> {
         let m = &self.memory;
         if m.page_bytes != 4096 {
@@ -215,6 +255,7 @@ impl SimConfig {
         in_range("nvm.banks", n.banks as u64, 1, MAX_BANKS as u64)?;
         in_range("nvm.write_queue_entries", n.write_queue_entries as u64, 1, MAX_ENTRIES as u64)?;
         in_range("nvm.read_queue_entries", n.read_queue_entries as u64, 1, MAX_ENTRIES as u64)?;
+        self.validate_memory_controller()?;
         let p = &self.persistence;
         in_range("persistence.wpq_entries", p.wpq_entries as u64, 1, MAX_ENTRIES as u64)?;
         match &p.point {

@@ -271,19 +271,7 @@ impl TimingSim {
                 })
             })
             .collect::<Result<Vec<_>, String>>()?;
-        let mut pcm = Pcm::with_model(
-            cfg.nvm.write_model,
-            cfg.nvm.banks,
-            cycles(cfg.nvm.read_latency_ns, ghz),
-            cycles(cfg.nvm.write_latency_ns, ghz),
-            cfg.persistence.wpq_entries,
-            cycles(cfg.nvm.burst_ns, ghz),
-            cfg.nvm.write_queue_entries,
-        );
-        if cfg.nvm.read_scheduling.calendar(cfg.core.count) {
-            pcm = pcm.with_read_calendar();
-        }
-        pcm = pcm.with_kinds(sys.mc.layout(), &cfg.persistence.wpq_coalesce);
+        let pcm = Pcm::from_config(cfg, sys.mc.layout(), |ns| cycles(ns, ghz));
         Ok(TimingSim {
             units,
             l3: TagCache::new(c.l3.capacity_bytes, c.l3.ways),

@@ -252,9 +252,9 @@ impl RunStats {
         }
         r.tree = TreeStats { root_updates: d.root_updates };
         r.scheme = d.scheme;
-        let write_span = c.cycles.max(pcm.last_write_done.saturating_sub(start.time));
+        let write_span = c.cycles.max(pcm.last_write_done().saturating_sub(start.time));
         let busiest_bank = d.bank_writes.iter().copied().max().unwrap_or(0);
-        r.memory = pcm.report(&d.pcm, d.nvm_reads, d.nvm_writes, busiest_bank, write_span);
+        r.memory = pcm.report(&d.pcm, d.nvm_reads, d.nvm_writes, busiest_bank, &d.bank_busy, write_span);
         r.crypto = d.crypto;
         for (name, c) in ["l1d", "l2", "l3"].iter().zip(d.caches) {
             r.caches.insert(name.to_string(), DataCacheReport { tags: c.report(), ..Default::default() });
@@ -291,8 +291,9 @@ pub(super) struct Counters {
     caches: [CacheStats; 3],
     metadata_caches: Vec<(&'static str, CacheStats)>,
     pcm: PcmStats,
-    /// Device writes per PCM bank.
+    /// Device writes per PCM bank, and the cycles each was booked for.
     bank_writes: Vec<u64>,
+    bank_busy: Vec<u64>,
     /// (stores, allocations, stale early counters) of the persist buffer.
     persist_buffer: Option<(u64, u64, u64)>,
     root_updates: u64,
@@ -329,8 +330,9 @@ impl Counters {
             time,
             caches,
             metadata_caches: sys.mc.st.caches.all().into_iter().map(|(n, c)| (n, c.stats)).collect(),
-            pcm: pcm.stats,
+            pcm: pcm.stats(),
             bank_writes: pcm.bank_writes().to_vec(),
+            bank_busy: pcm.bank_busy(),
             persist_buffer,
             root_updates: sys.mc.st.root_updates,
             scheme: sys.mc.rules.scheme.stats(&sys.mc.st),
@@ -368,6 +370,7 @@ impl Counters {
             metadata_caches,
             pcm: self.pcm.since(&before.pcm),
             bank_writes: self.bank_writes.iter().zip(before.bank_writes.iter().chain(std::iter::repeat(&0))).map(|(a, b)| a - b).collect(),
+            bank_busy: self.bank_busy.iter().zip(before.bank_busy.iter().chain(std::iter::repeat(&0))).map(|(a, b)| a - b).collect(),
             persist_buffer,
             root_updates: self.root_updates - before.root_updates,
             scheme: self.scheme.as_ref().map(|s| counts_since(s, before.scheme.as_ref())),

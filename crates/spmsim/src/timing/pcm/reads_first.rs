@@ -1,5 +1,8 @@
-//! PCM device and write pending queue timing (SecPB Table I: read 55 ns,
-//! write 150 ns, write queue 128; WPQ 32 entries in the ADR domain).
+//! The reads-first controller (`memory_controller.model = "reads-first"`):
+//! the PCM and its write pending queue as spmsim modelled them before the
+//! gem5-like controller (`gem5.rs`), kept so that the two can be compared
+//! side by side (SecPB Table I: read 55 ns, write 150 ns, write queue 128;
+//! WPQ 32 entries in the ADR domain).
 //!
 //! ```text
 //!  write -> WPQ slot (wait if all 32 are held at its arrival) -> device accepts it:
@@ -29,14 +32,14 @@
 //! the write in service at its bank, and goes ahead of one booked to start
 //! just then.
 
+use super::{first_gap, MemoryStats, PcmStats};
 use crate::engine::nvm::ByKind;
 use rustc_hash::FxHashMap;
-use serde::Serialize;
 
 use crate::config::PcmWriteModel;
 
 #[derive(Clone, Debug)]
-pub struct Pcm {
+pub struct ReadsFirst {
     /// How long a write holds its bank: one burst (posted) or the whole
     /// write (bank-serial).
     bank_busy: u64,
@@ -138,19 +141,6 @@ impl WriteCalendar {
     }
 }
 
-/// The first start at or after `start` of `len` cycles that overlaps none
-/// of the sorted, disjoint intervals `slots`.
-fn first_gap(slots: &[(u64, u64)], mut start: u64, len: u64) -> u64 {
-    // The first interval ending after `start` (ends are sorted too); past
-    // one that overlaps, the next is the next in the list.
-    let mut i = slots.partition_point(|&(_, e)| e <= start);
-    while i < slots.len() && slots[i].0 < start + len {
-        start = start.max(slots[i].1);
-        i += 1;
-    }
-    start
-}
-
 /// The first start at or after `start` at which a write can be in flight
 /// for `w` cycles with fewer than `k` other writes in flight throughout;
 /// `starts` are the issue times of the writes in flight (each for `w`),
@@ -186,64 +176,7 @@ fn first_in_flight_slot(starts: &[u64], w: u64, k: usize, mut start: u64) -> u64
     }
 }
 
-/// What the PCM and its write queue counted.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PcmStats {
-    /// Writes that found every WPQ slot taken.
-    pub wpq_full_waits: u64,
-    /// Writes that merged into a queued write to the same block.
-    pub merged_writes: u64,
-    /// Writes the device performed (after merging).
-    pub device_writes: u64,
-    /// The same, by the kind of block written (when the layout is known).
-    pub device_writes_by_kind: ByKind,
-    /// Cycles writes waited for a free WPQ slot.
-    pub wpq_wait_cycles: u64,
-    /// Reads, and the cycles they waited for their bank (other reads, the
-    /// write in service) before they started.
-    pub reads: u64,
-    pub read_wait_cycles: u64,
-}
-
-/// The memory's counts as the stats tree shows them (`roi.memory`).
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct MemoryStats {
-    /// NVM blocks read, by region.
-    pub reads: ByKind,
-    /// NVM blocks written (queued to the WPQ), by region.
-    pub writes: ByKind,
-    /// Writes the PCM device performed, by region: `writes` less those
-    /// merged in the WPQ (the write traffic Secon's Figs. 10 and 12 count).
-    pub device_writes: ByKind,
-    pub wpq_full_waits: u64,
-    /// Writes merged into a queued write to the same block (counted in
-    /// `writes` but taking no device time).
-    pub wpq_merged_writes: u64,
-    /// Share of the PCM banks' time spent writing (near 1: the run is
-    /// bound by PCM write bandwidth).
-    pub write_utilisation: f64,
-    /// Share of the same span the bank with the most writes held them (a
-    /// burst each when posted, the whole write when bank-serial): near 1
-    /// with a low `write_utilisation`, writes pile onto one bank.
-    pub busiest_bank_write_utilisation: f64,
-}
-
-impl PcmStats {
-    /// What happened between `before` and `self`.
-    pub fn since(&self, before: &PcmStats) -> PcmStats {
-        PcmStats {
-            wpq_full_waits: self.wpq_full_waits - before.wpq_full_waits,
-            merged_writes: self.merged_writes - before.merged_writes,
-            device_writes: self.device_writes - before.device_writes,
-            device_writes_by_kind: self.device_writes_by_kind.since(&before.device_writes_by_kind),
-            wpq_wait_cycles: self.wpq_wait_cycles - before.wpq_wait_cycles,
-            reads: self.reads - before.reads,
-            read_wait_cycles: self.read_wait_cycles - before.read_wait_cycles,
-        }
-    }
-}
-
-impl Pcm {
+impl ReadsFirst {
     /// A bank-serial device (the unit tests' simple case).
     #[cfg(test)]
     pub fn new(banks: u32, read_cycles: u64, write_cycles: u64, wpq_entries: u32) -> Self {
@@ -263,7 +196,7 @@ impl Pcm {
             PcmWriteModel::BankSerial => (write_cycles, usize::MAX),
             PcmWriteModel::Posted => (burst_cycles.max(1), max_in_flight.max(1) as usize),
         };
-        Pcm {
+        ReadsFirst {
             bank_busy,
             max_in_flight,
             read_free: vec![0; banks as usize],
@@ -381,6 +314,7 @@ impl Pcm {
             wpq_merged_writes: d.merged_writes,
             write_utilisation: self.write_utilisation(d.device_writes, write_span),
             busiest_bank_write_utilisation: (busiest_bank_writes * self.bank_busy) as f64 / write_span.max(1) as f64,
+            controller: None,
         }
     }
 
@@ -396,6 +330,7 @@ impl Pcm {
 
     /// A write of `block` offered to the WPQ at `t`; returns when it holds
     /// a slot (from then on it is persistent).
+    #[cfg(test)]
     pub fn write(&mut self, t: u64, block: u64) -> u64 {
         self.write_when_ready(t, t, block)
     }
@@ -472,13 +407,13 @@ mod tests {
     use super::*;
 
     /// Bank `b`'s booked write slots.
-    fn bank(p: &Pcm, b: usize) -> &[(u64, u64)] {
+    fn bank(p: &ReadsFirst, b: usize) -> &[(u64, u64)] {
         &p.writes.banks[b]
     }
 
     #[test]
     fn a_full_wpq_makes_writers_wait() {
-        let mut p = Pcm::new(1, 10, 100, 2);
+        let mut p = ReadsFirst::new(1, 10, 100, 2);
         assert_eq!(p.write(0, 1), 0, "issues at once: holds no slot");
         assert_eq!(p.write(0, 2), 0, "waits for the bank: holds a slot until it issues at 100");
         assert_eq!(p.write(0, 3), 0, "holds the second slot until 200");
@@ -486,14 +421,14 @@ mod tests {
         assert_eq!((p.stats.wpq_full_waits, p.stats.wpq_wait_cycles), (1, 100));
         // A read waits for the write in service, not the whole queue.
         assert_eq!(p.read(50, 5), 110, "after the write at 0..100, ahead of the one at 100");
-        let mut q = Pcm::new(1, 10, 100, 4);
+        let mut q = ReadsFirst::new(1, 10, 100, 4);
         q.write(500, 9);
         assert_eq!(q.read(50, 8), 60, "a write that has not started does not delay a read");
     }
 
     #[test]
     fn a_write_waiting_for_its_data_holds_its_slot() {
-        let mut p = Pcm::new(4, 10, 100, 1);
+        let mut p = ReadsFirst::new(4, 10, 100, 1);
         assert_eq!(p.write_when_ready(0, 500, 1), 0, "the slot is free now");
         assert_eq!(p.write(10, 2), 500, "the only slot is held until the first write issues at 500");
     }
@@ -503,7 +438,7 @@ mod tests {
         // Two entries, each held by a block waiting for its tuple until
         // 5000; a metadata line offered at 6000 (once its tuple is done)
         // takes a slot then, and a write offered now still finds none.
-        let mut p = Pcm::new(4, 10, 100, 2);
+        let mut p = ReadsFirst::new(4, 10, 100, 2);
         p.write_when_ready(0, 5000, 1);
         p.write_when_ready(0, 5000, 2);
         assert_eq!(p.write(6000, 3), 6000);
@@ -513,7 +448,7 @@ mod tests {
     #[test]
     fn posted_writes_overlap_up_to_the_device_limit() {
         // One bank, 10-cycle bursts, 100-cycle writes, 3 in flight.
-        let mut p = Pcm::with_model(PcmWriteModel::Posted, 1, 10, 100, 8, 10, 3);
+        let mut p = ReadsFirst::with_model(PcmWriteModel::Posted, 1, 10, 100, 8, 10, 3);
         for a in 0..3 {
             p.write(0, a);
         }
@@ -526,7 +461,7 @@ mod tests {
 
     #[test]
     fn a_write_to_a_queued_block_merges_until_it_issues() {
-        let mut p = Pcm::new(1, 10, 100, 4);
+        let mut p = ReadsFirst::new(1, 10, 100, 4);
         p.write(0, 1); // issues at 0
         p.write(0, 2); // waits for the bank: issues at 100
         assert_eq!(p.write(50, 2), 50);
@@ -545,7 +480,7 @@ mod tests {
         let layout = Layout::new(64 << 20, CounterFormat::Split, 8, None);
         let node = layout.meta_addr(1, 0);
         let offer = |coalesce: &[RegionKind]| {
-            let mut p = Pcm::new(1, 10, 100, 8).with_kinds(&layout, coalesce);
+            let mut p = ReadsFirst::new(1, 10, 100, 8).with_kinds(&layout, coalesce);
             // Block 9 takes the bank; the rest queue behind it, unissued.
             for b in [9, 5, 5, node, node, node] {
                 p.write(0, b);
@@ -565,7 +500,7 @@ mod tests {
         // One bank, 100-cycle writes. A write booked at 1000 (another
         // core's, or a line sent at a future ACK) does not hold back a
         // write ready at 0: it issues at once, into the bank's idle time.
-        let mut p = Pcm::new(1, 10, 100, 8);
+        let mut p = ReadsFirst::new(1, 10, 100, 8);
         assert_eq!(p.write(1000, 1), 1000);
         assert_eq!(p.write(0, 2), 0);
         assert_eq!(bank(&p, 0), [(0, 100), (1000, 1100)]);
@@ -577,7 +512,7 @@ mod tests {
         assert_eq!(p.stats.device_writes, 4);
         // Reads wait for the write in service, not for the writes booked
         // back to back after it.
-        let mut reads = Pcm::new(1, 10, 100, 8).with_read_calendar();
+        let mut reads = ReadsFirst::new(1, 10, 100, 8).with_read_calendar();
         reads.write(0, 1);
         reads.write(0, 2);
         assert_eq!(reads.read(50, 9), 110, "after the write at 0..100, ahead of the one at 100");
@@ -589,7 +524,7 @@ mod tests {
         // One bank, 100-cycle writes, two WPQ entries. Three writes booked
         // to arrive at 1000: the first issues at once, the other two hold
         // both slots over [1000, 1100) and [1000, 1200).
-        let mut p = Pcm::new(1, 10, 100, 2);
+        let mut p = ReadsFirst::new(1, 10, 100, 2);
         for b in 1..=3 {
             assert_eq!(p.write(1000, b), 1000);
         }
@@ -606,7 +541,7 @@ mod tests {
 
     #[test]
     fn a_write_merges_only_into_a_queued_write_that_has_arrived() {
-        let mut p = Pcm::new(1, 10, 100, 8);
+        let mut p = ReadsFirst::new(1, 10, 100, 8);
         p.write(1000, 1); // issues at 1000
         p.write(1000, 2); // queued over [1000, 1100)
         assert_eq!(p.write(500, 2), 500);
@@ -621,7 +556,7 @@ mod tests {
     #[test]
     fn posted_writes_keep_the_device_limit_over_their_whole_flight() {
         // One bank, 10-cycle bursts, 100-cycle writes, 3 in flight.
-        let mut p = Pcm::with_model(PcmWriteModel::Posted, 1, 10, 100, 8, 10, 3);
+        let mut p = ReadsFirst::with_model(PcmWriteModel::Posted, 1, 10, 100, 8, 10, 3);
         for a in 0..3 {
             p.write(1000, a); // bursts at 1000, 1010, 1020
         }
@@ -642,8 +577,8 @@ mod tests {
     fn a_calendar_read_takes_the_free_slot_before_a_later_booked_read() {
         // One bank, reads of 10 cycles. A read booked at 1000 (another
         // core's, or a store's metadata read ahead of the loads) ...
-        let mut frontier = Pcm::new(1, 10, 100, 8);
-        let mut calendar = Pcm::new(1, 10, 100, 8).with_read_calendar();
+        let mut frontier = ReadsFirst::new(1, 10, 100, 8);
+        let mut calendar = ReadsFirst::new(1, 10, 100, 8).with_read_calendar();
         for p in [&mut frontier, &mut calendar] {
             assert_eq!(p.read(1000, 1), 1010);
         }
