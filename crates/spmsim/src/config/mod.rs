@@ -301,7 +301,8 @@ pub struct CoreConfig {
     /// has beside it, `TRACE.insn`).
     pub model: CoreModel,
     pub frequency_ghz: f64,
-    /// Instructions dispatched and retired per cycle.
+    /// Instructions dispatched and retired per cycle by the `interval`
+    /// model. The `ooo` model has gem5's own widths (`core.ooo.*_width`).
     pub issue_width: u32,
     /// Reorder buffer: how far loads and misses may overlap.
     pub rob_entries: u32,
@@ -358,6 +359,17 @@ pub struct FuPool {
 pub struct OooConfig {
     /// Loads in flight (gem5 `LQEntries` 32).
     pub load_queue_entries: u32,
+    /// Instructions dispatched per cycle into the reorder buffer and the
+    /// instruction queue: gem5 `dispatchWidth` 8 (`src/cpu/o3/BaseO3CPU.py`;
+    /// `decodeWidth` and `renameWidth` are 8 as well, so no earlier
+    /// in-order stage is narrower). 4 is the width before this key.
+    pub dispatch_width: u32,
+    /// Instructions retired per cycle: gem5 `commitWidth` 8
+    /// (`src/cpu/o3/BaseO3CPU.py`).
+    pub commit_width: u32,
+    /// Instructions dispatched and not yet issued: gem5 `numIQEntries` 64
+    /// (`src/cpu/o3/BaseO3CPU.py`). A full queue holds dispatch back.
+    pub iq_entries: u32,
     /// Cycles from a mispredicted branch's execution to the first correct
     /// instruction's dispatch: gem5's squash signal to fetch (1), a fetch
     /// cycle (1), fetch to decode (1), decode to rename (1), rename to IEW
@@ -393,6 +405,9 @@ impl Default for OooConfig {
         let pool = |count, latency, issue_interval| FuPool { count, latency, issue_interval };
         OooConfig {
             load_queue_entries: 32,
+            dispatch_width: 8,
+            commit_width: 8,
+            iq_entries: 64,
             mispredict_refill_cycles: 7,
             int_alu: pool(6, 1, 1),
             int_mult: pool(2, 3, 1),

@@ -164,6 +164,9 @@ impl SimConfig {
         }
         let o = &c.ooo;
         in_range("core.ooo.load_queue_entries", o.load_queue_entries as u64, 1, MAX_ENTRIES as u64)?;
+        in_range("core.ooo.dispatch_width", o.dispatch_width as u64, 1, MAX_ISSUE_WIDTH as u64)?;
+        in_range("core.ooo.commit_width", o.commit_width as u64, 1, MAX_ISSUE_WIDTH as u64)?;
+        in_range("core.ooo.iq_entries", o.iq_entries as u64, 1, MAX_ENTRIES as u64)?;
         in_range("core.ooo.mispredict_refill_cycles", o.mispredict_refill_cycles as u64, 0, MAX_LATENCY_CYCLES as u64)?;
         for (k, p) in [
             ("int_alu", o.int_alu),

@@ -13,7 +13,8 @@ use crate::config::{CoreConfig, FuPool};
 use crate::trace::insn::{Insn, InsnReader, MAX_DISTANCE};
 use crate::trace::vex::{BranchKind, FuClass};
 use serde::Serialize;
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// Ring size for per-instruction times: above any distance the stream
 /// records and any reorder buffer the configuration allows.
@@ -61,6 +62,8 @@ pub struct OooStats {
     pub return_mispredicts: u64,
     /// Cycles dispatch waited for a full reorder buffer.
     pub rob_full_cycles: u64,
+    /// Cycles dispatch waited for a full instruction queue.
+    pub iq_full_cycles: u64,
     /// Cycles dispatch waited for the front end after a misprediction.
     pub refill_cycles: u64,
 }
@@ -75,6 +78,7 @@ impl OooStats {
             indirect_mispredicts: self.indirect_mispredicts - o.indirect_mispredicts,
             return_mispredicts: self.return_mispredicts - o.return_mispredicts,
             rob_full_cycles: self.rob_full_cycles - o.rob_full_cycles,
+            iq_full_cycles: self.iq_full_cycles - o.iq_full_cycles,
             refill_cycles: self.refill_cycles - o.refill_cycles,
         }
     }
@@ -123,8 +127,13 @@ pub struct Ooo {
     /// The first fault of the stream (a damaged or short file): the run
     /// fails with it.
     pub error: Option<String>,
+    /// Dispatch and commit widths.
     width: u64,
+    commit_width: u64,
     rob: u64,
+    iq: usize,
+    /// Issue times of the instructions in the instruction queue.
+    queued: BinaryHeap<Reverse<u64>>,
     refill: u64,
     lq: usize,
     index: u64,
@@ -179,8 +188,11 @@ impl Ooo {
             exhausted: false,
             running_on: false,
             error: None,
-            width: c.issue_width as u64,
+            width: o.dispatch_width as u64,
+            commit_width: o.commit_width as u64,
             rob: c.rob_entries as u64,
+            iq: o.iq_entries as usize,
+            queued: BinaryHeap::new(),
             refill: o.mispredict_refill_cycles as u64,
             lq: o.load_queue_entries as usize,
             index: 0,
@@ -305,6 +317,7 @@ impl Ooo {
         if memop && ins.class == FuClass::Load && self.loads.len() >= self.lq {
             d = d.max(self.loads[self.loads.len() - self.lq]);
         }
+        d = self.iq_room(d);
         self.disp.take(d, self.width);
         let (mut addr, mut data) = (d, d);
         for k in 0..ins.nsrc as usize {
@@ -343,6 +356,7 @@ impl Ooo {
         let (i, d, addr, data, ins) = self.dispatch_one(false);
         let ready = addr.max(data);
         let issue = self.take_unit(ins.class, ready);
+        self.queued.push(Reverse(issue));
         let done = issue + self.latency(ins.class).max(1);
         self.resolve_branch(&ins, done);
         self.finish(i, done, last_retire);
@@ -353,6 +367,7 @@ impl Ooo {
     pub fn start_memop(&mut self) -> u64 {
         let (i, _d, addr, data, ins) = self.dispatch_one(true);
         let extra = self.latency(ins.class);
+        self.queued.push(Reverse(addr));
         let branch = (ins.branch != BranchKind::None).then_some(ins);
         self.open = Some(OpenMemop { index: i, issue: addr, data_ready: data, extra, branch, finished: None, in_lq: false });
         // Its result is not known yet: consumers wait at least this long.
@@ -385,7 +400,7 @@ impl Ooo {
                 let r = r0.max(done);
                 if r > r0 {
                     self.ret = before;
-                    self.ret.take(r, self.width);
+                    self.ret.take(r, self.commit_width);
                 }
                 self.done[(i as usize) % RING] = done;
                 self.retired[(i as usize) % RING] = r;
@@ -414,9 +429,29 @@ impl Ooo {
         r
     }
 
+    /// The first cycle at or after `d` (dispatch times only grow) at which
+    /// the instruction queue has an entry free: an instruction holds one
+    /// from its dispatch until it issues (gem5 `numIQEntries`).
+    #[inline]
+    fn iq_room(&mut self, d: u64) -> u64 {
+        let mut d = d;
+        while let Some(&Reverse(t)) = self.queued.peek() {
+            if t <= d {
+                self.queued.pop();
+            } else if self.queued.len() >= self.iq {
+                self.stats.iq_full_cycles += t - d;
+                d = t;
+                self.queued.pop();
+            } else {
+                break;
+            }
+        }
+        d
+    }
+
     fn finish(&mut self, i: u64, done: u64, last_retire: &mut u64) -> u64 {
         let r = done.max(*last_retire).max(self.ret.cycle);
-        self.ret.take(r, self.width);
+        self.ret.take(r, self.commit_width);
         *last_retire = r;
         self.done[(i as usize) % RING] = done;
         self.retired[(i as usize) % RING] = r;
