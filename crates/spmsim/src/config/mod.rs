@@ -305,7 +305,8 @@ pub struct CoreConfig {
     /// has beside it, `TRACE.insn`).
     pub model: CoreModel,
     pub frequency_ghz: f64,
-    /// Instructions dispatched and retired per cycle.
+    /// Instructions dispatched and retired per cycle by the `interval`
+    /// model. The `ooo` model has gem5's own widths (`core.ooo.*_width`).
     pub issue_width: u32,
     /// Reorder buffer: how far loads and misses may overlap.
     pub rob_entries: u32,
@@ -342,6 +343,18 @@ pub enum CoreModel {
     Ooo,
 }
 
+/// The `ooo` core's front end (`core.ooo.front_end`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum FrontEnd {
+    /// Fetch by instruction address through L1I, a fetch queue and the
+    /// front-end stages (gem5 O3's fetch, decode, rename).
+    #[default]
+    Fetch,
+    /// A constant refill after a misprediction, no instruction cache.
+    Constant,
+}
+
 /// A pool of identical functional units.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -362,11 +375,48 @@ pub struct FuPool {
 pub struct OooConfig {
     /// Loads in flight (gem5 `LQEntries` 32).
     pub load_queue_entries: u32,
-    /// Cycles from a mispredicted branch's execution to the first correct
-    /// instruction's dispatch: gem5's squash signal to fetch (1), a fetch
-    /// cycle (1), fetch to decode (1), decode to rename (1), rename to IEW
-    /// (2), plus the L1I hit of the refetch (1).
+    /// Instructions dispatched per cycle into the reorder buffer and the
+    /// instruction queue: gem5 `dispatchWidth` 8 (`src/cpu/o3/BaseO3CPU.py`;
+    /// `decodeWidth` and `renameWidth` are 8 as well, so no earlier
+    /// in-order stage is narrower). 4 is the width before this key.
+    pub dispatch_width: u32,
+    /// Instructions retired per cycle: gem5 `commitWidth` 8
+    /// (`src/cpu/o3/BaseO3CPU.py`).
+    pub commit_width: u32,
+    /// Instructions dispatched and not yet issued: gem5 `numIQEntries` 64
+    /// (`src/cpu/o3/BaseO3CPU.py`). A full queue holds dispatch back.
+    pub iq_entries: u32,
+    /// `fetch`: instructions are fetched by their address through L1I
+    /// (`caches.l1i`) into the fetch queue and reach dispatch through the
+    /// front-end stages below, so a misprediction costs the squash signal,
+    /// the refetch through L1I and the stages. `constant`: no L1I or fetch
+    /// queue; a misprediction costs `mispredict_refill_cycles` (the model
+    /// before the front end was modelled).
+    pub front_end: FrontEnd,
+    /// Under `front_end = "constant"`: cycles from a mispredicted branch's
+    /// execution to the first correct instruction's dispatch: gem5's
+    /// squash signal to fetch (1), a fetch cycle (1), fetch to decode (1),
+    /// decode to rename (1), rename to IEW (2), plus the L1I hit of the
+    /// refetch (1).
     pub mispredict_refill_cycles: u32,
+    /// Instructions fetched per cycle: gem5 `fetchWidth` 8
+    /// (`src/cpu/o3/BaseO3CPU.py`).
+    pub fetch_width: u32,
+    /// Bytes fetch takes from L1I at once; an instruction outside them is
+    /// a new L1I access: gem5 `fetchBufferSize` 64 (`BaseO3CPU.py`).
+    pub fetch_buffer_bytes: u32,
+    /// Fetched instructions waiting for decode: gem5 `fetchQueueSize` 32
+    /// (`BaseO3CPU.py`; gem5 counts micro-ops, this model instructions).
+    /// A full queue stops fetch.
+    pub fetch_queue_entries: u32,
+    /// Front-end stage delays, gem5 `BaseO3CPU.py`: `fetchToDecodeDelay`
+    /// 1, `decodeToRenameDelay` 1, `renameToIEWDelay` 2 (an instruction
+    /// dispatches in IEW), and `iewToFetchDelay` 1 (a mispredicted
+    /// branch's squash reaching fetch).
+    pub fetch_to_decode_cycles: u32,
+    pub decode_to_rename_cycles: u32,
+    pub rename_to_iew_cycles: u32,
+    pub iew_to_fetch_cycles: u32,
     /// gem5 `IntALU`: 6 units, 1 cycle.
     pub int_alu: FuPool,
     /// gem5 `IntMultDiv`: 2 units; `IntMult` 3 cycles pipelined.
@@ -397,7 +447,18 @@ impl Default for OooConfig {
         let pool = |count, latency, issue_interval| FuPool { count, latency, issue_interval };
         OooConfig {
             load_queue_entries: 32,
+            dispatch_width: 8,
+            commit_width: 8,
+            iq_entries: 64,
+            front_end: FrontEnd::Fetch,
             mispredict_refill_cycles: 7,
+            fetch_width: 8,
+            fetch_buffer_bytes: 64,
+            fetch_queue_entries: 32,
+            fetch_to_decode_cycles: 1,
+            decode_to_rename_cycles: 1,
+            rename_to_iew_cycles: 2,
+            iew_to_fetch_cycles: 1,
             int_alu: pool(6, 1, 1),
             int_mult: pool(2, 3, 1),
             int_div: pool(2, 20, 19),
@@ -475,6 +536,12 @@ pub enum MshrBounds {
 pub struct CacheHierarchyConfig {
     /// `bounded` (gem5's MSHRs and write buffers) or `unbounded`.
     pub mshrs: MshrBounds,
+    /// The `ooo` core's instruction cache (under `core.ooo.front_end =
+    /// "fetch"`): SecPB Table I's L1 size and latency, as L1D's; MSHRs
+    /// and targets from `configs/common/Caches.py` `L1_ICache` (an
+    /// `L1Cache`: 4, 20). It holds no dirty line, so its write buffers
+    /// are never used.
+    pub l1i: CacheLevel,
     pub l1d: CacheLevel,
     pub l2: CacheLevel,
     pub l3: CacheLevel,
@@ -492,6 +559,7 @@ impl Default for CacheHierarchyConfig {
         };
         CacheHierarchyConfig {
             mshrs: MshrBounds::Bounded,
+            l1i: level(64 << 10, 8, 2, 4, 20, 8),
             l1d: level(64 << 10, 8, 2, 4, 20, 8),
             l2: level(512 << 10, 16, 20, 20, 12, 8),
             l3: level(4 << 20, 32, 30, 20, 12, 8),

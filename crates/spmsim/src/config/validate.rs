@@ -204,6 +204,23 @@ impl SimConfig {
         }
         let o = &c.ooo;
         in_range("core.ooo.load_queue_entries", o.load_queue_entries as u64, 1, MAX_ENTRIES as u64)?;
+        in_range("core.ooo.dispatch_width", o.dispatch_width as u64, 1, MAX_ISSUE_WIDTH as u64)?;
+        in_range("core.ooo.commit_width", o.commit_width as u64, 1, MAX_ISSUE_WIDTH as u64)?;
+        in_range("core.ooo.iq_entries", o.iq_entries as u64, 1, MAX_ENTRIES as u64)?;
+        in_range("core.ooo.fetch_width", o.fetch_width as u64, 1, MAX_ISSUE_WIDTH as u64)?;
+        let fb = o.fetch_buffer_bytes;
+        if !fb.is_power_of_two() || !(4..=64).contains(&fb) {
+            return bad("core.ooo.fetch_buffer_bytes", format!("must be a power of two from 4 to 64 (a cache block), got {fb}"));
+        }
+        in_range("core.ooo.fetch_queue_entries", o.fetch_queue_entries as u64, 1, MAX_ENTRIES as u64)?;
+        for (k, n) in [
+            ("fetch_to_decode_cycles", o.fetch_to_decode_cycles),
+            ("decode_to_rename_cycles", o.decode_to_rename_cycles),
+            ("rename_to_iew_cycles", o.rename_to_iew_cycles),
+            ("iew_to_fetch_cycles", o.iew_to_fetch_cycles),
+        ] {
+            in_range(&format!("core.ooo.{k}"), n as u64, 0, MAX_LATENCY_CYCLES as u64)?;
+        }
         in_range("core.ooo.mispredict_refill_cycles", o.mispredict_refill_cycles as u64, 0, MAX_LATENCY_CYCLES as u64)?;
         for (k, p) in [
             ("int_alu", o.int_alu),
@@ -229,6 +246,12 @@ impl SimConfig {
             }
         }
         in_range("core.ooo.ras_entries", o.ras_entries as u64, 1, 1024)?;
+        let i = &self.caches.l1i;
+        for (key, n) in [("mshrs", i.mshrs), ("targets_per_mshr", i.targets_per_mshr), ("write_buffers", i.write_buffers)] {
+            in_range(&format!("caches.l1i.{key}"), n as u64, 1, MAX_CACHE_BUFFERS as u64)?;
+        }
+        check_geometry("caches.l1i", i.capacity_bytes, i.ways, MAX_TAG_CACHE_BYTES)?;
+        in_range("caches.l1i.latency_cycles", i.latency_cycles as u64, 0, MAX_LATENCY_CYCLES as u64)?;
         for (k, l) in [("caches.l1d", &self.caches.l1d), ("caches.l2", &self.caches.l2), ("caches.l3", &self.caches.l3)] {
             for (key, n) in [("mshrs", l.mshrs), ("targets_per_mshr", l.targets_per_mshr), ("write_buffers", l.write_buffers)] {
                 in_range(&format!("{k}.{key}"), n as u64, 1, MAX_CACHE_BUFFERS as u64)?;
@@ -444,6 +467,23 @@ mod tests {
         // An inline level keeps the hierarchy's defaults for what it leaves out.
         let c = super::super::load_str("[caches]\nl2={capacity_bytes=262144}\n", "x.toml", &[]).unwrap();
         assert_eq!((c.caches.l2.mshrs, c.caches.l2.targets_per_mshr, c.caches.l1d.mshrs), (20, 12, 4));
+    }
+
+    #[test]
+    fn the_front_end_and_the_instruction_cache_name_the_key() {
+        for (toml, key) in [
+            ("[core.ooo]\nfetch_queue_entries=0\n", "core.ooo.fetch_queue_entries"),
+            ("[core.ooo]\nfetch_buffer_bytes=48\n", "core.ooo.fetch_buffer_bytes"),
+            ("[core.ooo]\ndispatch_width=0\n", "core.ooo.dispatch_width"),
+            ("[core.ooo]\niq_entries=0\n", "core.ooo.iq_entries"),
+            ("[caches]\nl1i={mshrs=0}\n", "caches.l1i.mshrs"),
+            ("[caches]\nl1i={capacity_bytes=0}\n", "caches.l1i"),
+        ] {
+            let e = err(toml);
+            assert!(e.contains(key), "{toml}: {e}");
+        }
+        let e = err("[core.ooo]\nfront_end='none'\n");
+        assert!(e.contains("front_end") && e.contains("constant"), "{e}");
     }
 
     #[test]

@@ -85,6 +85,11 @@ impl Core {
         }
     }
 
+    /// Whether the `ooo` model schedules this core.
+    pub fn is_ooo(&self) -> bool {
+        self.ooo.is_some()
+    }
+
     /// Schedule every instruction by the `ooo` model from now on.
     pub fn set_ooo(&mut self, ooo: Ooo) {
         self.ooo = Some(Box::new(ooo));
@@ -92,7 +97,7 @@ impl Core {
 
     /// The `ooo` model's counts so far, if it runs.
     pub fn ooo_stats(&self) -> Option<OooStats> {
-        self.ooo.as_ref().map(|o| o.stats)
+        self.ooo.as_ref().map(|o| o.all_stats())
     }
 
     /// A borrowed instruction stream has ended (the run ends with it).
@@ -153,14 +158,16 @@ impl Core {
     /// of its own: not a marker, not `compute`, not the second piece of a
     /// split access; `event::instructions`); returns when the operation
     /// dispatches.
-    pub fn dispatch(&mut self, gap: u32, instructions: u64) -> u64 {
+    /// `icache` fetches an instruction block for the `ooo` core's front end
+    /// (see [`super::frontend::InstructionFetch`]).
+    pub fn dispatch(&mut self, gap: u32, instructions: u64, icache: &mut super::frontend::InstructionFetch) -> u64 {
         debug_assert!(instructions <= gap as u64 + 1);
         if let Some(o) = &mut self.ooo {
             self.instr += instructions;
             let own = instructions > gap as u64;
             let t = o.open.map_or(self.last_retire, |m| m.issue);
-            let t = o.run_plains(instructions - own as u64, t, &mut self.last_retire);
-            return if own { o.start_memop() } else { t };
+            let t = o.run_plains(instructions - own as u64, t, &mut self.last_retire, icache);
+            return if own { o.start_memop(icache) } else { t };
         }
         self.instr += instructions;
         self.disp_slots += instructions;

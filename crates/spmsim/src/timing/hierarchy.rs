@@ -70,8 +70,7 @@ impl TimingSim {
     /// holds its level's write-buffer entry from the fill until the next
     /// level (or the write queue) took it.
     fn fetch_bounded(&mut self, c: usize, t: u64, block: u64) -> Result<u64, CheckFailure> {
-        // Each level's latency from the access's arrival there.
-        let (lat1, lat2, lat3) = (self.lat.l1, self.lat.l2.saturating_sub(self.lat.l1), self.lat.l3.saturating_sub(self.lat.l2));
+        let lat1 = self.lat.l1;
         let u = &mut self.units[c];
         let l1b = u.l1b.as_mut().expect("bounded caches have L1D buffers");
         let Lookup::Miss { dirty_victim: v1 } = u.l1.lookup(block) else {
@@ -79,13 +78,55 @@ impl TimingSim {
             return Ok(l1b.hit(at, block, lat1) - t);
         };
         let s1 = l1b.allocate(t);
+        let done = self.below_l1(c, s1 + lat1, block, v1)?;
+        if let Some(b) = self.units[c].l1b.as_mut() {
+            b.hold_miss(s1, done, block);
+        }
+        Ok(done - t)
+    }
+
+    /// Core `c`'s fetch of the instruction block `block` at `t` through
+    /// its L1I (`caches.l1i`, read only): when the block's bytes reach the
+    /// fetch buffer. An L1I miss holds an L1I MSHR and goes to L2 as a
+    /// data miss does (the same MSHRs and write buffers below L1).
+    pub(super) fn fetch_instruction(&mut self, c: usize, t: u64, block: u64) -> Result<u64, CheckFailure> {
+        let lat1 = self.lat.l1i;
+        let several = self.units.len() > 1;
+        let u = &mut self.units[c];
+        if several {
+            u.lo = u.lo.min(block);
+            u.hi = u.hi.max(block);
+        }
+        let hit = !matches!(u.l1i.lookup(block), Lookup::Miss { .. });
+        let Some(ib) = u.l1ib.as_mut() else {
+            return if hit { Ok(t + lat1) } else { self.below_l1_unbounded(c, t, block) };
+        };
+        if hit {
+            let at = ib.ready(t);
+            return Ok(ib.hit(at, block, lat1));
+        }
+        let s1 = ib.allocate(t);
+        let done = self.below_l1(c, s1 + lat1, block, None)?;
+        if let Some(b) = self.units[c].l1ib.as_mut() {
+            b.hold_miss(s1, done, block);
+        }
+        Ok(done)
+    }
+
+    /// An L1 miss of core `c` for `block` reaching L2 at `a2`, through
+    /// bounded caches, with `v1` the dirty victim of its fill into L1:
+    /// when the fill is done. Holds the L2 and L3 MSHRs and writes the
+    /// fills' victims.
+    fn below_l1(&mut self, c: usize, a2: u64, block: u64, v1: Option<u64>) -> Result<u64, CheckFailure> {
+        // Each level's latency from the access's arrival there.
+        let (lat2, lat3) = (self.lat.l2.saturating_sub(self.lat.l1), self.lat.l3.saturating_sub(self.lat.l2));
+        let u = &mut self.units[c];
         let (l2, l3) = match u.l2.lookup(block) {
             Lookup::Hit => (Lookup::Hit, Lookup::Hit),
             l2 => (l2, self.l3.lookup(block)),
         };
         let victims = self.place_victims(c, v1, l2, l3);
         let u = &mut self.units[c];
-        let a2 = s1 + lat1;
         let mut s2 = None;
         let mut s3 = None;
         let done = if l2 == Lookup::Hit {
@@ -115,9 +156,6 @@ impl TimingSim {
             }
         };
         let u = &mut self.units[c];
-        if let Some(b) = u.l1b.as_mut() {
-            b.hold_miss(s1, done, block);
-        }
         if let (Some(b), Some(s)) = (u.l2b.as_mut(), s2) {
             b.hold_miss(s, done, block);
         }
@@ -127,7 +165,34 @@ impl TimingSim {
         for v in victims {
             self.write_victim(c, done, v)?;
         }
-        Ok(done - t)
+        Ok(done)
+    }
+
+    /// An L1I miss of core `c` at `t` under `caches.mshrs = "unbounded"`,
+    /// priced as [`Self::fetch_unbounded`] prices a data miss below L1
+    /// (an instruction fill evicts no dirty L1 line): when it is filled.
+    fn below_l1_unbounded(&mut self, c: usize, t: u64, block: u64) -> Result<u64, CheckFailure> {
+        let u = &mut self.units[c];
+        let (l2, l3) = match u.l2.lookup(block) {
+            Lookup::Hit => return Ok(t + self.lat.l2),
+            l2 => (l2, self.l3.lookup(block)),
+        };
+        let v2 = match l2 {
+            Lookup::Miss { dirty_victim } => dirty_victim.filter(|&v| !self.l3.mark_dirty(v)),
+            Lookup::Hit => None,
+        };
+        let v3 = match l3 {
+            Lookup::Miss { dirty_victim } => dirty_victim,
+            Lookup::Hit => None,
+        };
+        let mut victim_out = t;
+        for v in [v2, v3].into_iter().flatten() {
+            victim_out = victim_out.max(self.write_back(c, t + self.lat.l3, v)?);
+        }
+        if l3 == Lookup::Hit {
+            return Ok((t + self.lat.l3).max(victim_out));
+        }
+        Ok(self.read_memory(c, t + self.lat.l3, block)?.max(victim_out))
     }
 
     /// The dirty victims of a fill into core `c`'s L1 (`v1`) and of the

@@ -25,6 +25,7 @@ mod caches;
 mod core;
 mod engine;
 mod epoch;
+mod frontend;
 mod hierarchy;
 mod ooo;
 mod pcm;
@@ -38,6 +39,7 @@ mod tep;
 mod work;
 
 pub use caches::{BufferReport, MshrStats, WriteBufferStats};
+pub use frontend::FrontEndStats;
 pub use ooo::OooStats;
 pub use run::{simulate, simulate_after_warmup, simulate_until, BuiltRun, ResolvedRun, SimError, STOP_CHECK_EVENTS};
 pub use stats::{DataCacheReport, Roi, RunStats, WarmupStats};
@@ -60,6 +62,8 @@ use work::WorkRecord;
 
 pub struct Latencies {
     pub l1: u64,
+    /// An L1I hit, fetch to fetch buffer (`caches.l1i.latency_cycles`).
+    pub l1i: u64,
     pub l2: u64,
     pub l3: u64,
     pub nvm_read: u64,
@@ -112,6 +116,12 @@ struct CoreUnit {
     /// for L2, absent).
     l1b: Option<MissBuffers>,
     l2b: Option<MissBuffers>,
+    /// The `ooo` core's instruction cache and its MSHRs (buffers only
+    /// when bounded and the core fetches through it).
+    l1i: TagCache,
+    l1ib: Option<MissBuffers>,
+    /// L1I's hits and misses when the region of interest began.
+    l1i_start: crate::util::set_assoc::CacheStats,
     path: PersistPath,
     /// Stores waiting in L1D for a barrier (epoch persistency, TEP).
     epoch: epoch::EpochLines,
@@ -217,6 +227,7 @@ impl TimingSim {
         let c = &cfg.caches;
         let lat = Latencies {
             l1: c.l1d.latency_cycles as u64,
+            l1i: c.l1i.latency_cycles as u64,
             l2: c.l2.latency_cycles as u64,
             l3: c.l3.latency_cycles as u64,
             nvm_read: cycles(cfg.nvm.read_latency_ns, ghz),
@@ -232,6 +243,8 @@ impl TimingSim {
             },
         };
         let buffers = |l: &CacheLevel| (c.mshrs == MshrBounds::Bounded && l.capacity_bytes > 0).then(|| MissBuffers::new(l));
+        // Only the `ooo` core with its fetch front end reads L1I.
+        let fetches = cfg.core.model == crate::config::CoreModel::Ooo && cfg.core.ooo.front_end == crate::config::FrontEnd::Fetch;
         let units = (0..cfg.core.count.max(1) as usize)
             .map(|i| {
                 Ok(CoreUnit {
@@ -240,6 +253,9 @@ impl TimingSim {
                     l2: TagCache::new(c.l2.capacity_bytes, c.l2.ways),
                     l1b: buffers(&c.l1d),
                     l2b: buffers(&c.l2),
+                    l1i: TagCache::new(if fetches { c.l1i.capacity_bytes } else { 0 }, c.l1i.ways),
+                    l1ib: if fetches { buffers(&c.l1i) } else { None },
+                    l1i_start: Default::default(),
                     path: PersistPath::new(cfg, i)?,
                     // The relaxed models order lines an L1 controller sends
                     // to the MC; a persist buffer orders its own entries.
@@ -335,7 +351,7 @@ impl TimingSim {
 
     /// Every cache's MSHRs and write buffer: each core's L1D and L2, the L3.
     fn all_buffers_mut(&mut self) -> impl Iterator<Item = &mut MissBuffers> {
-        self.units.iter_mut().flat_map(|u| [u.l1b.as_mut(), u.l2b.as_mut()]).chain([self.l3b.as_mut()]).flatten()
+        self.units.iter_mut().flat_map(|u| [u.l1ib.as_mut(), u.l1b.as_mut(), u.l2b.as_mut()]).chain([self.l3b.as_mut()]).flatten()
     }
 
     /// The caches' buffers count from `t` on (the region of interest's start).
@@ -347,7 +363,7 @@ impl TimingSim {
 
     /// Each cache level's buffers over a run of `cycles` ending at `end`,
     /// the private levels summed over the cores.
-    fn buffer_reports(&self, cycles: u64, end: u64) -> [Option<BufferReport>; 3] {
+    fn buffer_reports(&self, cycles: u64, end: u64) -> [Option<BufferReport>; 4] {
         let sum = |it: &mut dyn Iterator<Item = &MissBuffers>| {
             it.map(|b| b.report(cycles, end)).reduce(|mut a, b| {
                 a.add(&b);
@@ -355,6 +371,7 @@ impl TimingSim {
             })
         };
         [
+            sum(&mut self.units.iter().filter_map(|u| u.l1ib.as_ref())),
             sum(&mut self.units.iter().filter_map(|u| u.l1b.as_ref())),
             sum(&mut self.units.iter().filter_map(|u| u.l2b.as_ref())),
             self.l3b.as_ref().map(|b| b.report(cycles, end)),
@@ -408,7 +425,19 @@ impl TimingSim {
         }
         s.finalize(&end, &self.roi_start, &self.pcm);
         s.roi.engine = self.engine.report(s.roi.core.cycles, now);
-        for (name, r) in ["l1d", "l2", "l3"].iter().zip(self.buffer_reports(s.roi.core.cycles, now)) {
+        let [l1i, rest @ ..] = self.buffer_reports(s.roi.core.cycles, now);
+        if let Some(r) = l1i {
+            // L1I's tags count from the region of interest's start.
+            let mut tags = crate::util::set_assoc::CacheStats::default();
+            for u in &self.units {
+                let (now, then) = (u.l1i.stats(), u.l1i_start);
+                tags.hits += now.hits - then.hits;
+                tags.misses += now.misses - then.misses;
+            }
+            let level = DataCacheReport { tags: tags.report(), mshrs: Some(r.mshrs), write_buffer: None };
+            s.roi.caches.insert("l1i".to_string(), level);
+        }
+        for (name, r) in ["l1d", "l2", "l3"].iter().zip(rest) {
             if let (Some(level), Some(r)) = (s.roi.caches.get_mut(*name), r) {
                 level.mshrs = Some(r.mshrs);
                 level.write_buffer = Some(r.write_buffer);

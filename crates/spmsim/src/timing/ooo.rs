@@ -9,11 +9,13 @@
 //! memory model ([`super::core::Core`] passes it in).
 
 use super::branch::Tournament;
+use super::frontend::{FrontEnd, FrontEndStats, InstructionFetch};
 use crate::config::{CoreConfig, FuPool};
 use crate::trace::insn::{Insn, InsnReader, MAX_DISTANCE};
 use crate::trace::vex::{BranchKind, FuClass};
 use serde::Serialize;
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// Ring size for per-instruction times: above any distance the stream
 /// records and any reorder buffer the configuration allows.
@@ -61,8 +63,14 @@ pub struct OooStats {
     pub return_mispredicts: u64,
     /// Cycles dispatch waited for a full reorder buffer.
     pub rob_full_cycles: u64,
-    /// Cycles dispatch waited for the front end after a misprediction.
+    /// Cycles dispatch waited for a full instruction queue.
+    pub iq_full_cycles: u64,
+    /// Cycles dispatch waited for the front end: after a misprediction
+    /// and, with the fetch front end, for L1I and the fetch stages.
     pub refill_cycles: u64,
+    /// The fetch front end's counts (`core.ooo.front_end = "fetch"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub front_end: Option<FrontEndStats>,
 }
 
 impl OooStats {
@@ -75,7 +83,9 @@ impl OooStats {
             indirect_mispredicts: self.indirect_mispredicts - o.indirect_mispredicts,
             return_mispredicts: self.return_mispredicts - o.return_mispredicts,
             rob_full_cycles: self.rob_full_cycles - o.rob_full_cycles,
+            iq_full_cycles: self.iq_full_cycles - o.iq_full_cycles,
             refill_cycles: self.refill_cycles - o.refill_cycles,
+            front_end: self.front_end.map(|f| f.minus(&o.front_end.unwrap_or_default())),
         }
     }
 }
@@ -123,8 +133,13 @@ pub struct Ooo {
     /// The first fault of the stream (a damaged or short file): the run
     /// fails with it.
     pub error: Option<String>,
+    /// Dispatch and commit widths.
     width: u64,
+    commit_width: u64,
     rob: u64,
+    iq: usize,
+    /// Issue times of the instructions in the instruction queue.
+    queued: BinaryHeap<Reverse<u64>>,
     refill: u64,
     lq: usize,
     index: u64,
@@ -141,6 +156,9 @@ pub struct Ooo {
     /// Per class: its unit's latency (0 for a plain load or store).
     latency: [u64; FuClass::ALL.len()],
     bp: Tournament,
+    /// Fetch through L1I and the front-end stages (`None`: the constant
+    /// refill, `core.ooo.front_end = "constant"`).
+    front: Option<FrontEnd>,
     pub stats: OooStats,
     pub open: Option<OpenMemop>,
 }
@@ -179,8 +197,11 @@ impl Ooo {
             exhausted: false,
             running_on: false,
             error: None,
-            width: c.issue_width as u64,
+            width: o.dispatch_width as u64,
+            commit_width: o.commit_width as u64,
             rob: c.rob_entries as u64,
+            iq: o.iq_entries as usize,
+            queued: BinaryHeap::new(),
             refill: o.mispredict_refill_cycles as u64,
             lq: o.load_queue_entries as usize,
             index: 0,
@@ -194,9 +215,15 @@ impl Ooo {
             pools,
             latency,
             bp: Tournament::new(o),
+            front: (o.front_end == crate::config::FrontEnd::Fetch).then(|| FrontEnd::new(o)),
             stats: OooStats::default(),
             open: None,
         }
+    }
+
+    /// The counts so far, the front end's included.
+    pub fn all_stats(&self) -> OooStats {
+        OooStats { front_end: self.front.as_ref().map(|f| f.stats), ..self.stats }
     }
 
     /// Run on after the region of interest (see `running_on`).
@@ -289,12 +316,16 @@ impl Ooo {
     /// previous instruction's retirement. Returns (index, dispatch time,
     /// address-ready time, data-ready time, the instruction).
     #[inline(always)]
-    fn dispatch_one(&mut self, memop: bool) -> (u64, u64, u64, u64, Insn) {
+    fn dispatch_one(&mut self, memop: bool, icache: &mut InstructionFetch) -> (u64, u64, u64, u64, Insn) {
         let ins = self.next();
         let i = self.index;
         let slot = self.disp.cycle;
-        let mut d = slot.max(self.fetch_ready);
-        self.stats.refill_cycles += self.fetch_ready.saturating_sub(slot);
+        let front = match &mut self.front {
+            Some(f) => f.fetch(&ins, icache),
+            None => self.fetch_ready,
+        };
+        let mut d = slot.max(front);
+        self.stats.refill_cycles += front.saturating_sub(slot);
         if i >= self.rob {
             let r = self.retired[((i - self.rob) as usize) % RING];
             if r > d {
@@ -305,7 +336,11 @@ impl Ooo {
         if memop && ins.class == FuClass::Load && self.loads.len() >= self.lq {
             d = d.max(self.loads[self.loads.len() - self.lq]);
         }
+        d = self.iq_room(d);
         self.disp.take(d, self.width);
+        if let Some(f) = &mut self.front {
+            f.dispatched(d);
+        }
         let (mut addr, mut data) = (d, d);
         for k in 0..ins.nsrc as usize {
             let dist = ins.srcs[k] as u64;
@@ -326,12 +361,12 @@ impl Ooo {
     /// `n` non-memory instructions, through to retirement at or after
     /// `last_retire`; returns the last one's dispatch time, or `t` when
     /// `n` is 0.
-    pub fn run_plains(&mut self, n: u64, mut t: u64, last_retire: &mut u64) -> u64 {
+    pub fn run_plains(&mut self, n: u64, mut t: u64, last_retire: &mut u64, icache: &mut InstructionFetch) -> u64 {
         if n > 0 {
             self.open = None;
         }
         for _ in 0..n {
-            t = self.run_plain(last_retire);
+            t = self.run_plain(last_retire, icache);
         }
         t
     }
@@ -339,10 +374,11 @@ impl Ooo {
     /// A non-memory instruction, through to retirement at or after
     /// `last_retire`; returns its dispatch time.
     #[inline(always)]
-    fn run_plain(&mut self, last_retire: &mut u64) -> u64 {
-        let (i, d, addr, data, ins) = self.dispatch_one(false);
+    fn run_plain(&mut self, last_retire: &mut u64, icache: &mut InstructionFetch) -> u64 {
+        let (i, d, addr, data, ins) = self.dispatch_one(false, icache);
         let ready = addr.max(data);
         let issue = self.take_unit(ins.class, ready);
+        self.queued.push(Reverse(issue));
         let done = issue + self.latency(ins.class).max(1);
         self.resolve_branch(&ins, done);
         self.finish(i, done, last_retire);
@@ -350,9 +386,10 @@ impl Ooo {
     }
 
     /// A memory or fence instruction: dispatched, its access to be priced.
-    pub fn start_memop(&mut self) -> u64 {
-        let (i, _d, addr, data, ins) = self.dispatch_one(true);
+    pub fn start_memop(&mut self, icache: &mut InstructionFetch) -> u64 {
+        let (i, _d, addr, data, ins) = self.dispatch_one(true, icache);
         let extra = self.latency(ins.class);
+        self.queued.push(Reverse(addr));
         let branch = (ins.branch != BranchKind::None).then_some(ins);
         self.open = Some(OpenMemop { index: i, issue: addr, data_ready: data, extra, branch, finished: None, in_lq: false });
         // Its result is not known yet: consumers wait at least this long.
@@ -385,7 +422,7 @@ impl Ooo {
                 let r = r0.max(done);
                 if r > r0 {
                     self.ret = before;
-                    self.ret.take(r, self.width);
+                    self.ret.take(r, self.commit_width);
                 }
                 self.done[(i as usize) % RING] = done;
                 self.retired[(i as usize) % RING] = r;
@@ -414,9 +451,29 @@ impl Ooo {
         r
     }
 
+    /// The first cycle at or after `d` (dispatch times only grow) at which
+    /// the instruction queue has an entry free: an instruction holds one
+    /// from its dispatch until it issues (gem5 `numIQEntries`).
+    #[inline]
+    fn iq_room(&mut self, d: u64) -> u64 {
+        let mut d = d;
+        while let Some(&Reverse(t)) = self.queued.peek() {
+            if t <= d {
+                self.queued.pop();
+            } else if self.queued.len() >= self.iq {
+                self.stats.iq_full_cycles += t - d;
+                d = t;
+                self.queued.pop();
+            } else {
+                break;
+            }
+        }
+        d
+    }
+
     fn finish(&mut self, i: u64, done: u64, last_retire: &mut u64) -> u64 {
         let r = done.max(*last_retire).max(self.ret.cycle);
-        self.ret.take(r, self.width);
+        self.ret.take(r, self.commit_width);
         *last_retire = r;
         self.done[(i as usize) % RING] = done;
         self.retired[(i as usize) % RING] = r;
@@ -457,7 +514,10 @@ impl Ooo {
         };
         if !correct {
             self.stats.mispredicts += 1;
-            self.fetch_ready = self.fetch_ready.max(done + self.refill);
+            match &mut self.front {
+                Some(f) => f.redirect(done),
+                None => self.fetch_ready = self.fetch_ready.max(done + self.refill),
+            }
         }
     }
 }
@@ -481,7 +541,7 @@ mod tests {
     /// Run `n` plain instructions; the fault so far.
     fn run(o: &mut Ooo, n: u64) -> Option<String> {
         let mut last = 0;
-        o.run_plains(n, 0, &mut last);
+        o.run_plains(n, 0, &mut last, &mut |t, _| t + 1);
         o.error.clone()
     }
 

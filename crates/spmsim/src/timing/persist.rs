@@ -679,6 +679,7 @@ mod tests {
     fn latencies() -> Latencies {
         Latencies {
             l1: 3,
+            l1i: 3,
             l2: 20,
             l3: 30,
             nvm_read: 220,

@@ -15,7 +15,7 @@
 //!  (its trace started again at its end) until every core's is over
 //! ```
 
-use super::core::CoreStats;
+use super::core::{Core, CoreStats};
 use super::persist::PersistPathStats;
 use super::stores::OpenStore;
 use super::{SimError, TimingSim, WarmupStats, STOP_CHECK_EVENTS};
@@ -98,6 +98,7 @@ impl TimingSim {
         let first = self.stats.warmup.is_none();
         let u = &mut self.units[c];
         u.ooo_start = u.core.ooo_stats();
+        u.l1i_start = u.l1i.stats();
         u.roi_began = u.end_time();
         let now = u.roi_began;
         let fresh = CoreStats { tep: u.stats.tep.map(|_| Default::default()), ..CoreStats::default() };
@@ -144,7 +145,7 @@ impl TimingSim {
             }
         }
         self.close_store(c)?;
-        let t_disp = self.units[c].core.dispatch(ev.gap, ev.instructions());
+        let t_disp = self.dispatch(c, ev)?;
         match ev.op {
             Op::Load => {
                 let lat = self.fetch(c, t_disp, block, false)?;
@@ -213,6 +214,29 @@ impl TimingSim {
         }
         self.units[c].stats.instructions += ev.instructions();
         Ok(())
+    }
+
+    /// Dispatch `ev`'s instructions on core `c` (see `Core::dispatch`);
+    /// the `ooo` core fetches its instruction blocks through L1I and the
+    /// levels below, so the core is taken out of its unit meanwhile.
+    fn dispatch(&mut self, c: usize, ev: &Event) -> Result<u64, CheckFailure> {
+        if !self.units[c].core.is_ooo() || self.units[c].l1i.is_absent() {
+            return Ok(self.units[c].core.dispatch(ev.gap, ev.instructions(), &mut |t, _| t));
+        }
+        let mut core = std::mem::replace(&mut self.units[c].core, Core::new(&self.sys.cfg.core));
+        let mut failed = None;
+        let t = core.dispatch(ev.gap, ev.instructions(), &mut |t, block| match self.fetch_instruction(c, t, block) {
+            Ok(ready) => ready,
+            Err(e) => {
+                failed.get_or_insert(e);
+                t
+            }
+        });
+        self.units[c].core = core;
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(t),
+        }
     }
 
     /// Whether core `c` must wait before `ev`: a transaction whose ticket

@@ -70,6 +70,11 @@ impl TagCache {
         }
     }
 
+    /// The machine has no such cache (capacity 0).
+    pub fn is_absent(&self) -> bool {
+        self.0.is_none()
+    }
+
     /// Hits and misses so far (no write-backs: tags only).
     pub fn stats(&self) -> CacheStats {
         self.0.as_ref().map(|c| c.stats).unwrap_or_default()

@@ -1,0 +1,175 @@
+//! The `ooo` core's front end, as gem5's O3 fetch, decode and rename
+//! stages (`src/cpu/o3/fetch.cc`, `BaseO3CPU.py`): instructions are
+//! fetched in program order by their address, `fetch_width` a cycle, from
+//! a fetch buffer of `fetch_buffer_bytes` that an access to L1I fills; an
+//! instruction outside the buffer waits for a new L1I access (gem5
+//! `IcacheWaitResponse`), and a predicted-taken branch ends its fetch
+//! cycle. Fetched instructions wait in the fetch queue (`fetchQueueSize`)
+//! until decode takes them; a full queue stops fetch. An instruction
+//! reaches dispatch (in IEW) `fetchToDecodeDelay + decodeToRenameDelay +
+//! renameToIEWDelay` cycles after its fetch. A mispredicted branch's
+//! squash reaches fetch `iewToFetchDelay` after it executes; fetch then
+//! starts again at the right path with an empty buffer, so a
+//! misprediction costs the squash, the refetch through L1I and the stages.
+
+use crate::config::OooConfig;
+use crate::trace::insn::Insn;
+use serde::Serialize;
+use std::collections::VecDeque;
+
+/// What the front end counted (`roi.core.ooo.front_end`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct FrontEndStats {
+    /// Fetch buffers filled (each an L1I access).
+    pub l1i_accesses: u64,
+    /// Cycles fetch waited for L1I (hit latencies and misses).
+    pub l1i_wait_cycles: u64,
+    /// Cycles fetch waited for room in the fetch queue.
+    pub fetch_queue_full_cycles: u64,
+    /// Peak instructions in the fetch queue, and the instruction-cycles
+    /// they were held there (fetch to decode).
+    pub fetch_queue_peak: u64,
+    pub fetch_queue_busy_cycles: u64,
+    /// Squashes that restarted fetch (mispredicted branches).
+    pub redirects: u64,
+}
+
+impl FrontEndStats {
+    pub fn minus(&self, o: &FrontEndStats) -> FrontEndStats {
+        FrontEndStats {
+            l1i_accesses: self.l1i_accesses - o.l1i_accesses,
+            l1i_wait_cycles: self.l1i_wait_cycles - o.l1i_wait_cycles,
+            fetch_queue_full_cycles: self.fetch_queue_full_cycles - o.fetch_queue_full_cycles,
+            fetch_queue_peak: self.fetch_queue_peak,
+            fetch_queue_busy_cycles: self.fetch_queue_busy_cycles - o.fetch_queue_busy_cycles,
+            redirects: self.redirects - o.redirects,
+        }
+    }
+}
+
+/// Where fetch gets an instruction block: `(t, block)` asks L1I at cycle
+/// `t` for the 64-byte block `block`; the answer is when its bytes are
+/// in the fetch buffer.
+pub type InstructionFetch<'a> = dyn FnMut(u64, u64) -> u64 + 'a;
+
+pub struct FrontEnd {
+    width: u64,
+    buffer_bytes: u64,
+    queue: usize,
+    /// Fetch to dispatch, and fetch to decode.
+    depth: u64,
+    to_decode: u64,
+    /// Dispatch back to decode (decode to rename + rename to IEW).
+    after_decode: u64,
+    squash: u64,
+    /// The fetch cycle reached and the slots of it taken.
+    cycle: u64,
+    used: u64,
+    /// The fetch buffer's address (in buffer units) and when it filled.
+    buffer: Option<u64>,
+    /// When each of the last `queue` dispatched instructions left the
+    /// fetch queue (decode took it), in program order: non-decreasing, as
+    /// fetch and dispatch are in order.
+    left: VecDeque<u64>,
+    /// Fetch times of the instructions whose leaving is not known yet.
+    fetched: VecDeque<u64>,
+    pub stats: FrontEndStats,
+}
+
+impl FrontEnd {
+    pub fn new(o: &OooConfig) -> Self {
+        let after_decode = (o.decode_to_rename_cycles + o.rename_to_iew_cycles) as u64;
+        FrontEnd {
+            width: o.fetch_width.max(1) as u64,
+            buffer_bytes: o.fetch_buffer_bytes.clamp(4, 64) as u64,
+            queue: o.fetch_queue_entries.max(1) as usize,
+            depth: o.fetch_to_decode_cycles as u64 + after_decode,
+            to_decode: o.fetch_to_decode_cycles as u64,
+            after_decode,
+            squash: o.iew_to_fetch_cycles as u64,
+            cycle: 0,
+            used: 0,
+            buffer: None,
+            left: VecDeque::new(),
+            fetched: VecDeque::new(),
+            stats: FrontEndStats::default(),
+        }
+    }
+
+    /// Fetch the next instruction in program order: the earliest cycle it
+    /// may dispatch. [`Self::dispatched`] must follow with its dispatch.
+    pub fn fetch(&mut self, ins: &Insn, icache: &mut InstructionFetch) -> u64 {
+        let mut f = self.cycle;
+        // The fetch queue holds `queue` instructions: this one needs the
+        // one `queue` earlier to have left it.
+        if self.left.len() >= self.queue {
+            let out = self.left[self.left.len() - self.queue];
+            if out > f {
+                self.stats.fetch_queue_full_cycles += out - f;
+                f = out;
+            }
+        }
+        let line = ins.pc / self.buffer_bytes;
+        if self.buffer != Some(line) {
+            self.stats.l1i_accesses += 1;
+            let ready = icache(f, ins.pc / 64);
+            self.stats.l1i_wait_cycles += ready.saturating_sub(f);
+            f = f.max(ready);
+            self.buffer = Some(line);
+        }
+        self.take(f);
+        if ins.taken {
+            // A predicted-taken branch ends its fetch cycle (gem5 fetch
+            // stops at a predicted branch); a mispredicted one is
+            // redirected at its execution instead.
+            self.next_cycle();
+        }
+        // In the queue at `f`: this one and those fetched before that
+        // leave after `f`.
+        let queued = (self.left.len() - self.left.partition_point(|&out| out <= f)) as u64 + 1;
+        self.stats.fetch_queue_peak = self.stats.fetch_queue_peak.max(queued);
+        self.fetched.push_back(f);
+        f + self.depth
+    }
+
+    /// The instruction fetched last dispatches at `d`: it left the fetch
+    /// queue when decode took it, `decodeToRename + renameToIEW` before
+    /// (and not before it reached decode).
+    pub fn dispatched(&mut self, d: u64) {
+        let f = self.fetched.pop_front().expect("a fetched instruction");
+        let out = (f + self.to_decode).max(d.saturating_sub(self.after_decode));
+        self.stats.fetch_queue_busy_cycles += out - f;
+        self.left.push_back(out);
+        if self.left.len() > self.queue {
+            self.left.pop_front();
+        }
+    }
+
+    /// A mispredicted branch executed at `done`: fetch starts again on the
+    /// right path once the squash reaches it, with its buffer emptied.
+    pub fn redirect(&mut self, done: u64) {
+        self.stats.redirects += 1;
+        let at = done + self.squash;
+        if at > self.cycle {
+            self.cycle = at;
+            self.used = 0;
+        }
+        self.buffer = None;
+    }
+
+    fn take(&mut self, t: u64) {
+        if t > self.cycle {
+            self.cycle = t;
+            self.used = 0;
+        }
+        self.used += 1;
+        if self.used == self.width {
+            self.next_cycle();
+        }
+    }
+
+    fn next_cycle(&mut self) {
+        self.cycle += 1;
+        self.used = 0;
+    }
+}
