@@ -123,16 +123,22 @@ fn writing_a_trace_removes_a_stale_stream_and_never_overwrites_the_input_s() {
 
 /// `n` ChampSim records: with `chain`, each reads and writes register 3
 /// (one dependence chain); without, each writes a register of its own in
-/// turn and reads none. Every 10th record loads.
+/// turn and reads none. Every 10th record loads. They are a loop of 16
+/// instructions in one 64-byte block (every 16th a taken jump back, which
+/// also reads and writes the instruction pointer, 26), so fetch reads a
+/// block that stays in L1I.
 fn champsim_records(n: u64, chain: bool) -> Vec<u8> {
     let mut out = Vec::new();
     for i in 0..n {
         let mut r = [0u8; 64];
-        r[..8].copy_from_slice(&(0x40_1000 + 4 * i).to_le_bytes());
+        r[..8].copy_from_slice(&(0x40_1000 + 4 * (i % 16)).to_le_bytes());
         if chain {
             (r[10], r[12]) = (3, 3);
         } else {
             r[10] = 1 + (i % 5) as u8;
+        }
+        if i % 16 == 15 {
+            (r[8], r[9], r[11], r[13]) = (1, 1, 26, 26);
         }
         if i % 10 == 0 {
             r[32..40].copy_from_slice(&(0x7ffd_0000_0000 + 64 * (i % 64)).to_le_bytes());

@@ -35,7 +35,18 @@ fn run(p: &std::path::Path, extra: &[&str]) -> RunStats {
 }
 
 fn chain(class: FuClass) -> impl Fn(u64) -> Insn {
-    move |k| Insn { class, nsrc: (k > 0) as u8, srcs: [1, 0, 0], ..Insn::default() }
+    looped(move |k| Insn { class, nsrc: (k > 0) as u8, srcs: [1, 0, 0], ..Insn::default() })
+}
+
+/// The instructions `insn` makes as a loop of 16 in one 64-byte block:
+/// every 16th a taken jump back (keeping its class and sources), so fetch
+/// reads one block that stays in L1I, as a program's hot loop; a program
+/// of `N` instructions in a row would miss in L1I every 16 instructions.
+fn looped(insn: impl Fn(u64) -> Insn) -> impl Fn(u64) -> Insn {
+    move |k| match k % 16 {
+        15 => Insn { branch: BranchKind::DirectJump, taken: true, pc: 0x40_003c, ..insn(k) },
+        _ => insn(k),
+    }
 }
 
 #[test]
@@ -64,7 +75,7 @@ fn a_dependence_chain_runs_at_one_over_its_latency() {
 #[test]
 fn an_unpipelined_unit_limits_independent_work() {
     // Independent divides on two units that take one every 19 cycles.
-    let s = run(&trace("div", |_| Insn { class: FuClass::IntDiv, ..Insn::default() }), &[]);
+    let s = run(&trace("div", looped(|_| Insn { class: FuClass::IntDiv, ..Insn::default() })), &[]);
     assert!((s.roi.core.ipc - 2.0 / 19.0).abs() < 0.005, "ipc {}", s.roi.core.ipc);
 }
 
@@ -173,7 +184,7 @@ fn a_synthetic_profile_runs_on_a_borrowed_instruction_stream() {
     let chained = on(&trace("borrowed-chain", chain(FuClass::IntAlu)));
     assert!(chained.roi.core.ooo.is_some(), "the ooo model scheduled it");
     assert!(chained.roi.core.ipc < 1.2, "a chain: ipc {}", chained.roi.core.ipc);
-    let free = on(&trace("borrowed-indep", |_| Insn::default()));
+    let free = on(&trace("borrowed-indep", looped(|_| Insn::default())));
     assert!(free.roi.core.ipc > 3.0, "independent: ipc {}", free.roi.core.ipc);
     // A borrowed stream shorter than the run ends the run, with a note.
     let p = trace("borrowed-short", |_| Insn::default());

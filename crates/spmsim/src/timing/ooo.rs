@@ -254,7 +254,7 @@ impl Ooo {
         self.at = 0;
         let read = match self.fault.take() {
             Some(e) => Err(e),
-            None => self.reader.next_batch(&mut self.batch, BATCH),
+            None => self.reader.next_placed_batch(&mut self.batch, BATCH),
         };
         if !self.batch.is_empty() {
             self.fault = read.err();
@@ -265,7 +265,7 @@ impl Ooo {
                     let again = |e| format!("running on: the instruction stream could not be read again: {e}");
                     match self.reader.reopen() {
                         Err(e) => self.error = Some(again(e)),
-                        Ok(mut r) => match (r.next_batch(&mut self.batch, BATCH), self.batch.is_empty()) {
+                        Ok(mut r) => match (r.next_placed_batch(&mut self.batch, BATCH), self.batch.is_empty()) {
                             (Err(e), true) => self.error = Some(again(e)),
                             (Ok(()), true) => self.error = Some("running on: the instruction stream holds no instruction".into()),
                             (read, false) => {

@@ -28,6 +28,7 @@
 use super::champsim_insn::{REG_FLAGS, REG_INSTRUCTION_POINTER, REG_STACK_POINTER};
 use super::event::Op;
 use super::insn::{path_for, Insn, InsnReader};
+use super::placement::{Placement, HOLD, STEP};
 use super::vex::BranchKind;
 use super::{open, Format};
 use std::collections::VecDeque;
@@ -41,10 +42,6 @@ use std::path::Path;
 const REGISTERS: u8 = 64;
 /// A register no written record names as a destination.
 const REG_NEVER_WRITTEN: u8 = REGISTERS - 1;
-/// Instructions held back, at most, waiting for the next branch's pc.
-const HOLD: usize = 4096;
-/// Bytes between the instructions placed before a branch.
-const STEP: u64 = 4;
 
 /// What a conversion to ChampSim's format wrote and lost.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -108,11 +105,8 @@ struct Writer<W: Write> {
     /// Index of `held[0]`.
     first: u64,
     next: u64,
-    /// Where the instructions after the last branch start, when it told
-    /// (a taken indirect branch's or return's target).
-    target: Option<u64>,
-    /// The last ip placed.
-    last_ip: u64,
+    /// The ips placed so far (the stream keeps branches' pcs only).
+    placement: Placement,
     n: ChampsimWritten,
 }
 
@@ -126,8 +120,7 @@ impl<W: Write> Writer<W> {
             held: VecDeque::new(),
             first: 0,
             next: 0,
-            target: None,
-            last_ip: 0,
+            placement: Placement::default(),
             n: ChampsimWritten::default(),
         }
     }
@@ -180,8 +173,7 @@ impl<W: Write> Writer<W> {
         if insn.branch != BranchKind::None {
             self.n.branches += 1;
             self.place(Some(insn.pc));
-            let known = matches!(insn.branch, BranchKind::IndirectJump | BranchKind::IndirectCall | BranchKind::Return);
-            self.target = (known && insn.taken && insn.target != 0).then_some(insn.target);
+            self.placement.after_branch(&insn);
             self.flush(self.held.len())?;
         } else if self.held.len() >= HOLD {
             self.place(None);
@@ -206,14 +198,12 @@ impl<W: Write> Writer<W> {
         }
     }
 
-    /// Give the held instructions their ips: the branch that ends them
-    /// (at `pc`) keeps its own; the others follow the last branch's known
-    /// target, or else sit at steps ending before `pc`, or else follow the
-    /// last ip placed.
+    /// Give the held instructions their ips by the rule of
+    /// [`super::placement`]: the branch that ends them (at `pc`) keeps its
+    /// own.
     fn place(&mut self, pc: Option<u64>) {
         let plain = self.held.len() as u64 - pc.is_some() as u64;
-        let before = pc.and_then(|pc| pc.checked_sub(STEP * plain)).filter(|&b| b > 0);
-        let mut at = self.target.take().or(before).unwrap_or(self.last_ip + STEP);
+        let mut at = self.placement.first(plain, pc);
         for h in self.held.iter_mut().take(plain as usize) {
             h.ip = at;
             at += STEP;
@@ -221,7 +211,9 @@ impl<W: Write> Writer<W> {
         if let (Some(pc), Some(b)) = (pc, self.held.back_mut()) {
             b.ip = pc;
         }
-        self.last_ip = self.held.back().map_or(self.last_ip, |b| b.ip);
+        if let Some(b) = self.held.back() {
+            self.placement.placed(b.ip);
+        }
     }
 
     /// Write every held record (each placed).

@@ -29,6 +29,7 @@
 
 use super::compress;
 use super::native::{put_varint, unzigzag, zigzag};
+use super::placement::{Placement, HOLD};
 use super::vex::{BranchKind, FuClass, RegSet, StaticInsn};
 use super::{Position, TraceError};
 use crate::util::digest::{file_digest, short_hex, FileDigest};
@@ -182,6 +183,10 @@ pub struct InsnReader {
     consumed: u64,
     eof: bool,
     prev_pc: u64,
+    /// For [`InsnReader::next_placed_batch`]: the instructions decoded
+    /// after the last branch, not placed yet, and the placing rule's state.
+    unplaced: Vec<Insn>,
+    placement: Placement,
     pub count: u64,
     /// From the trailer, once read.
     pub folded: Option<u64>,
@@ -233,6 +238,8 @@ impl InsnReader {
             consumed: HEAD as u64,
             eof: false,
             prev_pc: 0,
+            unplaced: Vec::new(),
+            placement: Placement::default(),
             count: 0,
             folded: None,
             source: head[9..].try_into().expect("32 bytes"),
@@ -358,6 +365,37 @@ impl InsnReader {
             }
         }
         Ok(())
+    }
+
+    /// [`Self::next_batch`] with every instruction at an address: the
+    /// stream keeps branches' pcs only, and the others are placed by the
+    /// rule of [`super::placement`], so the instructions after the last
+    /// branch decoded wait (up to `HOLD` of them) for the branch that ends
+    /// them. Puts about `max` instructions onto `out`, none only at the
+    /// end of the stream; on a fault, those decoded before it, placed.
+    pub fn next_placed_batch(&mut self, out: &mut Vec<Insn>, max: usize) -> Result<(), TraceError> {
+        let from = out.len();
+        let mut run = from;
+        out.append(&mut self.unplaced);
+        loop {
+            let scan = out.len();
+            let read = self.next_batch(out, scan + max.max(1));
+            for k in scan..out.len() {
+                if out[k].branch != BranchKind::None {
+                    self.placement.place(&mut out[run..=k], true);
+                    run = k + 1;
+                }
+            }
+            if read.is_err() || self.folded.is_some() || out.len() - run >= HOLD {
+                self.placement.place(&mut out[run..], false);
+                return read;
+            }
+            if run > from {
+                // The run after the last branch waits for its end.
+                self.unplaced = out.split_off(run);
+                return Ok(());
+            }
+        }
     }
 
     /// The next instruction; `None` at the end of the stream.
@@ -626,6 +664,60 @@ mod tests {
         let sum = summarize(InsnReader::open(&p).unwrap()).unwrap();
         assert_eq!((sum.instructions, sum.folded_iterations, sum.conditional_taken), (5, 7, 1));
         assert_eq!(sum.branches.values().sum::<u64>(), 3);
+    }
+
+    #[test]
+    fn placed_batches_of_any_size_give_every_instruction_the_address_one_pass_gives() {
+        let dir = scratch("placed");
+        let p = dir.join("p.insn");
+        // Runs of 0 to 9 plain instructions ended by branches of each
+        // kind, and a branchless run longer than HOLD at the end.
+        let mut entries = Vec::new();
+        let mut pc = 0x40_0000u64;
+        for k in 0..300u64 {
+            entries.extend(std::iter::repeat_n(Insn { class: FuClass::IntAlu, ..Insn::default() }, (k % 10) as usize));
+            pc += 64 + (k % 7) * 12;
+            let (branch, target) = match k % 3 {
+                0 => (BranchKind::Conditional, 0),
+                1 => (BranchKind::Return, pc + 0x1000),
+                _ => (BranchKind::DirectJump, 0),
+            };
+            entries.push(Insn { branch, taken: k % 2 == 0, pc, target, ..Insn::default() });
+        }
+        entries.extend(std::iter::repeat_n(Insn::default(), HOLD + 5));
+        let mut w = InsnWriter::create(&p).unwrap();
+        for e in &entries {
+            w.write(e).unwrap();
+        }
+        w.finish(0, &[0; 32]).unwrap();
+        let mut r = InsnReader::open(&p).unwrap();
+        let mut whole: Vec<Insn> = std::iter::from_fn(|| r.next_insn().unwrap()).collect();
+        let mut one_pass = Placement::default();
+        let mut run = 0;
+        for k in 0..whole.len() {
+            if whole[k].branch != BranchKind::None {
+                one_pass.place(&mut whole[run..=k], true);
+                run = k + 1;
+            }
+        }
+        for chunk in whole[run..].chunks_mut(HOLD) {
+            one_pass.place(chunk, false);
+        }
+        assert!(whole.iter().all(|i| i.pc != 0), "every instruction has an address");
+        for max in [1, 7, 256, 5000] {
+            let mut r = InsnReader::open(&p).unwrap();
+            let (mut got, mut batch) = (Vec::new(), Vec::new());
+            loop {
+                batch.clear();
+                r.next_placed_batch(&mut batch, max).unwrap();
+                if batch.is_empty() {
+                    break;
+                }
+                got.extend_from_slice(&batch);
+            }
+            assert_eq!(got.len(), whole.len(), "batch size {max}");
+            assert!(got == whole, "batch size {max}: the addresses differ from one pass's");
+        }
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub mod info;
 pub mod insn;
 pub mod lackey;
 pub mod native;
+pub mod placement;
 pub mod text;
 pub mod uops;
 pub mod valgrind_stack;
