@@ -210,3 +210,30 @@ fn the_rob_reaches_as_far_back_as_the_stream_records() {
     let e = with_rob(MAX_DISTANCE + 1).unwrap_err().to_string();
     assert!(e.contains("core.rob_entries"), "{e}");
 }
+
+#[test]
+fn a_trace_with_its_instruction_stream_runs_the_ooo_core_unless_the_user_names_another() {
+    let w = |p: &std::path::Path| WorkloadKind::parse(&format!("trace:{}", p.display())).unwrap();
+    let cfg = |o: &[&str]| load_preset("bbb", &o.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
+    let p = trace("auto-chain", chain(FuClass::IntAlu));
+    let s = simulate(&cfg(&[]), &w(&p), N, 1).unwrap();
+    assert!(s.roi.core.ooo.is_some(), "unset: the ooo core ran it");
+    assert!((s.roi.core.ipc - 1.0).abs() < 0.02, "the chain bounds it: ipc {}", s.roi.core.ipc);
+    assert!(s.workload_notes.iter().any(|n| n.contains("the ooo core ran it") && n.contains("auto")), "{:?}", s.workload_notes);
+    let s = simulate(&cfg(&["core.model=\"interval\""]), &w(&p), N, 1).unwrap();
+    assert!(s.roi.core.ooo.is_none(), "core.model = interval is honoured");
+    assert!(s.roi.core.ipc > 1.5, "the interval core ignores the chain: ipc {}", s.roi.core.ipc);
+    assert!(!s.workload_notes.iter().any(|n| n.contains("core ran it")), "{:?}", s.workload_notes);
+    // Without its stream the trace gets the interval core, and the notes say why.
+    std::fs::remove_file(path_for(&p)).unwrap();
+    let s = simulate(&cfg(&[]), &w(&p), N, 1).unwrap();
+    assert!(s.roi.core.ooo.is_none());
+    assert!(
+        s.workload_notes.iter().any(|n| n.contains("the interval core ran it") && n.contains("no instruction stream")),
+        "{:?}",
+        s.workload_notes
+    );
+    // A generated workload runs the interval core, as before, with no note.
+    let s = simulate(&cfg(&[]), &WorkloadKind::parse("array-swap").unwrap(), 2000, 1).unwrap();
+    assert!(s.roi.core.ooo.is_none() && !s.workload_notes.iter().any(|n| n.contains("core ran it")), "{:?}", s.workload_notes);
+}

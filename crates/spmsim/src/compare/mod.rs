@@ -25,7 +25,7 @@ pub mod plan_explored;
 pub mod provenance;
 pub mod report;
 
-use crate::config::{list_presets, load_preset, CoreModel, CryptoMode, PersistencyModel, SimConfig};
+use crate::config::{list_presets, load_preset, CryptoMode, PersistencyModel, SimConfig};
 use crate::engine::nvm::ByKind;
 use crate::reproduce::geomean;
 use crate::reproduce::grid::{self, Progress};
@@ -416,18 +416,19 @@ pub struct ModelResults {
     pub not_run: Vec<Candidate>,
 }
 
-/// A configuration as one workload runs it: the out-of-order core for a
-/// recorded program, the interval core for a generated benchmark.
-fn for_workload(cfg: &SimConfig, w: &WorkloadKind) -> SimConfig {
+/// A configuration as one workload runs it: the core model the
+/// configuration names, or under `core.model = "auto"` the out-of-order
+/// core for a recorded program with its instruction stream and the
+/// interval core for a generated benchmark (decided at the run).
+fn for_workload(cfg: &SimConfig) -> SimConfig {
     let mut c = cfg.clone();
-    c.core.model = if matches!(w, WorkloadKind::Trace(_)) { CoreModel::Ooo } else { CoreModel::Interval };
     c.security.crypto = CryptoMode::TimingOnly;
     c
 }
 
 fn timing_run(machine: &str, cfg: &SimConfig, workload: &str, instructions: u64, seed: u64) -> Result<RunRecord, String> {
     let w = WorkloadKind::parse(workload)?;
-    let c = for_workload(cfg, &w);
+    let c = for_workload(cfg);
     let warmup = if matches!(w, WorkloadKind::Trace(_)) { PROGRAM_WARMUP } else { 0 };
     let s = simulate_after_warmup(&c, &w, warmup, instructions, seed, &AtomicBool::new(false))
         .map_err(|e| format!("{} ({machine}) on {workload}: {e}", cfg.name))?;

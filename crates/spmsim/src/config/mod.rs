@@ -302,7 +302,9 @@ pub struct CoreConfig {
     /// dependences (fast; needs nothing but the trace). `ooo`: every
     /// instruction is scheduled by its register dependences, unit and
     /// branch prediction (needs the instruction stream a recorded trace
-    /// has beside it, `TRACE.insn`).
+    /// has beside it, `TRACE.insn`, or a ChampSim trace's registers and
+    /// branches). `auto` (the default): `ooo` where the workload has such
+    /// a stream, `interval` otherwise.
     pub model: CoreModel,
     pub frequency_ghz: f64,
     /// Instructions dispatched and retired per cycle by the `interval`
@@ -338,7 +340,13 @@ fn is_one(n: &u32) -> bool {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum CoreModel {
+    /// The `ooo` core where the workload has an instruction stream (a
+    /// recorded program's, or a ChampSim trace's registers and branches),
+    /// the `interval` core otherwise; decided before the machine is built
+    /// ([`crate::workload::WorkloadKind::auto_core`]) and said in the
+    /// run's notes.
     #[default]
+    Auto,
     Interval,
     Ooo,
 }

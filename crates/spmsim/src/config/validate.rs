@@ -199,7 +199,7 @@ impl SimConfig {
         in_range("core.issue_width", c.issue_width as u64, 1, MAX_ISSUE_WIDTH as u64)?;
         in_range("core.rob_entries", c.rob_entries as u64, 1, MAX_ENTRIES as u64)?;
         in_range("core.store_buffer_entries", c.store_buffer_entries as u64, 1, MAX_ENTRIES as u64)?;
-        if c.model == super::CoreModel::Ooo {
+        if c.model != super::CoreModel::Interval {
             in_range("core.rob_entries", c.rob_entries as u64, 1, MAX_OOO_ROB_ENTRIES as u64)?;
         }
         let o = &c.ooo;

@@ -21,7 +21,7 @@
 
 use super::schedule::TicketLock;
 use super::{ooo, RunStats, TimingSim};
-use crate::config::SimConfig;
+use crate::config::{CoreModel, SimConfig};
 use crate::trace::insn::InsnReader;
 use crate::workload::{EventStream, OpenedWorkload, WorkloadKind};
 use std::sync::atomic::AtomicBool;
@@ -67,8 +67,17 @@ impl ResolvedRun {
     /// Resolve a run of `instructions` of `workload` per core on the
     /// machine `cfg` describes, after a warm-up of `warmup` (0: none).
     pub fn new(cfg: &SimConfig, workload: &WorkloadKind, warmup: u64, instructions: u64, seed: u64) -> Result<Self, SimError> {
-        let cfg = cfg.with_cores_for(workload.threads()).map_err(SimError::Invalid)?;
-        let workload = workload.open(&cfg, seed, warmup, instructions).map_err(SimError::Invalid)?;
+        let mut cfg = cfg.with_cores_for(workload.threads()).map_err(SimError::Invalid)?;
+        // `core.model = "auto"` is decided here, before the machine is
+        // built: only the ooo core has an instruction cache.
+        let mut chosen = None;
+        if cfg.core.model == CoreModel::Auto {
+            let (model, note) = workload.auto_core();
+            cfg.core.model = model;
+            chosen = note;
+        }
+        let mut workload = workload.open(&cfg, seed, warmup, instructions).map_err(SimError::Invalid)?;
+        workload.notes.splice(0..0, chosen);
         Ok(ResolvedRun { cfg, seed, instructions, workload })
     }
 

@@ -105,7 +105,7 @@ impl WorkloadKind {
                 Ok(sources) => {
                     if !champsim.is_empty() {
                         notes.push(
-                            "the ooo core scheduled the instruction stream derived from the ChampSim trace: register dependences from its register fields, branches (kind from the registers they read and write, direction from branch_taken) through the branch predictor; no instruction fetch is modelled (the core has no instruction cache), nor unit classes (every instruction but a load or store is an integer ALU operation)"
+                            "the ooo core scheduled the instruction stream derived from the ChampSim trace: register dependences from its register fields, branches (kind from the registers they read and write, direction from branch_taken) through the branch predictor; fetch reads L1I at the branches' ips, the instructions between two branches placed at 4-byte steps before the second (the derived stream keeps no other ip); no unit classes (every instruction but a load or store is an integer ALU operation)"
                                 .into(),
                         );
                     }
@@ -134,6 +134,36 @@ impl WorkloadKind {
             shared_lock: self.shared_lock(),
             notes,
         })
+    }
+
+    /// The core model `core.model = "auto"` gives this workload, and the
+    /// note that says which ran and why: the ooo core where every thread
+    /// has an instruction stream (a recorded program's, or one derived
+    /// from a ChampSim trace's registers and branches), the interval core
+    /// otherwise. A generated workload, which never has one, gets no note.
+    pub fn auto_core(&self) -> (CoreModel, Option<String>) {
+        let unset = "core.model unset (\"auto\")";
+        match self.instruction_streams() {
+            Ok(_) => (
+                CoreModel::Ooo,
+                Some(format!("the ooo core ran it: {unset}, and the workload has its instruction stream (core.model = \"interval\" runs the interval core)")),
+            ),
+            Err(NoStream::NoFields(why)) => (CoreModel::Interval, Some(format!("the interval core ran it: {unset}, and {why}"))),
+            Err(NoStream::Refused(_)) if self.reads_traces() => (
+                CoreModel::Interval,
+                Some(format!("the interval core ran it: {unset}, and the trace has no instruction stream beside it for the ooo core (`spmsim trace record` writes one; core.model = \"ooo\" names what is missing)")),
+            ),
+            Err(NoStream::Refused(_)) => (CoreModel::Interval, None),
+        }
+    }
+
+    /// Whether any thread of this workload reads a trace file.
+    fn reads_traces(&self) -> bool {
+        match self {
+            WorkloadKind::Trace(_) => true,
+            WorkloadKind::Threads(t) => t.parts.iter().any(|p| matches!(p, WorkloadKind::Trace(_))),
+            _ => false,
+        }
     }
 
     /// The ChampSim traces this workload reads (one per thread of a mix).
