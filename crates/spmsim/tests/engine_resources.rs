@@ -6,7 +6,9 @@
 //! of workload (a synthetic profile, a generated benchmark, a program
 //! recorded under valgrind); and more units, a shorter initiation interval,
 //! a larger queue, more MSHRs, targets or write buffers never make a run
-//! slower, where no PCM bank is saturated.
+//! slower, where no PCM bank is saturated. The ooo core's instruction side
+//! (L1I's MSHRs, the fetch queue) is checked the same ways on the recorded
+//! program.
 
 use spmsim::config::{list_presets, load_preset, PersistPoint, SimConfig};
 use spmsim::scheme::params::HashRegisters;
@@ -645,4 +647,99 @@ fn no_shared_queue_is_full_while_its_servers_are_idle_on_eight_cores() {
     }
     assert!(checked >= 40, "the secure presets: {checked}");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The presets the instruction side's checks run, on the recorded program
+/// on the ooo core (the only core with an instruction cache and fetch).
+const FRONT_END_PRESETS: [&str; 6] = ["bbb", "sp", "cobcm", "triad-2", "star", "secure-wb-battery"];
+
+/// The recorded program on the ooo core of `p` with `extra` settings.
+fn front_end_run(p: &str, extra: &[&str]) -> RunStats {
+    let mut v = vec!["core.model=\"ooo\""];
+    v.extend_from_slice(extra);
+    run(&preset(p, &v), &format!("trace:{}", recorded_program().display()))
+}
+
+/// L1I's MSHR file and the fetch queue never hold more than their size
+/// nor are busy longer than the run (entries x cycles), on the default
+/// machine and on one with a single L1I MSHR and a 2-entry fetch queue.
+#[test]
+fn the_instruction_cache_mshrs_and_the_fetch_queue_hold_no_more_than_their_size() {
+    let mut runs = 0;
+    for p in FRONT_END_PRESETS {
+        for (extra, mshrs, queue) in [(vec![], 4, 32), (vec!["caches.l1i.mshrs=1", "core.ooo.fetch_queue_entries=2"], 1, 2)] {
+            let s = front_end_run(p, &extra);
+            let cycles = s.roi.core.cycles;
+            let f = s.roi.core.ooo.and_then(|o| o.front_end).unwrap_or_else(|| panic!("{p} {extra:?}: no front-end stats"));
+            let m = s.roi.caches.get("l1i").and_then(|l| l.mshrs).unwrap_or_else(|| panic!("{p} {extra:?}: no L1I MSHR stats"));
+            println!(
+                "{p:18} {extra:?}: cycles {cycles} L1I accesses {} MSHRs peak {}/{} busy {} held at end {}; fetch queue peak {}/{queue} busy {}",
+                f.l1i_accesses, m.peak_occupancy, m.entries, m.busy_cycles, m.held_at_end, f.fetch_queue_peak, f.fetch_queue_busy_cycles
+            );
+            assert_eq!(m.entries, mshrs, "{p} {extra:?}: the configured L1I MSHRs");
+            assert!(f.l1i_accesses > 0 && m.misses > 0, "{p} {extra:?}: fetch read L1I and missed in it");
+            assert!(
+                m.peak_occupancy <= mshrs && m.held_at_end <= mshrs,
+                "{p} {extra:?}: L1I MSHRs peak {} held {}",
+                m.peak_occupancy,
+                m.held_at_end
+            );
+            assert!(m.busy_cycles <= cycles * mshrs, "{p} {extra:?}: L1I MSHRs busy {} entry-cycles in {cycles} cycles", m.busy_cycles);
+            assert!(f.fetch_queue_peak >= 1 && f.fetch_queue_peak <= queue, "{p} {extra:?}: fetch queue peak {}", f.fetch_queue_peak);
+            assert!(
+                f.fetch_queue_busy_cycles <= cycles * queue,
+                "{p} {extra:?}: fetch queue busy {} entry-cycles in {cycles} cycles",
+                f.fetch_queue_busy_cycles
+            );
+            runs += 1;
+        }
+    }
+    println!("{runs} runs checked");
+}
+
+/// A larger fetch queue or more L1I MSHRs never makes the recorded
+/// program slower on the ooo core, within the 0.1 % allowance of
+/// [`compare_machines`] (which runs generated workloads on the interval
+/// core, with no instruction side), pairs with a saturated PCM bank
+/// printed and not held, by its rule.
+#[test]
+fn a_larger_fetch_queue_or_more_instruction_cache_mshrs_is_never_slower() {
+    let pairs: [(&[&str], &[&str]); 4] = [
+        (&["core.ooo.fetch_queue_entries=4"], &[]),
+        (&[], &["core.ooo.fetch_queue_entries=128"]),
+        (&["caches.l1i.mshrs=1"], &[]),
+        (&[], &["caches.l1i.mshrs=16"]),
+    ];
+    let (mut slower, mut saturated, mut faster, mut worst, mut checked) = (Vec::new(), Vec::new(), [0; 4], 1.0f64, 0);
+    let booked = |s: &RunStats| s.roi.memory.controller.as_ref().map_or(0.0, |m| m.busiest_bank_utilisation);
+    for p in FRONT_END_PRESETS {
+        for (k, (poor, rich)) in pairs.iter().enumerate() {
+            let (sa, sb) = (front_end_run(p, poor), front_end_run(p, rich));
+            let (a, b) = (sa.roi.core.cycles, sb.roi.core.cycles);
+            let ratio = b as f64 / a as f64;
+            let bank = booked(&sa).max(booked(&sb));
+            println!("{p:18} {rich:?} against {poor:?}: {b} cycles against {a} ({ratio:.5}), busiest bank {:.1} %", 100.0 * bank);
+            faster[k] += (b < a) as usize;
+            if bank > SATURATED {
+                saturated.push(format!("{p}: {rich:?} {b}, {poor:?} {a} ({ratio:.4}, busiest bank {:.1} %)", 100.0 * bank));
+                continue;
+            }
+            checked += 1;
+            worst = worst.max(ratio);
+            if ratio > 1.001 {
+                slower.push(format!("{p}: {rich:?} {b} cycles, {poor:?} {a}"));
+            }
+        }
+    }
+    println!(
+        "{checked} pairs held to the allowance, worst ratio richer/poorer {worst:.5}; runs made faster by each richer machine {faster:?}; {} with a saturated bank:\n{}",
+        saturated.len(),
+        saturated.join("\n")
+    );
+    assert!(checked >= 12, "pairs without a saturated bank: {checked} of {}", 4 * FRONT_END_PRESETS.len());
+    assert!(slower.is_empty(), "a richer front end made runs slower:\n{}", slower.join("\n"));
+    // Fetch waits for each buffer it fills, so L1I holds one miss at a
+    // time and more L1I MSHRs cannot speed a run up; a larger fetch queue
+    // must, or the check would not be testing it.
+    assert!(faster[0] > 0 && faster[1] > 0, "a larger fetch queue speeds some run up: {faster:?}");
 }
