@@ -317,15 +317,24 @@ fn run_refuses_an_unwritable_output_folder_before_simulating() {
 #[cfg(unix)]
 #[test]
 fn an_interrupted_run_removes_the_folders_it_made_and_only_those() {
-    use std::os::unix::process::ExitStatusExt;
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
     let dir = scratch("run-interrupted");
     let interrupted = |out: &std::path::Path| {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_spmsim"))
-            .args(["run", "--scheme", "cobcm", "--workload", "btree", "--instructions", "2000000000", "--out", out.to_str().unwrap()])
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_spmsim"));
+        cmd.args(["run", "--scheme", "cobcm", "--workload", "btree", "--instructions", "2000000000", "--out", out.to_str().unwrap()])
             .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
+            .stderr(std::process::Stdio::piped());
+        // The run as a terminal starts it, SIGINT at its default action: a
+        // shell starts a background job with SIGINT ignored, and spmsim
+        // keeps a disposition it inherits other than the default.
+        // SAFETY: signal() is async-signal-safe, as pre_exec requires.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().unwrap();
         // The folder is made before the run simulates (minutes for these
         // instructions): interrupt it once there, and running.
         let start = std::time::Instant::now();

@@ -516,9 +516,21 @@ impl SchemeParams for CacheTree {
 /// whose parent lacks its change is hashed into its path, up to the next
 /// line cached before, when it leaves the cache; a battery finishes those
 /// changes at a power failure.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct WriteThroughToCached {}
+pub struct WriteThroughToCached {
+    /// The battery flushes the metadata cache at a power failure (false:
+    /// the control `mset-baseline-cached-no-battery`, which loses the
+    /// changes that cached lines hold for their parents).
+    #[serde(default = "yes")]
+    pub battery: bool,
+}
+
+impl Default for WriteThroughToCached {
+    fn default() -> Self {
+        WriteThroughToCached { battery: true }
+    }
+}
 
 impl SchemeParams for WriteThroughToCached {
     fn name(&self) -> &'static str {
@@ -528,7 +540,7 @@ impl SchemeParams for WriteThroughToCached {
     /// takes the change on chip: complete once the update reaches it, as
     /// CacheTree's (Kubo et al. 3.2).
     fn work(&self) -> SchemeWork {
-        SchemeWork::at_memory_controller(WRITE_THROUGH, true, false).completing(Completion::Root)
+        SchemeWork::at_memory_controller(WRITE_THROUGH, self.battery, false).completing(Completion::Root)
     }
     fn needs(&self) -> Vec<Need> {
         vec![Need::Tree { tree: TreeType::Bmt, no_onchip_levels: true, why: "stops a Bonsai Merkle tree's updates at cached nodes" }]
