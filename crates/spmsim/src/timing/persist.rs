@@ -298,9 +298,12 @@ impl PersistPath {
     /// `t`, its tree update and register increments on their units, its
     /// writes queued when they are done. Returns when the job got its
     /// entry (a full queue holds the offerer back) and when it is done.
+    /// A job with writes and no hashing (dirty metadata evicted with its
+    /// MAC already made) is a job too: its entry is held until its writes
+    /// hold write-queue slots, so a full WPQ holds the offerer back.
     pub(super) fn background_job(&self, engine: &mut Engine, pcm: &mut Pcm, t: u64, rec: &WorkRecord, writes: &[u64]) -> (u64, u64) {
-        if rec.update_hashes() == 0 && rec.crypto.read_hash_adds + rec.crypto.write_hash_adds == 0 {
-            Self::queue_writes(pcm, t, writes);
+        let hashes = rec.update_hashes() > 0 || rec.crypto.read_hash_adds + rec.crypto.write_hash_adds > 0;
+        if !hashes && writes.is_empty() {
             return (t, t);
         }
         let at = engine.background.admit(t);
