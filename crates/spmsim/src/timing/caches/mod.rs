@@ -245,7 +245,11 @@ pub struct MshrStats {
     /// busy_cycles over the run's cycles times every cache's entries.
     pub utilisation: f64,
     /// Accesses that found the cache blocked by its MSHRs (the file full,
-    /// or an MSHR holding all its targets), and the cycles they waited.
+    /// or an MSHR holding all its targets), and the cycles they waited,
+    /// summed over those accesses: accesses that wait through the same
+    /// blocked stretch each count it, so `blocked_cycles` may exceed the
+    /// run's cycles and `busy_cycles` (gem5's `blocked_cycles` is instead
+    /// the time the cache is blocked, counted once).
     pub blocked_waits: u64,
     pub blocked_cycles: u64,
 }
@@ -267,7 +271,8 @@ pub struct WriteBufferStats {
     pub backlog_cycles: u64,
     pub utilisation: f64,
     /// Accesses that found the cache blocked by a full write buffer, and
-    /// the cycles they waited.
+    /// the cycles they waited, summed over those accesses as the MSHRs'
+    /// are.
     pub blocked_waits: u64,
     pub blocked_cycles: u64,
 }
@@ -329,6 +334,19 @@ mod tests {
         let r = b.report(400, 400);
         assert_eq!((r.mshrs.misses, r.mshrs.peak_occupancy, r.mshrs.blocked_waits), (2, 2, 2));
         assert_eq!(r.mshrs.busy_cycles, 500);
+    }
+
+    #[test]
+    fn blocked_cycles_sum_the_waits_of_every_access_blocked_by_one_stretch() {
+        let mut b = MissBuffers::new(&level(1, 20, 8));
+        let s = b.allocate(0);
+        b.hold_miss(s, 100, 1);
+        assert_eq!(b.ready(10), 100, "a hit waits for the only MSHR");
+        assert_eq!(b.ready(20), 100);
+        assert_eq!(b.allocate(30), 100, "a miss waits too");
+        let m = b.report(200, 200).mshrs;
+        assert_eq!((m.blocked_waits, m.blocked_cycles), (3, 90 + 80 + 70));
+        assert_eq!(m.busy_cycles, 100, "the file was full for 100 cycles, fewer than the accesses waited");
     }
 
     #[test]
