@@ -237,3 +237,75 @@ fn a_trace_with_its_instruction_stream_runs_the_ooo_core_unless_the_user_names_a
     let s = simulate(&cfg(&[]), &WorkloadKind::parse("array-swap").unwrap(), 2000, 1).unwrap();
     assert!(s.roi.core.ooo.is_none() && !s.workload_notes.iter().any(|n| n.contains("core ran it")), "{:?}", s.workload_notes);
 }
+
+/// A trace of `N` memory instructions and its stream: instruction `k`
+/// is `insn(k)` with the accesses `accesses(k)` (a load and/or a store
+/// of 8 bytes at an address; a store after a load is of the same
+/// instruction).
+fn memory_program(name: &str, accesses: impl Fn(u64) -> (Option<u64>, Option<u64>), insn: impl Fn(u64) -> Insn) -> PathBuf {
+    use spmsim::workload::Op;
+    let dir = std::env::temp_dir().join(format!("spmsim-ooo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(format!("{name}.trace"));
+    let mut w = NativeWriter::create(&p, &TraceHeader::new("test", AddressSpace::Virtual, false)).unwrap();
+    for k in 0..N {
+        let (load, store) = accesses(k);
+        if let Some(a) = load {
+            w.write(&TraceRecord::mem(Op::Load, a, 8)).unwrap();
+        }
+        if let Some(a) = store {
+            w.write(&TraceRecord { same_instruction: load.is_some(), ..TraceRecord::mem(Op::Store, a, 8) }).unwrap();
+        }
+    }
+    w.finish().unwrap();
+    let mut s = InsnWriter::create(&path_for(&p)).unwrap();
+    for k in 0..N {
+        s.write(&insn(k)).unwrap();
+    }
+    s.finish(0, &spmsim::util::digest::file_digest(&p).unwrap()).unwrap();
+    p
+}
+
+/// Every 8th instruction loads a line of its own (a miss to memory); the
+/// others update one of 8 counters in one line (`add %rax,(counter)`: a
+/// load and a store, three micro-ops) when `rmw`, else load it (one).
+fn counters(name: &str, rmw: bool) -> PathBuf {
+    let miss = |k: u64| k.is_multiple_of(8).then_some(0x100_0000 + k * 64);
+    let counter = |k: u64| 0x1000 + (k % 8) * 8;
+    memory_program(
+        name,
+        |k| (Some(miss(k).unwrap_or(counter(k))), (rmw && miss(k).is_none()).then(|| counter(k))),
+        |k| Insn { class: if rmw && !k.is_multiple_of(8) { FuClass::Store } else { FuClass::Load }, ..Insn::default() },
+    )
+}
+
+#[test]
+fn read_modify_writes_fill_the_rob_with_fewer_instructions_than_plain_loads() {
+    let (rmw, loads) = (counters("rmw-counters", true), counters("load-counters", false));
+    let on = |p: &std::path::Path, rob: u32, micro_ops: &str| {
+        run(p, &[&format!("core.rob_entries={rob}"), "core.ooo.front_end=constant", &format!("core.ooo.micro_ops=\"{micro_ops}\"")])
+    };
+    // A ROB of 24 holds 24 loads, but about 9 read-modify-writes cracked
+    // into their micro-ops (2.75 an instruction): fewer misses overlap.
+    let (cracked, whole, plain) = (on(&rmw, 24, "x86"), on(&rmw, 24, "one-per-instruction"), on(&loads, 24, "x86"));
+    let (c, w, p) = (&cracked.roi.core, &whole.roi.core, &plain.roi.core);
+    assert_eq!((c.instructions, w.instructions, p.instructions), (N, N, N), "instructions stay per instruction");
+    assert_eq!(c.ooo.unwrap().micro_ops, Some(N / 8 + 3 * (N - N / 8)));
+    assert_eq!(w.ooo.unwrap().micro_ops, None, "not counted uncracked");
+    assert_eq!(p.ooo.unwrap().micro_ops, Some(N));
+    assert!(c.ipc < 0.8 * p.ipc, "read-modify-writes: ipc {}, plain loads {}", c.ipc, p.ipc);
+    assert!(c.ipc < 0.8 * w.ipc, "cracked: ipc {}, one micro-op an instruction {}", c.ipc, w.ipc);
+    assert!(c.ooo.unwrap().rob_full_cycles > p.ooo.unwrap().rob_full_cycles);
+    // Uncracked, the core is the one before micro-ops: these are the
+    // counts spmsim at 87722e6 (no `core.ooo.micro_ops`) gave this run.
+    let wo = w.ooo.unwrap();
+    assert_eq!((w.cycles, wo.rob_full_cycles, wo.iq_full_cycles, wo.refill_cycles), (286_310, 283_442, 0, 0));
+    // The ROB holds micro-ops: 66 entries hold as many of these
+    // read-modify-writes as 24 hold loads, and overlap as many misses.
+    let wide = on(&rmw, 66, "x86").roi.core.ipc;
+    assert!((wide - p.ipc).abs() < 0.02 * p.ipc, "read-modify-writes in 66 entries: ipc {wide}, loads in 24: {}", p.ipc);
+    // One micro-op an instruction, cracked or not: the same run.
+    let mut x = serde_json::to_value(&plain.roi).unwrap();
+    x["core"]["ooo"].as_object_mut().unwrap().remove("micro_ops");
+    assert_eq!(x, serde_json::to_value(&on(&loads, 24, "one-per-instruction").roi).unwrap());
+}

@@ -310,7 +310,9 @@ pub struct CoreConfig {
     /// Instructions dispatched and retired per cycle by the `interval`
     /// model. The `ooo` model has gem5's own widths (`core.ooo.*_width`).
     pub issue_width: u32,
-    /// Reorder buffer: how far loads and misses may overlap.
+    /// Reorder buffer: how far loads and misses may overlap. Under the
+    /// `ooo` model its entries hold micro-ops (gem5 `numROBEntries`,
+    /// see `core.ooo.micro_ops`).
     pub rob_entries: u32,
     /// Retired stores waiting to be released to L1D and the persist buffer.
     pub store_buffer_entries: u32,
@@ -363,6 +365,18 @@ pub enum FrontEnd {
     Constant,
 }
 
+/// What the `ooo` core's widths and queues hold (`core.ooo.micro_ops`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum MicroOps {
+    /// Each instruction cracked into its micro-ops as gem5's x86 decoder
+    /// cracks it (the rule of `trace/uops.rs`).
+    #[default]
+    X86,
+    /// One slot and one entry per instruction (the model before micro-ops).
+    OnePerInstruction,
+}
+
 /// A pool of identical functional units.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -383,15 +397,36 @@ pub struct FuPool {
 pub struct OooConfig {
     /// Loads in flight (gem5 `LQEntries` 32).
     pub load_queue_entries: u32,
-    /// Instructions dispatched per cycle into the reorder buffer and the
+    /// `x86`: an instruction is cracked into micro-ops, one per access
+    /// (load or store) plus one if it also computes, at least one (the
+    /// rule of `trace/uops.rs`: `add (%rsi),%rax` is two, `add %rax,(%rsi)`
+    /// three, as gem5's x86 microcode `ADD_R_M` and `ADD_M_R` in
+    /// `src/arch/x86/isa/insts/general_purpose/arithmetic/add_and_subtract.py`).
+    /// Each micro-op takes a slot of the fetch, dispatch and commit widths
+    /// and an entry of the fetch queue, the reorder buffer and the
+    /// instruction queue, as in gem5's O3 CPU (`src/cpu/o3/`):
+    /// `Fetch::fetch` (`fetch.cc`) counts every micro-op it sends to
+    /// decode against `fetchWidth` and `fetchQueueSize`;
+    /// `Decode::decodeInsts`, `Rename::renameInsts` and
+    /// `IEW::dispatchInsts` move micro-ops at their widths into the ROB
+    /// (`ROB::insertInst`) and the IQ (`InstructionQueue::insert`);
+    /// `Commit::commitInsts` commits micro-ops at `commitWidth`. An instruction retires with its last micro-op and
+    /// the load queue holds a loading instruction once, as before.
+    /// Instructions and IPC stay per instruction (gem5's
+    /// `Commit::updateComInstStats` counts `numInsts` at an instruction's
+    /// last micro-op and `numOps` at each). `one-per-instruction`: every
+    /// instruction one slot and one entry (the model before this key).
+    pub micro_ops: MicroOps,
+    /// Micro-ops (instructions under `micro_ops = "one-per-instruction"`)
+    /// dispatched per cycle into the reorder buffer and the
     /// instruction queue: gem5 `dispatchWidth` 8 (`src/cpu/o3/BaseO3CPU.py`;
     /// `decodeWidth` and `renameWidth` are 8 as well, so no earlier
     /// in-order stage is narrower). 4 is the width before this key.
     pub dispatch_width: u32,
-    /// Instructions retired per cycle: gem5 `commitWidth` 8
+    /// Micro-ops retired per cycle: gem5 `commitWidth` 8
     /// (`src/cpu/o3/BaseO3CPU.py`).
     pub commit_width: u32,
-    /// Instructions dispatched and not yet issued: gem5 `numIQEntries` 64
+    /// Micro-ops dispatched and not yet issued: gem5 `numIQEntries` 64
     /// (`src/cpu/o3/BaseO3CPU.py`). A full queue holds dispatch back.
     pub iq_entries: u32,
     /// `fetch`: instructions are fetched by their address through L1I
@@ -407,14 +442,14 @@ pub struct OooConfig {
     /// decode to rename (1), rename to IEW (2), plus the L1I hit of the
     /// refetch (1).
     pub mispredict_refill_cycles: u32,
-    /// Instructions fetched per cycle: gem5 `fetchWidth` 8
+    /// Micro-ops fetched per cycle: gem5 `fetchWidth` 8
     /// (`src/cpu/o3/BaseO3CPU.py`).
     pub fetch_width: u32,
     /// Bytes fetch takes from L1I at once; an instruction outside them is
     /// a new L1I access: gem5 `fetchBufferSize` 64 (`BaseO3CPU.py`).
     pub fetch_buffer_bytes: u32,
-    /// Fetched instructions waiting for decode: gem5 `fetchQueueSize` 32
-    /// (`BaseO3CPU.py`; gem5 counts micro-ops, this model instructions).
+    /// Fetched micro-ops waiting for decode: gem5 `fetchQueueSize` 32
+    /// (`BaseO3CPU.py`).
     /// A full queue stops fetch.
     pub fetch_queue_entries: u32,
     /// Front-end stage delays, gem5 `BaseO3CPU.py`: `fetchToDecodeDelay`
@@ -455,6 +490,7 @@ impl Default for OooConfig {
         let pool = |count, latency, issue_interval| FuPool { count, latency, issue_interval };
         OooConfig {
             load_queue_entries: 32,
+            micro_ops: MicroOps::X86,
             dispatch_width: 8,
             commit_width: 8,
             iq_entries: 64,

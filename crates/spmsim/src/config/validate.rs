@@ -484,6 +484,8 @@ mod tests {
         }
         let e = err("[core.ooo]\nfront_end='none'\n");
         assert!(e.contains("front_end") && e.contains("constant"), "{e}");
+        let e = err("[core.ooo]\nmicro_ops='risc'\n");
+        assert!(e.contains("micro_ops") && e.contains("one-per-instruction"), "{e}");
     }
 
     #[test]

@@ -49,6 +49,31 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// The access an event brings to its instruction: the `ooo` core cracks
+/// an instruction into a micro-op per access (`core.ooo.micro_ops`), not
+/// per block piece of one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// None (a fence, a marker, `compute`).
+    None,
+    Load,
+    Store,
+    /// A later piece of the access before it.
+    Piece,
+}
+
+impl Access {
+    pub fn of(ev: &crate::trace::event::Event) -> Access {
+        use crate::trace::event::Op;
+        match (ev.op, ev.piece) {
+            (Op::Load | Op::Store, true) => Access::Piece,
+            (Op::Load, false) => Access::Load,
+            (Op::Store, false) => Access::Store,
+            _ => Access::None,
+        }
+    }
+}
+
 pub struct Core {
     width: u64,
     rob: u64,
@@ -158,16 +183,22 @@ impl Core {
     /// of its own: not a marker, not `compute`, not the second piece of a
     /// split access; `event::instructions`); returns when the operation
     /// dispatches.
+    /// `access` is the event's (see [`Access`]).
     /// `icache` fetches an instruction block for the `ooo` core's front end
     /// (see [`super::frontend::InstructionFetch`]).
-    pub fn dispatch(&mut self, gap: u32, instructions: u64, icache: &mut super::frontend::InstructionFetch) -> u64 {
+    pub fn dispatch(&mut self, gap: u32, instructions: u64, access: Access, icache: &mut super::frontend::InstructionFetch) -> u64 {
         debug_assert!(instructions <= gap as u64 + 1);
         if let Some(o) = &mut self.ooo {
             self.instr += instructions;
             let own = instructions > gap as u64;
-            let t = o.open.map_or(self.last_retire, |m| m.issue);
+            let t = o.open.map_or(self.last_retire, |m| m.access_at);
             let t = o.run_plains(instructions - own as u64, t, &mut self.last_retire, icache);
-            return if own { o.start_memop(icache) } else { t };
+            let (load, store) = ((access == Access::Load) as u64, (access == Access::Store) as u64);
+            return match (own, access) {
+                (true, _) => o.start_memop(load, store, icache),
+                (false, Access::Load | Access::Store) => o.more_access(load == 1).unwrap_or(t),
+                (false, _) => t,
+            };
         }
         self.instr += instructions;
         self.disp_slots += instructions;
@@ -197,6 +228,19 @@ impl Core {
         let r = self.last_retire.max(t + latency);
         self.last_retire = r;
         self.window.push_back((self.instr, r));
+    }
+
+    /// A store access of the open instruction whose bytes joined the
+    /// store before it (the same block, so no store of its own): under
+    /// `core.ooo.micro_ops = "x86"` its micro-op still dispatches and
+    /// completes.
+    pub fn merged_store(&mut self) {
+        if let Some(o) = &mut self.ooo {
+            if let Some(t) = o.more_access(false) {
+                let m = o.open.unwrap_or_default();
+                o.finish_memop((t + 1).max(m.data_ready), &mut self.last_retire, false);
+            }
+        }
     }
 
     /// Retire a store: it needs a store-buffer entry.

@@ -1,12 +1,13 @@
 //! The `ooo` core's front end, as gem5's O3 fetch, decode and rename
 //! stages (`src/cpu/o3/fetch.cc`, `BaseO3CPU.py`): instructions are
-//! fetched in program order by their address, `fetch_width` a cycle, from
-//! a fetch buffer of `fetch_buffer_bytes` that an access to L1I fills; an
-//! instruction outside the buffer waits for a new L1I access (gem5
+//! fetched in program order by their address, their micro-ops
+//! (`core.ooo.micro_ops`) `fetch_width` a cycle, from a fetch buffer of
+//! `fetch_buffer_bytes` that an access to L1I fills; an instruction
+//! outside the buffer waits for a new L1I access (gem5
 //! `IcacheWaitResponse`), and a predicted-taken branch ends its fetch
-//! cycle. Fetched instructions wait in the fetch queue (`fetchQueueSize`)
-//! until decode takes them; a full queue stops fetch. An instruction
-//! reaches dispatch (in IEW) `fetchToDecodeDelay + decodeToRenameDelay +
+//! cycle. Fetched micro-ops wait in the fetch queue (`fetchQueueSize`)
+//! until decode takes them; a full queue stops fetch. A micro-op reaches
+//! dispatch (in IEW) `fetchToDecodeDelay + decodeToRenameDelay +
 //! renameToIEWDelay` cycles after its fetch. A mispredicted branch's
 //! squash reaches fetch `iewToFetchDelay` after it executes; fetch then
 //! starts again at the right path with an empty buffer, so a
@@ -26,8 +27,8 @@ pub struct FrontEndStats {
     pub l1i_wait_cycles: u64,
     /// Cycles fetch waited for room in the fetch queue.
     pub fetch_queue_full_cycles: u64,
-    /// Peak instructions in the fetch queue, and the instruction-cycles
-    /// they were held there (fetch to decode).
+    /// Peak micro-ops in the fetch queue, and the micro-op-cycles they
+    /// were held there (fetch to decode).
     pub fetch_queue_peak: u64,
     pub fetch_queue_busy_cycles: u64,
     /// Squashes that restarted fetch (mispredicted branches).
@@ -67,11 +68,11 @@ pub struct FrontEnd {
     used: u64,
     /// The fetch buffer's address (in buffer units) and when it filled.
     buffer: Option<u64>,
-    /// When each of the last `queue` dispatched instructions left the
-    /// fetch queue (decode took it), in program order: non-decreasing, as
-    /// fetch and dispatch are in order.
+    /// When each of the last `queue` dispatched micro-ops left the fetch
+    /// queue (decode took it), in program order: non-decreasing, as fetch
+    /// and dispatch are in order.
     left: VecDeque<u64>,
-    /// Fetch times of the instructions whose leaving is not known yet.
+    /// Fetch times of the micro-ops whose leaving is not known yet.
     fetched: VecDeque<u64>,
     pub stats: FrontEndStats,
 }
@@ -96,19 +97,12 @@ impl FrontEnd {
         }
     }
 
-    /// Fetch the next instruction in program order: the earliest cycle it
-    /// may dispatch. [`Self::dispatched`] must follow with its dispatch.
+    /// Fetch the next instruction's first micro-op, in program order: the
+    /// earliest cycle it may dispatch. [`Self::dispatched`] must follow
+    /// with its dispatch, and [`Self::fetched_instruction`] once the
+    /// instruction's micro-ops are all fetched.
     pub fn fetch(&mut self, ins: &Insn, icache: &mut InstructionFetch) -> u64 {
-        let mut f = self.cycle;
-        // The fetch queue holds `queue` instructions: this one needs the
-        // one `queue` earlier to have left it.
-        if self.left.len() >= self.queue {
-            let out = self.left[self.left.len() - self.queue];
-            if out > f {
-                self.stats.fetch_queue_full_cycles += out - f;
-                f = out;
-            }
-        }
+        let mut f = self.queue_room();
         let line = ins.pc / self.buffer_bytes;
         if self.buffer != Some(line) {
             self.stats.l1i_accesses += 1;
@@ -117,13 +111,46 @@ impl FrontEnd {
             f = f.max(ready);
             self.buffer = Some(line);
         }
-        self.take(f);
+        self.enter(f)
+    }
+
+    /// Fetch another micro-op of the instruction fetched last (its bytes
+    /// are in the fetch buffer): the earliest cycle it may dispatch; as
+    /// [`Self::fetch`], [`Self::dispatched`] must follow.
+    pub fn fetch_micro_op(&mut self) -> u64 {
+        let f = self.queue_room();
+        self.enter(f)
+    }
+
+    /// The instruction fetched last has all its micro-ops fetched: a
+    /// predicted-taken branch ends its fetch cycle (gem5 fetch stops at a
+    /// predicted branch); a mispredicted one is redirected at its
+    /// execution instead.
+    pub fn fetched_instruction(&mut self, ins: &Insn) {
         if ins.taken {
-            // A predicted-taken branch ends its fetch cycle (gem5 fetch
-            // stops at a predicted branch); a mispredicted one is
-            // redirected at its execution instead.
             self.next_cycle();
         }
+    }
+
+    /// The first fetch cycle at which the fetch queue has room for one
+    /// more micro-op: it holds `queue`, so this one needs the one `queue`
+    /// earlier to have left it.
+    fn queue_room(&mut self) -> u64 {
+        let mut f = self.cycle;
+        if self.left.len() >= self.queue {
+            let out = self.left[self.left.len() - self.queue];
+            if out > f {
+                self.stats.fetch_queue_full_cycles += out - f;
+                f = out;
+            }
+        }
+        f
+    }
+
+    /// A micro-op fetched at `f` enters the fetch queue; the earliest
+    /// cycle it may dispatch.
+    fn enter(&mut self, f: u64) -> u64 {
+        self.take(f);
         // In the queue at `f`: this one and those fetched before that
         // leave after `f`.
         let queued = (self.left.len() - self.left.partition_point(|&out| out <= f)) as u64 + 1;
@@ -132,7 +159,7 @@ impl FrontEnd {
         f + self.depth
     }
 
-    /// The instruction fetched last dispatches at `d`: it left the fetch
+    /// The micro-op fetched last dispatches at `d`: it left the fetch
     /// queue when decode took it, `decodeToRename + renameToIEW` before
     /// (and not before it reached decode).
     pub fn dispatched(&mut self, d: u64) {

@@ -7,11 +7,32 @@
 //! branch holds dispatch until it has executed and the front end has
 //! refilled. Memory instructions take their latency from the cache and
 //! memory model ([`super::core::Core`] passes it in).
+//!
+//! Under `core.ooo.micro_ops = "x86"` an instruction is cracked into
+//! micro-ops (`trace/uops.rs`): a micro-op per access, as its accesses
+//! come, and one if it also computes. Each takes a slot of the fetch,
+//! dispatch and commit widths and an entry of the fetch queue, the
+//! reorder buffer and the instruction queue, as in gem5's O3 CPU:
+//!
+//! ```text
+//!  micro-op      holds an IQ entry until            frees its ROB entry
+//!  an access     the access starts                  when its instruction retires
+//!  the compute   the loaded value is back
+//! ```
+//! An instruction retires when its last micro-op commits, its micro-ops
+//! taking their commit slots then. Only an instruction of more micro-ops
+//! than the reorder buffer holds (a long `rep` string instruction) frees
+//! entries before it retires: a micro-op of it waits for the one a
+//! buffer's length before it to have committed, which is when the
+//! instruction's accesses up to that one had completed and the
+//! instruction before it had retired (gem5 commits micro-ops one by one).
+//! Register dependences, units and the load queue stay per instruction.
 
 use super::branch::Tournament;
 use super::frontend::{FrontEnd, FrontEndStats, InstructionFetch};
 use crate::config::{CoreConfig, FuPool};
 use crate::trace::insn::{Insn, InsnReader, MAX_DISTANCE};
+use crate::trace::uops;
 use crate::trace::vex::{BranchKind, FuClass};
 use serde::Serialize;
 use std::cmp::Reverse;
@@ -50,6 +71,20 @@ impl Slots {
             self.used = 0;
         }
     }
+
+    /// Take `n` (at least one) slots in a row, the first at or after cycle
+    /// `t`, as `n` calls of [`Self::take`] at `t`; the cycle of the last.
+    fn take_n(&mut self, t: u64, width: u64, n: u64) -> u64 {
+        if t > self.cycle {
+            self.cycle = t;
+            self.used = 0;
+        }
+        let last = self.cycle + (self.used + n - 1) / width;
+        let used = self.used + n;
+        self.cycle += used / width;
+        self.used = used % width;
+        last
+    }
 }
 
 /// What the `ooo` model counted (`roi.core.ooo`).
@@ -71,6 +106,9 @@ pub struct OooStats {
     /// The fetch front end's counts (`core.ooo.front_end = "fetch"`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub front_end: Option<FrontEndStats>,
+    /// Micro-ops dispatched (`core.ooo.micro_ops = "x86"` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub micro_ops: Option<u64>,
 }
 
 impl OooStats {
@@ -86,6 +124,7 @@ impl OooStats {
             iq_full_cycles: self.iq_full_cycles - o.iq_full_cycles,
             refill_cycles: self.refill_cycles - o.refill_cycles,
             front_end: self.front_end.map(|f| f.minus(&o.front_end.unwrap_or_default())),
+            micro_ops: self.micro_ops.map(|n| n - o.micro_ops.unwrap_or(0)),
         }
     }
 }
@@ -101,17 +140,43 @@ pub struct OpenMemop {
     pub data_ready: u64,
     /// Cycles of computation on a loaded value (a load-op instruction).
     pub extra: u64,
+    /// When its current access may start: `issue` for its first, and
+    /// under `micro_ops = "x86"` no earlier than a later access's
+    /// micro-op dispatches.
+    pub access_at: u64,
     /// A branch that reads or writes memory (`ret`, `call`, `jmp *mem`),
     /// resolved when the access completes; `None` once resolved.
     pub branch: Option<Insn>,
-    /// Once its first block piece has finished: (its completion, its
-    /// retirement, the retire slots before it), so that later pieces of
+    /// Once its first block piece has finished, so that later pieces of
     /// the same instruction (an access split at a block boundary, a `rep`
     /// instruction's iterations) move its one retirement rather than take
     /// another.
-    finished: Option<(u64, u64, Slots)>,
+    finished: Option<Finished>,
     /// It holds a load-queue entry.
     pub in_lq: bool,
+    /// The instruction, its accesses so far and its micro-ops so far.
+    insn: Insn,
+    loads: u64,
+    stores: u64,
+    micro_ops: u64,
+    /// The first micro-op of its current access.
+    access_from: u64,
+    /// Its compute micro-op holds an instruction-queue entry until its
+    /// loaded value is back, which the next finished piece tells.
+    compute_waits: bool,
+}
+
+/// The retirement of the open memory instruction so far.
+#[derive(Clone, Copy, Debug, Default)]
+struct Finished {
+    /// Its completion.
+    done: u64,
+    /// The cycle its commit slots are taken from, the slots before them,
+    /// how many it took, and the cycle of the last (its retirement).
+    from: u64,
+    before: Slots,
+    micro_ops: u64,
+    retired: u64,
 }
 
 pub struct Ooo {
@@ -138,8 +203,20 @@ pub struct Ooo {
     commit_width: u64,
     rob: u64,
     iq: usize,
-    /// Issue times of the instructions in the instruction queue.
+    /// Issue times of the micro-ops in the instruction queue.
     queued: BinaryHeap<Reverse<u64>>,
+    /// Micro-ops in the instruction queue whose issue time is not known
+    /// yet (not in `queued`).
+    iq_waiting: usize,
+    /// Instructions cracked into micro-ops (`core.ooo.micro_ops = "x86"`).
+    crack: bool,
+    /// Micro-ops dispatched, and per micro-op (a ring as `done`): its
+    /// instruction's index, and for a micro-op of the open memory
+    /// instruction, when it frees its reorder-buffer entry (see the
+    /// module docs; 0 until its access has completed).
+    micro_ops: u64,
+    micro_op_insn: Box<[u64; RING]>,
+    micro_op_free: Box<[u64; RING]>,
     refill: u64,
     lq: usize,
     index: u64,
@@ -161,6 +238,9 @@ pub struct Ooo {
     front: Option<FrontEnd>,
     pub stats: OooStats,
     pub open: Option<OpenMemop>,
+    /// What the tests' occupancy checks read.
+    #[cfg(test)]
+    probe: tests::Probe,
 }
 
 fn class_index(c: FuClass) -> usize {
@@ -202,6 +282,11 @@ impl Ooo {
             rob: c.rob_entries as u64,
             iq: o.iq_entries as usize,
             queued: BinaryHeap::new(),
+            iq_waiting: 0,
+            crack: o.micro_ops == crate::config::MicroOps::X86,
+            micro_ops: 0,
+            micro_op_insn: Box::new([0; RING]),
+            micro_op_free: Box::new([0; RING]),
             refill: o.mispredict_refill_cycles as u64,
             lq: o.load_queue_entries as usize,
             index: 0,
@@ -218,12 +303,14 @@ impl Ooo {
             front: (o.front_end == crate::config::FrontEnd::Fetch).then(|| FrontEnd::new(o)),
             stats: OooStats::default(),
             open: None,
+            #[cfg(test)]
+            probe: Default::default(),
         }
     }
 
     /// The counts so far, the front end's included.
     pub fn all_stats(&self) -> OooStats {
-        OooStats { front_end: self.front.as_ref().map(|f| f.stats), ..self.stats }
+        OooStats { front_end: self.front.as_ref().map(|f| f.stats), micro_ops: self.crack.then_some(self.micro_ops), ..self.stats }
     }
 
     /// Run on after the region of interest (see `running_on`).
@@ -312,34 +399,79 @@ impl Ooo {
         issue
     }
 
-    /// Dispatch the next instruction of the stream; `last_retire` is the
-    /// previous instruction's retirement. Returns (index, dispatch time,
-    /// address-ready time, data-ready time, the instruction).
+    /// Dispatch micro-op `self.micro_ops` of instruction `i`: its first,
+    /// fetched by the instruction's address through `fetch`, or another
+    /// of it (`fetch` is `None`); `load_queue`: it needs a load-queue
+    /// entry. It holds an instruction-queue entry whose issue time
+    /// [`Self::enter_iq`] gives. Returns its dispatch time.
     #[inline(always)]
-    fn dispatch_one(&mut self, memop: bool, icache: &mut InstructionFetch) -> (u64, u64, u64, u64, Insn) {
-        let ins = self.next();
-        let i = self.index;
+    fn dispatch_micro_op(&mut self, i: u64, fetch: Option<(&Insn, &mut InstructionFetch)>, load_queue: bool) -> u64 {
         let slot = self.disp.cycle;
-        let front = match &mut self.front {
-            Some(f) => f.fetch(&ins, icache),
-            None => self.fetch_ready,
+        let front = match (&mut self.front, fetch) {
+            (Some(f), Some((ins, icache))) => f.fetch(ins, icache),
+            (Some(f), None) => f.fetch_micro_op(),
+            (None, _) => self.fetch_ready,
         };
         let mut d = slot.max(front);
         self.stats.refill_cycles += front.saturating_sub(slot);
-        if i >= self.rob {
-            let r = self.retired[((i - self.rob) as usize) % RING];
+        let u = self.micro_ops;
+        if u >= self.rob {
+            // The micro-op a buffer's length older has freed its entry.
+            let k = ((u - self.rob) as usize) % RING;
+            let j = self.micro_op_insn[k];
+            let r = if j == i { self.micro_op_free[k] } else { self.retired[(j as usize) % RING] };
             if r > d {
                 self.stats.rob_full_cycles += r - d;
                 d = r;
             }
         }
-        if memop && ins.class == FuClass::Load && self.loads.len() >= self.lq {
+        if load_queue && self.loads.len() >= self.lq {
             d = d.max(self.loads[self.loads.len() - self.lq]);
         }
         d = self.iq_room(d);
         self.disp.take(d, self.width);
         if let Some(f) = &mut self.front {
             f.dispatched(d);
+        }
+        let k = (u as usize) % RING;
+        self.micro_op_insn[k] = i;
+        self.micro_op_free[k] = 0;
+        self.micro_ops += 1;
+        self.iq_waiting += 1;
+        #[cfg(test)]
+        self.probe.dispatched.push((i, d));
+        d
+    }
+
+    /// A micro-op dispatched earlier issues at `issue`: its
+    /// instruction-queue entry is free from then on.
+    #[inline]
+    fn enter_iq(&mut self, issue: u64) {
+        self.queued.push(Reverse(issue));
+        self.iq_waiting -= 1;
+        #[cfg(test)]
+        self.probe.issued.push(issue);
+    }
+
+    /// Dispatch the next instruction of the stream with its micro-ops:
+    /// one, or under `micro_ops = "x86"` for a memory instruction those
+    /// its first access makes (`loads`, `stores`: 0 or 1 each, both 0 for
+    /// a fence). Returns (index, its first micro-op's dispatch time,
+    /// address-ready time, data-ready time, the instruction, its
+    /// micro-ops).
+    #[inline(always)]
+    fn dispatch_one(&mut self, memop: bool, loads: u64, stores: u64, icache: &mut InstructionFetch) -> (u64, u64, u64, u64, Insn, u64) {
+        let ins = self.next();
+        let i = self.index;
+        // An instruction without accesses is one micro-op (`uops::micro_ops`).
+        let n = if self.crack && memop { uops::micro_ops(&ins, loads, stores) } else { 1 };
+        let d = self.dispatch_micro_op(i, Some((&ins, icache)), memop && ins.class == FuClass::Load);
+        let mut last = d;
+        for _ in 1..n {
+            last = self.dispatch_micro_op(i, None, false);
+        }
+        if let Some(f) = &mut self.front {
+            f.fetched_instruction(&ins);
         }
         let (mut addr, mut data) = (d, d);
         for k in 0..ins.nsrc as usize {
@@ -354,8 +486,10 @@ impl Ooo {
                 data = data.max(t);
             }
         }
+        // Its compute micro-op starts no earlier than it dispatches.
+        data = data.max(last);
         self.index += 1;
-        (i, d, addr, data, ins)
+        (i, d, addr, data, ins, n)
     }
 
     /// `n` non-memory instructions, through to retirement at or after
@@ -363,7 +497,7 @@ impl Ooo {
     /// `n` is 0.
     pub fn run_plains(&mut self, n: u64, mut t: u64, last_retire: &mut u64, icache: &mut InstructionFetch) -> u64 {
         if n > 0 {
-            self.open = None;
+            self.close_open();
         }
         for _ in 0..n {
             t = self.run_plain(last_retire, icache);
@@ -375,26 +509,83 @@ impl Ooo {
     /// `last_retire`; returns its dispatch time.
     #[inline(always)]
     fn run_plain(&mut self, last_retire: &mut u64, icache: &mut InstructionFetch) -> u64 {
-        let (i, d, addr, data, ins) = self.dispatch_one(false, icache);
+        let (i, d, addr, data, ins, _) = self.dispatch_one(false, 0, 0, icache);
         let ready = addr.max(data);
         let issue = self.take_unit(ins.class, ready);
-        self.queued.push(Reverse(issue));
+        self.enter_iq(issue);
         let done = issue + self.latency(ins.class).max(1);
         self.resolve_branch(&ins, done);
-        self.finish(i, done, last_retire);
+        self.finish(i, done, last_retire, 1);
         d
     }
 
-    /// A memory or fence instruction: dispatched, its access to be priced.
-    pub fn start_memop(&mut self, icache: &mut InstructionFetch) -> u64 {
-        let (i, _d, addr, data, ins) = self.dispatch_one(true, icache);
+    /// The open memory instruction is over. Every access finishes before
+    /// the next instruction dispatches, so its compute micro-op has its
+    /// issue time; should one still wait, it issues with its data.
+    fn close_open(&mut self) {
+        if let Some(m) = self.open.take() {
+            if m.compute_waits {
+                self.enter_iq(m.data_ready);
+            }
+        }
+    }
+
+    /// A memory or fence instruction: dispatched, its first access to be
+    /// priced (`loads`, `stores`: 0 or 1 each, both 0 for a fence).
+    pub fn start_memop(&mut self, loads: u64, stores: u64, icache: &mut InstructionFetch) -> u64 {
+        self.close_open();
+        let (i, _d, addr, data, ins, n) = self.dispatch_one(true, loads, stores, icache);
         let extra = self.latency(ins.class);
-        self.queued.push(Reverse(addr));
+        self.enter_iq(addr);
         let branch = (ins.branch != BranchKind::None).then_some(ins);
-        self.open = Some(OpenMemop { index: i, issue: addr, data_ready: data, extra, branch, finished: None, in_lq: false });
+        self.open = Some(OpenMemop {
+            index: i,
+            issue: addr,
+            access_at: addr,
+            data_ready: data,
+            extra,
+            branch,
+            finished: None,
+            in_lq: false,
+            insn: ins,
+            loads,
+            stores,
+            micro_ops: n,
+            access_from: self.micro_ops - n,
+            compute_waits: n > (loads + stores).max(1),
+        });
         // Its result is not known yet: consumers wait at least this long.
         self.done[(i as usize) % RING] = u64::MAX / 4;
         addr
+    }
+
+    /// Another access of the open memory instruction begins (a
+    /// read-modify-write's store, a `rep` instruction's next iteration;
+    /// `load`: it loads, else it stores). Under `micro_ops = "x86"` the
+    /// micro-ops it adds (its own, and a compute micro-op when it makes
+    /// the instruction compute) dispatch now, and it starts once its own
+    /// has dispatched: returns when it may start. `None` when nothing is
+    /// cracked: it starts with the instruction's first access.
+    pub fn more_access(&mut self, load: bool) -> Option<u64> {
+        let m = self.open.filter(|_| self.crack)?;
+        let (loads, stores) = (m.loads + load as u64, m.stores + !load as u64);
+        let n = uops::micro_ops(&m.insn, loads, stores);
+        let (from, added) = (self.micro_ops, n.saturating_sub(m.micro_ops));
+        let (mut at, mut last) = (m.issue, 0);
+        for k in 0..added {
+            last = self.dispatch_micro_op(m.index, None, false);
+            if k == 0 {
+                at = at.max(last);
+                self.enter_iq(at);
+            }
+        }
+        let o = self.open.as_mut().expect("the open memory instruction");
+        if added > 1 {
+            o.compute_waits = true;
+            o.data_ready = o.data_ready.max(last);
+        }
+        (o.loads, o.stores, o.micro_ops, o.access_from, o.access_at) = (loads, stores, n, from, at);
+        Some(at)
     }
 
     /// A block piece of the open memory instruction completes at `done`;
@@ -404,33 +595,43 @@ impl Ooo {
         let Some(m) = self.open.as_mut() else { return done.max(*last_retire) };
         // What this piece needs of the open instruction, read in place
         // (the instruction is written back below with what changed).
-        let (i, finished, in_lq) = (m.index, m.finished, m.in_lq);
+        let (i, finished, in_lq, n, extra, access_from) = (m.index, m.finished, m.in_lq, m.micro_ops, m.extra, m.access_from);
         let branch = if m.branch.is_some() { m.branch.take() } else { None };
+        if std::mem::take(&mut m.compute_waits) {
+            // The compute micro-op issues once the loaded value is back.
+            self.enter_iq(done.saturating_sub(extra));
+        }
         if let Some(b) = branch {
             self.resolve_branch(&b, done);
         }
-        let (r, finished) = match finished {
+        let f = match finished {
             None => {
                 let before = self.ret;
-                let r = self.finish(i, done, last_retire);
-                (r, (done, r, before))
+                let from = done.max(*last_retire).max(self.ret.cycle);
+                let retired = self.finish(i, done, last_retire, n);
+                Finished { done, from, before, micro_ops: n, retired }
             }
-            Some((d0, r0, before)) => {
+            Some(f) => {
                 // A later piece: the retirement moves to its completion,
-                // with the one slot the first piece took.
-                let done = done.max(d0);
-                let r = r0.max(done);
-                if r > r0 {
-                    self.ret = before;
-                    self.ret.take(r, self.commit_width);
-                }
+                // with the slots the instruction's micro-ops take.
+                let done = done.max(f.done);
+                let from = f.from.max(done);
+                let retired = match from > f.from || n != f.micro_ops {
+                    true => {
+                        self.ret = f.before;
+                        self.ret.take_n(from, self.commit_width, n)
+                    }
+                    false => f.retired,
+                };
                 self.done[(i as usize) % RING] = done;
-                self.retired[(i as usize) % RING] = r;
-                let last = r.max(*last_retire);
-                *last_retire = last;
-                (last, (done, r, before))
+                self.retired[(i as usize) % RING] = retired;
+                #[cfg(test)]
+                self.probe.retire(i, retired);
+                *last_retire = retired.max(*last_retire);
+                Finished { done, from, before: f.before, micro_ops: n, retired }
             }
         };
+        let r = *last_retire;
         let mut now_in_lq = in_lq;
         if load {
             if in_lq {
@@ -444,23 +645,30 @@ impl Ooo {
                 }
             }
         }
+        if self.crack {
+            // The current access's micro-ops commit once it and those
+            // before it have completed (see the module docs).
+            for u in access_from..self.micro_ops {
+                self.micro_op_free[(u as usize) % RING] = f.from;
+            }
+        }
         if let Some(m) = self.open.as_mut() {
-            m.finished = Some(finished);
+            m.finished = Some(f);
             m.in_lq = now_in_lq;
         }
         r
     }
 
     /// The first cycle at or after `d` (dispatch times only grow) at which
-    /// the instruction queue has an entry free: an instruction holds one
-    /// from its dispatch until it issues (gem5 `numIQEntries`).
+    /// the instruction queue has an entry free: a micro-op holds one from
+    /// its dispatch until it issues (gem5 `numIQEntries`).
     #[inline]
     fn iq_room(&mut self, d: u64) -> u64 {
         let mut d = d;
         while let Some(&Reverse(t)) = self.queued.peek() {
             if t <= d {
                 self.queued.pop();
-            } else if self.queued.len() >= self.iq {
+            } else if self.queued.len() + self.iq_waiting >= self.iq {
                 self.stats.iq_full_cycles += t - d;
                 d = t;
                 self.queued.pop();
@@ -471,12 +679,23 @@ impl Ooo {
         d
     }
 
-    fn finish(&mut self, i: u64, done: u64, last_retire: &mut u64) -> u64 {
-        let r = done.max(*last_retire).max(self.ret.cycle);
-        self.ret.take(r, self.commit_width);
+    /// Instruction `i` of `n` micro-ops completes at `done`: it retires in
+    /// order once its micro-ops have commit slots. Returns its retirement
+    /// (its last micro-op's commit).
+    fn finish(&mut self, i: u64, done: u64, last_retire: &mut u64, n: u64) -> u64 {
+        let from = done.max(*last_retire).max(self.ret.cycle);
+        let r = match n {
+            1 => {
+                self.ret.take(from, self.commit_width);
+                from
+            }
+            _ => self.ret.take_n(from, self.commit_width, n),
+        };
         *last_retire = r;
         self.done[(i as usize) % RING] = done;
         self.retired[(i as usize) % RING] = r;
+        #[cfg(test)]
+        self.probe.retire(i, r);
         r
     }
 
@@ -591,5 +810,189 @@ mod tests {
                 assert_eq!((pair.cycle, pair.used), (count / width, count % width), "width {width}, take {k}");
             }
         }
+    }
+
+    /// Every micro-op's instruction and dispatch, every issue from the
+    /// instruction queue, and each instruction's (last) retirement.
+    #[derive(Default)]
+    pub(super) struct Probe {
+        pub(super) dispatched: Vec<(u64, u64)>,
+        pub(super) issued: Vec<u64>,
+        retired: Vec<u64>,
+    }
+
+    impl Probe {
+        pub(super) fn retire(&mut self, i: u64, r: u64) {
+            let i = i as usize;
+            if self.retired.len() <= i {
+                self.retired.resize(i + 1, 0);
+            }
+            self.retired[i] = r;
+        }
+
+        /// The most micro-ops the reorder buffer and the instruction queue
+        /// held at once, at the end of any cycle a micro-op dispatched in:
+        /// those dispatched by then less those that freed their entry (a
+        /// micro-op frees it no earlier than it dispatches).
+        fn peaks(&self) -> (usize, usize) {
+            let sorted = |mut v: Vec<u64>| {
+                v.sort_unstable();
+                v
+            };
+            let at_or_before = |v: &[u64], t: u64| v.partition_point(|&x| x <= t);
+            let dispatched = sorted(self.dispatched.iter().map(|&(_, d)| d).collect());
+            let freed = sorted(self.dispatched.iter().map(|&(i, _)| self.retired[i as usize]).collect());
+            let issued = sorted(self.issued.clone());
+            assert_eq!(issued.len(), dispatched.len(), "every micro-op issued once");
+            dispatched.iter().fold((0, 0), |(rob, iq), &t| {
+                let n = at_or_before(&dispatched, t);
+                (rob.max(n - at_or_before(&freed, t)), iq.max(n - at_or_before(&issued, t)))
+            })
+        }
+    }
+
+    /// A core of `width` (dispatch and commit), a reorder buffer of `rob`
+    /// and the constant front end, cracking as `micro_ops` says.
+    fn core(micro_ops: crate::config::MicroOps, width: u32, rob: u32) -> CoreConfig {
+        let mut c = CoreConfig { rob_entries: rob, ..CoreConfig::default() };
+        c.ooo.micro_ops = micro_ops;
+        (c.ooo.dispatch_width, c.ooo.commit_width) = (width, width);
+        c.ooo.front_end = crate::config::FrontEnd::Constant;
+        c
+    }
+
+    /// A memory instruction whose accesses are `accesses` (true: a load,
+    /// false: a store), each completing `latency` after it starts, as
+    /// `Core` runs one; returns when its first access started.
+    fn memop(o: &mut Ooo, accesses: &[bool], latency: u64, last_retire: &mut u64) -> u64 {
+        let first = accesses[0];
+        let at = o.start_memop(first as u64, !first as u64, &mut |t, _| t + 1);
+        let m = o.open.unwrap();
+        o.finish_memop((at + latency).max(m.data_ready) + m.extra, last_retire, first);
+        for &load in &accesses[1..] {
+            let t = o.more_access(load).unwrap_or(at);
+            let m = o.open.unwrap();
+            o.finish_memop((t + latency).max(m.data_ready) + m.extra * load as u64, last_retire, load);
+        }
+        at
+    }
+
+    use crate::config::MicroOps::{OnePerInstruction, X86};
+
+    #[test]
+    fn a_memory_operand_with_an_alu_op_takes_two_slots_and_a_read_modify_write_three() {
+        const W: u64 = 6;
+        const M: usize = 600;
+        // `add (%rsi),%rax` (a unit class with a load): two micro-ops, so
+        // three instructions dispatch a cycle at a width of six, or six
+        // uncracked.
+        for (crack, per_cycle) in [(X86, 3), (OnePerInstruction, 6)] {
+            let mut o = Ooo::new(&core(crack, W as u32, 192), stream(&format!("load-op-{crack:?}"), M, &[]), false);
+            let mut last = 0;
+            let starts: Vec<u64> = (0..M).map(|_| memop(&mut o, &[true], 1, &mut last)).collect();
+            assert_eq!(o.error, None);
+            assert_eq!(o.index, M as u64);
+            assert_eq!(o.all_stats().micro_ops, (crack == X86).then_some(2 * M as u64));
+            for (k, &t) in starts.iter().enumerate() {
+                assert_eq!(t, k as u64 / per_cycle, "{crack:?}: instruction {k} starts its load in cycle {t}");
+            }
+        }
+        // `add %rax,(%rsi)` (a store that loads first): three micro-ops,
+        // the third with its store, so two instructions a cycle.
+        for (crack, per_cycle) in [(X86, 2), (OnePerInstruction, 6)] {
+            let mut o = Ooo::new(&core(crack, W as u32, 192), stream(&format!("rmw-{crack:?}"), 0, &[0x08; M]), false);
+            let mut last = 0;
+            let starts: Vec<u64> = (0..M).map(|_| memop(&mut o, &[true, false], 1, &mut last)).collect();
+            assert_eq!(o.all_stats().micro_ops, (crack == X86).then_some(3 * M as u64));
+            for (k, &t) in starts.iter().enumerate() {
+                assert_eq!(t, k as u64 / per_cycle, "{crack:?}: read-modify-write {k} starts in cycle {t}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_chain_of_plain_instructions_runs_the_same_cracked_or_not() {
+        // Each instruction reads the one before it: one micro-op each.
+        let chain: Vec<u8> = [0x10, 0x02].repeat(N);
+        let run = |crack| {
+            let mut o = Ooo::new(&core(crack, 8, 192), stream(&format!("chain-{crack:?}"), 0, &chain), false);
+            let mut last = 0;
+            let t = o.run_plains(N as u64, 0, &mut last, &mut |t, _| t + 1);
+            (t, last, o.all_stats())
+        };
+        let (x86, one) = (run(X86), run(OnePerInstruction));
+        assert_eq!(x86.2.micro_ops, Some(N as u64));
+        assert_eq!(one.2.micro_ops, None);
+        assert_eq!((x86.0, x86.1, OooStats { micro_ops: None, ..x86.2 }), one);
+        assert_eq!(x86.1, N as u64, "a one-cycle chain retires an instruction a cycle");
+    }
+
+    /// A mix of plain instructions, load-op instructions on long misses,
+    /// read-modify-writes and ALU ops with a memory operand, `n` of each,
+    /// on a core of `rob` reorder-buffer and `iq` queue entries.
+    fn mixed(n: usize, rob: u32, iq: u32, fetch_queue: u32) -> Ooo {
+        let mut c = core(X86, 4, rob);
+        c.ooo.iq_entries = iq;
+        c.ooo.front_end = crate::config::FrontEnd::Fetch;
+        c.ooo.fetch_queue_entries = fetch_queue;
+        let entries: Vec<u8> = [&[0x00][..], &[0x17, 0x02], &[0x08], &[0x00]].concat().repeat(n);
+        let mut o = Ooo::new(&c, stream(&format!("mixed-{rob}-{iq}"), 0, &entries), false);
+        let mut last = 0;
+        for _ in 0..n {
+            o.run_plains(1, 0, &mut last, &mut |t, _| t + 1);
+            memop(&mut o, &[true], 40, &mut last);
+            memop(&mut o, &[true, false], 2, &mut last);
+            memop(&mut o, &[true], 3, &mut last);
+        }
+        assert_eq!(o.error, None);
+        o
+    }
+
+    #[test]
+    fn no_micro_op_finds_the_reorder_buffer_or_the_queues_over_their_size() {
+        // A small ROB, a small IQ, and both of middling size.
+        for (rob, iq, fq) in [(16, 64, 4), (192, 8, 2), (32, 16, 32)] {
+            let o = mixed(400, rob, iq, fq);
+            let (rob_peak, iq_peak) = o.probe.peaks();
+            let s = o.all_stats();
+            let fq_peak = s.front_end.unwrap().fetch_queue_peak;
+            println!(
+                "ROB {rob} IQ {iq} FQ {fq}: peaks {rob_peak} {iq_peak} {fq_peak}, full cycles {} {}",
+                s.rob_full_cycles, s.iq_full_cycles
+            );
+            assert_eq!(s.micro_ops, Some(400 * (1 + 2 + 3 + 2)));
+            assert!(rob_peak <= rob as usize, "ROB of {rob}: {rob_peak} micro-ops held");
+            assert!(iq_peak <= iq as usize, "IQ of {iq}: {iq_peak} micro-ops held");
+            assert!(fq_peak <= fq as u64, "fetch queue of {fq}: {fq_peak} held");
+            // The checks bite: each structure filled where it is small.
+            if rob == 16 {
+                assert!(rob_peak == 16 && s.rob_full_cycles > 0, "ROB peak {rob_peak}, {} full cycles", s.rob_full_cycles);
+            }
+            if iq == 8 {
+                // (A micro-op issuing in the cycle another takes its entry
+                // is not held at that cycle's end.)
+                assert!(iq_peak + 1 >= iq as usize && s.iq_full_cycles > 0, "IQ peak {iq_peak}, {} full cycles", s.iq_full_cycles);
+            }
+        }
+    }
+
+    #[test]
+    fn a_rep_instruction_longer_than_the_reorder_buffer_runs_through_it() {
+        // `rep movsq` of 100 iterations, 10 cycles an access: 201 micro-ops
+        // (a load and a store each, one compute) through a ROB of 16.
+        let mut o = Ooo::new(&core(X86, 4, 16), stream("rep", 0, &[0x08, 0x00]), false);
+        let mut last = 0;
+        let accesses: Vec<bool> = [true, false].repeat(100);
+        memop(&mut o, &accesses, 10, &mut last);
+        let s = o.all_stats();
+        assert_eq!(s.micro_ops, Some(201));
+        // Its micro-ops beyond the first 16 wait for earlier ones to
+        // complete rather than for the instruction to retire.
+        assert!(s.rob_full_cycles > 0);
+        let end = o.probe.dispatched.last().unwrap().1;
+        assert!(end >= 200 / 4, "its micro-ops take the dispatch width: the last at {end}");
+        assert!(last >= end + 10, "it retires after its last access: {last}");
+        o.run_plains(1, 0, &mut last, &mut |t, _| t + 1);
+        assert_eq!(o.index, 2);
     }
 }

@@ -15,7 +15,7 @@
 //!  (its trace started again at its end) until every core's is over
 //! ```
 
-use super::core::{Core, CoreStats};
+use super::core::{Access, Core, CoreStats};
 use super::persist::PersistPathStats;
 use super::stores::OpenStore;
 use super::{SimError, TimingSim, WarmupStats, STOP_CHECK_EVENTS};
@@ -139,6 +139,9 @@ impl TimingSim {
                     // The next piece of the open store: its bytes only.
                     o.len += size;
                     o.bytes[off..off + size].copy_from_slice(&ev.value.to_le_bytes()[..size]);
+                    if !ev.piece {
+                        u.core.merged_store();
+                    }
                     u.stats.instructions += ev.instructions();
                     return Ok(());
                 }
@@ -221,11 +224,11 @@ impl TimingSim {
     /// levels below, so the core is taken out of its unit meanwhile.
     fn dispatch(&mut self, c: usize, ev: &Event) -> Result<u64, CheckFailure> {
         if !self.units[c].core.is_ooo() || self.units[c].l1i.is_absent() {
-            return Ok(self.units[c].core.dispatch(ev.gap, ev.instructions(), &mut |t, _| t));
+            return Ok(self.units[c].core.dispatch(ev.gap, ev.instructions(), Access::of(ev), &mut |t, _| t));
         }
         let mut core = std::mem::replace(&mut self.units[c].core, Core::new(&self.sys.cfg.core));
         let mut failed = None;
-        let t = core.dispatch(ev.gap, ev.instructions(), &mut |t, block| match self.fetch_instruction(c, t, block) {
+        let t = core.dispatch(ev.gap, ev.instructions(), Access::of(ev), &mut |t, block| match self.fetch_instruction(c, t, block) {
             Ok(ready) => ready,
             Err(e) => {
                 failed.get_or_insert(e);

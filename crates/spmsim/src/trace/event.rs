@@ -56,6 +56,12 @@ pub struct Event {
     pub gap: u32,
     /// Part of the previous event's instruction (see the module docs).
     pub same_instruction: bool,
+    /// A later piece of the previous event's access (one access of the
+    /// program split at a block boundary, or a store into 8-byte pieces),
+    /// not another access of its instruction: the `ooo` core cracks an
+    /// instruction into a micro-op per access, not per piece.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub piece: bool,
     /// The access is to volatile memory: outside the persistent ranges the
     /// workload's persistence policy gives (a program's stack under
     /// `persistent=heap`). A volatile store takes the ordinary write-back
@@ -93,13 +99,13 @@ fn is_zero(t: &u8) -> bool {
 impl Event {
     pub fn store(addr: u64, size: u8, value: u64, log: bool) -> Event {
         debug_assert!((1..=8).contains(&size) && addr % 64 + size as u64 <= 64);
-        Event { op: Op::Store, addr, size, value, log, gap: 0, same_instruction: false, volatile: false, thread: 0 }
+        Event { op: Op::Store, addr, size, value, log, gap: 0, same_instruction: false, piece: false, volatile: false, thread: 0 }
     }
     pub fn load(addr: u64, size: u8) -> Event {
-        Event { op: Op::Load, addr, size, value: 0, log: false, gap: 0, same_instruction: false, volatile: false, thread: 0 }
+        Event { op: Op::Load, addr, size, value: 0, log: false, gap: 0, same_instruction: false, piece: false, volatile: false, thread: 0 }
     }
     pub fn marker(op: Op) -> Event {
-        Event { op, addr: 0, size: 0, value: 0, log: false, gap: 0, same_instruction: false, volatile: false, thread: 0 }
+        Event { op, addr: 0, size: 0, value: 0, log: false, gap: 0, same_instruction: false, piece: false, volatile: false, thread: 0 }
     }
     pub fn after(mut self, gap: u32) -> Event {
         self.gap = gap;

@@ -170,6 +170,7 @@ impl RecordEvents {
                 e.same_instruction = r.same_instruction;
             } else {
                 e.same_instruction = true;
+                e.piece = true;
             }
             out.push(e);
             first = false;
@@ -215,6 +216,8 @@ mod tests {
         assert_eq!(loads, vec![(120, 8), (128, 8)]);
         assert_eq!(ev.iter().map(|e| e.instructions()).sum::<u64>(), 5 + 2);
         assert!(ev.iter().all(|e| e.addr % 64 + e.size as u64 <= 64));
+        // Each access's first piece begins it; the rest are its pieces.
+        assert_eq!(ev.iter().map(|e| e.piece).collect::<Vec<_>>(), vec![false, true, true, false, true]);
     }
 
     #[test]

@@ -15,6 +15,10 @@
 //! accesses, so it counts a micro-op per access. A source whose producer
 //! came before the recording began is not in the stream, so a load-op on
 //! such a register counts as a plain load: the estimate is a lower bound.
+//!
+//! The `ooo` core cracks each instruction it schedules into micro-ops by
+//! the same rule ([`micro_ops`], `core.ooo.micro_ops = "x86"`), counting
+//! the accesses as they come.
 
 use super::event::Op;
 use super::insn::{Insn, InsnReader};
@@ -34,21 +38,30 @@ pub struct MicroOps {
     pub per_instruction: f64,
 }
 
+/// Whether an instruction with `loads` load accesses has a micro-op that
+/// computes besides its accesses (the rule above).
+fn computes(insn: &Insn, loads: u64) -> bool {
+    match insn.class {
+        FuClass::Load => (0..insn.nsrc as usize).any(|k| insn.addr_mask & (1 << k) == 0),
+        FuClass::Store => loads > 0,
+        _ => true,
+    }
+}
+
+/// The micro-ops of one instruction with `loads` and `stores` accesses
+/// (the rule above): the one rule for this estimate and for the `ooo`
+/// core, which cracks instructions into them (`core.ooo.micro_ops`). An
+/// instruction without accesses is one micro-op.
+pub fn micro_ops(insn: &Insn, loads: u64, stores: u64) -> u64 {
+    (loads + stores + computes(insn, loads) as u64).max(1)
+}
+
 /// The micro-ops of one memory instruction with its accesses.
 fn memory_instruction(m: &mut MicroOps, insn: &Insn, loads: u64, stores: u64) {
-    let data_source = (0..insn.nsrc as usize).any(|k| insn.addr_mask & (1 << k) == 0);
-    let computes = match insn.class {
-        FuClass::Load => {
-            m.load_ops += data_source as u64;
-            data_source
-        }
-        FuClass::Store => {
-            m.read_modify_writes += (loads > 0) as u64;
-            loads > 0
-        }
-        _ => true,
-    };
-    m.micro_ops += (loads + stores + computes as u64).max(1);
+    let computes = computes(insn, loads);
+    m.load_ops += (insn.class == FuClass::Load && computes) as u64;
+    m.read_modify_writes += (insn.class == FuClass::Store && computes) as u64;
+    m.micro_ops += micro_ops(insn, loads, stores);
 }
 
 /// Walk the trace's records beside its instruction stream `s` (opened
@@ -75,17 +88,19 @@ pub fn estimate(r: &mut dyn RecordReader, mut s: InsnReader) -> Result<MicroOps,
             memory_instruction(&mut m, &insn, l, st);
         }
         for _ in 0..rec.gap {
-            if next(&mut m)?.is_none() {
-                break;
+            match next(&mut m)? {
+                Some(insn) => m.micro_ops += micro_ops(&insn, 0, 0),
+                None => break,
             }
-            m.micro_ops += 1;
         }
         if memory {
             if let Some(insn) = next(&mut m)? {
                 open = Some((insn, (rec.op == Op::Load) as u64, (rec.op == Op::Store) as u64));
             }
-        } else if rec.op == Op::Fence && next(&mut m)?.is_some() {
-            m.micro_ops += 1;
+        } else if rec.op == Op::Fence {
+            if let Some(insn) = next(&mut m)? {
+                m.micro_ops += micro_ops(&insn, 0, 0);
+            }
         }
     }
     if let Some((insn, l, st)) = open {
@@ -118,5 +133,9 @@ mod tests {
         assert_eq!(m.micro_ops, 9);
         memory_instruction(&mut m, &insn(FuClass::Store, 2, 0b11), 16, 16); // rep movsq, 16 iterations
         assert_eq!(m.micro_ops, 9 + 33);
+        // Without accesses (a plain instruction, a fence): one.
+        for class in FuClass::ALL {
+            assert_eq!(micro_ops(&insn(class, 1, 0), 0, 0), 1, "{class:?}");
+        }
     }
 }
