@@ -189,6 +189,10 @@ pub struct Counts {
     pub drain_wait_cycles: u64,
     /// Reads booked over part of a write booked before them to start later.
     pub reads_ahead_of_writes: u64,
+    /// Reads that arrived while their bank was writing, and the cycles
+    /// until that write ended.
+    pub reads_behind_writes: u64,
+    pub write_in_service_wait_cycles: u64,
     /// Requests that found the write queue (when the WPQ is in front of it)
     /// or the read queue full, and the cycles they waited for an entry.
     pub write_queue_full_waits: u64,
@@ -206,6 +210,8 @@ impl Counts {
             drain_waits: self.drain_waits - b.drain_waits,
             drain_wait_cycles: self.drain_wait_cycles - b.drain_wait_cycles,
             reads_ahead_of_writes: self.reads_ahead_of_writes - b.reads_ahead_of_writes,
+            reads_behind_writes: self.reads_behind_writes - b.reads_behind_writes,
+            write_in_service_wait_cycles: self.write_in_service_wait_cycles - b.write_in_service_wait_cycles,
             write_queue_full_waits: self.write_queue_full_waits - b.write_queue_full_waits,
             write_queue_wait_cycles: self.write_queue_wait_cycles - b.write_queue_wait_cycles,
             read_queue_full_waits: self.read_queue_full_waits - b.read_queue_full_waits,
@@ -232,6 +238,11 @@ pub struct ControllerStats {
     /// Reads that went ahead of a write booked before them, overlapping it
     /// in their bank (docs/timing-order.md).
     pub reads_ahead_of_booked_writes: u64,
+    /// Reads that arrived while their bank was writing, and the cycles
+    /// they waited for that write to end (a write in service is never
+    /// preempted).
+    pub reads_behind_writes_in_service: u64,
+    pub write_in_service_wait_cycles: u64,
     /// Share of the write span the bank booked longest (reads and writes)
     /// was booked.
     pub busiest_bank_utilisation: f64,
@@ -403,6 +414,7 @@ impl Gem5 {
         let (b, row) = self.map(addr);
         self.prune(b);
         let arrive = t + self.p.frontend;
+        let in_service = self.banks[b].after_write_in_service(arrive) - arrive;
         let mut a = arrive;
         let plan = loop {
             // Above the high threshold gem5 keeps sending writes to the
@@ -440,6 +452,10 @@ impl Gem5 {
             c.drain_wait_cycles += e - a;
         }
         c.reads_ahead_of_writes += plan.ahead as u64;
+        if in_service > 0 {
+            c.reads_behind_writes += 1;
+            c.write_in_service_wait_cycles += in_service;
+        }
         if plan.hit {
             c.row_hits += 1;
         } else {
@@ -676,6 +692,8 @@ impl Gem5 {
                 reads_waiting_for_drains: c.drain_waits,
                 drain_wait_cycles: c.drain_wait_cycles,
                 reads_ahead_of_booked_writes: c.reads_ahead_of_writes,
+                reads_behind_writes_in_service: c.reads_behind_writes,
+                write_in_service_wait_cycles: c.write_in_service_wait_cycles,
                 busiest_bank_utilisation: bank_busy.iter().copied().max().unwrap_or(0) as f64 / span as f64,
             }),
         }
@@ -737,6 +755,10 @@ mod tests {
         // A read of another row after both: a miss.
         assert_eq!(p.read(700, 4), 700 + 100 + 5);
         assert_eq!((p.stats.controller.row_hits, p.stats.controller.row_misses), (1, 1));
+        // The first read arrived 200 cycles before the write in service
+        // ended; the second found its bank idle.
+        let c = p.stats.controller;
+        assert_eq!((c.reads_behind_writes, c.write_in_service_wait_cycles), (1, 200));
     }
 
     #[test]
