@@ -341,10 +341,14 @@ fn fnv(ev: &[Event]) -> u64 {
     for e in ev {
         // Generators write persistent memory only; the volatile flag came
         // after these values were recorded, so a false one is left out, as
-        // is thread 0 (issue 14: every single-threaded event's thread).
+        // are thread 0 (every single-threaded event's thread) and a false
+        // piece flag (a generator's accesses are whole blocks, never a
+        // later piece of the access before).
         assert!(!e.volatile, "a generator made a volatile access: {e:?}");
         assert_eq!(e.thread, 0, "a single-threaded generator tagged a thread: {e:?}");
-        for b in format!("{e:?}").replace(", volatile: false", "").replace(", thread: 0", "").bytes() {
+        assert!(!e.piece, "a generator split an access into pieces: {e:?}");
+        let text = format!("{e:?}").replace(", volatile: false", "").replace(", thread: 0", "").replace(", piece: false", "");
+        for b in text.bytes() {
             h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
         }
     }
