@@ -29,7 +29,8 @@ pub const WAYS_PER_KIND: u32 = 8;
 /// One paragraph saying what the common machine is, for the report.
 pub const DESCRIPTION: &str = "SecPB's Table I machine for every scheme: one out-of-order core at 4 GHz \
 (the interval core for the generated benchmarks, which have no instruction stream), 64 KB L1D, 512 KB L2, 4 MB L3, \
-8 GB of PCM (55 ns reads, 150 ns writes, 16 banks), all of it persistent (Triad-NVM keeps its split into a \
+8 GB of PCM (55 ns reads, 150 ns writes, 16 banks) behind a memory controller like gem5's (read and write queues of 64 and \
+128, the WPQ in front of the write queue), all of it persistent (Triad-NVM keeps its split into a \
 persistent and a non-persistent region, scaled to the same shares), a 32-entry WPQ, AES and MAC at 40 cycles. \
 From each scheme's preset: its scheme, tree type and arity, on-chip tree levels, MAC placement, persist point and battery \
 domain. The same for all: the tree's height is derived from the 8 GB; every metadata cache has 128 KB and 8 ways per kind \
@@ -43,6 +44,7 @@ pub fn common(p: &SimConfig) -> SimConfig {
     c.core = d.core.clone();
     c.caches = d.caches.clone();
     c.nvm = d.nvm.clone();
+    c.memory_controller = d.memory_controller.clone();
     c.memory = with_capacity(&p.memory, MemoryConfig::default().capacity_bytes);
     c.tree = match p.tree {
         TreeConfig::Bmt { arity, levels, onchip_levels } if onchip_levels > 0 => TreeConfig::Bmt { arity, levels, onchip_levels },
