@@ -43,11 +43,12 @@
 //!   row of the last read or write booked to start at or before it.
 
 use super::occupancy::{Occupancy, QueueReport};
+use super::queued::QueuedWrites;
+use super::slots::{first_free_of_both, Access, Slots};
 use super::{kinds_of, MemoryStats, PcmStats};
 use crate::config::BankMap;
 use crate::engine::layout::{Layout, RegionKind};
 use crate::engine::nvm::ByKind;
-use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 /// The controller's and device's shape, in core cycles.
@@ -78,24 +79,12 @@ pub struct Params {
     pub min_reads: usize,
 }
 
-/// A bank's booked read or write.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Access {
-    start: u64,
-    end: u64,
-    row: u64,
-    /// A write's block and when it entered the queue its issue frees (the
-    /// write queue, or the WPQ when that is the write queue); 0 for reads.
-    block: u64,
-    queued: u64,
-}
-
 /// A bank's reads and writes, each list sorted and disjoint, and no read
 /// overlapping a write.
 #[derive(Clone, Debug, Default)]
 struct Bank {
-    reads: Vec<Access>,
-    writes: Vec<Access>,
+    reads: Slots,
+    writes: Slots,
     /// The last access pruned: its start and row (the open row before the
     /// first access kept).
     pruned: Option<(u64, u64)>,
@@ -104,36 +93,20 @@ struct Bank {
     writes_taken: u64,
 }
 
-/// The first start at or after `start` of `len` cycles that overlaps none
-/// of `slots` (sorted, disjoint).
-fn gap(slots: &[Access], mut start: u64, len: u64) -> u64 {
-    let mut i = slots.partition_point(|a| a.end <= start);
-    while i < slots.len() && slots[i].start < start + len {
-        start = start.max(slots[i].end);
-        i += 1;
-    }
-    start
-}
-
-/// The last of `slots` to start at or before `t`.
-fn last_started(slots: &[Access], t: u64) -> Option<&Access> {
-    slots.partition_point(|a| a.start <= t).checked_sub(1).map(|i| &slots[i])
-}
-
 impl Bank {
     /// The row open for a read at `t`: the last read's to start by then or
     /// write's to start before (a write booked to start at `t` is still
     /// queued; the read goes first).
     fn open_row(&self, t: u64) -> Option<u64> {
-        let r = last_started(&self.reads, t).map(|a| (a.start, a.row));
-        let w = last_started(&self.writes, t.saturating_sub(1)).filter(|a| a.start < t).map(|a| (a.start, a.row));
+        let r = self.reads.last_started(t).map(|a| (a.start, a.row));
+        let w = self.writes.last_started(t.saturating_sub(1)).filter(|a| a.start < t).map(|a| (a.start, a.row));
         let pruned = self.pruned.filter(|&(s, _)| s <= t);
         [r, w, pruned].into_iter().flatten().max_by_key(|&(s, _)| s).map(|(_, row)| row)
     }
 
     /// `t`, or the end of the write in service at `t` (started before it).
     fn after_write_in_service(&self, t: u64) -> u64 {
-        match last_started(&self.writes, t.saturating_sub(1)) {
+        match self.writes.last_started(t.saturating_sub(1)) {
             Some(w) if w.start < t && w.end > t => w.end,
             _ => t,
         }
@@ -142,36 +115,22 @@ impl Bank {
     /// `t`, or the end of the writes the bank took by `t` (a drain that
     /// ends at `t` issued its last write then).
     fn after_writes_begun_by(&self, t: u64) -> u64 {
-        last_started(&self.writes, t).map_or(t, |w| w.end.max(t))
+        self.writes.last_started(t).map_or(t, |w| w.end.max(t))
     }
 
     /// The first start at or after `from` at which the bank is free of its
     /// reads and writes for `len` cycles.
-    fn free_for(&self, mut from: u64, len: u64) -> u64 {
-        loop {
-            let s = gap(&self.reads, gap(&self.writes, from, len), len);
-            if s == from {
-                return s;
-            }
-            from = s;
-        }
-    }
-
-    fn book(list: &mut Vec<Access>, a: Access) {
-        let at = list.partition_point(|x| x.start < a.start);
-        list.insert(at, a);
+    fn free_for(&self, from: u64, len: u64) -> u64 {
+        first_free_of_both(&self.writes, &self.reads, from, len)
     }
 
     /// Forget the accesses that ended by `horizon`, keeping the open row.
     fn prune(&mut self, horizon: u64) {
         for list in [&mut self.reads, &mut self.writes] {
-            let k = list.partition_point(|a| a.end <= horizon);
-            if k > 0 {
-                let last = list[k - 1];
+            if let Some(last) = list.prune(horizon) {
                 if self.pruned.is_none_or(|(s, _)| s <= last.start) {
                     self.pruned = Some((last.start, last.row));
                 }
-                list.drain(..k);
             }
         }
     }
@@ -274,9 +233,8 @@ pub struct Gem5 {
     /// the last one pruned.
     drains: Vec<(u64, u64)>,
     pruned_drain_end: Option<u64>,
-    /// Block -> `(arrival, issue)` of its queued writes, for merging.
-    queued: FxHashMap<u64, Vec<(u64, u64)>>,
-    sweep_at: usize,
+    /// The queued writes of each block, for merging.
+    queued: QueuedWrites,
     horizon: u64,
     kinds: Option<(Layout, Vec<RegionKind>)>,
     pub stats: PcmStats,
@@ -293,8 +251,7 @@ impl Gem5 {
             read_queue: Occupancy::new(p.read_queue),
             drains: Vec::new(),
             pruned_drain_end: None,
-            queued: FxHashMap::default(),
-            sweep_at: 1024,
+            queued: QueuedWrites::default(),
             horizon: 0,
             kinds: None,
             stats: PcmStats::default(),
@@ -341,13 +298,7 @@ impl Gem5 {
             self.pruned_drain_end = Some(self.drains[k - 1].1);
             self.drains.drain(..k);
         }
-        if self.queued.len() > self.sweep_at {
-            self.queued.retain(|_, v| {
-                v.retain(|&(_, i)| i > h);
-                !v.is_empty()
-            });
-            self.sweep_at = 2 * self.queued.len().max(1024);
-        }
+        self.queued.sweep(h);
     }
 
     /// The write drain a read arriving at `a` finds: one already under way,
@@ -374,9 +325,8 @@ impl Gem5 {
         // reads waiting, or once the queue is below the low threshold by
         // that many, or empty.
         let mut end = a;
-        for (n, &x) in self.write_queue.departures_from(a).iter().enumerate() {
+        for (n, (x, left)) in self.write_queue.departures_held_from(a).enumerate() {
             end = x;
-            let left = self.write_queue.held_at(x);
             if n + 1 >= p.min_writes || left + p.min_writes < p.low || left == 0 {
                 break;
             }
@@ -400,10 +350,10 @@ impl Gem5 {
             start = bank.after_write_in_service(start);
             let hit = bank.open_row(start) == Some(row);
             let hold = if hit { self.p.burst } else { self.p.read_miss };
-            start = if ahead { gap(&bank.reads, start, hold) } else { bank.free_for(start, hold) };
+            start = if ahead { bank.reads.gap(start, hold) } else { bank.free_for(start, hold) };
             if start == s0 {
                 let latency = if hit { self.p.read_hit } else { self.p.read_miss };
-                let ahead = gap(&bank.writes, start, hold) != start;
+                let ahead = bank.writes.gap(start, hold) != start;
                 return ReadPlan { start, hold, data: start + latency + self.p.burst, hit, drain, ahead };
             }
         }
@@ -462,7 +412,7 @@ impl Gem5 {
             c.row_misses += 1;
         }
         let bank = &mut self.banks[b];
-        Bank::book(&mut bank.reads, Access { start: plan.start, end: plan.start + plan.hold, row, block: 0, queued: 0 });
+        bank.reads.insert(Access { start: plan.start, end: plan.start + plan.hold, row, block: 0, queued: 0 });
         bank.busy += plan.hold;
         self.read_queue.book(a, plan.data);
         self.stats.reads += 1;
@@ -478,14 +428,13 @@ impl Gem5 {
     fn try_push_writes(&mut self, b: usize, s: u64, e: u64) -> bool {
         let w = self.p.write;
         let bank = &self.banks[b];
-        let first = bank.writes.partition_point(|x| x.start < s);
         let mut moves = Vec::new();
         let mut cur = e;
-        for (i, x) in bank.writes.iter().enumerate().skip(first) {
+        for (i, x) in bank.writes.iter_from(bank.writes.first_starting_from(s)) {
             let mut to = x.start.max(cur);
             loop {
                 let t0 = to;
-                to = gap(&bank.reads, to, w);
+                to = bank.reads.gap(to, w);
                 if to < e && to + w > s {
                     to = e;
                 }
@@ -499,28 +448,35 @@ impl Gem5 {
             moves.push((i, x.start, to));
             cur = to + w;
         }
+        // Each write holds its entry over `[old, new)` too, which the
+        // queue must have room for with the writes before it moved: the
+        // most it held there.
         let queue = &mut self.write_queue;
+        let mut most = Vec::with_capacity(moves.len());
         for (k, &(i, old, new)) in moves.iter().enumerate() {
-            if queue.first_full(old, new).is_some() {
+            let held = queue.most_in(old, new);
+            if held >= queue.entries {
                 for &(j, old, new) in moves[..k].iter().rev() {
-                    queue.move_departure(self.banks[b].writes[j].queued, new, old);
+                    queue.move_departure(self.banks[b].writes.get(j).queued, new, old);
                 }
                 return false;
             }
-            queue.move_departure(self.banks[b].writes[i].queued, old, new);
+            queue.move_departure(self.banks[b].writes.get(i).queued, old, new);
+            most.push(held);
         }
-        for &(i, old, new) in &moves {
-            self.write_queue.note_peak(old, new);
-            let x = &mut self.banks[b].writes[i];
-            x.start = new;
-            x.end = new + w;
-            if let Some(v) = self.queued.get_mut(&x.block) {
-                for q in v.iter_mut().filter(|q| q.1 == old) {
-                    q.1 = new;
-                }
+        for (k, &(i, old, new)) in moves.iter().enumerate() {
+            // The moves start in order, so none after the next overlaps
+            // `[old, new)` unless the next does; none does: the queue
+            // holds there what it held before, and this write.
+            match moves.get(k + 1) {
+                Some(&(_, next, _)) if next < new => self.write_queue.note_peak(old, new),
+                _ => self.write_queue.note_held(most[k] + 1),
             }
+            self.queued.reissue(self.banks[b].writes.get(i).block, old, new);
             self.last_write_done = self.last_write_done.max(new + w);
         }
+        let starts: Vec<_> = moves.iter().map(|&(i, _, new)| (i, new)).collect();
+        self.banks[b].writes.reschedule(&starts, w);
         true
     }
 
@@ -540,12 +496,20 @@ impl Gem5 {
     /// `t` into a queued write of that block: one that holds its entry at
     /// `t` and issues no earlier than `ready`.
     fn merges_at(&self, t: u64, ready: u64, block: u64) -> bool {
-        self.queued.get(&block).is_some_and(|v| v.iter().any(|&(a, i)| a <= t && t < i && i >= ready))
+        self.queued.merges_at(block, t, ready)
     }
 
     /// When a write offered at `t` whose data is ready at `ready` takes its
     /// WPQ entry (`a`), enters the write queue (`e`) and issues to bank `b`
-    /// (`s`), each entry held only where its queue has one free throughout.
+    /// (`s`), each entry held only where its queue has one free throughout:
+    /// the first `a` from `t` on at which it is.
+    ///
+    /// An entry taken later is held until no earlier a time (the write
+    /// queue's entry, the bank's free time), so no `a` at or before the last
+    /// moment its span finds the queue full fits either, nor any moment up
+    /// to when an entry frees after that one (each is full itself): the
+    /// next to try is that. Each try skips the whole span, not one full
+    /// stretch of it.
     fn place_write(&self, t: u64, ready: u64, b: usize) -> (u64, u64, u64) {
         let mut a = t;
         loop {
@@ -553,11 +517,11 @@ impl Gem5 {
             let (e, s, q) = match &self.wpq {
                 Some(wpq) => {
                     let (e, s) = self.enter_write_queue(self.write_queue_from(a, ready), b);
-                    (e, s, wpq.first_full(a, e).map(|x| wpq.free_after(x)))
+                    (e, s, wpq.last_full(a, e).map(|x| wpq.free_after(x)))
                 }
                 None => {
                     let s = self.banks[b].free_for(from, self.p.write);
-                    (a, s, self.write_queue.first_full(a, s).map(|x| self.write_queue.free_after(x)))
+                    (a, s, self.write_queue.last_full(a, s).map(|x| self.write_queue.free_after(x)))
                 }
             };
             match q {
@@ -574,12 +538,15 @@ impl Gem5 {
     }
 
     /// With the WPQ in front: when a write ready from `from` enters the
-    /// write queue, and when it issues to bank `b`.
+    /// write queue (the first time from `from` on at which it has an entry
+    /// free until the write issues), and when it issues to bank `b`. The
+    /// bank is free no earlier for a later entry, so the tries skip as
+    /// `place_write`'s do.
     fn enter_write_queue(&self, from: u64, b: usize) -> (u64, u64) {
         let mut e = from;
         loop {
             let s = self.banks[b].free_for(e, self.p.write);
-            match self.write_queue.first_full(e, s) {
+            match self.write_queue.last_full(e, s) {
                 Some(x) => e = self.write_queue.free_after(x),
                 None => return (e, s),
             }
@@ -633,11 +600,11 @@ impl Gem5 {
         let w = self.p.write;
         let bank = &mut self.banks[b];
         let queued = if self.wpq.is_some() { e } else { a };
-        Bank::book(&mut bank.writes, Access { start: s, end: s + w, row, block, queued });
+        bank.writes.insert(Access { start: s, end: s + w, row, block, queued });
         bank.busy += w;
         bank.writes_taken += 1;
         if s > a {
-            self.queued.entry(block).or_default().push((a, s));
+            self.queued.add(block, a, s);
         }
         self.stats.device_writes += 1;
         self.bank_writes[b] += 1;
@@ -699,6 +666,9 @@ impl Gem5 {
         }
     }
 }
+
+#[cfg(test)]
+mod stepwise;
 
 #[cfg(test)]
 mod tests {

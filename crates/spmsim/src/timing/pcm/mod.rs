@@ -13,7 +13,9 @@
 
 mod gem5;
 mod occupancy;
+mod queued;
 mod reads_first;
+mod slots;
 
 use crate::config::{ControllerModel, SimConfig, WpqPlacement};
 use crate::engine::layout::{Layout, RegionKind};

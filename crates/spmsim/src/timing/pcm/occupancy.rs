@@ -5,17 +5,32 @@
 //! no moment ever holds more (an interval booked later may start before
 //! one booked earlier; checking its arrival alone would let it overfill
 //! the queue at that one's arrival).
+//!
+//! The arrivals and departures are one timeline of events (`timeline.rs`,
+//! kept by `edits.rs`) in blocks under a tree of their summaries
+//! (`summary.rs`), so that a query costs a walk of a block or two and a
+//! descent of the tree, however many intervals are booked and however far
+//! ahead of the present they reach.
+
+mod edits;
+mod summary;
+mod timeline;
+
+#[cfg(test)]
+mod properties;
+#[cfg(test)]
+mod reference;
 
 use serde::Serialize;
+use timeline::Timeline;
 
 #[derive(Clone, Debug)]
 pub(super) struct Occupancy {
     pub entries: usize,
-    /// Arrivals and departures, each sorted on its own (an interval's
-    /// arrival never follows its departure, so the entries held at `t`
-    /// are the arrivals by `t` less the departures by `t`).
-    arrivals: Vec<u64>,
-    departures: Vec<u64>,
+    /// Arrivals and departures, merged per time (an interval's arrival
+    /// never follows its departure, so the entries held at `t` are the
+    /// arrivals by `t` less the departures by `t`).
+    events: Timeline,
     /// The most entries held at any moment so far.
     pub peak: usize,
 }
@@ -35,76 +50,82 @@ pub struct QueueReport {
 
 impl Occupancy {
     pub fn new(entries: usize) -> Self {
-        Occupancy { entries: entries.max(1), arrivals: Vec::new(), departures: Vec::new(), peak: 0 }
+        Occupancy { entries: entries.max(1), events: Timeline::default(), peak: 0 }
     }
 
     /// Entries held at `t`.
     pub fn held_at(&self, t: u64) -> usize {
-        self.arrivals.partition_point(|&a| a <= t) - self.departures.partition_point(|&d| d <= t)
+        self.events.held_at(t) as usize
+    }
+
+    /// Arrivals before `t`.
+    fn arrivals_before(&self, t: u64) -> u64 {
+        t.checked_sub(1).map_or(0, |t| self.events.by(t).0)
     }
 
     /// Entries that arrived in `[from, to)`.
     pub fn arrivals_in(&self, from: u64, to: u64) -> usize {
-        self.arrivals.partition_point(|&a| a < to).saturating_sub(self.arrivals.partition_point(|&a| a < from))
+        self.arrivals_before(to).saturating_sub(self.arrivals_before(from)) as usize
+    }
+
+    /// Departures at or after `t`, in order, one a departing entry (two
+    /// that leave at once come twice), each with the entries held at its
+    /// time.
+    pub fn departures_held_from(&self, t: u64) -> impl Iterator<Item = (u64, usize)> + '_ {
+        self.events.departures_from(t).map(|(x, held)| (x, held as usize))
     }
 
     /// Departures at or after `t`, in order.
-    pub fn departures_from(&self, t: u64) -> &[u64] {
-        &self.departures[self.departures.partition_point(|&d| d < t)..]
+    #[cfg(test)]
+    pub fn departures_from(&self, t: u64) -> Vec<u64> {
+        self.departures_held_from(t).map(|(x, _)| x).collect()
     }
 
-    /// The most entries held at a moment of `[a, d)`, and the first moment
-    /// at which `limit` or more are held, if any. The count changes only
-    /// at arrivals and departures, so the moments to look at are `a` and
-    /// each arrival in `(a, d)`.
-    fn scan(&self, a: u64, d: u64, limit: usize) -> (usize, Option<u64>) {
-        let mut held = self.held_at(a);
-        let mut most = held;
-        let mut first = (held >= limit).then_some(a);
-        let mut i = self.arrivals.partition_point(|&x| x <= a);
-        let mut j = self.departures.partition_point(|&x| x <= a);
-        while i < self.arrivals.len() && self.arrivals[i] < d {
-            let x = self.arrivals[i];
-            // Departures at or before `x` count first (an entry that leaves
-            // at `x` is not held at `x`).
-            while j < self.departures.len() && self.departures[j] <= x {
-                held -= 1;
-                j += 1;
-            }
-            while i < self.arrivals.len() && self.arrivals[i] == x {
-                held += 1;
-                i += 1;
-            }
-            most = most.max(held);
-            if first.is_none() && held >= limit {
-                first = Some(x);
-            }
-        }
-        (most, first)
+    /// The most entries held at a moment of `[a, d)`. The count changes
+    /// only at arrivals and departures, so the moments to look at are `a`
+    /// and each event in `(a, d)`.
+    pub fn most_in(&self, a: u64, d: u64) -> usize {
+        (self.events.held_at(a).max(self.events.highest_in(a, d))) as usize
     }
 
     /// The first moment of `[a, d)` at which every entry is held, if any:
     /// an interval `[a, d)` fits only if there is none. A request that
-    /// leaves as it arrives still needs an entry free at its arrival.
+    /// leaves as it arrives still needs an entry free at its arrival. The
+    /// count rises only at arrivals, so the moment is `a` or an arrival.
     pub fn first_full(&self, a: u64, d: u64) -> Option<u64> {
-        self.scan(a, d.max(a + 1), self.entries).1
+        let full = self.entries as i64;
+        if self.events.held_at(a) >= full {
+            return Some(a);
+        }
+        self.events.first_reaching(a, d.max(a + 1), full)
     }
 
-    /// The first moment after `x` at which an entry is free.
-    pub fn free_after(&self, x: u64) -> u64 {
-        let mut t = x;
-        let mut j = self.departures.partition_point(|&d| d <= x);
-        while self.held_at(t) >= self.entries {
-            // Entries free only at departures: the next one.
-            match self.departures.get(j) {
-                Some(&d) => {
-                    t = d;
-                    j += 1;
-                }
-                None => return t.max(x + 1),
-            }
+    /// The last moment of `[a, d)` at which every entry is held, if any
+    /// (over the same moments as `first_full`). The queue is full from an
+    /// event at which it is until the next event, a departure.
+    pub fn last_full(&self, a: u64, d: u64) -> Option<u64> {
+        let d = d.max(a + 1);
+        let full = self.entries as i64;
+        match self.events.last_reaching(d, full) {
+            Some((t, next)) if t > a => Some(next.map_or(d, |n| n.min(d)) - 1),
+            // No event of `(a, d)` finds the queue full: it is full from
+            // `a` to the next event, or not at all.
+            _ => (self.events.held_at(a) >= full).then(|| self.events.first_after(a).map_or(d, |n| n.min(d)) - 1),
         }
-        t.max(x + 1)
+    }
+
+    /// The first moment after `x` at which an entry is free. The count
+    /// falls only at departures, so the moment is `x + 1` (an entry is
+    /// free at `x`) or a departure; with none to come, the last.
+    pub fn free_after(&self, x: u64) -> u64 {
+        let full = self.entries as i64;
+        if self.events.held_at(x) < full {
+            return x + 1;
+        }
+        match self.events.first_below(x, full) {
+            Some(t) => t,
+            None => self.events.last_departure().map_or(x, |d| d.max(x)).max(x + 1),
+        }
     }
 
     /// Hold an entry over `[a, d)` (nothing if it is empty). The caller has
@@ -113,37 +134,46 @@ impl Occupancy {
         if d <= a {
             return;
         }
-        self.arrivals.insert(self.arrivals.partition_point(|&x| x <= a), a);
-        self.departures.insert(self.departures.partition_point(|&x| x <= d), d);
+        self.events.add(a, 1, 0);
+        self.events.add(d, 0, 1);
         // The last interval booked over a moment sees that moment's final
         // count, so the peak over every booking is the peak of the run.
-        self.peak = self.peak.max(self.scan(a, d, usize::MAX).0);
+        self.note_peak(a, d);
     }
 
     /// An entry that arrived at `arrival` leaves at `to` instead of `from`
     /// (an entry that left as it arrived, `from == arrival`, was never
     /// booked: it is now). The caller has checked that it fits.
     pub fn move_departure(&mut self, arrival: u64, from: u64, to: u64) {
-        if from > arrival {
-            let i = self.departures.partition_point(|&x| x < from);
-            debug_assert_eq!(self.departures.get(i), Some(&from), "a departure to move");
-            self.departures.remove(i);
-        } else {
-            self.arrivals.insert(self.arrivals.partition_point(|&x| x <= arrival), arrival);
-        }
-        if to > arrival {
-            self.departures.insert(self.departures.partition_point(|&x| x <= to), to);
-        } else {
-            let i = self.arrivals.partition_point(|&x| x < arrival);
-            self.arrivals.remove(i);
+        match (from > arrival, to > arrival) {
+            (true, true) => self.events.move_departure(from, to),
+            (true, false) => {
+                self.events.remove_from(from, false);
+                self.events.remove_from(arrival, true);
+            }
+            (false, true) => {
+                self.events.add(arrival, 1, 0);
+                self.events.add(to, 0, 1);
+            }
+            (false, false) => {
+                self.events.add(arrival, 1, 0);
+                self.events.remove_from(arrival, true);
+            }
         }
     }
 
     /// Count the moments of `[a, d)` towards the peak.
     pub fn note_peak(&mut self, a: u64, d: u64) {
-        if d > a {
-            self.peak = self.peak.max(self.scan(a, d, usize::MAX).0);
+        // No moment holds more than the most held at any (or none, before
+        // the first event): the peak may be reached already.
+        if d > a && self.events.highest().max(0) as usize > self.peak {
+            self.peak = self.peak.max(self.most_in(a, d));
         }
+    }
+
+    /// Count `held` entries, held at some moment, towards the peak.
+    pub fn note_held(&mut self, held: usize) {
+        self.peak = self.peak.max(held);
     }
 
     /// Forget what left by `horizon` (no request comes before it).
@@ -151,11 +181,13 @@ impl Occupancy {
         // The entries gone by `horizon` count once among the arrivals and
         // once among the departures by any later moment: drop as many of
         // each (the earliest arrivals are theirs or others' by then).
-        let k = self.departures.partition_point(|&d| d <= horizon);
-        if k > 0 {
-            self.departures.drain(..k);
-            self.arrivals.drain(..k);
-        }
+        self.events.prune(horizon);
+    }
+
+    /// Its events, `(time, arrivals, departures)`, and its peak.
+    #[cfg(test)]
+    pub fn snapshot(&self) -> (Vec<(u64, u32, u32)>, usize) {
+        (self.events.events().collect(), self.peak)
     }
 
     /// Its size and peak, with the waits counted over a region.
