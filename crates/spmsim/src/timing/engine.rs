@@ -30,10 +30,14 @@
 //! under `roi.engine`, and the invariant tests check that no unit was busy
 //! longer than the run and no queue held more than its size.
 
+mod background;
+
 use super::pcm::Pcm;
 use super::work::WorkRecord;
 use crate::scheme::params::HashRegisters;
 use serde::Serialize;
+
+pub use background::{BackgroundQueue, BackgroundQueueStats, QueueCounts};
 use std::collections::VecDeque;
 
 /// Bits kept by word index (word `w` holds bits `64w..64w+64`), for the
@@ -488,148 +492,6 @@ impl HashRegister {
     }
 }
 
-/// Metadata work left running after a persist, in a queue of `entries`
-/// jobs; each job holds an entry from when it is handed over until its
-/// work is done. Jobs may be offered out of time order (several cores, a
-/// relaxed persistency model), and a job's end is known only once it got
-/// its entry, so a job offered at `t` is admitted at the first time from
-/// `t` on after which the jobs already booked never hold every entry: it
-/// fits however long it runs, and a lagging offer is not held back by
-/// entries that later jobs take only later. The jobs held at any time
-/// never outnumber the entries (an interval graph colours with as many
-/// colours as its largest clique), so no entry ever holds two jobs.
-#[derive(Clone, Debug)]
-pub struct BackgroundQueue {
-    entries: usize,
-    /// Jobs (start, end) that may still hold an entry.
-    jobs: Vec<(u64, u64)>,
-    horizon: u64,
-    counts: QueueCounts,
-    peak: usize,
-}
-
-#[derive(Clone, Copy, Debug, Default)]
-pub struct QueueCounts {
-    jobs: u64,
-    full_waits: u64,
-    wait_cycles: u64,
-}
-
-impl BackgroundQueue {
-    pub fn new(entries: u32) -> Self {
-        BackgroundQueue { entries: entries.max(1) as usize, jobs: Vec::new(), horizon: 0, counts: QueueCounts::default(), peak: 0 }
-    }
-
-    fn set_horizon(&mut self, t: u64) {
-        self.horizon = self.horizon.max(t);
-    }
-
-    fn held_at(&self, t: u64) -> impl Iterator<Item = &(u64, u64)> {
-        self.jobs.iter().filter(move |&&(s, e)| s <= t && t < e)
-    }
-
-    /// The first time from `t` after which fewer than `entries` of the
-    /// booked jobs are held at every later time.
-    fn first_room(&self, t: u64) -> u64 {
-        let live = self.jobs.iter().filter(|&&(_, e)| e > t).count();
-        if live < self.entries {
-            return t;
-        }
-        // Held jobs over time from `t`: an end at `x` frees its entry for a
-        // job starting at `x`, so ends sort before starts.
-        let mut events: Vec<(u64, bool)> = Vec::with_capacity(2 * live);
-        for &(s, e) in self.jobs.iter().filter(|&&(_, e)| e > t) {
-            events.push((s.max(t), true));
-            events.push((e, false));
-        }
-        events.sort_unstable();
-        let (mut held, mut full, mut room) = (0usize, false, t);
-        for (x, starts) in events {
-            if starts {
-                held += 1;
-            } else {
-                held -= 1;
-            }
-            if held >= self.entries {
-                full = true;
-            } else if full {
-                full = false;
-                room = x;
-            }
-        }
-        room
-    }
-
-    /// When a job offered at `t` gets an entry: at `t`, or once the jobs
-    /// booked leave an entry free for good (the offerer waits:
-    /// back-pressure).
-    pub fn admit(&mut self, t: u64) -> u64 {
-        let at = self.first_room(t);
-        if at > t {
-            self.counts.full_waits += 1;
-            self.counts.wait_cycles += at - t;
-        }
-        at
-    }
-
-    /// A job admitted at `start` (see [`Self::admit`]) that is done at
-    /// `end`.
-    pub fn push(&mut self, start: u64, end: u64) {
-        if end <= start {
-            return;
-        }
-        // Jobs done by the horizon hold nothing any more (no request comes
-        // before it): dropped once a few have gathered.
-        if self.jobs.len() >= 64 {
-            let h = self.horizon;
-            self.jobs.retain(|&(_, e)| e > h);
-        }
-        self.jobs.push((start, end));
-        self.counts.jobs += 1;
-        // The most jobs held at once while this one is: checked at its
-        // start and at every later start within it.
-        let peak = std::iter::once(start)
-            .chain(self.jobs.iter().map(|&(s, _)| s).filter(|&s| s > start && s < end))
-            .map(|x| self.held_at(x).count())
-            .max()
-            .unwrap_or(0);
-        debug_assert!(peak <= self.entries, "a queue of {} entries holds {peak} jobs", self.entries);
-        self.peak = self.peak.max(peak);
-    }
-
-    pub fn counts(&self) -> QueueCounts {
-        self.counts
-    }
-
-    /// The queue's counts since `before`, for a run ending at `end`.
-    pub fn report(&self, before: &QueueCounts, end: u64) -> BackgroundQueueStats {
-        BackgroundQueueStats {
-            entries: self.entries as u64,
-            jobs: self.counts.jobs - before.jobs,
-            peak_occupancy: self.peak as u64,
-            held_at_end: self.held_at(end).count() as u64,
-            full_waits: self.counts.full_waits - before.full_waits,
-            wait_cycles: self.counts.wait_cycles - before.wait_cycles,
-        }
-    }
-}
-
-/// A queue's counts as the stats tree shows them.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct BackgroundQueueStats {
-    pub entries: u64,
-    pub jobs: u64,
-    /// The most jobs it held at once (over the whole run): at most
-    /// `entries`.
-    pub peak_occupancy: u64,
-    /// Jobs still holding an entry at the run's last cycle (their work is
-    /// the units' backlog).
-    pub held_at_end: u64,
-    /// Jobs offered to a full queue, and the cycles their offerers waited.
-    pub full_waits: u64,
-    pub wait_cycles: u64,
-}
-
 /// The engine's units and queue, as a run reports them (`roi.engine`).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct EngineResources {
@@ -872,38 +734,6 @@ mod tests {
         let s = u.report(&UnitCounts::default(), 200, 200);
         assert_eq!(s.busy_cycles, 150);
         assert!(s.utilisation <= 1.0);
-    }
-
-    #[test]
-    fn a_full_queue_makes_its_offerer_wait_for_the_oldest_job() {
-        let mut q = BackgroundQueue::new(2);
-        for (s, e) in [(0, 100), (10, 50)] {
-            let at = q.admit(s);
-            q.push(at, e);
-        }
-        let at = q.admit(20);
-        assert_eq!(at, 50, "the job done first frees its entry");
-        q.push(at, 70);
-        let r = q.report(&QueueCounts::default(), 200);
-        assert_eq!((r.peak_occupancy, r.full_waits, r.wait_cycles), (2, 1, 30));
-    }
-
-    #[test]
-    fn a_lagging_offer_waits_only_for_entries_held_from_its_time_on() {
-        let mut q = BackgroundQueue::new(2);
-        for (s, e) in [(0, 100), (200, 300), (310, 400)] {
-            let at = q.admit(s);
-            assert_eq!(at, s);
-            q.push(at, e);
-        }
-        assert_eq!(q.admit(50), 50, "one job at a time is booked after 50: an entry is free for good");
-        q.push(50, 350);
-        // Now two jobs are held over 310..350: an offer at 60 fits only
-        // after that, whatever its length.
-        assert_eq!(q.admit(60), 350);
-        q.push(350, 500);
-        let r = q.report(&QueueCounts::default(), 1000);
-        assert_eq!((r.peak_occupancy, r.full_waits, r.wait_cycles), (2, 1, 290));
     }
 
     proptest::proptest! {

@@ -18,7 +18,10 @@
 //! statistics (resolve, build, run), `schedule.rs` hands the cores their
 //! events, `hierarchy.rs` prices a core's accesses to memory through the
 //! caches' MSHRs and write buffers (`caches/`), `stores.rs`
-//! a store's way to the persist path, and `persist.rs` that path itself.
+//! a store's way to the persist path, and `persist.rs` that path itself;
+//! `occupancy.rs` is the calendar of a queue's entries booked out of time
+//! order, which the memory controller's queues and the engine's background
+//! queue share.
 
 mod branch;
 mod caches;
@@ -27,6 +30,7 @@ mod engine;
 mod epoch;
 mod frontend;
 mod hierarchy;
+mod occupancy;
 mod ooo;
 mod pcm;
 mod persist;

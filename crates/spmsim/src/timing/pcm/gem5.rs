@@ -42,13 +42,13 @@
 //!   through gaps a row miss cannot use. The open row at a moment is the
 //!   row of the last read or write booked to start at or before it.
 
-use super::occupancy::{Occupancy, QueueReport};
 use super::queued::QueuedWrites;
 use super::slots::{first_free_of_both, Access, Slots};
 use super::{kinds_of, MemoryStats, PcmStats};
 use crate::config::BankMap;
 use crate::engine::layout::{Layout, RegionKind};
 use crate::engine::nvm::ByKind;
+use crate::timing::occupancy::{Occupancy, QueueReport};
 use serde::Serialize;
 
 /// The controller's and device's shape, in core cycles.

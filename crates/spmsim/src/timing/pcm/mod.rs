@@ -12,7 +12,6 @@
 //! ```
 
 mod gem5;
-mod occupancy;
 mod queued;
 mod reads_first;
 mod slots;

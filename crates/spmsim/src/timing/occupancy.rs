@@ -25,7 +25,7 @@ use serde::Serialize;
 use timeline::Timeline;
 
 #[derive(Clone, Debug)]
-pub(super) struct Occupancy {
+pub(crate) struct Occupancy {
     pub entries: usize,
     /// Arrivals and departures, merged per time (an interval's arrival
     /// never follows its departure, so the entries held at `t` are the
