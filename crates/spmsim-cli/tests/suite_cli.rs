@@ -83,6 +83,54 @@ fn run_with_cache(cache: &Path, args: &[&str]) -> (i32, String, String) {
     (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into(), String::from_utf8_lossy(&o.stderr).into())
 }
 
+/// The same programs recorded into two caches whose paths differ in
+/// length give the same bytes: nothing the programs start with (their
+/// arguments, environment, working folder, valgrind's preload library)
+/// names the cache. Two programs are fast-forwarded by spmtrace (whose
+/// folder valgrind hands on to the program), one is recorded by lackey.
+#[test]
+fn a_recording_does_not_depend_on_the_caches_path() {
+    require_recording_tools();
+    let dir = std::env::temp_dir().join(format!("spmsim-suite-paths-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let programs = tiny_suite(&dir);
+    let mut text = std::fs::read_to_string(&programs).unwrap();
+    text.push_str(
+        r#"[[program]]
+name = "bzip2-lackey"
+packages = ["bzip2"]
+description = "bzip2, recorded by lackey from its start"
+command = ["/bin/bzip2", "-9", "-c", "{input:corpus}"]
+skip = 200000
+fast_forward = false
+"#,
+    );
+    std::fs::write(&programs, text).unwrap();
+    let short = dir.join("c");
+    let long = dir.join("a-cache-folder-with-a-much-longer-path").join("c");
+    for cache in [&short, &long] {
+        let (code, _, err) =
+            run_with_cache(cache, &["suite", "record", "--instructions", "100000", "--programs", programs.to_str().unwrap()]);
+        assert_eq!(code, 0, "recording into {}: {err}", cache.display());
+    }
+    for name in ["bzip2", "bzip2-fast", "bzip2-lackey"] {
+        let manifest = |cache: &Path| -> serde_json::Value {
+            serde_json::from_str(&std::fs::read_to_string(cache.join(format!("suite/{name}.json"))).unwrap()).unwrap()
+        };
+        let (a, b) = (manifest(&short), manifest(&long));
+        for k in ["skipped_instructions", "recorded_instructions", "loads", "stores", "trace_bytes", "command", "cwd"] {
+            assert_eq!(a[k], b[k], "{name}: `{k}` differs between the caches");
+        }
+        assert!(a["recorded_instructions"].as_u64().unwrap() > 0);
+        for ext in ["trace", "trace.insn"] {
+            let bytes = |cache: &Path| std::fs::read(cache.join(format!("suite/{name}.{ext}"))).unwrap();
+            assert!(bytes(&short) == bytes(&long), "{name}.{ext} differs between the caches");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn record_writes_trace_and_manifest_and_reproduce_runs_on_them() {
     require_recording_tools();

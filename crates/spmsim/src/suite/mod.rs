@@ -8,6 +8,8 @@
 //!      -> per program, in parallel: trace::lackey::record -> <cache>/suite/NAME.trace
 //!                                   + manifest           -> <cache>/suite/NAME.json
 //!                                                           (manifest.rs)
+//!  every run of a program starts from a fixed folder, whatever the
+//!      cache's path                                (stage.rs)
 //!  phases and simulation points: the recorded command run again
 //!      under spmtrace                              (rerun.rs, phases.rs, points.rs)
 //!  suite:NAME workloads read <cache>/suite/NAME.trace            (this file)
@@ -27,6 +29,7 @@ pub mod points;
 pub mod programs;
 mod record;
 mod rerun;
+mod stage;
 
 pub use input_files::make_inputs;
 pub use manifest::{utc_now, InputFile, Manifest, PackageVersion, MANIFEST_FORMAT};
@@ -34,7 +37,6 @@ pub use programs::{InputSpec, ProgramSpec, Suite};
 pub use record::{record_suite, select, Outcome, Progress, RecordPlan, Recorder, Status};
 #[cfg(unix)]
 pub use rerun::program_phases;
-pub use rerun::rerun_options;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

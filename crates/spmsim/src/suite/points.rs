@@ -151,10 +151,10 @@ pub fn record(cache: &Path, m: &Manifest, choice: Choice, interval_size: u64, po
     chosen.sort_by_key(|c| c.0);
     let dir = cache.join("suite");
     let outs: Vec<PathBuf> = chosen.iter().map(|c| dir.join(format!("{}@{}.trace", m.program, c.2))).collect();
-    let run_dir = work.join("run");
-    let _ = std::fs::remove_dir_all(&run_dir);
-    std::fs::create_dir_all(&run_dir).map_err(|e| format!("{}: {e}", run_dir.display()))?;
-    let mut run = super::rerun_options(m, &run_dir);
+    // Run from the program's stage, as it was recorded and as its phases
+    // were found.
+    let stage = super::stage::Stage::enter(&m.program, cache)?;
+    let mut run = super::rerun::rerun_options(m, &stage);
     run.source = format!("suite:{} ({}): {}", m.program, m.package_label(), m.command.join(" "));
     let opts = crate::trace::lackey::WindowOptions {
         run,
@@ -175,6 +175,7 @@ pub fn record(cache: &Path, m: &Manifest, choice: Choice, interval_size: u64, po
         cache: cache.to_path_buf(),
     };
     let sums = crate::trace::lackey::record_windows(&opts);
+    drop(stage);
     let _ = std::fs::remove_dir_all(&work);
     let sums = sums?;
     if sums.len() < chosen.len() {

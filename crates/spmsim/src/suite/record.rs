@@ -7,12 +7,14 @@
 //!    -> prepare: Job (placeholders resolved, binary and its package found)
 //!    -> up_to_date? (trace readable, manifest key equal, long enough,
 //!       instruction stream made from the trace's bytes) -> UpToDate
-//!    -> else, longest first, `jobs` at a time, under the suite's env:
+//!    -> else, longest first, `jobs` at a time, under the suite's env,
+//!       from the program's stage (stage.rs, a fixed folder):
 //!         Recorder::record (valgrind lackey) -> trace + manifest -> Recorded
 //!  a program that fails is Failed(why); the others go on
 //! ```
 
 use super::manifest::Key;
+use super::stage::Stage;
 use super::{make_inputs, manifest_file, packages, programs, trace_file, write_atomic, InputFile, InputSpec, Manifest, PackageVersion};
 use super::{utc_now, ProgramSpec, Suite, MANIFEST_FORMAT};
 use crate::trace::lackey::RecordSummary;
@@ -217,15 +219,17 @@ fn prepare(
         }
     }
     let binary = resolve_binary(p, &files)?;
-    let work = cache.join("suite").join("work").join(&p.name);
+    // The command names the stage's folders, not the cache's (stage.rs).
+    let work = Stage::work_of(&p.name);
+    let staged = |path: &str| super::stage::staged(path, &p.name, cache);
     let input =
-        |arg: &str| files.iter().find(|f| f.name == arg).map(|f| f.path.clone()).ok_or_else(|| format!("input `{arg}` was not made"));
+        |arg: &str| files.iter().find(|f| f.name == arg).map(|f| staged(&f.path)).ok_or_else(|| format!("input `{arg}` was not made"));
     let lookup = |name: &str, arg: &str| -> Result<String, String> {
         match name {
             "input" => input(arg),
             "input-stem" => input(arg).map(|p| Path::new(&p).with_extension("").display().to_string()),
             "work" => Ok(work.display().to_string()),
-            "executable" => Ok(binary.clone()),
+            "executable" => Ok(staged(&binary)),
             _ => Err(format!("unknown placeholder {{{name}}}")),
         }
     };
@@ -239,9 +243,9 @@ fn record_job(job: &Job, plan: &RecordPlan, valgrind: &str, env: &BTreeMap<Strin
     let valgrind = &version_for(valgrind, &job.spec);
     let trace = trace_file(&plan.cache, &job.spec.name);
     std::fs::create_dir_all(trace.parent().unwrap()).map_err(|e| format!("{}: {e}", plan.cache.display()))?;
-    // A fresh scratch folder each time, so earlier outputs cannot change a run.
-    let _ = std::fs::remove_dir_all(&job.work);
-    std::fs::create_dir_all(&job.work).map_err(|e| format!("{}: {e}", job.work.display()))?;
+    // A fresh stage each time, so earlier outputs cannot change a run; the
+    // same one whatever the cache's path.
+    let stage = Stage::enter(&job.spec.name, &plan.cache)?;
     let source = format!(
         "suite:{} ({}; {}): {}",
         job.spec.name,
@@ -251,7 +255,7 @@ fn record_job(job: &Job, plan: &RecordPlan, valgrind: &str, env: &BTreeMap<Strin
     );
     let opts = crate::trace::lackey::RecordOptions {
         program: job.command.clone(),
-        cwd: Some(job.work.clone()),
+        cwd: Some(stage.work()),
         stdin: job.stdin.as_ref().map(PathBuf::from),
         skip: job.spec.skip,
         instructions: Some(plan.instructions),
@@ -262,11 +266,12 @@ fn record_job(job: &Job, plan: &RecordPlan, valgrind: &str, env: &BTreeMap<Strin
         // depend on the shell or on where spmsim was started from.
         env: env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         isolated: true,
+        tool_link: Some(stage.tool_link()),
     };
     let t0 = Instant::now();
     let sum = if job.spec.fast_forward { (plan.recorder.record_fast)(&opts, &plan.cache) } else { (plan.recorder.record)(&opts) };
     let seconds = t0.elapsed().as_secs_f64();
-    let _ = std::fs::remove_dir_all(&job.work);
+    drop(stage);
     let sum = sum?;
     let m = Manifest {
         format: MANIFEST_FORMAT.into(),

@@ -1,27 +1,39 @@
-//! A cached program run again: its recorded command in a fresh folder,
-//! for what the trace alone cannot give (its phases over the whole run,
-//! its simulation points).
+//! A cached program run again: its recorded command from its stage, for
+//! what the trace alone cannot give (its phases over the whole run, its
+//! simulation points).
 //!
 //! ```text
-//!  Manifest (command, stdin, env, cwd) -> rerun_options(work): the cwd
-//!      replaced by a fresh folder
+//!  Manifest (command, stdin, env, cwd) -> rerun_options(stage): the
+//!      recorded stage's folders replaced by this one's (the same unless
+//!      another user recorded it, or an older spmsim ran it in the cache)
 //!  program_phases: valgrind --tool=spmtrace --bbv-interval=N -> bb.out
 //!      -> phases::analyse (k-means over the basic-block vectors)
 //! ```
 
+use super::stage::Stage;
 use super::{phases, Manifest};
 use std::path::{Path, PathBuf};
 
-/// A cached program's recorded command, ready to run again in `work` (a
-/// fresh folder) rather than where it was recorded.
-pub fn rerun_options(m: &Manifest, work: &Path) -> crate::trace::lackey::RecordOptions {
-    let w = work.display().to_string();
+/// A cached program's recorded command, ready to run again from `stage`
+/// (entered for the program), as it was recorded: its working folder and
+/// inputs where the recording had them, and spmtrace reached through the
+/// stage.
+pub(super) fn rerun_options(m: &Manifest, stage: &Stage) -> crate::trace::lackey::RecordOptions {
+    let work = stage.work().display().to_string();
+    // The recording's stage: its working folder's parent, if it had one.
+    let recorded_inputs = Path::new(&m.cwd).parent().map(|d| d.join("inputs").display().to_string());
+    let inputs = stage.inputs().display().to_string();
+    let here = |a: &str| match &recorded_inputs {
+        Some(r) if a.starts_with(r.as_str()) => a.replacen(r.as_str(), &inputs, 1),
+        _ => a.replace(&m.cwd, &work),
+    };
     crate::trace::lackey::RecordOptions {
-        program: m.command.iter().map(|a| a.replace(&m.cwd, &w)).collect(),
-        cwd: Some(work.to_path_buf()),
-        stdin: m.stdin.as_ref().map(PathBuf::from),
+        program: m.command.iter().map(|a| here(a)).collect(),
+        cwd: Some(stage.work()),
+        stdin: m.stdin.as_deref().map(|s| PathBuf::from(here(s))),
         env: m.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         isolated: true,
+        tool_link: Some(stage.tool_link()),
         ..Default::default()
     }
 }
@@ -36,10 +48,10 @@ pub fn program_phases(m: &Manifest, cache: &Path, interval: u64, max_k: usize, s
     let _ = std::fs::remove_dir_all(scratch);
     std::fs::create_dir_all(scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
     let bbv = scratch.join("bb.out");
-    let cwd = scratch.join("work");
-    std::fs::create_dir_all(&cwd).map_err(|e| format!("{}: {e}", cwd.display()))?;
-    let opts = rerun_options(m, &cwd);
-    let tool = crate::trace::vgtool::ensure(cache)?;
+    let stage = Stage::enter(&m.program, cache)?;
+    let cwd = stage.work();
+    let opts = rerun_options(m, &stage);
+    let tool = crate::trace::vgtool::ensure(cache)?.linked_at(&stage.tool_link())?;
     let stdin = match &opts.stdin {
         Some(p) => std::process::Stdio::from(std::fs::File::open(p).map_err(|e| format!("stdin file {}: {e}", p.display()))?),
         None => std::process::Stdio::null(),
@@ -67,6 +79,7 @@ pub fn program_phases(m: &Manifest, cache: &Path, interval: u64, max_k: usize, s
             tail.into_iter().rev().collect::<Vec<_>>().join("\n")
         ));
     }
+    drop(stage);
     let text = std::fs::read_to_string(&bbv).map_err(|e| format!("{}: {e}", bbv.display()))?;
     let r = phases::analyse(&phases::parse_bbv(&text)?, interval, max_k);
     let _ = std::fs::remove_dir_all(scratch);

@@ -12,6 +12,15 @@ use crate::trace::{AddressSpace, NativeWriter, TraceHeader, TraceRecord};
 /// was given in the header, so the test sees what the suite asked of it.
 fn fake_record(opts: &RecordOptions) -> Result<RecordSummary, String> {
     let n = opts.instructions.ok_or("the suite always bounds a recording")?;
+    // The program's stage is in place while it runs: its working folder,
+    // its inputs through the stage's link.
+    let cwd = opts.cwd.as_ref().ok_or("the suite always gives a working folder")?;
+    if !cwd.is_dir() {
+        return Err(format!("the working folder {} is not there", cwd.display()));
+    }
+    if let Some(a) = opts.program.iter().find(|a| a.contains("/inputs/") && !Path::new(a).is_file()) {
+        return Err(format!("the input {a} cannot be read"));
+    }
     let mut h = TraceHeader::new("fake", AddressSpace::Virtual, false);
     h.source = format!("{} | cwd {} | program {}", opts.source, opts.cwd.as_ref().unwrap().display(), opts.program.join(" "));
     h.skipped_instructions = opts.skip;
@@ -111,7 +120,10 @@ fn records_a_program_and_reuses_a_matching_trace() {
     let corpus = inputs::generate("text", 3, 20_000, 0).unwrap();
     assert_eq!(m.inputs[0].sha256, inputs::sha256_hex(&corpus));
     assert_eq!(std::fs::read(&m.inputs[0].path).unwrap(), corpus);
-    assert_eq!(m.command, ["/bin/cat", "-n", m.inputs[0].path.as_str()], "placeholders resolved");
+    // Placeholders resolved, the input named through the program's stage.
+    let staged = stage::Stage::inputs_of("cat").join("corpus.txt").display().to_string();
+    assert_eq!(m.command, ["/bin/cat", "-n", staged.as_str()], "placeholders resolved");
+    assert_eq!(m.cwd, stage::Stage::work_of("cat").display().to_string());
     assert_eq!(
         (m.skip, m.recording.skipped_instructions, m.instructions_requested, m.recording.recorded_instructions),
         (1000, 1000, 3000, 3000)
@@ -134,9 +146,8 @@ fn records_a_program_and_reuses_a_matching_trace() {
         "{}",
         h.source
     );
-    assert!(h.source.contains(&format!("| cwd {} |", cache.join("suite").join("work").join("cat").display())), "{}", h.source);
+    assert!(h.source.contains(&format!("| cwd {} |", stage::Stage::work_of("cat").display())), "{}", h.source);
     assert!(h.source.ends_with(&format!("| program {}", m.command.join(" "))), "{}", h.source);
-    assert!(!cache.join("suite").join("work").join("cat").exists(), "the scratch folder is removed");
     // Again: the trace matches, so nothing is recorded.
     plan.only = vec!["cat".into()];
     assert!(matches!(run(&plan)[0].status, Status::UpToDate));

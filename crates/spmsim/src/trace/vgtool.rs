@@ -53,6 +53,23 @@ impl Tool {
         c.env("VALGRIND_LIB", &self.lib_dir).arg("--tool=spmtrace");
         c
     }
+
+    /// The same tool reached through a link at `link` (whatever was there
+    /// is replaced): valgrind hands its folder's path on to the program
+    /// (`VALGRIND_LIB`, and `LD_PRELOAD` naming its preload library), so a
+    /// recording that must not depend on the cache's path runs it through
+    /// a link at a fixed path.
+    pub fn linked_at(&self, link: &Path) -> Result<Tool, String> {
+        match std::fs::remove_file(link) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(format!("spmtrace: cannot replace {}: {e}", link.display())),
+        }
+        let target = self.lib_dir.canonicalize().map_err(|e| format!("spmtrace: {}: {e}", self.lib_dir.display()))?;
+        std::os::unix::fs::symlink(&target, link)
+            .map_err(|e| format!("spmtrace: linking {} to {}: {e}", link.display(), target.display()))?;
+        Ok(Tool { lib_dir: link.to_path_buf() })
+    }
 }
 
 /// A short digest of the tool's source, which keys what it records (a

@@ -36,7 +36,8 @@ use std::path::{Path, PathBuf};
 
 /// How recorded lackey output becomes a trace; a change that moves a
 /// recorded trace changes this, so the suite records its traces again.
-pub const RECORDING_RULES: &str = "spmsim lackey rules 3: rep iterations folded, stack range recorded, instruction stream";
+pub const RECORDING_RULES: &str =
+    "spmsim lackey rules 4: rep iterations folded, stack range recorded, instruction stream, run from a fixed stage";
 
 /// What one line of lackey output was.
 #[derive(Debug, PartialEq, Eq)]

@@ -60,17 +60,25 @@ pub struct RecordOptions {
     /// Environment variables set for the program (beside the inherited
     /// ones, unless `isolated`).
     pub env: Vec<(String, String)>,
-    /// Run the program in `env` alone (with a fixed PATH and HOME, the
-    /// working folder), not in spmsim's own environment: the bytes of the
-    /// environment sit on the program's stack, so an inherited one (the
+    /// Run the program in `env` alone (with a fixed PATH, and HOME and PWD
+    /// the working folder), not in spmsim's own environment: the bytes of
+    /// the environment sit on the program's stack, so an inherited one (the
     /// shell's, the path spmsim was started from) would move the stack's
     /// addresses from one recording to the next.
     pub isolated: bool,
+    /// Where spmtrace's folder is linked for this run (`record_windows`
+    /// only; none: it is named where it was built, in the cache). Valgrind
+    /// passes its `VALGRIND_LIB` on to the program, and an `LD_PRELOAD`
+    /// naming a library in it, so a path that does not depend on the
+    /// cache's keeps the program's environment the same.
+    pub tool_link: Option<PathBuf>,
 }
 
 /// Give `cmd` the program's environment: `env` over spmsim's own, or, when
-/// `isolated`, `env` with a fixed PATH and HOME (the working folder) alone;
-/// variables `cmd` already sets for valgrind itself are kept.
+/// `isolated`, `env` with a fixed PATH, and HOME and PWD the working folder,
+/// alone; variables `cmd` already sets for valgrind itself are kept. (PWD
+/// is set so the program sees the same whether `valgrind` is a shell script
+/// that would export it, as Debian's is, or not.)
 pub fn program_env(cmd: &mut std::process::Command, env: &[(String, String)], isolated: bool, cwd: Option<&Path>) {
     if isolated {
         let own: Vec<(std::ffi::OsString, std::ffi::OsString)> =
@@ -78,7 +86,7 @@ pub fn program_env(cmd: &mut std::process::Command, env: &[(String, String)], is
         cmd.env_clear();
         cmd.env("PATH", "/usr/local/bin:/usr/bin:/bin");
         if let Some(d) = cwd {
-            cmd.env("HOME", d);
+            cmd.env("HOME", d).env("PWD", d);
         }
         cmd.envs(own);
     }
@@ -189,7 +197,10 @@ pub fn record_windows(opts: &WindowOptions) -> Result<Vec<RecordSummary>, String
     if opts.windows.is_empty() || opts.windows.len() != opts.outs.len() {
         return Err(format!("trace record: {} windows for {} output files", opts.windows.len(), opts.outs.len()));
     }
-    let tool = crate::trace::vgtool::ensure(&opts.cache)?;
+    let mut tool = crate::trace::vgtool::ensure(&opts.cache)?;
+    if let Some(link) = &opts.run.tool_link {
+        tool = tool.linked_at(link)?;
+    }
     let mut cmd = tool.command();
     let list: Vec<String> = opts.windows.iter().map(|(s, n)| format!("{s}+{n}")).collect();
     cmd.arg(format!("--windows={}", list.join(",")));
@@ -591,7 +602,7 @@ mod tests {
             v.sort();
             v
         };
-        assert_eq!(run(true), ["HOME=/work/x", "LC_ALL=C", "PATH=/usr/local/bin:/usr/bin:/bin", "VALGRIND_LIB=/lib/tool"]);
+        assert_eq!(run(true), ["HOME=/work/x", "LC_ALL=C", "PATH=/usr/local/bin:/usr/bin:/bin", "PWD=/work/x", "VALGRIND_LIB=/lib/tool"]);
         // Not isolated: spmsim's own environment comes along (cargo sets
         // CARGO_PKG_NAME for a test run).
         let inherited = run(false);
