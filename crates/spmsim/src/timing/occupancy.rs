@@ -13,6 +13,7 @@
 //! ahead of the present they reach.
 
 mod edits;
+mod event;
 mod summary;
 mod timeline;
 

@@ -3,8 +3,9 @@
 //! and `MOST` events (but for a lone block) and their index (first times,
 //! summaries, tree) up to date.
 
+use super::event::Event;
 use super::summary::{Summary, Tree};
-use super::timeline::{Event, Timeline};
+use super::timeline::Timeline;
 
 /// Events a block holds at most: one more splits it in two. Small under
 /// test, so that short sequences of bookings cross many blocks.

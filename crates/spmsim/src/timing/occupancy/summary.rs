@@ -2,7 +2,7 @@
 //! of consecutive blocks of them, to count over many blocks at once and to
 //! find the first or last block at which the count reaches a limit.
 
-use super::timeline::Event;
+use super::event::Event;
 
 /// A run of consecutive events: the change in entries held over it, the
 /// highest and lowest count reached at its events (relative to the count

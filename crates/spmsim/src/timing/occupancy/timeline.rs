@@ -5,23 +5,8 @@
 //! a limit, costs a walk of two blocks and a descent of the tree, not a
 //! walk of every event in the range.
 
+use super::event::Event;
 use super::summary::{Summary, Tree};
-
-/// The entries that arrive and leave at one time (both at once when one
-/// leaves as another arrives).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Event {
-    pub t: u64,
-    pub arrivals: u32,
-    pub departures: u32,
-}
-
-impl Event {
-    /// The change in entries held from just before `t` to `t`.
-    pub fn change(&self) -> i64 {
-        self.arrivals as i64 - self.departures as i64
-    }
-}
 
 /// How a walk through a block's events ended.
 enum Walk {
