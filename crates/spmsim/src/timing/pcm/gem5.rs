@@ -43,7 +43,7 @@
 //!   row of the last read or write booked to start at or before it.
 
 use super::queued::QueuedWrites;
-use super::slots::{first_free_of_both, Access, Slots};
+use super::slots::{first_free_of_both, Access, Pos, Slots};
 use super::{kinds_of, MemoryStats, PcmStats};
 use crate::config::BankMap;
 use crate::engine::layout::{Layout, RegionKind};
@@ -420,12 +420,9 @@ impl Gem5 {
         plan.data + self.p.backend
     }
 
-    /// Move the writes of bank `b` booked to start while a read holds it
-    /// over `[s, e)` back, each to the first time after the read and the
-    /// writes moved before it that the bank is free of reads, if the queue
-    /// each is held in has an entry for it over the longer wait. Returns
-    /// whether they moved (none does otherwise).
-    fn try_push_writes(&mut self, b: usize, s: u64, e: u64) -> bool {
+    /// The moves `try_push_writes` would make for a read holding bank `b`
+    /// over `[s, e)`: each write's index, old start and new start.
+    fn planned_pushes(&self, b: usize, s: u64, e: u64) -> Vec<(Pos, u64, u64)> {
         let w = self.p.write;
         let bank = &self.banks[b];
         let mut moves = Vec::new();
@@ -448,6 +445,17 @@ impl Gem5 {
             moves.push((i, x.start, to));
             cur = to + w;
         }
+        moves
+    }
+
+    /// Move the writes of bank `b` booked to start while a read holds it
+    /// over `[s, e)` back, each to the first time after the read and the
+    /// writes moved before it that the bank is free of reads, if the queue
+    /// each is held in has an entry for it over the longer wait. Returns
+    /// whether they moved (none does otherwise).
+    fn try_push_writes(&mut self, b: usize, s: u64, e: u64) -> bool {
+        let w = self.p.write;
+        let moves = self.planned_pushes(b, s, e);
         // Each write holds its entry over `[old, new)` too, which the
         // queue must have room for with the writes before it moved: the
         // most it held there.

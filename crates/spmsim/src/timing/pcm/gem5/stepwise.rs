@@ -37,27 +37,7 @@ impl Gem5 {
     /// counting each towards the peak on its own.
     fn try_push_writes_stepwise(&mut self, b: usize, s: u64, e: u64) -> bool {
         let w = self.p.write;
-        let bank = &self.banks[b];
-        let mut moves = Vec::new();
-        let mut cur = e;
-        for (i, x) in bank.writes.iter_from(bank.writes.first_starting_from(s)) {
-            let mut to = x.start.max(cur);
-            loop {
-                let t0 = to;
-                to = bank.reads.gap(to, w);
-                if to < e && to + w > s {
-                    to = e;
-                }
-                if to == t0 {
-                    break;
-                }
-            }
-            if to == x.start {
-                break;
-            }
-            moves.push((i, x.start, to));
-            cur = to + w;
-        }
+        let moves = self.planned_pushes(b, s, e);
         let queue = &mut self.write_queue;
         for (k, &(i, old, new)) in moves.iter().enumerate() {
             if queue.first_full(old, new).is_some() {
