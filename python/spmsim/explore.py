@@ -4,8 +4,10 @@
     presets (compare's, or --schemes)
       -> one sweep point per preset: `spmsim compare --explore --schemes P`
          into OUT/shards/P/ (one core each: RAYON_NUM_THREADS=1)
-      -> executor: the local process pool (--workers N) or a local Dask
-         cluster (--dask N), or any concurrent.futures.Executor
+      -> executor: the local process pool (--workers N), a local Dask
+         cluster (--dask N), the Dask cluster whose scheduler is at an
+         address (--dask tcp://HOST:PORT; spmsim.executors), or any
+         concurrent.futures.Executor
       -> `spmsim compare --merge OUT/shards/*` -> OUT/explore.md, explore.json
 
 A shard's point file (OUT/points/<id>.json) is written when its shard
@@ -28,6 +30,7 @@ exploration, its executor and workers.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
 import hashlib
 import json
@@ -37,6 +40,7 @@ import sys
 import time
 from typing import Any
 
+from .executors import CONNECT_TIMEOUT, DaskError, DaskTarget, chosen_executor, dask_argument, parse_dask
 from .sweep import expand, read_point, sweep, write_json_atomic
 
 #: The point parameters of a shard: `task` keeps its id apart from a run's,
@@ -171,25 +175,16 @@ def run_shard(params: dict) -> dict:
             "elapsed_seconds": round(time.time() - t0, 3)}
 
 
-def dask_executor(workers: int):
-    """A local Dask cluster of `workers` single-threaded worker processes,
-    and its executor (close the client and cluster after)."""
-    try:
-        from dask.distributed import Client, LocalCluster  # noqa: PLC0415
-    except ImportError as e:
-        raise RuntimeError("--dask needs dask[distributed]: pip install '.[dask]'") from e
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
-    client = Client(cluster)
-    return client, cluster, client.get_executor()
-
-
 def explore(out_dir: str, schemes: list[str] | None = None, *, quick: bool = False, workloads: str | None = None,
             instructions: int | None = None, fronts: str | None = None, batteries: str | None = None,
             ops: int | None = None, workers: int | None = None,
-            dask_workers: int | None = None, executor=None, progress: bool = True) -> dict:
+            dask: int | str | DaskTarget | None = None, executor=None, progress: bool = True) -> dict:
     """Explore the compositions of `schemes` (default: compare's presets) as
-    a sweep into `out_dir`, then merge the shards. Returns a summary with
-    the wall time; `out_dir`/explore.md and explore.json are the result."""
+    a sweep into `out_dir`, then merge the shards. The shards run on
+    `executor` if given, else on Dask when `dask` is given (a count of
+    local workers, or a scheduler's address: spmsim.executors), else on a
+    process pool of `workers`. Returns a summary with the wall time;
+    `out_dir`/explore.md and explore.json are the result."""
     out_dir = os.path.abspath(os.fspath(out_dir))
     shards_dir = os.path.join(out_dir, "shards")
     names = list(schemes) if schemes else presets()
@@ -198,6 +193,7 @@ def explore(out_dir: str, schemes: list[str] | None = None, *, quick: bool = Fal
                        ("batteries", batteries), ("ops", ops)):
         if value is not None:
             grid[key] = value
+    target = parse_dask(dask) if dask is not None and executor is None else None
     t0 = time.time()
     first = shard_args(expand(grid, SHARD_REQUIRED)[0]["params"])
     i = first.index("--schemes")
@@ -207,25 +203,19 @@ def explore(out_dir: str, schemes: list[str] | None = None, *, quick: bool = Fal
     # against each finished shard's explore.json.
     expected = provenance(common)
     grid["provenance"] = _digest(expected)
-    # The shards share the trace cache: record the programs once, first.
-    r = _spmsim([*common, "--record-only"], capture_output=True)
-    if r.returncode != 0:
-        raise RuntimeError(f"recording the programs failed: {(r.stderr or r.stdout).strip()[-2000:]}")
-    client = cluster = None
-    if dask_workers:
-        client, cluster, executor = dask_executor(dask_workers)
-    try:
-        s = sweep(grid, out_dir, executor=executor, workers=workers, progress=progress, runner=run_shard,
+    # The executor before the recording (which can take minutes), so that an
+    # unreachable scheduler is told at once; a given executor is the caller's.
+    with (contextlib.nullcontext((executor, "custom")) if executor is not None else
+          chosen_executor(workers, target)) as (ex, label):
+        # The shards share the trace cache: record the programs once, first.
+        r = _spmsim([*common, "--record-only"], capture_output=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"recording the programs failed: {(r.stderr or r.stdout).strip()[-2000:]}")
+        s = sweep(grid, out_dir, executor=ex, workers=workers, progress=progress, runner=run_shard,
                   required=SHARD_REQUIRED, is_current=lambda p, done: shard_stale(p["params"], expected, done))
-    finally:
-        if client is not None:
-            client.close()
-            cluster.close()
     swept = time.time() - t0
     summary: dict[str, Any] = {"shards": s.points, "skipped": s.skipped, "ran": s.ran, "failed": s.failed,
-                               "recomputed": [r["why"] for r in s.recomputed],
-                               "executor": f"dask:{dask_workers}" if dask_workers else
-                               ("custom" if executor is not None else f"pool:{workers or 'cores'}"),
+                               "recomputed": [r["why"] for r in s.recomputed], "executor": label,
                                "sweep_seconds": round(swept, 3)}
     if s.failed:
         summary["failed_ids"] = s.failed_ids
@@ -272,8 +262,8 @@ def _at_least_one(text: str) -> int:
 
 def main(args: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="spmsim explore", description="The exploration of compositions (compare "
-                                 "--explore) as a sweep: one shard per preset on a process pool or a local Dask "
-                                 "cluster, resumable, merged into OUT/explore.md and explore.json.")
+                                 "--explore) as a sweep: one shard per preset on a process pool or a Dask cluster "
+                                 "(local, or one you run), resumable, merged into OUT/explore.md and explore.json.")
     ap.add_argument("--out", required=True, metavar="DIR")
     ap.add_argument("--schemes", metavar="P,Q", help="presets (default: those compare takes)")
     ap.add_argument("--quick", action="store_true", help="compare --quick's workloads, instructions and fronts")
@@ -287,16 +277,22 @@ def main(args: list[str] | None = None) -> int:
     ex = ap.add_mutually_exclusive_group()
     ex.add_argument("--workers", type=_at_least_one, metavar="N", help="local process pool of N workers (default: the "
                     "cores)")
-    ex.add_argument("--dask", type=_at_least_one, metavar="N", help="a local Dask cluster of N workers")
+    ex.add_argument("--dask", type=dask_argument, metavar="N|ADDRESS", help="a local Dask cluster of N "
+                    "single-threaded workers, or the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:PORT, "
+                    "tls://HOST:PORT, or HOST:PORT for tcp://), left running after; an address that does not answer "
+                    f"as a scheduler within {CONNECT_TIMEOUT:g} s is refused (exit 2)")
     ap.add_argument("--no-progress", action="store_true")
     a = ap.parse_args(args)
     try:
         s = explore(a.out, a.schemes.split(",") if a.schemes else None, quick=a.quick, workloads=a.workloads,
-                    instructions=a.instructions, fronts=a.fronts, batteries=a.batteries, ops=a.ops, workers=a.workers, dask_workers=a.dask,
-                    progress=not a.no_progress)
+                    instructions=a.instructions, fronts=a.fronts, batteries=a.batteries, ops=a.ops, workers=a.workers,
+                    dask=a.dask, progress=not a.no_progress)
     except KeyboardInterrupt:
         print("spmsim explore: interrupted; finished shards are kept, rerun to go on", file=sys.stderr)
         return 130
+    except DaskError as e:
+        print(f"spmsim explore: error: --dask: {e}", file=sys.stderr)
+        return 2
     except RuntimeError as e:
         print(f"spmsim explore: error: {e}", file=sys.stderr)
         return 2

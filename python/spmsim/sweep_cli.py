@@ -1,8 +1,12 @@
-"""`spmsim sweep SPEC.toml [--out DIR] [--workers N]`: a sweep from a TOML spec.
+"""`spmsim sweep SPEC.toml [--out DIR] [--workers N | --dask N|ADDRESS]`: a
+sweep from a TOML spec.
 
     out_dir = "results/sweeps/example"   # relative to the current directory
     retry_failed = true                   # optional (default true)
     workers = 2                           # optional (default: the usable cores)
+    dask = "tcp://scheduler:8786"         # optional, instead of workers: a Dask
+                                          # scheduler's address, or a count of
+                                          # local Dask workers (spmsim.executors)
 
     [grid]
     scheme = ["bbb", "cobcm"]
@@ -23,9 +27,13 @@ import sys
 import tomllib
 from typing import Any
 
+from .executors import (CONNECT_TIMEOUT, DaskError, DaskValueError, chosen_executor, dask_argument,
+                        parse_dask)
 from .sweep import GridError, normalize_grid, sweep
 
-SPEC_KEYS = {"out_dir": str, "workers": int, "retry_failed": bool, "grid": dict}
+#: The keys of a spec and the types each takes.
+SPEC_KEYS: dict[str, tuple[type, ...]] = {"out_dir": (str,), "workers": (int,), "dask": (int, str),
+                                          "retry_failed": (bool,), "grid": (dict,)}
 
 
 class SpecError(ValueError):
@@ -34,7 +42,8 @@ class SpecError(ValueError):
 
 def load_spec(path: str) -> dict[str, Any]:
     """Read and check a sweep spec. Returns {"grid", "out_dir", "workers",
-    "retry_failed"} with the grid normalised (lists of scalars)."""
+    "dask", "retry_failed"} with the grid normalised (lists of scalars) and
+    `dask` a DaskTarget or None."""
     try:
         with open(path, "rb") as f:
             doc = tomllib.load(f)
@@ -48,20 +57,29 @@ def load_spec(path: str) -> dict[str, Any]:
         want = SPEC_KEYS.get(key)
         if want is None:
             raise SpecError(f"{path}: unknown key `{key}` (expected one of: {', '.join(SPEC_KEYS)})")
-        ok = isinstance(value, want) and not (want is int and isinstance(value, bool))
+        ok = isinstance(value, want) and not (bool not in want and isinstance(value, bool))
         if not ok:
-            raise SpecError(f"{path}: key `{key}` must be {_kind(want)}, not {_kind(type(value))} {value!r}")
+            kinds = " or ".join(_kind(t) for t in want)
+            raise SpecError(f"{path}: key `{key}` must be {kinds}, not {_kind(type(value))} {value!r}")
     if "grid" not in doc:
         raise SpecError(f"{path}: missing table `[grid]` (the parameters to sweep)")
     if "workers" in doc and doc["workers"] < 1:
         raise SpecError(f"{path}: key `workers` must be at least 1, not {doc['workers']}")
     if "out_dir" in doc and not doc["out_dir"].strip():
         raise SpecError(f"{path}: key `out_dir` is empty")
+    if "workers" in doc and "dask" in doc:
+        raise SpecError(f"{path}: keys `workers` and `dask` both choose where the points run; give one")
+    dask = None
+    if "dask" in doc:
+        try:
+            dask = parse_dask(doc["dask"])
+        except DaskValueError as e:
+            raise SpecError(f"{path}: key `dask`: {e}") from None
     try:
         grid = normalize_grid(doc["grid"])
     except GridError as e:
         raise SpecError(f"{path}: [grid]: {_grid_message(e)}") from None
-    return {"grid": grid, "out_dir": doc.get("out_dir"), "workers": doc.get("workers"),
+    return {"grid": grid, "out_dir": doc.get("out_dir"), "workers": doc.get("workers"), "dask": dask,
             "retry_failed": doc.get("retry_failed", True)}
 
 
@@ -80,8 +98,14 @@ def build_parser() -> argparse.ArgumentParser:
                                  "one JSON file per point in OUT_DIR/points/, finished points skipped on a rerun.")
     ap.add_argument("spec", metavar="SPEC.toml", help="sweep spec: a [grid] table and out_dir")
     ap.add_argument("--out", metavar="DIR", help="output directory (overrides out_dir of the spec)")
-    ap.add_argument("--workers", type=int, metavar="N", help="local worker processes (default: workers of the "
+    ex = ap.add_mutually_exclusive_group()
+    ex.add_argument("--workers", type=int, metavar="N", help="local worker processes (default: workers of the "
                     "spec, else the usable cores)")
+    ex.add_argument("--dask", type=dask_argument, metavar="N|ADDRESS", help="run the points on a local Dask cluster "
+                    "of N single-threaded workers, or on the Dask cluster whose scheduler is at ADDRESS "
+                    "(tcp://HOST:PORT, tls://HOST:PORT, or HOST:PORT for tcp://), which is left running; an address "
+                    f"that does not answer as a scheduler within {CONNECT_TIMEOUT:g} s is refused (exit 2). "
+                    "Default: dask of the spec; --workers overrides it")
     ap.add_argument("--keep-failed", action="store_true", help="do not rerun points that failed before")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
     return ap
@@ -99,17 +123,26 @@ def main(args: list[str] | None = None) -> int:
     if not out:
         print(f"spmsim sweep: error: {a.spec}: no `out_dir` in the spec and no --out given", file=sys.stderr)
         return 2
-    workers = a.workers or spec["workers"]
-    if workers is not None and workers < 1:
+    if a.workers is not None and a.workers < 1:
         print("spmsim sweep: error: --workers must be at least 1", file=sys.stderr)
         return 2
+    # A flag of the command line chooses the executor over the spec's keys.
+    if a.workers is not None or a.dask is not None:
+        workers, dask = a.workers, a.dask
+    else:
+        workers, dask = spec["workers"], spec["dask"]
     try:
-        s = sweep(spec["grid"], out, progress=not a.no_progress, workers=workers,
-                  retry_failed=spec["retry_failed"] and not a.keep_failed)
+        with chosen_executor(workers, dask) as (executor, label):
+            s = sweep(spec["grid"], out, executor=executor, progress=not a.no_progress, workers=workers,
+                      retry_failed=spec["retry_failed"] and not a.keep_failed)
+    except DaskError as e:
+        source = "--dask" if a.dask is not None else f"{a.spec}: key `dask`"
+        print(f"spmsim sweep: error: {source}: {e}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("spmsim sweep: interrupted; finished points are kept, rerun to go on", file=sys.stderr)
         return 130
-    print(f"{s.points} points: {s.skipped} already done, {s.ran} run, {s.failed} failed; results in "
+    print(f"{s.points} points: {s.skipped} already done, {s.ran} run, {s.failed} failed, on {label}; results in "
           f"{os.path.relpath(s.out_dir)}/points/")
     if s.failed:
         print(f"failed points ({s.failed}): `spmsim.load({os.path.relpath(s.out_dir)!r})` shows them in its "

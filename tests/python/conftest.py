@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -115,3 +117,61 @@ def chromium() -> str:
             return path
     pytest.fail("headless Chromium is needed for the screenshot tests and was not found: "
                 "install Debian's package with `apt-get install -y chromium`")
+
+
+def _stop_group(proc: subprocess.Popen) -> None:
+    """End a process started in a session of its own, with its children
+    (a Dask worker's nanny starts the worker process)."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        except ProcessLookupError:
+            pass
+
+
+@pytest.fixture(scope="session")
+def dask_scheduler(tmp_path_factory):
+    """A Dask cluster as a user runs one: `dask scheduler` on a free port of
+    this machine and two `dask worker` processes of one thread each, each
+    a process of its own that imports the same spmsim. Yields the
+    scheduler's address and the process ids of the two worker processes
+    (those that run the tasks); stopped after the session."""
+    pytest.importorskip("distributed", reason="pip install 'dask[distributed]' (the test extra)")
+    from distributed import Client
+
+    d = tmp_path_factory.mktemp("dask-cluster")
+    scheduler_file = d / "scheduler.json"
+    procs: list[subprocess.Popen] = []
+
+    def start(module: str, args: list[str], log: str) -> None:
+        with open(d / log, "w", encoding="utf-8") as out:
+            procs.append(subprocess.Popen([sys.executable, "-m", module, *args], env=package_path_env(), cwd=d,
+                                          stdout=out, stderr=subprocess.STDOUT, start_new_session=True))
+
+    try:
+        start("distributed.cli.dask_scheduler", ["--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                                                 "--scheduler-file", str(scheduler_file)], "scheduler.log")
+        address = None
+        deadline = time.monotonic() + 60
+        while address is None and time.monotonic() < deadline and procs[0].poll() is None:
+            try:
+                address = json.loads(scheduler_file.read_text())["address"]
+            except (OSError, ValueError, KeyError):
+                time.sleep(0.1)
+        assert address, f"the scheduler did not start: {(d / 'scheduler.log').read_text()[-2000:]}"
+        for i in range(2):
+            start("distributed.cli.dask_worker", [address, "--nthreads", "1", "--nworkers", "1", "--no-dashboard",
+                                                  "--host", "127.0.0.1", "--local-directory", str(d / f"worker-{i}")],
+                  f"worker-{i}.log")
+        with Client(address, timeout=30) as client:
+            client.wait_for_workers(2, timeout=120)
+            worker_pids = set(client.run(os.getpid).values())
+        assert len(worker_pids) == 2, worker_pids
+        yield address, worker_pids
+    finally:
+        for proc in reversed(procs):
+            _stop_group(proc)

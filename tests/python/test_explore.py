@@ -1,5 +1,6 @@
 """The exploration of compositions as a sweep (`spmsim explore`): shards
-on a local Dask cluster and on the process pool give the same merged
+on a local Dask cluster, on a running Dask cluster given by its
+scheduler's address and on the process pool give the same merged
 exploration, and a killed exploration resumes with its finished shards
 kept."""
 
@@ -37,7 +38,7 @@ def on_dask(tmp_path_factory) -> tuple[Path, dict]:
     pytest.importorskip("distributed", reason="pip install 'dask[distributed]' (the test extra)")
     out = tmp_path_factory.mktemp("explore-dask")
     s = explore(out, TINY["schemes"], workloads=TINY["workloads"], instructions=TINY["instructions"],
-                fronts=TINY["fronts"], ops=TINY["ops"], dask_workers=2, progress=False)
+                fronts=TINY["fronts"], ops=TINY["ops"], dask=2, progress=False)
     return out, s
 
 
@@ -105,6 +106,45 @@ def test_a_bad_preset_fails_its_shard_with_the_reason(tmp_path):
 
 #: One preset, its own front end only, few operations: a shard of a few seconds.
 SMALL = {"workloads": "btree", "instructions": 10000, "fronts": "none", "workers": 1, "progress": False}
+
+
+def test_an_exploration_on_a_running_dask_scheduler_matches_the_pool(dask_scheduler, tmp_path):
+    address, worker_pids = dask_scheduler
+    out = tmp_path / "on-dask"
+    p = subprocess.run([sys.executable, "-m", "spmsim", "explore", "--out", str(out), "--schemes", "wt",
+                        "--workloads", SMALL["workloads"], "--instructions", str(SMALL["instructions"]),
+                        "--fronts", SMALL["fronts"], "--ops", "100", "--dask", address, "--no-progress"],
+                       env=package_path_env(), capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert f"explore: 1 shards (0 already done, 1 run) on dask:{address} in " in p.stdout, p.stdout
+    assert json.loads((out / "timing.json").read_text())[-1]["executor"] == f"dask:{address}"
+    rec = json.loads(next((out / "points").glob("*.json")).read_text())
+    assert rec["status"] == "ok" and rec["meta"]["pid"] in worker_pids, "a worker of the cluster ran the shard"
+    ref = tmp_path / "on-pool"
+    s = explore(ref, ["wt"], ops=100, **SMALL)
+    assert (s["ran"], s["failed"], s["executor"]) == (1, 0, "pool:1"), s
+    assert merged(out) == merged(ref), "the shard on the Dask cluster differs from the one on the pool"
+
+
+def test_an_unreachable_or_malformed_dask_address_is_refused_naming_the_flag(tmp_path, capsys):
+    import socket
+
+    from spmsim.explore import main
+
+    pytest.importorskip("distributed", reason="pip install 'dask[distributed]' (the test extra)")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    t0 = time.monotonic()
+    assert main(["--out", str(tmp_path / "x"), "--schemes", "wt", "--dask", f"127.0.0.1:{port}", "--no-progress"]) == 2
+    assert time.monotonic() - t0 < 20
+    err = capsys.readouterr().err
+    assert f"spmsim explore: error: --dask: cannot reach the Dask scheduler at tcp://127.0.0.1:{port}: " in err, err
+    assert not (tmp_path / "x" / "points").exists()
+    with pytest.raises(SystemExit) as exit_:
+        main(["--out", str(tmp_path / "y"), "--schemes", "wt", "--dask", "tcp://127.0.0.1"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "argument --dask: `tcp://127.0.0.1` has no port" in err, err
 
 
 def test_a_shard_computed_with_other_parameters_is_computed_again(tmp_path, monkeypatch, capfd):

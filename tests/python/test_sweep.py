@@ -293,6 +293,11 @@ def write(tmp_path: Path, text: str, name: str = "spec.toml") -> Path:
     ('out_dir = "x"\n[grid]\nscheme = "s"\nworkload = "w"\nseed = [1, "2"]\n', ["`seed`"]),
     ('out_dir = "x"\n[grid]\nscheme = "s"\nworkload = "w"\n"tree.arity" = [[2]]\n', ["`tree.arity`"]),
     ('out_dir = "x"\n[grid\nscheme = "s"\n', ["not valid TOML", "line 2"]),
+    ('out_dir = "x"\ndask = "tcp://h"\n[grid]\nscheme = "s"\nworkload = "w"\n', ["key `dask`", "has no port"]),
+    ('out_dir = "x"\ndask = "http://h:1"\n[grid]\nscheme = "s"\nworkload = "w"\n', ["key `dask`", "not http://"]),
+    ('out_dir = "x"\ndask = 0\n[grid]\nscheme = "s"\nworkload = "w"\n', ["key `dask`", "at least 1"]),
+    ('out_dir = "x"\ndask = true\n[grid]\nscheme = "s"\nworkload = "w"\n', ["`dask`", "an integer or a string"]),
+    ('out_dir = "x"\nworkers = 2\ndask = 2\n[grid]\nscheme = "s"\nworkload = "w"\n', ["`workers` and `dask`"]),
 ])
 def test_bad_specs_fail_with_file_and_key(tmp_path, capsys, text, words):
     spec = write(tmp_path, text)
@@ -323,7 +328,7 @@ def test_sweep_cli_runs_a_spec_and_skips_on_rerun(tmp_path, capsys):
         entries = [16, 32]
     """)
     assert sweep_cli.main([str(spec), "--out", str(out), "--workers", "2", "--no-progress"]) == 0
-    assert "4 points: 0 already done, 4 run, 0 failed" in capsys.readouterr().out
+    assert "4 points: 0 already done, 4 run, 0 failed, on pool:2" in capsys.readouterr().out
     assert len(point_files(out)) == 4 and not (tmp_path / "unused").exists()
     assert sweep_cli.main([str(spec), "--out", str(out), "--no-progress"]) == 0
     assert "4 points: 4 already done, 0 run, 0 failed" in capsys.readouterr().out
@@ -336,6 +341,130 @@ def test_sweep_cli_exit_code_1_when_a_point_fails(tmp_path, capsys):
                            f'instructions = {TINY}\n')
     assert sweep_cli.main([str(spec), "--no-progress"]) == 1
     assert "1 failed" in capsys.readouterr().out
+
+
+def small_grid_spec(tmp_path: Path, out: Path, extra: str = "") -> Path:
+    """SMALL_GRID as a spec writing to `out`, with `extra` keys."""
+    g = SMALL_GRID
+    return write(tmp_path, f"""
+        out_dir = "{out}"
+        {extra}
+        [grid]
+        scheme = {json.dumps(g["scheme"])}
+        workload = {json.dumps(g["workload"])}
+        instructions = {g["instructions"]}
+        seed = {json.dumps(g["seed"])}
+    """, name=f"spec-{out.name}.toml")
+
+
+def spmsim_cli(args: list[str], timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "spmsim", *args], env=package_path_env(), capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_sweep_cli_on_a_running_dask_scheduler_gives_identical_results(small_sweep_dir, dask_scheduler, tmp_path):
+    from distributed import Client
+
+    address, worker_pids = dask_scheduler
+    out = tmp_path / "out"
+    spec = small_grid_spec(tmp_path, out)
+    p = spmsim_cli(["sweep", str(spec), "--dask", address, "--no-progress"])
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert f"8 points: 0 already done, 8 run, 0 failed, on dask:{address};" in p.stdout, p.stdout
+    local, dask = stats_by_id(small_sweep_dir), stats_by_id(out)
+    assert set(local) == set(dask) and len(dask) == 8
+    for pid, (params, stats, status) in local.items():
+        assert dask[pid] == (params, stats, status), f"point {params} differs between the local pool and Dask"
+    writers = {json.loads(f.read_text())["meta"]["pid"] for f in point_files(out)}
+    assert writers <= worker_pids, "the cluster's worker processes write the point files themselves"
+    # The spec's key does the same; the rerun skips every point.
+    spec = small_grid_spec(tmp_path, out, extra=f'dask = "{address}"')
+    p = spmsim_cli(["sweep", str(spec), "--no-progress"])
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert f"8 points: 8 already done, 0 run, 0 failed, on dask:{address};" in p.stdout, p.stdout
+    # The cluster is the user's: the sweeps leave it running.
+    with Client(address, timeout=10) as client:
+        assert len(client.scheduler_info()["workers"]) == 2
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_sweep_cli_refuses_an_address_nothing_listens_on_at_once(tmp_path):
+    pytest.importorskip("distributed", reason="pip install 'dask[distributed]' (the test extra)")
+    out = tmp_path / "out"
+    port = _free_port()
+    t0 = time.monotonic()
+    p = spmsim_cli(["sweep", str(small_grid_spec(tmp_path, out)), "--dask", f"127.0.0.1:{port}", "--no-progress"],
+                   timeout=60)
+    took = time.monotonic() - t0
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert f"spmsim sweep: error: --dask: cannot reach the Dask scheduler at tcp://127.0.0.1:{port}: " in p.stderr
+    assert took < 8, f"refused after {took:.1f} s"
+    assert not out.exists(), "nothing is written before the scheduler answers"
+
+
+def test_a_spec_address_nothing_listens_on_is_refused_naming_the_spec(tmp_path, capsys):
+    pytest.importorskip("distributed", reason="pip install 'dask[distributed]' (the test extra)")
+    port = _free_port()
+    spec = small_grid_spec(tmp_path, tmp_path / "out", extra=f'dask = "tcp://127.0.0.1:{port}"')
+    assert sweep_cli.main([str(spec), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert f"{spec}: key `dask`: cannot reach the Dask scheduler at tcp://127.0.0.1:{port}" in err, err
+    # --workers on the command line chooses the executor over the spec's dask.
+    assert sweep_cli.main([str(spec), "--workers", "2", "--no-progress"]) == 0
+    assert "8 points: 0 already done, 8 run, 0 failed, on pool:2" in capsys.readouterr().out
+
+
+def test_an_address_that_does_not_answer_as_a_scheduler_times_out(tmp_path):
+    import socket
+
+    pytest.importorskip("distributed", reason="pip install 'dask[distributed]' (the test extra)")
+    from spmsim.executors import DaskUnreachable, dask_executor, parse_dask
+
+    # A port that accepts connections and never answers (another service).
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        address = f"tcp://127.0.0.1:{silent.getsockname()[1]}"
+        t0 = time.monotonic()
+        with pytest.raises(DaskUnreachable) as e:
+            with dask_executor(parse_dask(address), timeout=1.5):
+                pytest.fail("connected to a port that never answered")
+        took = time.monotonic() - t0
+    assert f"{address} accepted a connection but did not answer as a Dask scheduler within 1.5 s" in str(e.value)
+    assert took < 6, f"refused after {took:.1f} s"
+
+
+@pytest.mark.parametrize("value, says", [
+    ("0", "0 workers: a count of local workers is at least 1"),
+    ("tcp://127.0.0.1", "`tcp://127.0.0.1` has no port"),
+    ("http://127.0.0.1:8786",
+     "`http://127.0.0.1:8786`: a scheduler's address starts with tcp:// or tls://, not http://"),
+    ("127.0.0.1:99999", "`127.0.0.1:99999`: the port `99999` is not a number from 1 to 65535"),
+    ("two workers", "`two workers` is neither a count of local workers"),
+])
+def test_a_malformed_dask_value_is_refused_naming_the_flag(tmp_path, capsys, value, says):
+    spec = small_grid_spec(tmp_path, tmp_path / "out")
+    with pytest.raises(SystemExit) as exit_:
+        sweep_cli.main([str(spec), "--dask", value])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and f"argument --dask: {says}" in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_dask_values_parse_to_a_count_or_an_address():
+    from spmsim.executors import parse_dask
+
+    assert parse_dask("3").label == "dask:3" and parse_dask(3).workers == 3
+    assert parse_dask("tcp://10.0.0.5:8786").label == "dask:tcp://10.0.0.5:8786"
+    assert parse_dask("scheduler.example:8786").address == "tcp://scheduler.example:8786"
+    assert parse_dask("TLS://[::1]:9000").address == "tls://[::1]:9000"
 
 
 def test_example_spec_is_valid():
