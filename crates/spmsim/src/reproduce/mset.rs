@@ -29,7 +29,7 @@ use super::report::{self as rp, Figure};
 use super::{geomean, mean, means, Paper};
 use crate::engine::nvm::ByKind;
 use crate::workload::WorkloadKind;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
 /// The paper's programs (5.1, Table 2), each with its claim id in Table 2
@@ -88,7 +88,7 @@ pub fn stand_ins(instructions: u64) -> (Vec<&'static str>, u64) {
     (WORKLOADS.iter().map(|w| w.2).collect(), WARMUP + instructions)
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunRecord {
     pub scheme: String,
     pub label: String,
@@ -144,7 +144,7 @@ pub struct Results {
 }
 
 /// One of the paper's programs as the grid runs it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct Program {
     /// The paper's program and our stand-in, as the report names them.
     pub label: String,
@@ -205,6 +205,7 @@ impl Mset {
 /// One run of the grid: scheme, preset and its settings, the program, the
 /// metadata cache's size (Fig. 9's sweep) and whether PCM writes are
 /// bank-serial (the sensitivity runs).
+#[derive(Serialize)]
 pub struct Spec {
     scheme: &'static str,
     preset: &'static str,
@@ -249,6 +250,10 @@ impl Paper for Mset {
             (None, false) => String::new(),
         };
         format!("{} {}{what}", sp.scheme, sp.program.workload)
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        serde_json::json!({ "instructions": self.instructions, "seed": self.seed, "warmup": self.warmup })
     }
 
     fn run(&self, sp: &Spec) -> Result<RunRecord, String> {

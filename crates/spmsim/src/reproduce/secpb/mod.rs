@@ -39,7 +39,7 @@ pub fn secpb_presets() -> [&'static str; 6] {
 }
 pub const SIZES: [u32; 7] = [8, 16, 32, 64, 128, 256, 512];
 pub const BMF: [&str; 4] = ["cm-dbmf", "cm-sbmf", "sp-dbmf", "sp-sbmf"];
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunRecord {
     pub scheme: String,
     pub workload: String,
@@ -58,11 +58,11 @@ pub struct RunRecord {
     pub nvm_writes: ByKind,
     pub nvm_reads: ByKind,
     /// How the workload's events were obtained (trace source, derived values).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     /// A run of Table IV with every store persistent, beside the main
     /// grid's policy (recorded programs only).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub all_persistent: bool,
     /// `core.model` of the run.
     #[serde(default)]
@@ -114,6 +114,7 @@ pub struct Results {
     pub crypto_parity: Vec<CryptoParity>,
 }
 
+#[derive(Serialize)]
 pub struct Spec {
     scheme: String,
     label: String,
@@ -165,6 +166,7 @@ impl SecPb {
 /// average (the gamess-like profile on a program's stream), why it failed:
 /// such a run is reported and left out, where any other failure ends the
 /// reproduction.
+#[derive(Serialize, Deserialize)]
 pub enum Record {
     Ran(Box<RunRecord>),
     LeftOut(String),
@@ -246,6 +248,10 @@ impl Paper for SecPb {
 
     fn describe(&self, sp: &Spec) -> String {
         format!("{} {} {}", sp.scheme, sp.entries, sp.label)
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        serde_json::json!({ "instructions": self.instructions, "seed": self.seed })
     }
 
     fn run(&self, sp: &Spec) -> Result<Record, String> {
