@@ -100,7 +100,12 @@ pub fn run<P: Paper>(paper: &P, progress: Progress) -> Result<P::Results, Failur
 /// their points again. `note` hears of a kept record that could not be
 /// used (computed again) or a record that could not be kept, and of how
 /// many runs were found done.
-pub fn run_kept<P: Paper>(paper: &P, dir: &Path, progress: Progress, note: &(dyn Fn(String) + Sync)) -> Result<P::Results, Failure<P::Record>> {
+pub fn run_kept<P: Paper>(
+    paper: &P,
+    dir: &Path,
+    progress: Progress,
+    note: &(dyn Fn(String) + Sync),
+) -> Result<P::Results, Failure<P::Record>> {
     let points = paper.grid();
     let keys = points::keys(paper, &points).map_err(Failure::before_any_run)?;
     let kept: Vec<Option<P::Record>> = keys
