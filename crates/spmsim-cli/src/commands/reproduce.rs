@@ -169,11 +169,24 @@ const PAPER_REGION: u64 = 250_000_000;
 /// code path as `spmsim suite record`, at least
 /// `suite::DEFAULT_INSTRUCTIONS` per program), then the programs'
 /// simulation points unless `regions` is `startup`.
-fn recorded_suite(instructions: u64, programs: Option<PathBuf>, regions: &str) -> Result<Vec<secpb::SuiteEntry>> {
+///
+/// With `record` false (one point's process, `--only-point`, whose
+/// listing recorded already) the cache is taken as it is: nothing is
+/// installed or recorded, and a program that could not be recorded is not
+/// tried again.
+fn recorded_suite(instructions: u64, programs: Option<PathBuf>, regions: &str, record: bool) -> Result<Vec<secpb::SuiteEntry>> {
     use spmsim::suite;
     let path = programs.unwrap_or_else(suite::programs::spec_upstream_path);
     let s = suite::Suite::load(&path).map_err(|e| anyhow!(e))?;
     let cache = suite::cache_dir();
+    let choice = match regions {
+        "single" => Some(suite::points::Choice::Single),
+        "simpoints" => Some(suite::points::Choice::All),
+        _ => None,
+    };
+    if !record {
+        return Ok(secpb::recorded_suite(&s, &cache, choice).0);
+    }
     // At simulation points the start-up window is only the fallback for a
     // program whose points cannot be recorded, so it keeps the suite's
     // default length rather than being recorded again at a full run's.
@@ -187,11 +200,6 @@ fn recorded_suite(instructions: u64, programs: Option<PathBuf>, regions: &str) -
     }
     // The simulation points: phases from the whole run, then
     // traces at the points, kept in the cache like the traces.
-    let choice = match regions {
-        "single" => Some(suite::points::Choice::Single),
-        "simpoints" => Some(suite::points::Choice::All),
-        _ => None,
-    };
     if let Some(c) = choice {
         // SecPB V-A: representative regions of 250 M instructions; the
         // quick run's single point keeps short intervals (10 M) so that it
@@ -365,7 +373,8 @@ fn run_paper(cmd: ReproduceCmd) -> Result<Vec<ClaimResult>> {
         ReproduceCmd::Secpb { quick, instructions, seed, out, points, builtin, programs, regions } => {
             let n = instructions.unwrap_or(if quick { 5_000_000 } else { PAPER_REGION });
             let regions = regions.unwrap_or_else(|| if quick { "single" } else { "simpoints" }.into());
-            let suite = if builtin { secpb::builtin_suite() } else { recorded_suite(n, programs, &regions)? };
+            let record = points.only_point.is_none();
+            let suite = if builtin { secpb::builtin_suite() } else { recorded_suite(n, programs, &regions, record)? };
             reproduce_paper(secpb::SecPb::new(suite, n, seed, quick).map_err(|e| anyhow!("reproduce secpb: {e}"))?, &out, &points)
         }
         ReproduceCmd::Secon { quick, instructions, seed, out, points } => {
@@ -381,9 +390,15 @@ fn run_paper(cmd: ReproduceCmd) -> Result<Vec<ClaimResult>> {
         ReproduceCmd::Triad { quick, instructions, seed, out, points, spec_cores } => {
             let n = instructions.unwrap_or(if quick { 1_000_000 } else { 20_000_000 });
             let mut paper = triad::Triad::new(n, seed, quick).map_err(|e| anyhow!("reproduce triad: {e}"))?;
-            recorded_stand_ins(triad::stand_in_instructions(n))?;
+            // One point's process (`--only-point`) takes the cache as its listing left it.
+            let record = points.only_point.is_none();
+            if record {
+                recorded_stand_ins(triad::stand_in_instructions(n))?;
+            }
             if let Some(c) = spec_cores {
-                recorded_named(&triad::spec_programs(), triad::stand_in_instructions(n), "Triad-NVM's SPEC2006 list")?;
+                if record {
+                    recorded_named(&triad::spec_programs(), triad::stand_in_instructions(n), "Triad-NVM's SPEC2006 list")?;
+                }
                 paper = paper.with_spec_cores(c as usize);
             }
             reproduce_paper(paper, &out, &points)
@@ -391,7 +406,9 @@ fn run_paper(cmd: ReproduceCmd) -> Result<Vec<ClaimResult>> {
         ReproduceCmd::Mset { quick, instructions, seed, out, points } => {
             let n = instructions.unwrap_or(if quick { 2_000_000 } else { 8_000_000 });
             let paper = mset::Mset::new(n, seed, quick).map_err(|e| anyhow!("reproduce mset: {e}"))?;
-            recorded_mset_stand_ins(n)?;
+            if points.only_point.is_none() {
+                recorded_mset_stand_ins(n)?;
+            }
             reproduce_paper(paper, &out, &points)
         }
     }
