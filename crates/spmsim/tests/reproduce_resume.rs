@@ -97,6 +97,9 @@ fn an_edited_or_foreign_record_is_computed_again() {
     edit(&kept[1], &|v| v["provenance"]["settings"]["seed"] = serde_json::json!(7));
     // Not a point file at all.
     std::fs::write(&kept[2], "{ truncated").unwrap();
+    // A record of a build of other model code.
+    assert_eq!(spmsim::MODEL_DIGEST.len(), 16);
+    edit(&kept[3], &|v| v["provenance"]["model"] = serde_json::json!("0000000000000000"));
     let notes = run_into(&paper, &out);
     let said = |what: &str, file: &Path| {
         let name = file.file_name().unwrap().to_string_lossy().into_owned();
@@ -105,7 +108,8 @@ fn an_edited_or_foreign_record_is_computed_again() {
     said("does not match its digest", &kept[0]);
     said("computed with another settings", &kept[1]);
     said("not a point file", &kept[2]);
-    assert!(notes.iter().any(|n| n.starts_with(&format!("{} of {} runs already done", kept.len() - 3, kept.len()))), "{notes:?}");
+    said("computed with another model", &kept[3]);
+    assert!(notes.iter().any(|n| n.starts_with(&format!("{} of {} runs already done", kept.len() - 4, kept.len()))), "{notes:?}");
     assert_eq!(files(&out), files(&whole), "the records computed again give the same files");
     // The files computed again now stand.
     let ran = Mutex::new(0usize);

@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 /// mix it).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Provenance {
-    /// spmsim's version.
+    /// spmsim's version and its model's digest ([`crate::MODEL_DIGEST`]).
     pub spmsim: String,
     pub instructions: u64,
     pub seed: u64,
@@ -73,7 +73,7 @@ impl Provenance {
         }
         let inputs = presets_digests(&files)?;
         Ok(Provenance {
-            spmsim: env!("CARGO_PKG_VERSION").into(),
+            spmsim: format!("{} (model {})", env!("CARGO_PKG_VERSION"), crate::MODEL_DIGEST),
             instructions: opts.instructions(),
             seed: opts.seed,
             ops: opts.ops(),

@@ -68,6 +68,7 @@ pub fn keys<P: Paper>(paper: &P, points: &[P::Point]) -> Result<Vec<Key>, String
                 trace_files(&point).into_iter().map(|f| (f.clone(), stamps.entry(f).or_insert_with_key(|f| stamp(f)).clone())).collect();
             let provenance = serde_json::json!({
                 "spmsim": env!("CARGO_PKG_VERSION"),
+                "model": crate::MODEL_DIGEST,
                 "paper": P::ID,
                 "settings": settings,
                 "point": point,
