@@ -102,7 +102,7 @@ const QUICK_CACHE_BYTES: [u64; 3] = [2 << 10, 16 << 10, 128 << 10];
 /// The suite names every run needs, and the instructions their traces
 /// must hold for runs of `instructions`.
 pub fn stand_ins(instructions: u64) -> (Vec<&'static str>, u64) {
-    (WORKLOADS.iter().map(|w| w.2).collect(), WARMUP + instructions)
+    (WORKLOADS.iter().map(|w| w.2).collect(), super::grid::recording_for(WARMUP, instructions))
 }
 
 #[derive(Clone, Debug, Serialize)]
