@@ -83,8 +83,8 @@ enum Cmd {
         args: Vec<String>,
     },
     /// The exploration of compositions (compare --explore) as a sweep: one
-    /// shard per preset on a process pool or a local Dask cluster,
-    /// resumable (run by the Python package: `python3 -m spmsim explore ARGS`).
+    /// shard per preset on a process pool, a local Dask cluster or a
+    /// running one's scheduler (`--dask N|ADDRESS`), resumable (run by the Python package: `python3 -m spmsim explore ARGS`).
     #[command(disable_help_flag = true)]
     Explore {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "ARGS")]

@@ -139,7 +139,11 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
     }
     let programs = opts.programs();
     if !programs.is_empty() {
-        super::reproduce::recorded_named(&programs, compare::PROGRAM_WARMUP + opts.instructions(), "compare's programs")?;
+        super::reproduce::recorded_named(
+            &programs,
+            spmsim::reproduce::grid::recording_for(compare::PROGRAM_WARMUP, opts.instructions()),
+            "compare's programs",
+        )?;
     }
     if a.record_only {
         return Ok(ExitCode::SUCCESS);

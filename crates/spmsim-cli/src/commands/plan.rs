@@ -94,7 +94,11 @@ pub fn run(a: PlanArgs) -> Result<ExitCode> {
             compare::selected(&opts).map_err(|e| anyhow!(e))?;
             let programs = opts.programs();
             if !programs.is_empty() {
-                super::reproduce::recorded_named(&programs, compare::PROGRAM_WARMUP + opts.instructions(), "plan's programs")?;
+                super::reproduce::recorded_named(
+                    &programs,
+                    spmsim::reproduce::grid::recording_for(compare::PROGRAM_WARMUP, opts.instructions()),
+                    "plan's programs",
+                )?;
             }
             let bar = crate::progress::Progress::new("plan: compare", "steps", 0);
             let steps = std::sync::atomic::AtomicU64::new(0);

@@ -27,6 +27,26 @@ pub type Progress<'a> = &'a (dyn Fn(usize, usize, &str) + Sync);
 /// `compare` runs are that paper's stand-ins, warmed up alike.
 pub const PROGRAM_WARMUP: u64 = 2_000_000;
 
+/// Instructions a recording must hold beyond a warm-up and the region
+/// after it: the warm-up ends at the first event that takes it to its
+/// count or past it, so it overruns by that event's gap of non-memory
+/// instructions, and a recording of exactly the two counts would cut the
+/// region short by as much (and by a different amount than a longer
+/// recording of the same program, so results would depend on which
+/// recording the cache holds).
+pub const RECORDING_SLACK: u64 = 100_000;
+
+/// The instructions a recorded program's trace must hold for runs of
+/// `instructions` after a warm-up of `warmup` (0: none, and no slack
+/// needed: a run without warm-up ends where the region does).
+pub fn recording_for(warmup: u64, instructions: u64) -> u64 {
+    if warmup == 0 {
+        instructions
+    } else {
+        warmup + instructions + RECORDING_SLACK
+    }
+}
+
 /// `run` on every point, in parallel; the results in the points' order.
 /// `describe` names a point for the progress line and for the error of a
 /// run that panicked (a bug of the model, which then fails that point
@@ -217,6 +237,12 @@ mod tests {
         let shown = f.to_string();
         assert!(shown.starts_with("1 run failed (2 finished)") && shown.contains("boom 2"), "{shown}");
         assert_eq!(Failure::collect(vec![Ok::<_, String>(7)]).unwrap(), vec![7]);
+    }
+
+    #[test]
+    fn a_recording_after_a_warm_up_holds_more_than_the_two_counts() {
+        assert_eq!(recording_for(0, 5_000_000), 5_000_000);
+        assert!(recording_for(2_000_000, 10_000_000) > 12_000_000);
     }
 
     #[test]

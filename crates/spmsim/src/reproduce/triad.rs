@@ -97,7 +97,7 @@ pub fn stand_in_suite() -> std::path::PathBuf {
 }
 /// Instructions a stand-in's trace must hold for runs of `instructions`.
 pub fn stand_in_instructions(instructions: u64) -> u64 {
-    STAND_IN_WARMUP + instructions
+    super::grid::recording_for(STAND_IN_WARMUP, instructions)
 }
 /// The schemes of Figs. 8-9: (name in the report, preset). The first is
 /// the baseline.

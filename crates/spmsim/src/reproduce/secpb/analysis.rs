@@ -249,7 +249,9 @@ pub struct NogapCheck {
 }
 
 pub(super) fn find<'a>(runs: &'a [RunRecord], scheme: &str, w: &str, entries: u32) -> &'a RunRecord {
-    runs.iter().find(|r| r.scheme == scheme && r.workload == w && r.entries == entries && !r.all_persistent).expect("every grid point ran")
+    runs.iter()
+        .find(|r| r.scheme == scheme && r.workload == w && r.entries == entries && !r.all_persistent && r.setting.is_none())
+        .expect("every grid point ran")
 }
 
 /// Every table from the merged runs (the crypto parity, the published IPC

@@ -9,12 +9,14 @@
 //!                          (+ every store persistent, the VI-B profile, a real-crypto sample)
 //!               a program's points merged into one record by weighted CPI
 //!  analysis.rs  -> Table IV, Figs. 6-9, VI-B, the claims (each cell judged by the one rule)
+//!  causes.rs    -> the causes of the gaps, measured on the runs (report.md's last section)
 //!  report.rs    -> report.md, runs.csv, one CSV per table
 //! ```
 //! Averages over the suite are geometric means of execution time
 //! normalised to bbb (the arithmetic mean of the slowdowns is shown too).
 
 mod analysis;
+mod causes;
 mod report;
 mod suite;
 
@@ -39,6 +41,12 @@ pub fn secpb_presets() -> [&'static str; 6] {
 }
 pub const SIZES: [u32; 7] = [8, 16, 32, 64, 128, 256, 512];
 pub const BMF: [&str; 4] = ["cm-dbmf", "cm-sbmf", "sp-dbmf", "sp-sbmf"];
+/// A sensitivity run beside the grid, outside every table: bbb and COBCM
+/// at 32 entries again under spmsim's memory controller before the gem5
+/// one (reads first, posted writes that hold no bank), which measures how
+/// much of COBCM's overhead is the PCM's write bandwidth (the causes).
+pub const CONTROLLER_SETTING: &str = "memory_controller.model=reads-first";
+pub const CONTROLLER_SCHEMES: [&str; 2] = ["bbb", "cobcm"];
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunRecord {
     pub scheme: String,
@@ -55,6 +63,9 @@ pub struct RunRecord {
     pub store_buffer_stall_cycles: u64,
     pub secpb_full_stall_cycles: u64,
     pub pcm_write_utilisation: f64,
+    /// The share of the run the PCM's busiest bank spent writing.
+    #[serde(default)]
+    pub busiest_bank_write_utilisation: f64,
     pub nvm_writes: ByKind,
     pub nvm_reads: ByKind,
     /// How the workload's events were obtained (trace source, derived values).
@@ -73,6 +84,10 @@ pub struct RunRecord {
     /// A run of the real-crypto parity sample (outside every table).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub real_crypto: bool,
+    /// The setting of a sensitivity run ([`CONTROLLER_SETTING`]), outside
+    /// every table; none for the grid's runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setting: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -129,6 +144,8 @@ pub struct Spec {
     real_crypto: bool,
     /// The point's weight in its program (1: the program's only run).
     weight: f64,
+    /// A sensitivity run's setting ([`CONTROLLER_SETTING`]).
+    setting: Option<&'static str>,
 }
 
 /// A run repeated with real cryptography: its cycles against the
@@ -183,6 +200,7 @@ impl Spec {
             ooo,
             real_crypto: false,
             weight,
+            setting: None,
         }
     }
 
@@ -207,6 +225,9 @@ impl Paper for SecPb {
             for (workload, weight) in points {
                 for s in ["bbb", "sp"].iter().chain(secpb_presets().iter()).chain(BMF.iter()) {
                     specs.push(Spec::new(s, &w.label, &workload, 32, ooo, weight));
+                }
+                for s in CONTROLLER_SCHEMES {
+                    specs.push(Spec { setting: Some(CONTROLLER_SETTING), ..Spec::new(s, &w.label, &workload, 32, ooo, weight) });
                 }
                 for &n in SIZES.iter().filter(|&&n| n != 32) {
                     specs.push(Spec::new("bbb", &w.label, &workload, n, ooo, weight));
@@ -247,7 +268,10 @@ impl Paper for SecPb {
     }
 
     fn describe(&self, sp: &Spec) -> String {
-        format!("{} {} {}", sp.scheme, sp.entries, sp.label)
+        match sp.setting {
+            Some(x) => format!("{} {} {} ({x})", sp.scheme, sp.entries, sp.label),
+            None => format!("{} {} {}", sp.scheme, sp.entries, sp.label),
+        }
     }
 
     fn settings(&self) -> serde_json::Value {
@@ -277,17 +301,17 @@ impl Paper for SecPb {
         let first = self.suite.first().map(|w| w.workload.clone()).unwrap_or_default();
         let timing_only: BTreeMap<String, u64> = ran
             .iter()
-            .filter(|(sp, r)| !r.real_crypto && sp.entries == 32 && !sp.all_persistent && sp.workload == first)
+            .filter(|(sp, r)| !r.real_crypto && sp.entries == 32 && !sp.all_persistent && sp.setting.is_none() && sp.workload == first)
             .map(|(sp, r)| (sp.scheme.clone(), r.cycles))
             .collect();
         // Each program's points become one record per grid cell, in spec order.
         let mut groups: Vec<Vec<(RunRecord, f64)>> = Vec::new();
-        let mut index: BTreeMap<(String, String, u32, bool), usize> = BTreeMap::new();
+        let mut index: BTreeMap<(String, String, u32, bool, Option<String>), usize> = BTreeMap::new();
         for (sp, r) in ran {
             if r.real_crypto {
                 continue;
             }
-            let key = (r.scheme.clone(), r.workload.clone(), r.entries, r.all_persistent);
+            let key = (r.scheme.clone(), r.workload.clone(), r.entries, r.all_persistent, r.setting.clone());
             let g = *index.entry(key).or_insert_with(|| {
                 groups.push(Vec::new());
                 groups.len() - 1
@@ -371,6 +395,7 @@ impl SecPb {
         if !sp.real_crypto {
             o.push("security.crypto=timing-only".into());
         }
+        o.extend(sp.setting.map(String::from));
         let s = TimedRun::new(&sp.scheme, o, &sp.workload).time(self.instructions, self.seed)?.stats;
         let r = &s.roi;
         let buffer = r.persist_path.buffer.clone().unwrap_or_default();
@@ -389,6 +414,7 @@ impl SecPb {
             store_buffer_stall_cycles: r.core.store_buffer_stall_cycles,
             secpb_full_stall_cycles: buffer.full_stall_cycles,
             pcm_write_utilisation: r.memory.write_utilisation,
+            busiest_bank_write_utilisation: r.memory.busiest_bank_write_utilisation,
             nvm_writes: r.memory.writes,
             nvm_reads: r.memory.reads,
             notes: s.workload_notes.clone(),
@@ -396,6 +422,7 @@ impl SecPb {
             core_model: if sp.ooo { "ooo" } else { "interval" }.into(),
             mispredicts_pki: r.core.ooo.map(|o| o.mispredicts as f64 * 1000.0 / r.core.instructions.max(1) as f64),
             real_crypto: sp.real_crypto,
+            setting: sp.setting.map(String::from),
         })
     }
 }
@@ -433,6 +460,7 @@ fn merge_points(parts: &[(RunRecord, f64)]) -> RunRecord {
     r.store_buffer_stall_cycles = per(&|p| p.store_buffer_stall_cycles);
     r.secpb_full_stall_cycles = per(&|p| p.secpb_full_stall_cycles);
     r.pcm_write_utilisation = wavg(&|p| p.pcm_write_utilisation);
+    r.busiest_bank_write_utilisation = wavg(&|p| p.busiest_bank_write_utilisation);
     let by_kind = |of: &dyn Fn(&RunRecord) -> &crate::engine::nvm::ByKind| crate::engine::nvm::ByKind {
         data: per(&|p| of(p).data),
         counter: per(&|p| of(p).counter),
@@ -472,6 +500,7 @@ mod tests {
             store_buffer_stall_cycles: 0,
             secpb_full_stall_cycles: 0,
             pcm_write_utilisation: 0.5,
+            busiest_bank_write_utilisation: 0.5,
             nvm_writes: crate::engine::nvm::ByKind { data: writes, ..Default::default() },
             nvm_reads: Default::default(),
             notes: vec!["n".into()],
@@ -479,6 +508,7 @@ mod tests {
             core_model: "ooo".into(),
             mispredicts_pki: Some(1.0),
             real_crypto: false,
+            setting: None,
         }
     }
 

@@ -152,7 +152,10 @@ pub fn report(r: &Results, claims: &[ClaimResult]) -> String {
         .suite
         .iter()
         .filter_map(|s| {
-            r.runs.iter().find(|x| x.workload == s.label && x.scheme == "bbb" && x.entries == 32).map(|x| (s.label.as_str(), &x.notes))
+            r.runs
+                .iter()
+                .find(|x| x.workload == s.label && x.scheme == "bbb" && x.entries == 32 && x.setting.is_none())
+                .map(|x| (s.label.as_str(), &x.notes))
         })
         .filter(|(_, n)| !n.is_empty())
         .collect();
@@ -165,7 +168,11 @@ pub fn report(r: &Results, claims: &[ClaimResult]) -> String {
     let base: Vec<&RunRecord> = r
         .suite
         .iter()
-        .filter_map(|s| r.runs.iter().find(|x| x.workload == s.label && x.scheme == "bbb" && x.entries == 32 && !x.all_persistent))
+        .filter_map(|s| {
+            r.runs
+                .iter()
+                .find(|x| x.workload == s.label && x.scheme == "bbb" && x.entries == 32 && !x.all_persistent && x.setting.is_none())
+        })
         .collect();
     if base.iter().any(|x| x.mispredicts_pki.is_some()) {
         let _ = writeln!(o, "\n**The baseline core per program** (bbb, 32 entries):\n");
@@ -283,13 +290,12 @@ pub fn report(r: &Results, claims: &[ClaimResult]) -> String {
     }
     o.push_str(&ClaimResult::markdown(claims, "configs/reference/secpb-performance.toml, secpb.toml"));
     let _ = writeln!(o, "\n## Causes of the gaps\n");
-    for c in causes(r) {
+    for c in super::causes::causes(r) {
         let _ = writeln!(o, "- {c}");
     }
     o
 }
 
-/// One sentence per cause, with the measured figures that support it.
 /// The text's figures for single benchmarks, for the programs that stand
 /// for them, and the benchmarks the suite has no program for.
 fn per_benchmark(o: &mut String, r: &Results) {
@@ -316,65 +322,4 @@ fn per_benchmark(o: &mut String, r: &Results) {
     if !r.benchmarks_absent.is_empty() {
         let _ = writeln!(o, "The text also quotes {}, which this suite has no program for.", r.benchmarks_absent.join(", "));
     }
-}
-
-fn causes(r: &Results) -> Vec<String> {
-    let mut v = vec![if is_recorded(&r.suite) {
-        format!("Workloads: {} real programs from Debian's packages stand in for SPEC CPU2006 and run {} instructions each (the paper: 250 M), so the PPTI and NWPE mix (which sets every SecPB overhead, VI-B) differs from the paper's; store values are derived, which matters only for the crash and attack checks, not for timing.", r.suite.len(), r.instructions)
-    } else {
-        "Workloads: synthetic profiles and micro-benchmarks stand in for SPEC CPU2006, so the PPTI and NWPE mix (which sets every SecPB overhead, VI-B) differs from the paper's.".to_string()
-    }];
-    fn at<'a>(r: &'a Results, s: &'a str) -> impl Iterator<Item = &'a RunRecord> + 'a {
-        r.runs.iter().filter(move |x| x.scheme == s && x.entries == 32 && !x.all_persistent)
-    }
-    let at = |s: &'static str| at(r, s);
-    let ppti: Vec<f64> = at("cm").map(|x| x.ppti).collect();
-    let nwpe: Vec<f64> = at("cm").map(|x| x.nwpe).collect();
-    v.push(format!(
-        "Store behaviour: our suite's PPTI ranges {:.1}-{:.1} and NWPE {:.2}-{:.2} under CM; the eager schemes pay 8 x 40 = 320 cycles per new entry (one BMT update in flight, VI-B), so their overheads scale with PPTI/NWPE.",
-        ppti.iter().cloned().fold(f64::INFINITY, f64::min),
-        ppti.iter().cloned().fold(0.0, f64::max),
-        nwpe.iter().cloned().fold(f64::INFINITY, f64::min),
-        nwpe.iter().cloned().fold(0.0, f64::max)
-    ));
-    let per_drain = |s: &'static str| {
-        let (w, d): (u64, u64) = at(s).fold((0, 0), |(w, d), x| (w + x.nvm_writes.total(), d + x.secpb_drains));
-        w as f64 / d.max(1) as f64
-    };
-    let util = |s: &'static str| at(s).map(|x| x.pcm_write_utilisation).collect::<Vec<f64>>();
-    let busy = |s: &'static str| util(s).iter().filter(|&&u| u > 0.9).count();
-    v.push(format!(
-        "Write bandwidth: every drained entry costs {:.2} PCM writes under COBCM (data, counter block and MAC line written through, fewer where the WPQ merges writes to one block) against {:.2} under bbb; the PCM banks were busy writing more than 90 % of the time in {} of {} workloads under bbb and {} under COBCM (mean utilisation {:.0} % and {:.0} %).{}",
-        per_drain("cobcm"),
-        per_drain("bbb"),
-        busy("bbb"),
-        r.suite.len(),
-        busy("cobcm"),
-        100.0 * crate::reproduce::mean(&util("bbb")),
-        100.0 * crate::reproduce::mean(&util("cobcm")),
-        if busy("cobcm") > 0 {
-            " Where write bandwidth binds, the late schemes (BCM, OBCM, COBCM) converge and their overhead is the extra metadata writes, not latency. The paper reports COBCM within 9.6 % of BBB on gamess (VI-B), whose PPTI and NWPE give about three times BBB's PCM writes under COBCM, so its PCM model cannot have been bound by write bandwidth there; ours is, in the workloads counted above."
-        } else {
-            " Write bandwidth does not bind COBCM here, so its overhead is its extra metadata writes' queueing, not a saturated PCM."
-        }
-    ));
-    let ipc: Vec<f64> = at("bbb").map(|x| x.ipc).collect();
-    let busier = ppti.iter().filter(|&&p| p > 47.4).count();
-    v.push(format!(
-        "Baseline speed: bbb runs at IPC {:.2}-{:.2} on our suite (mean {:.2}); the eager schemes add a fixed number of cycles per new SecPB entry, so the faster the baseline and the higher the PPTI/NWPE, the larger their relative slowdown. {} of our {} workloads persist more often than the highest PPTI the paper quotes (gamess, 47.4); the busiest {:.1} times per 1000 instructions.",
-        ipc.iter().cloned().fold(f64::INFINITY, f64::min),
-        ipc.iter().cloned().fold(0.0, f64::max),
-        crate::reproduce::mean(&ipc),
-        busier,
-        ppti.len(),
-        ppti.iter().cloned().fold(0.0, f64::max)
-    ));
-    v.push(if is_recorded(&r.suite) {
-        "Timing model: the `ooo` core (register dependences, gem5 O3 functional units, tournament branch predictor, 192-entry ROB, 32-entry load queue, 56-entry store buffer) stands in for gem5's detailed O3 core; it has no instruction cache, TLB or memory-dependence prediction, and the predictor and caches start cold at the beginning of each window. The PCM takes posted writes (up to 128 in flight, as gem5's NVM interface) with read priority; nothing is fitted to the paper."
-    } else {
-        "Timing model: an interval model of the core (issue width 4, 192-entry ROB, 56-entry store buffer) replaces gem5's detailed O3 core; the PCM takes posted writes (up to 128 in flight, as gem5's NVM interface) with read priority; neither is fitted to the paper."
-    }
-    .into());
-    v.push("Fig. 9: the paper gives SP's forests a 4 KB root cache; here every forest root is an on-chip register, which favours sp-dbmf and sp-sbmf.".into());
-    v
 }
