@@ -3,10 +3,13 @@
     spmsim sweep ARGS    -> spmsim.sweep_cli.main(ARGS)   (Python)
     spmsim report ARGS   -> spmsim.report.main(ARGS)      (Python)
     spmsim explore ARGS  -> spmsim.explore.main(ARGS)     (Python)
+    spmsim reproduce PAPER ARGS --dask N|ADDRESS
+                         -> spmsim.reproduce_dask.main(...) (Python: the points on Dask,
+                            each run by the Rust CLI, then the report)
     spmsim OTHER ARGS    -> the Rust CLI in this process (spmsim._native.cli_main),
                             the same commands and output as target/release/spmsim
 
-The Rust binary hands `sweep`, `report` and `explore` back to `python3 -m spmsim`, so
+The Rust binary hands `sweep`, `report`, `explore` and `reproduce ... --dask` back to `python3 -m spmsim`, so
 both front ends take every command.
 """
 
@@ -69,6 +72,10 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] in PYTHON_COMMANDS:
         return _python_command(args[0], args[1:])
+    if args and args[0] == "reproduce" and any(a == "--dask" or a.startswith("--dask=") for a in args):
+        from .reproduce_dask import main as reproduce_on_dask  # noqa: PLC0415
+
+        return reproduce_on_dask(args[1:])
     return _native_command(args)
 
 

@@ -112,6 +112,19 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    // A reproduction's points on Dask are run by the Python package.
+    let is = |i: usize, s: &str| args.get(i).is_some_and(|a| a == s);
+    if is(1, "reproduce") && args.iter().any(|a| a == "--dask" || a.to_string_lossy().starts_with("--dask=")) {
+        let rest: Vec<String> = args[2..].iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        return match commands::python::forward("reproduce", &rest) {
+            Ok(code) => code_of(code),
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                2
+            }
+        };
+    }
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {

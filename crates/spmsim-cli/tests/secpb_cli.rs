@@ -1,7 +1,7 @@
 //! The SecPB issue's commands through the binary: run, battery, reproduce.
 
 mod common;
-use common::{json, spmsim};
+use common::{json, scratch, spmsim};
 
 #[test]
 fn run_json_has_the_roi_keys_and_writes_the_resolved_config() {
@@ -166,4 +166,24 @@ fn bench_reports_every_case_from_its_repeated_runs() {
     }
     let (code, _, err) = spmsim(&["bench", "--repeat", "0"]);
     assert!(code != 0 && err.contains("--repeat must be at least 1"), "{code} {err}");
+}
+
+#[test]
+fn reproduce_lists_its_points_runs_one_and_refuses_an_unknown_one() {
+    let dir = scratch("repro-points");
+    let d = dir.to_str().unwrap();
+    let args = ["reproduce", "secpb", "--builtin", "--quick", "--instructions", "20000", "--out", d];
+    let listed = json(&[&args[..], &["--list-points"]].concat());
+    let points = listed["points"].as_array().unwrap();
+    assert!(points.len() > 10 && points.iter().all(|p| p["done"] == false && p["id"].as_str().is_some_and(|i| i.len() == 24)));
+    let id = points[0]["id"].as_str().unwrap();
+    let (code, out, err) = spmsim(&[&args[..], &["--only-point", id]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&format!("point {id} (")) && out.contains(" ran: "), "{out}");
+    assert!(dir.join("points").join(format!("{id}.json")).is_file());
+    assert_eq!(json(&[&args[..], &["--list-points"]].concat())["points"][0]["done"], true);
+    let (code, _, err) = spmsim(&[&args[..], &["--only-point", "no-such-point"]].concat());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no point `no-such-point`") && err.contains("--list-points"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -10,6 +10,11 @@
 //! rules each module cites.
 
 pub mod api;
+
+/// A digest of the library's source (see `build.rs`): records kept to
+/// resume work carry it, so a build of other code does not reuse them.
+pub const MODEL_DIGEST: &str = env!("SPMSIM_MODEL_DIGEST");
+
 pub mod battery;
 pub mod compare;
 pub mod config;

@@ -36,7 +36,17 @@ pub fn forward(sub: &str, args: &[String]) -> Result<ExitCode> {
     // told apart from the command's own failures (which keep their code).
     importable(&python).map_err(|why| anyhow!("`spmsim {sub}` needs the Python package: pip install . ({why})"))?;
     let shown = python.to_string_lossy().into_owned();
-    let status = Command::new(&python).args(["-m", "spmsim", sub]).args(args).status().map_err(|e| anyhow!("{shown}: {e}"))?;
+    let mut cmd = Command::new(&python);
+    cmd.args(["-m", "spmsim", sub]).args(args);
+    // The binary names itself, so that the commands the Python side runs
+    // in turn (a reproduction's points) are this build's, not the
+    // package's own native module.
+    if let Ok(exe) = std::env::current_exe() {
+        if exe.file_stem().is_some_and(|n| n.to_string_lossy().starts_with("spmsim")) {
+            cmd.env("SPMSIM_BIN", exe);
+        }
+    }
+    let status = cmd.status().map_err(|e| anyhow!("{shown}: {e}"))?;
     Ok(ExitCode::from(exit_byte(status)))
 }
 

@@ -22,6 +22,8 @@ pub enum ReproduceCmd {
         seed: u64,
         #[arg(long, default_value = "results/secpb")]
         out: PathBuf,
+        #[command(flatten)]
+        points: PointsArgs,
         /// Run on the built-in stand-ins (micro-benchmarks and synthetic
         /// profiles) instead of the recorded real-program suite; needs
         /// neither valgrind nor Debian packages.
@@ -58,6 +60,8 @@ pub enum ReproduceCmd {
         seed: u64,
         #[arg(long, default_value = "results/secon")]
         out: PathBuf,
+        #[command(flatten)]
+        points: PointsArgs,
     },
     /// STAR: Figs. 10-14 and Table II, against WB, Anubis and strict
     /// persistence (single-core).
@@ -72,6 +76,8 @@ pub enum ReproduceCmd {
         seed: u64,
         #[arg(long, default_value = "results/star")]
         out: PathBuf,
+        #[command(flatten)]
+        points: PointsArgs,
         /// Also judge Figs. 10-13's claims with the workloads' heaps at
         /// 8, 64 and 1024 MiB (STAR gives none): four times Figs. 10-13's
         /// runs again. Not part of `reproduce all`.
@@ -91,6 +97,8 @@ pub enum ReproduceCmd {
         seed: u64,
         #[arg(long, default_value = "results/triad")]
         out: PathBuf,
+        #[command(flatten)]
+        points: PointsArgs,
         /// Run the paper's SPEC2006 list (its twelve programs from the
         /// suites, recorded first where the cache lacks them) on this
         /// many cores, a copy on each, in place of the one-core stand-ins:
@@ -127,7 +135,29 @@ pub enum ReproduceCmd {
         seed: u64,
         #[arg(long, default_value = "results/mset")]
         out: PathBuf,
+        #[command(flatten)]
+        points: PointsArgs,
     },
+}
+
+/// How a paper's grid runs: whole in this process (the default, resuming
+/// from the records in OUT/points), one point, or listed.
+#[derive(clap::Args, Clone, Default)]
+pub struct PointsArgs {
+    /// Print the grid's points as JSON (id, point, whether OUT/points
+    /// holds its record), after recording the programs they need; run none.
+    #[arg(long, conflicts_with_all = ["only_point", "dask"])]
+    list_points: bool,
+    /// Run only the point ID (of --list-points, with the same other
+    /// arguments) and keep its record in OUT/points; no report.
+    #[arg(long, value_name = "ID", conflicts_with = "dask")]
+    only_point: Option<String>,
+    /// Run the points on Dask: N local single-threaded workers, or the
+    /// cluster whose scheduler is at ADDRESS (tcp://HOST:PORT), one
+    /// `--only-point` process each, then the report here (run by the
+    /// Python package: `python3 -m spmsim reproduce ...`).
+    #[arg(long, value_name = "N|ADDRESS")]
+    dask: Option<String>,
 }
 
 /// SecPB V-A: "All models are fast-forwarded to representative regions
@@ -139,11 +169,24 @@ const PAPER_REGION: u64 = 250_000_000;
 /// code path as `spmsim suite record`, at least
 /// `suite::DEFAULT_INSTRUCTIONS` per program), then the programs'
 /// simulation points unless `regions` is `startup`.
-fn recorded_suite(instructions: u64, programs: Option<PathBuf>, regions: &str) -> Result<Vec<secpb::SuiteEntry>> {
+///
+/// With `record` false (one point's process, `--only-point`, whose
+/// listing recorded already) the cache is taken as it is: nothing is
+/// installed or recorded, and a program that could not be recorded is not
+/// tried again.
+fn recorded_suite(instructions: u64, programs: Option<PathBuf>, regions: &str, record: bool) -> Result<Vec<secpb::SuiteEntry>> {
     use spmsim::suite;
     let path = programs.unwrap_or_else(suite::programs::spec_upstream_path);
     let s = suite::Suite::load(&path).map_err(|e| anyhow!(e))?;
     let cache = suite::cache_dir();
+    let choice = match regions {
+        "single" => Some(suite::points::Choice::Single),
+        "simpoints" => Some(suite::points::Choice::All),
+        _ => None,
+    };
+    if !record {
+        return Ok(secpb::recorded_suite(&s, &cache, choice).0);
+    }
     // At simulation points the start-up window is only the fallback for a
     // program whose points cannot be recorded, so it keeps the suite's
     // default length rather than being recorded again at a full run's.
@@ -157,11 +200,6 @@ fn recorded_suite(instructions: u64, programs: Option<PathBuf>, regions: &str) -
     }
     // The simulation points: phases from the whole run, then
     // traces at the points, kept in the cache like the traces.
-    let choice = match regions {
-        "single" => Some(suite::points::Choice::Single),
-        "simpoints" => Some(suite::points::Choice::All),
-        _ => None,
-    };
     if let Some(c) = choice {
         // SecPB V-A: representative regions of 250 M instructions; the
         // quick run's single point keeps short intervals (10 M) so that it
@@ -278,11 +316,20 @@ fn all(quick: bool, seed: u64, out: &std::path::Path) -> Result<ExitCode> {
     for (id, title) in index::PAPERS {
         let dir = out.join(id);
         let cmd = match id {
-            "secpb" => ReproduceCmd::Secpb { quick, instructions: None, seed, out: dir, builtin: false, programs: None, regions: None },
-            "secon" => ReproduceCmd::Secon { quick, instructions: None, seed, out: dir },
-            "star" => ReproduceCmd::Star { quick, instructions: None, seed, out: dir, sweep: false },
-            "triad" => ReproduceCmd::Triad { quick, instructions: None, seed, out: dir, spec_cores: None },
-            "mset" => ReproduceCmd::Mset { quick, instructions: None, seed, out: dir },
+            "secpb" => ReproduceCmd::Secpb {
+                quick,
+                instructions: None,
+                seed,
+                out: dir,
+                points: PointsArgs::default(),
+                builtin: false,
+                programs: None,
+                regions: None,
+            },
+            "secon" => ReproduceCmd::Secon { quick, instructions: None, seed, out: dir, points: PointsArgs::default() },
+            "star" => ReproduceCmd::Star { quick, instructions: None, seed, out: dir, points: PointsArgs::default(), sweep: false },
+            "triad" => ReproduceCmd::Triad { quick, instructions: None, seed, out: dir, points: PointsArgs::default(), spec_cores: None },
+            "mset" => ReproduceCmd::Mset { quick, instructions: None, seed, out: dir, points: PointsArgs::default() },
             other => unreachable!("index::PAPERS names a paper with no reproduction: {other}"),
         };
         eprintln!("reproduce all: {id} ({} of {})", papers.len() + 1, index::PAPERS.len());
@@ -323,47 +370,90 @@ fn all(quick: bool, seed: u64, out: &std::path::Path) -> Result<ExitCode> {
 fn run_paper(cmd: ReproduceCmd) -> Result<Vec<ClaimResult>> {
     match cmd {
         ReproduceCmd::All { .. } => unreachable!("reproduce all runs each paper itself"),
-        ReproduceCmd::Secpb { quick, instructions, seed, out, builtin, programs, regions } => {
+        ReproduceCmd::Secpb { quick, instructions, seed, out, points, builtin, programs, regions } => {
             let n = instructions.unwrap_or(if quick { 5_000_000 } else { PAPER_REGION });
             let regions = regions.unwrap_or_else(|| if quick { "single" } else { "simpoints" }.into());
-            let suite = if builtin { secpb::builtin_suite() } else { recorded_suite(n, programs, &regions)? };
-            reproduce_paper(secpb::SecPb::new(suite, n, seed, quick).map_err(|e| anyhow!("reproduce secpb: {e}"))?, &out)
+            let record = points.only_point.is_none();
+            let suite = if builtin { secpb::builtin_suite() } else { recorded_suite(n, programs, &regions, record)? };
+            reproduce_paper(secpb::SecPb::new(suite, n, seed, quick).map_err(|e| anyhow!("reproduce secpb: {e}"))?, &out, &points)
         }
-        ReproduceCmd::Secon { quick, instructions, seed, out } => {
+        ReproduceCmd::Secon { quick, instructions, seed, out, points } => {
             let n = instructions.unwrap_or(if quick { 300_000 } else { 2_000_000 });
-            reproduce_paper(secon::Secon::new(n, seed, quick).map_err(|e| anyhow!("reproduce secon: {e}"))?, &out)
+            reproduce_paper(secon::Secon::new(n, seed, quick).map_err(|e| anyhow!("reproduce secon: {e}"))?, &out, &points)
         }
-        ReproduceCmd::Star { quick, instructions, seed, out, sweep } => {
+        ReproduceCmd::Star { quick, instructions, seed, out, points, sweep } => {
             let n = instructions.unwrap_or(if quick { 2_000_000 } else { 20_000_000 });
             let mut paper = star::Star::new(n, seed, quick).map_err(|e| anyhow!("reproduce star: {e}"))?;
             paper.sweep = sweep;
-            reproduce_paper(paper, &out)
+            reproduce_paper(paper, &out, &points)
         }
-        ReproduceCmd::Triad { quick, instructions, seed, out, spec_cores } => {
+        ReproduceCmd::Triad { quick, instructions, seed, out, points, spec_cores } => {
             let n = instructions.unwrap_or(if quick { 1_000_000 } else { 20_000_000 });
             let mut paper = triad::Triad::new(n, seed, quick).map_err(|e| anyhow!("reproduce triad: {e}"))?;
-            recorded_stand_ins(triad::stand_in_instructions(n))?;
+            // One point's process (`--only-point`) takes the cache as its listing left it.
+            let record = points.only_point.is_none();
+            if record {
+                recorded_stand_ins(triad::stand_in_instructions(n))?;
+            }
             if let Some(c) = spec_cores {
-                recorded_named(&triad::spec_programs(), triad::stand_in_instructions(n), "Triad-NVM's SPEC2006 list")?;
+                if record {
+                    recorded_named(&triad::spec_programs(), triad::stand_in_instructions(n), "Triad-NVM's SPEC2006 list")?;
+                }
                 paper = paper.with_spec_cores(c as usize);
             }
-            reproduce_paper(paper, &out)
+            reproduce_paper(paper, &out, &points)
         }
-        ReproduceCmd::Mset { quick, instructions, seed, out } => {
+        ReproduceCmd::Mset { quick, instructions, seed, out, points } => {
             let n = instructions.unwrap_or(if quick { 2_000_000 } else { 8_000_000 });
             let paper = mset::Mset::new(n, seed, quick).map_err(|e| anyhow!("reproduce mset: {e}"))?;
-            recorded_mset_stand_ins(n)?;
-            reproduce_paper(paper, &out)
+            if points.only_point.is_none() {
+                recorded_mset_stand_ins(n)?;
+            }
+            reproduce_paper(paper, &out, &points)
         }
     }
 }
 
-/// Run `paper`'s grid under one progress bar, write its files (or, when a
-/// run failed, the runs that finished), print its claims, and draw its
-/// page of plots where it has one.
-fn reproduce_paper<P: Paper>(paper: P, out: &std::path::Path) -> Result<Vec<ClaimResult>> {
+/// `--list-points`: the grid's points as one line of JSON on stdout.
+fn list_points<P: Paper>(paper: &P, out: &std::path::Path) -> Result<()> {
+    let dir = reproduce::points::dir(out);
+    let listed = reproduce::list_points(paper, &dir).map_err(|e| anyhow!("reproduce {}: {e}", P::ID))?;
+    let points: Vec<serde_json::Value> =
+        listed.iter().map(|(k, done)| serde_json::json!({ "id": k.id, "point": k.point, "done": done })).collect();
+    let doc = serde_json::json!({ "paper": P::ID, "points_dir": dir, "points": points });
+    println!("{doc}");
+    Ok(())
+}
+
+/// `--only-point ID`: that point's run, its record kept in OUT/points.
+fn only_point<P: Paper>(paper: &P, out: &std::path::Path, id: &str) -> Result<()> {
+    let dir = reproduce::points::dir(out);
+    let (point, ran) = reproduce::run_point(paper, &dir, id, &|n| eprintln!("reproduce {}: {n}", P::ID)).map_err(|e| anyhow!(e))?;
+    let done = if ran { "ran" } else { "was already kept" };
+    println!("reproduce {}: point {id} ({point}) {done}: {}", P::ID, dir.join(format!("{id}.json")).display());
+    Ok(())
+}
+
+/// Run `paper`'s grid under one progress bar, keeping each run's record
+/// in OUT/points as it ends and taking those already there, write its
+/// files (or, when a run failed, the runs that finished), print its
+/// claims, and draw its page of plots where it has one. `--list-points`
+/// and `--only-point` do only that.
+fn reproduce_paper<P: Paper>(paper: P, out: &std::path::Path, how: &PointsArgs) -> Result<Vec<ClaimResult>> {
+    if how.dask.is_some() {
+        return Err(anyhow!("reproduce {} --dask is run by the Python package: python3 -m spmsim reproduce ...", P::ID));
+    }
+    if how.list_points {
+        list_points(&paper, out)?;
+        return Ok(Vec::new());
+    }
+    if let Some(id) = &how.only_point {
+        only_point(&paper, out, id)?;
+        return Ok(Vec::new());
+    }
     let bar = RunsBar::new(&format!("reproduce {}", P::ID));
-    let results = reproduce::run(&paper, &|d, t, w| bar.update(d, t, w));
+    let note = |n: String| eprintln!("reproduce {}: {n}", P::ID);
+    let results = reproduce::run_kept(&paper, &reproduce::points::dir(out), &|d, t, w| bar.update(d, t, w), &note);
     bar.finish();
     let r = match results {
         Ok(r) => r,

@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 /// mix it).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Provenance {
-    /// spmsim's version.
+    /// spmsim's version and its model's digest ([`crate::MODEL_DIGEST`]).
     pub spmsim: String,
     pub instructions: u64,
     pub seed: u64,
@@ -48,25 +48,32 @@ pub(crate) fn digest(bytes: &[u8]) -> String {
     sha2::Sha256::digest(bytes).iter().take(12).map(|b| format!("{b:02x}")).collect()
 }
 
+/// The digest of every preset of the presets folder and of the files
+/// `extra` (paths in that folder), by path there.
+pub(crate) fn presets_digests(extra: &[String]) -> Result<BTreeMap<String, String>, String> {
+    let dir = crate::config::presets_dir();
+    let presets = crate::config::list_presets().into_iter().map(|p| format!("{p}.toml"));
+    let mut inputs = BTreeMap::new();
+    for f in presets.chain(extra.iter().cloned()) {
+        let path = dir.join(&f);
+        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        inputs.insert(f, digest(&bytes));
+    }
+    Ok(inputs)
+}
+
 impl Provenance {
     /// The provenance of an exploration with `opts`, on this spmsim and
     /// the presets folder as it is now.
     pub fn of(opts: &Options) -> Result<Provenance, String> {
-        let dir = crate::config::presets_dir();
         let workloads = opts.workload_names();
-        let mut files: Vec<String> = crate::config::list_presets().into_iter().map(|p| format!("{p}.toml")).collect();
-        files.push("energy/secpb-table3.toml".into());
+        let mut files = vec!["energy/secpb-table3.toml".to_string()];
         if workloads.iter().any(|w| w.starts_with("suite:")) {
             files.push("suite/programs.toml".into());
         }
-        let mut inputs = BTreeMap::new();
-        for f in files {
-            let path = dir.join(&f);
-            let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            inputs.insert(f, digest(&bytes));
-        }
+        let inputs = presets_digests(&files)?;
         Ok(Provenance {
-            spmsim: env!("CARGO_PKG_VERSION").into(),
+            spmsim: format!("{} (model {})", env!("CARGO_PKG_VERSION"), crate::MODEL_DIGEST),
             instructions: opts.instructions(),
             seed: opts.seed,
             ops: opts.ops(),

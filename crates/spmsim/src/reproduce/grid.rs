@@ -122,6 +122,7 @@ impl<R> std::fmt::Display for Failure<R> {
 
 /// What a point of a grid that also counts recoveries gave (STAR's Fig. 14,
 /// Triad-NVM's Fig. 10): a timing run's record `R` or a recovery's `C`.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub enum RunOrRecovery<R, C> {
     Run(R),
     Recovery(C),

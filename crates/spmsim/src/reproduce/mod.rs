@@ -17,17 +17,21 @@
 //!               keeps the finished runs
 //!    report.rs  the report's common sections, figures, writing files
 //!    index.rs   `reproduce all`: one page of every paper's claims
+//!    points.rs  the points folder: each run's record kept as it ends, so
+//!               that a rerun resumes and points can run elsewhere
 //!    readings.rs  the readings of what a paper leaves open, each run, the
 //!               primary one's numbers the claims'
 //! ```
-//! [`run`] drives a paper from its grid to its results; [`write`] writes
-//! them. The CLI adds what needs the outside world: recording the
+//! [`run`] drives a paper from its grid to its results ([`run_kept`]
+//! keeping each run's record in the points folder as it ends, and reusing
+//! those it finds there); [`write`] writes them. The CLI adds what needs the outside world: recording the
 //! programs a grid runs, the progress bar, and the Python page of plots.
 
 pub mod claims;
 pub mod grid;
 pub mod index;
 pub mod mset;
+pub mod points;
 pub mod published_ipc;
 pub mod readings;
 pub mod report;
@@ -41,15 +45,17 @@ pub use claims::{ClaimResult, Kind, Outcome, Reference, Rule};
 pub use grid::{Failure, Progress};
 pub use report::Figure;
 
+use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::path::Path;
 
 /// One paper's reproduction, as the framework drives it.
 pub trait Paper: Sync {
-    /// One point of the grid: what to run.
-    type Point: Sync;
-    /// What one point's run measured.
-    type Record: Send;
+    /// One point of the grid: what to run (serialized into its id in the
+    /// points folder).
+    type Point: Sync + Serialize;
+    /// What one point's run measured (kept in the points folder).
+    type Record: Send + Serialize + DeserializeOwned;
     /// The analysis: what results.json holds.
     type Results: Serialize;
 
@@ -62,6 +68,10 @@ pub trait Paper: Sync {
     fn grid(&self) -> Vec<Self::Point>;
     /// A point, for the progress line and the errors.
     fn describe(&self, point: &Self::Point) -> String;
+    /// What besides a point shapes its record (the instructions, the seed,
+    /// the options the runs read): part of every point's id, so that a
+    /// record kept under other settings is computed again.
+    fn settings(&self) -> serde_json::Value;
     fn run(&self, point: &Self::Point) -> Result<Self::Record, String>;
     /// Figures, claims and causes from every run beside its point, in grid order.
     fn analyse(&self, runs: Vec<(&Self::Point, Self::Record)>) -> Result<Self::Results, String>;
@@ -83,6 +93,86 @@ pub fn run<P: Paper>(paper: &P, progress: Progress) -> Result<P::Results, Failur
     let points = paper.grid();
     let records = Failure::collect(grid::run(&points, progress, |p| paper.describe(p), |p| paper.run(p)))?;
     paper.analyse(points.iter().zip(records).collect()).map_err(Failure::before_any_run)
+}
+
+/// [`run`], keeping each run's record in the points folder `dir` as the
+/// run ends and taking the records already there instead of running
+/// their points again. `note` hears of a kept record that could not be
+/// used (computed again) or a record that could not be kept, and of how
+/// many runs were found done.
+pub fn run_kept<P: Paper>(
+    paper: &P,
+    dir: &Path,
+    progress: Progress,
+    note: &(dyn Fn(String) + Sync),
+) -> Result<P::Results, Failure<P::Record>> {
+    let points = paper.grid();
+    let keys = points::keys(paper, &points).map_err(Failure::before_any_run)?;
+    let kept: Vec<Option<P::Record>> = keys
+        .iter()
+        .map(|k| {
+            points::load::<P>(dir, k).unwrap_or_else(|why| {
+                note(format!("{why}; computing it again"));
+                None
+            })
+        })
+        .collect();
+    let todo: Vec<usize> = (0..points.len()).filter(|&i| kept[i].is_none()).collect();
+    if todo.len() < points.len() {
+        note(format!("{} of {} runs already done in {}", points.len() - todo.len(), points.len(), dir.display()));
+    }
+    let ran = grid::run(
+        &todo,
+        progress,
+        |&i| paper.describe(&points[i]),
+        |&i| {
+            let r = paper.run(&points[i])?;
+            if let Err(e) = points::save::<P>(dir, &keys[i], &r) {
+                note(format!("warning: {e}"));
+            }
+            Ok(r)
+        },
+    );
+    let mut ran = todo.into_iter().zip(ran).peekable();
+    let mut all = Vec::with_capacity(points.len());
+    for (i, k) in kept.into_iter().enumerate() {
+        all.push(match k {
+            Some(r) => Ok(r),
+            None => ran.next_if(|(j, _)| *j == i).map_or_else(|| Err(format!("{}: not run", paper.describe(&points[i]))), |(_, r)| r),
+        });
+    }
+    let records = Failure::collect(all)?;
+    paper.analyse(points.iter().zip(records).collect()).map_err(Failure::before_any_run)
+}
+
+/// Every point of `paper`'s grid with whether the points folder `dir`
+/// holds a record that stands for it (`--list-points`).
+pub fn list_points<P: Paper>(paper: &P, dir: &Path) -> Result<Vec<(points::Key, bool)>, String> {
+    let keys = points::keys(paper, &paper.grid())?;
+    Ok(keys.into_iter().map(|k| (points::load::<P>(dir, &k).ok().flatten().is_some(), k)).map(|(done, k)| (k, done)).collect())
+}
+
+/// Run the point of `paper`'s grid whose id is `id` and keep its record
+/// in the points folder `dir` (`--only-point`); a record already kept is
+/// left as it is. Returns the point's description and whether it ran.
+pub fn run_point<P: Paper>(paper: &P, dir: &Path, id: &str, note: &dyn Fn(String)) -> Result<(String, bool), String> {
+    let points = paper.grid();
+    let keys = points::keys(paper, &points)?;
+    let Some(i) = keys.iter().position(|k| k.id == id) else {
+        return Err(format!(
+            "reproduce {}: no point `{id}` in this grid (its {} points are listed by the same arguments with --list-points)",
+            P::ID,
+            keys.len()
+        ));
+    };
+    match points::load::<P>(dir, &keys[i]) {
+        Ok(Some(_)) => return Ok((keys[i].point.clone(), false)),
+        Ok(None) => {}
+        Err(why) => note(format!("{why}; computing it again")),
+    }
+    let r = grid::run(&points[i..=i], &|_, _, _| {}, |p| paper.describe(p), |p| paper.run(p)).pop().expect("one run");
+    points::save::<P>(dir, &keys[i], &r?)?;
+    Ok((keys[i].point.clone(), true))
 }
 
 /// Write `results` into `dir`: all of the paper's files or none.

@@ -30,7 +30,7 @@ use super::report::{self as rp, Figure};
 use super::{geomean, mean, means, Paper};
 use crate::engine::nvm::ByKind;
 use crate::workload::WorkloadKind;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
 /// The paper's programs (5.1, Table 2), each with its claim id in Table 2
@@ -78,7 +78,7 @@ pub const NOT_RUN: [(&str, &str); 0] = [];
 pub const WARMUP: u64 = PROGRAM_WARMUP;
 /// A sensitivity run: one setting changed on one scheme, to measure a
 /// cause of a gap. Its runs' labels are the program's with `suffix`.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Serialize)]
 pub struct Sensitivity {
     pub suffix: &'static str,
     /// The scheme changed: `None` for the primary reading's baseline.
@@ -105,7 +105,7 @@ pub fn stand_ins(instructions: u64) -> (Vec<&'static str>, u64) {
     (WORKLOADS.iter().map(|w| w.2).collect(), super::grid::recording_for(WARMUP, instructions))
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunRecord {
     pub scheme: String,
     pub label: String,
@@ -173,7 +173,7 @@ pub struct Results {
 }
 
 /// One of the paper's programs as the grid runs it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct Program {
     /// The paper's program and our stand-in, as the report names them.
     pub label: String,
@@ -233,6 +233,7 @@ impl Mset {
 
 /// One run of the grid: scheme, preset and its settings, the program, the
 /// metadata cache's size (Fig. 9's sweep) or the sensitivity it runs.
+#[derive(Serialize)]
 pub struct Spec {
     scheme: &'static str,
     preset: &'static str,
@@ -275,6 +276,10 @@ impl Paper for Mset {
             (None, None) => String::new(),
         };
         format!("{} {}{what}", sp.scheme, sp.program.workload)
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        serde_json::json!({ "instructions": self.instructions, "seed": self.seed, "warmup": self.warmup })
     }
 
     fn run(&self, sp: &Spec) -> Result<RunRecord, String> {

@@ -22,7 +22,7 @@ use super::readings::{self, ReadingResult};
 use super::report::{self as rp, Figure};
 use super::{geomean, means, Paper};
 use crate::engine::nvm::ByKind;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
 /// The micro-benchmarks (Secon 4.1), as the paper labels them.
@@ -85,7 +85,7 @@ impl Secon {
     }
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunRecord {
     /// The figure the run belongs to (`fig9` covers Figs. 9 and 10).
     pub fig: String,
@@ -138,6 +138,7 @@ pub struct Results {
 
 /// One run of the grid: a scheme on a workload at one figure's x value,
 /// with the overrides that x needs.
+#[derive(Serialize)]
 pub struct Spec {
     fig: &'static str,
     scheme: &'static str,
@@ -199,6 +200,10 @@ impl Paper for Secon {
 
     fn describe(&self, sp: &Spec) -> String {
         format!("{} {} {} {}", sp.fig, sp.scheme, sp.label, sp.x)
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        serde_json::json!({ "instructions": self.instructions, "seed": self.seed })
     }
 
     fn run(&self, sp: &Spec) -> Result<RunRecord, String> {

@@ -26,7 +26,7 @@ use crate::engine::nvm::ByKind;
 use crate::scheme::bitmap_lines::BitmapStats;
 use crate::verify::recovery::{measure, Measured, Prices};
 use crate::workload::WorkloadKind;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
 /// The workloads (STAR IV-A: five micro-benchmarks and two of WHISPER's).
@@ -68,7 +68,7 @@ pub const BITMAP_LINES: [u64; 5] = [2, 4, 8, 16, 32];
 pub const PCM_READ_PJ_PER_BIT: f64 = 2.47;
 pub const PCM_WRITE_PJ_PER_BIT: f64 = 16.82;
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunRecord {
     /// `main` (Figs. 10-13) or `bitmap` (Table II).
     pub fig: String,
@@ -82,7 +82,7 @@ pub struct RunRecord {
     pub ipc: f64,
     pub device_writes: ByKind,
     pub reads: ByKind,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bitmap: Option<BitmapStats>,
     /// Writes that found the WPQ (here the controller's write queue) full,
     /// and the cycles they waited for an entry, summed over the writes.
@@ -103,7 +103,7 @@ impl RunRecord {
 }
 
 /// One recovery of Fig. 14: measured, and scaled to the paper's dirty share.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RecoveryPoint {
     pub scheme: String,
     pub metadata_cache_bytes: u64,
@@ -132,6 +132,7 @@ pub struct Results {
 
 /// One timing run: a scheme (its report name and preset) on a workload,
 /// `x` bitmap lines or heap MiB where the figure varies them.
+#[derive(Serialize)]
 pub struct Spec {
     fig: &'static str,
     scheme: &'static str,
@@ -239,6 +240,7 @@ pub struct SweptClaim {
 }
 
 /// A point of STAR's grid: a timing run, or a recovery of Fig. 14.
+#[derive(Serialize)]
 pub enum Point {
     Run(Spec),
     Recovery { preset: &'static str, bytes: u64 },
@@ -265,6 +267,10 @@ impl Paper for Star {
             Point::Run(sp) => format!("{} {} {} {}", sp.fig, sp.scheme, sp.label, sp.x),
             Point::Recovery { preset, bytes } => format!("recovery {preset} {bytes}"),
         }
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        serde_json::json!({ "instructions": self.instructions, "seed": self.seed })
     }
 
     fn run(&self, p: &Point) -> Result<Record, String> {

@@ -26,7 +26,7 @@ use crate::config::load_preset;
 use crate::engine::nvm::ByKind;
 use crate::verify::recovery::{measure_counting, Counting, Measured};
 use crate::workload::WorkloadKind;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
 /// The workloads (Triad-NVM IV, Table II): the persistent PMDK-style
@@ -127,7 +127,7 @@ pub const FAST_HASH_CYCLES: u32 = 4;
 /// Operations of the workload run before each measured crash.
 const RECOVERY_OPS: u64 = 500;
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunRecord {
     pub scheme: String,
     pub label: String,
@@ -146,22 +146,22 @@ pub struct RunRecord {
     /// Several cores: the instructions cores ran on after their own
     /// regions of interest, until the last one's ended; the memory's
     /// counts include what they did.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub instructions_run_on: u64,
     /// Several cores: the warm-up instructions cores ran after the
     /// machine's region of interest began (a mix whose recorded program
     /// warms up while its generators' regions run); the memory's counts
     /// include what they did.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub warmup_in_region: u64,
     /// Several cores: the fewest and most cycles a core's own region of
     /// interest took.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub core_cycles_range: Option<(u64, u64)>,
 }
 
 /// One recovery of Fig. 10.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RecoveryPoint {
     pub scheme: String,
     pub memory_bytes: u64,
@@ -171,7 +171,7 @@ pub struct RecoveryPoint {
     pub seconds: f64,
     /// The same counted from level N-1, as V-B's and III-C's figures
     /// count TriadNVM-N's recovery (none for no persistence).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seconds_from_level_below: Option<f64>,
 }
 
@@ -350,6 +350,7 @@ const FAST: &str = "Hashtable, fast hash";
 
 /// A point of Triad-NVM's grid: a timing run, or a recovery of Fig. 10 on
 /// a machine of `bytes`, the top `persistent` of them persistent.
+#[derive(Serialize)]
 pub enum Point {
     Run { scheme: &'static str, preset: &'static str, label: String, workload: String },
     Recovery { preset: &'static str, bytes: u64, persistent: u64 },
@@ -387,6 +388,10 @@ impl Paper for Triad {
             Point::Run { scheme, label, .. } => format!("{scheme} {label}"),
             Point::Recovery { preset, bytes, .. } => format!("recovery {preset} {} TiB", bytes >> 40),
         }
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        serde_json::json!({ "instructions": self.instructions, "seed": self.seed })
     }
 
     fn run(&self, p: &Point) -> Result<Record, String> {

@@ -29,10 +29,10 @@ use crate::engine::nvm::ByKind;
 use crate::machine::System;
 use crate::scheme::params::SchemeKind;
 use crate::workload::WorkloadKind;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What one real recovery did.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Measured {
     pub scheme: String,
     pub workload: String,
@@ -51,11 +51,13 @@ pub struct Measured {
     /// The scheme's own check passed.
     pub ok: bool,
     /// How the scheme's recovery scales with its cache (its runtime's).
+    /// Not serialized: a reproduction's point file restores it as the
+    /// default, and only the run that measured reads it.
     #[serde(skip)]
     pub cost: RecoveryCost,
     /// The same recovery counted from the level below the one the scheme
     /// persists, when asked for ([`measure_counting`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_level_below: Option<LevelBelow>,
 }
 
@@ -64,7 +66,7 @@ pub struct Measured {
 /// (V-B: 30.68 s for 1 TB under TriadNVM-1 is (2^28 + 2^25 + ... + 1) x
 /// 100 ns, a rebuild that re-reads every counter block, although V-A has
 /// TriadNVM-1 persist level 1 with the counter block).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LevelBelow {
     /// The level the rebuild reads: N - 1.
     pub level: u32,

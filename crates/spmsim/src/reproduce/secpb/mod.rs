@@ -47,7 +47,7 @@ pub const BMF: [&str; 4] = ["cm-dbmf", "cm-sbmf", "sp-dbmf", "sp-sbmf"];
 /// much of COBCM's overhead is the PCM's write bandwidth (the causes).
 pub const CONTROLLER_SETTING: &str = "memory_controller.model=reads-first";
 pub const CONTROLLER_SCHEMES: [&str; 2] = ["bbb", "cobcm"];
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunRecord {
     pub scheme: String,
     pub workload: String,
@@ -69,11 +69,11 @@ pub struct RunRecord {
     pub nvm_writes: ByKind,
     pub nvm_reads: ByKind,
     /// How the workload's events were obtained (trace source, derived values).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     /// A run of Table IV with every store persistent, beside the main
     /// grid's policy (recorded programs only).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub all_persistent: bool,
     /// `core.model` of the run.
     #[serde(default)]
@@ -129,6 +129,7 @@ pub struct Results {
     pub crypto_parity: Vec<CryptoParity>,
 }
 
+#[derive(Serialize)]
 pub struct Spec {
     scheme: String,
     label: String,
@@ -182,6 +183,7 @@ impl SecPb {
 /// average (the gamess-like profile on a program's stream), why it failed:
 /// such a run is reported and left out, where any other failure ends the
 /// reproduction.
+#[derive(Serialize, Deserialize)]
 pub enum Record {
     Ran(Box<RunRecord>),
     LeftOut(String),
@@ -270,6 +272,10 @@ impl Paper for SecPb {
             Some(x) => format!("{} {} {} ({x})", sp.scheme, sp.entries, sp.label),
             None => format!("{} {} {}", sp.scheme, sp.entries, sp.label),
         }
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        serde_json::json!({ "instructions": self.instructions, "seed": self.seed })
     }
 
     fn run(&self, sp: &Spec) -> Result<Record, String> {
