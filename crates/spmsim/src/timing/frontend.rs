@@ -66,23 +66,31 @@ pub struct FrontEnd {
     /// The fetch cycle reached and the slots of it taken.
     cycle: u64,
     used: u64,
+    /// The fetch buffer's size as a shift, when it is a power of two.
+    buffer_shift: Option<u32>,
     /// The fetch buffer's address (in buffer units) and when it filled.
     buffer: Option<u64>,
     /// When each of the last `queue` dispatched micro-ops left the fetch
     /// queue (decode took it), in program order: non-decreasing, as fetch
     /// and dispatch are in order.
     left: VecDeque<u64>,
-    /// Fetch times of the micro-ops whose leaving is not known yet.
-    fetched: VecDeque<u64>,
+    /// How many of `left`, from its front, had left by the last fetch:
+    /// fetch times only grow, so this only moves on (or back as the
+    /// front is dropped).
+    gone: usize,
+    /// The fetch time of the micro-op fetched last, until it dispatches.
+    fetched: Option<u64>,
     pub stats: FrontEndStats,
 }
 
 impl FrontEnd {
     pub fn new(o: &OooConfig) -> Self {
         let after_decode = (o.decode_to_rename_cycles + o.rename_to_iew_cycles) as u64;
+        let buffer_bytes = o.fetch_buffer_bytes.clamp(4, 64) as u64;
         FrontEnd {
             width: o.fetch_width.max(1) as u64,
-            buffer_bytes: o.fetch_buffer_bytes.clamp(4, 64) as u64,
+            buffer_bytes,
+            buffer_shift: buffer_bytes.is_power_of_two().then(|| buffer_bytes.trailing_zeros()),
             queue: o.fetch_queue_entries.max(1) as usize,
             depth: o.fetch_to_decode_cycles as u64 + after_decode,
             to_decode: o.fetch_to_decode_cycles as u64,
@@ -92,7 +100,8 @@ impl FrontEnd {
             used: 0,
             buffer: None,
             left: VecDeque::new(),
-            fetched: VecDeque::new(),
+            gone: 0,
+            fetched: None,
             stats: FrontEndStats::default(),
         }
     }
@@ -103,7 +112,10 @@ impl FrontEnd {
     /// instruction's micro-ops are all fetched.
     pub fn fetch(&mut self, ins: &Insn, icache: &mut InstructionFetch) -> u64 {
         let mut f = self.queue_room();
-        let line = ins.pc / self.buffer_bytes;
+        let line = match self.buffer_shift {
+            Some(s) => ins.pc >> s,
+            None => ins.pc / self.buffer_bytes,
+        };
         if self.buffer != Some(line) {
             self.stats.l1i_accesses += 1;
             let ready = icache(f, ins.pc / 64);
@@ -153,9 +165,14 @@ impl FrontEnd {
         self.take(f);
         // In the queue at `f`: this one and those fetched before that
         // leave after `f`.
-        let queued = (self.left.len() - self.left.partition_point(|&out| out <= f)) as u64 + 1;
+        while self.left.get(self.gone).is_some_and(|&out| out <= f) {
+            self.gone += 1;
+        }
+        debug_assert_eq!(self.gone, self.left.partition_point(|&out| out <= f));
+        let queued = (self.left.len() - self.gone) as u64 + 1;
         self.stats.fetch_queue_peak = self.stats.fetch_queue_peak.max(queued);
-        self.fetched.push_back(f);
+        debug_assert!(self.fetched.is_none(), "a fetched micro-op dispatches before the next is fetched");
+        self.fetched = Some(f);
         f + self.depth
     }
 
@@ -163,12 +180,13 @@ impl FrontEnd {
     /// queue when decode took it, `decodeToRename + renameToIEW` before
     /// (and not before it reached decode).
     pub fn dispatched(&mut self, d: u64) {
-        let f = self.fetched.pop_front().expect("a fetched instruction");
+        let f = self.fetched.take().expect("a fetched instruction");
         let out = (f + self.to_decode).max(d.saturating_sub(self.after_decode));
         self.stats.fetch_queue_busy_cycles += out - f;
         self.left.push_back(out);
         if self.left.len() > self.queue {
             self.left.pop_front();
+            self.gone = self.gone.saturating_sub(1);
         }
     }
 

@@ -348,21 +348,31 @@ impl TimingSim {
     fn set_horizon(&mut self, t: u64) {
         self.pcm.set_horizon(t);
         self.engine.set_horizon(t);
-        for b in self.all_buffers_mut() {
-            b.set_horizon(t);
-        }
+        self.each_buffer_mut(|b| b.set_horizon(t));
     }
 
-    /// Every cache's MSHRs and write buffer: each core's L1D and L2, the L3.
-    fn all_buffers_mut(&mut self) -> impl Iterator<Item = &mut MissBuffers> {
-        self.units.iter_mut().flat_map(|u| [u.l1ib.as_mut(), u.l1b.as_mut(), u.l2b.as_mut()]).chain([self.l3b.as_mut()]).flatten()
+    /// `f` on every cache's MSHRs and write buffer: each core's L1I, L1D
+    /// and L2, the L3. A plain loop: it runs at every event.
+    fn each_buffer_mut(&mut self, mut f: impl FnMut(&mut MissBuffers)) {
+        for u in &mut self.units {
+            if let Some(b) = &mut u.l1ib {
+                f(b);
+            }
+            if let Some(b) = &mut u.l1b {
+                f(b);
+            }
+            if let Some(b) = &mut u.l2b {
+                f(b);
+            }
+        }
+        if let Some(b) = &mut self.l3b {
+            f(b);
+        }
     }
 
     /// The caches' buffers count from `t` on (the region of interest's start).
     fn mark_buffers_roi_start(&mut self, t: u64) {
-        for b in self.all_buffers_mut() {
-            b.mark_roi_start(t);
-        }
+        self.each_buffer_mut(|b| b.mark_roi_start(t));
     }
 
     /// Each cache level's buffers over a run of `cycles` ending at `end`,

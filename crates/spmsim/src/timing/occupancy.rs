@@ -71,15 +71,27 @@ impl Occupancy {
 
     /// Departures at or after `t`, in order, one a departing entry (two
     /// that leave at once come twice), each with the entries held at its
-    /// time.
-    pub fn departures_held_from(&self, t: u64) -> impl Iterator<Item = (u64, usize)> + '_ {
-        self.events.departures_from(t).map(|(x, held)| (x, held as usize))
+    /// time, given to `stop` until it answers true.
+    pub fn departures_held_from(&self, t: u64, mut stop: impl FnMut(u64, usize) -> bool) {
+        self.events.departures_from(t, |x, held| stop(x, held as usize));
+    }
+
+    /// Departures at or after `t`, in order, each with the entries held
+    /// at its time.
+    #[cfg(test)]
+    pub fn all_departures_held_from(&self, t: u64) -> Vec<(u64, usize)> {
+        let mut v = Vec::new();
+        self.departures_held_from(t, |x, held| {
+            v.push((x, held));
+            false
+        });
+        v
     }
 
     /// Departures at or after `t`, in order.
     #[cfg(test)]
     pub fn departures_from(&self, t: u64) -> Vec<u64> {
-        self.departures_held_from(t).map(|(x, _)| x).collect()
+        self.all_departures_held_from(t).into_iter().map(|(x, _)| x).collect()
     }
 
     /// The most entries held at a moment of `[a, d)`. The count changes

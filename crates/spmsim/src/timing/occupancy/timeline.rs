@@ -190,16 +190,24 @@ impl Timeline {
     }
 
     /// Each departure at or after `t`, in order (one a departing entry),
-    /// with the entries held at its time.
-    pub fn departures_from(&self, t: u64) -> impl Iterator<Item = (u64, i64)> + '_ {
+    /// with the entries held at its time, given to `stop` until it
+    /// answers true.
+    pub fn departures_from(&self, t: u64, mut stop: impl FnMut(u64, i64) -> bool) {
         let b = self.firsts.partition_point(|&f| f < t).saturating_sub(1);
-        let i = self.blocks.get(b).map_or(0, |e| e.partition_point(|e| e.t < t));
-        let mut held = self.held_before((b, i));
-        let blocks = self.blocks.get(b..).unwrap_or_default();
-        blocks.iter().enumerate().flat_map(move |(k, e)| &e[if k == 0 { i } else { 0 }..]).flat_map(move |e| {
-            held += e.change();
-            std::iter::repeat_n((e.t, held), e.departures as usize)
-        })
+        let Some(first) = self.blocks.get(b) else { return };
+        let mut from = first.partition_point(|e| e.t < t);
+        let mut held = self.held_before((b, from));
+        for events in &self.blocks[b..] {
+            for e in &events[from..] {
+                held += e.change();
+                for _ in 0..e.departures {
+                    if stop(e.t, held) {
+                        return;
+                    }
+                }
+            }
+            from = 0;
+        }
     }
 
     /// Every event, `(time, arrivals, departures)`.
@@ -210,6 +218,11 @@ impl Timeline {
 
     /// The last departure, if any.
     pub fn last_departure(&self) -> Option<u64> {
-        self.blocks.iter().rev().flat_map(|b| b.iter().rev()).find(|e| e.departures > 0).map(|e| e.t)
+        for (b, s) in self.blocks.iter().zip(&self.sums).rev() {
+            if s.departures > 0 {
+                return b.iter().rev().find(|e| e.departures > 0).map(|e| e.t);
+            }
+        }
+        None
     }
 }

@@ -324,13 +324,12 @@ impl Gem5 {
         // gem5 turns back to reads after `min_writes_per_switch` writes with
         // reads waiting, or once the queue is below the low threshold by
         // that many, or empty.
-        let mut end = a;
-        for (n, (x, left)) in self.write_queue.departures_held_from(a).enumerate() {
+        let (mut end, mut sent) = (a, 0);
+        self.write_queue.departures_held_from(a, |x, left| {
             end = x;
-            if n + 1 >= p.min_writes || left + p.min_writes < p.low || left == 0 {
-                break;
-            }
-        }
+            sent += 1;
+            sent >= p.min_writes || left + p.min_writes < p.low || left == 0
+        });
         (end > a).then_some((a, end, true))
     }
 
@@ -427,7 +426,7 @@ impl Gem5 {
         let bank = &self.banks[b];
         let mut moves = Vec::new();
         let mut cur = e;
-        for (i, x) in bank.writes.iter_from(bank.writes.first_starting_from(s)) {
+        bank.writes.each_from(bank.writes.first_starting_from(s), |i, x| {
             let mut to = x.start.max(cur);
             loop {
                 let t0 = to;
@@ -440,11 +439,12 @@ impl Gem5 {
                 }
             }
             if to == x.start {
-                break;
+                return true;
             }
             moves.push((i, x.start, to));
             cur = to + w;
-        }
+            false
+        });
         moves
     }
 

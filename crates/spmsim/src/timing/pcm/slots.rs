@@ -144,13 +144,29 @@ impl Slots {
         Pos { block, at }
     }
 
+    /// The accesses from `p` on, with where each is, given to `stop` in
+    /// order until it answers true.
+    pub fn each_from(&self, p: Pos, mut stop: impl FnMut(Pos, &Access) -> bool) {
+        let mut from = p.at;
+        for (block, b) in self.blocks.iter().enumerate().skip(p.block) {
+            for (at, a) in b.accesses.iter().enumerate().skip(from) {
+                if stop(Pos { block, at }, a) {
+                    return;
+                }
+            }
+            from = 0;
+        }
+    }
+
     /// The accesses from `p` on, with where each is.
-    pub fn iter_from(&self, p: Pos) -> impl Iterator<Item = (Pos, &Access)> {
-        let blocks = self.blocks.get(p.block..).unwrap_or_default();
-        blocks.iter().enumerate().flat_map(move |(k, b)| {
-            let skip = if k == 0 { p.at } else { 0 };
-            b.accesses.iter().enumerate().skip(skip).map(move |(at, a)| (Pos { block: p.block + k, at }, a))
-        })
+    #[cfg(test)]
+    pub fn all_from(&self, p: Pos) -> Vec<(Pos, Access)> {
+        let mut v = Vec::new();
+        self.each_from(p, |pos, a| {
+            v.push((pos, *a));
+            false
+        });
+        v
     }
 
     pub fn get(&self, p: Pos) -> &Access {

@@ -49,8 +49,8 @@ impl Bank {
         let first = self.slow_writes.partition_point(|x| x.start < s);
         let mut moves = Vec::new();
         let mut cur = e;
-        for (k, (pos, x)) in self.writes.iter_from(from).enumerate() {
-            assert_eq!(*x, self.slow_writes[first + k], "the write at {pos:?}");
+        for (k, (pos, x)) in self.writes.all_from(from).into_iter().enumerate() {
+            assert_eq!(x, self.slow_writes[first + k], "the write at {pos:?}");
             let to = x.start.max(cur);
             if to == x.start {
                 break;
@@ -78,7 +78,7 @@ impl Bank {
             assert_eq!(fast.gap(t, len), reference::gap(slow, t, len), "gap of {len} from {t}");
             assert_eq!(fast.last_started(t), reference::last_started(slow, t), "last started by {t}");
             let first = slow.partition_point(|x| x.start < t);
-            let from: Vec<Access> = fast.iter_from(fast.first_starting_from(t)).map(|(_, a)| *a).collect();
+            let from: Vec<Access> = fast.all_from(fast.first_starting_from(t)).into_iter().map(|(_, a)| a).collect();
             assert_eq!(from, slow[first..], "accesses from {t}");
         }
         let fast = first_free_of_both(&self.writes, &self.reads, t, len);
