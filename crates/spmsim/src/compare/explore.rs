@@ -27,12 +27,13 @@
 //! digest of its machine, so that explorations run in shards (one per
 //! preset, `spmsim explore`) merge into one (`merge`).
 
-use super::provenance::{digest, Provenance};
+use super::provenance::Provenance;
 use super::{attack_counts, crash_verdict, machine, timing_run, AttackCounts, CrashVerdict, Options, RunRecord, CRASH_OPS, MAX_OPS};
 use crate::config::{PersistPoint, PersistencyModel, SimConfig, TreeConfig};
 use crate::reproduce::geomean;
 use crate::reproduce::grid::{self, Progress};
 use crate::scheme::params::{Composed, FrontChoice, SecPbVariant};
+use crate::util::digest::hex_digest as digest;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -42,26 +42,6 @@ pub struct Provenance {
     pub inputs: BTreeMap<String, String>,
 }
 
-/// The SHA-256 of `bytes`, its first 12 bytes in hex.
-pub(crate) fn digest(bytes: &[u8]) -> String {
-    use sha2::Digest as _;
-    sha2::Sha256::digest(bytes).iter().take(12).map(|b| format!("{b:02x}")).collect()
-}
-
-/// The digest of every preset of the presets folder and of the files
-/// `extra` (paths in that folder), by path there.
-pub(crate) fn presets_digests(extra: &[String]) -> Result<BTreeMap<String, String>, String> {
-    let dir = crate::config::presets_dir();
-    let presets = crate::config::list_presets().into_iter().map(|p| format!("{p}.toml"));
-    let mut inputs = BTreeMap::new();
-    for f in presets.chain(extra.iter().cloned()) {
-        let path = dir.join(&f);
-        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        inputs.insert(f, digest(&bytes));
-    }
-    Ok(inputs)
-}
-
 impl Provenance {
     /// The provenance of an exploration with `opts`, on this spmsim and
     /// the presets folder as it is now.
@@ -71,7 +51,7 @@ impl Provenance {
         if workloads.iter().any(|w| w.starts_with("suite:")) {
             files.push("suite/programs.toml".into());
         }
-        let inputs = presets_digests(&files)?;
+        let inputs = crate::config::presets_digests(&files)?;
         Ok(Provenance {
             spmsim: format!("{} (model {})", env!("CARGO_PKG_VERSION"), crate::MODEL_DIGEST),
             instructions: opts.instructions(),

@@ -288,3 +288,18 @@ mod merge_tests {
         assert_eq!(c.tree, crate::config::TreeConfig::Sit { arity: 8, levels: Some(9) });
     }
 }
+
+/// The digest of every preset of the presets folder and of the files
+/// `extra` (paths in that folder), by path there: what a record kept to
+/// resume work says of the presets it was computed with.
+pub fn presets_digests(extra: &[String]) -> Result<std::collections::BTreeMap<String, String>, String> {
+    let dir = presets_dir();
+    let presets = list_presets().into_iter().map(|p| format!("{p}.toml"));
+    let mut inputs = std::collections::BTreeMap::new();
+    for f in presets.chain(extra.iter().cloned()) {
+        let path = dir.join(&f);
+        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        inputs.insert(f, crate::util::digest::hex_digest(&bytes));
+    }
+    Ok(inputs)
+}

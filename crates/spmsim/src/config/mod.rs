@@ -12,7 +12,7 @@ pub mod limits;
 mod load;
 mod validate;
 
-pub use load::{find_preset, list_presets, load_preset, load_str, presets_dir, ConfigError};
+pub use load::{find_preset, list_presets, load_preset, load_str, presets_digests, presets_dir, ConfigError};
 
 use crate::engine::crypto::AesKeyBits;
 use crate::scheme::params::SchemeKind;

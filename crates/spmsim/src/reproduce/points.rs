@@ -20,7 +20,8 @@
 //! resumed reproduction's results are byte for byte an uninterrupted one's.
 
 use super::Paper;
-use crate::compare::provenance::{digest, presets_digests};
+use crate::config::presets_digests;
+use crate::util::digest::hex_digest as digest;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -42,6 +42,12 @@ pub fn short_hex(d: &FileDigest) -> String {
     hex::encode(&d[..8])
 }
 
+/// The SHA-256 of `bytes`, its first 12 bytes in hex: what a kept record
+/// (a reproduction's point, an exploration's shard) names its inputs by.
+pub fn hex_digest(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().take(12).map(|b| format!("{b:02x}")).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
