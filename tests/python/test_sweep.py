@@ -115,6 +115,17 @@ def test_rerun_skips_finished_points(small_sweep_dir):
     assert {f.name: f.stat().st_mtime_ns for f in point_files(small_sweep_dir)} == before
 
 
+def assert_same_points_written_by_workers(local_dir, dask_dir, worker_pids):
+    """The 8 points of a Dask sweep in `dask_dir` equal the local pool's in
+    `local_dir`, and every point file was written by one of `worker_pids`."""
+    local, dask = stats_by_id(local_dir), stats_by_id(dask_dir)
+    assert set(local) == set(dask) and len(dask) == 8
+    for pid, (params, stats, status) in local.items():
+        assert dask[pid] == (params, stats, status), f"point {params} differs between the local pool and Dask"
+    writers = {json.loads(f.read_text())["meta"]["pid"] for f in point_files(dask_dir)}
+    assert writers <= worker_pids, "the Dask workers write the point files themselves"
+
+
 def test_dask_local_cluster_gives_identical_results(small_sweep_dir, tmp_path):
     distributed = pytest.importorskip("distributed", reason="pip install 'dask[distributed]' (the test extra)")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
@@ -122,12 +133,7 @@ def test_dask_local_cluster_gives_identical_results(small_sweep_dir, tmp_path):
         worker_pids = set(client.run(os.getpid).values())
         s = sweep(SMALL_GRID, tmp_path, executor=client.get_executor(), progress=False)
     assert (s.points, s.ran, s.failed) == (8, 8, 0)
-    local, dask = stats_by_id(small_sweep_dir), stats_by_id(tmp_path)
-    assert set(local) == set(dask) and len(dask) == 8
-    for pid, (params, stats, status) in local.items():
-        assert dask[pid] == (params, stats, status), f"point {params} differs between the local pool and Dask"
-    writers = {json.loads(f.read_text())["meta"]["pid"] for f in point_files(tmp_path)}
-    assert writers <= worker_pids, "the Dask workers write the point files themselves"
+    assert_same_points_written_by_workers(small_sweep_dir, tmp_path, worker_pids)
 
 
 def test_a_failed_point_records_its_error_and_the_others_finish(tmp_path):
@@ -371,12 +377,7 @@ def test_sweep_cli_on_a_running_dask_scheduler_gives_identical_results(small_swe
     p = spmsim_cli(["sweep", str(spec), "--dask", address, "--no-progress"])
     assert p.returncode == 0, p.stderr[-3000:]
     assert f"8 points: 0 already done, 8 run, 0 failed, on dask:{address};" in p.stdout, p.stdout
-    local, dask = stats_by_id(small_sweep_dir), stats_by_id(out)
-    assert set(local) == set(dask) and len(dask) == 8
-    for pid, (params, stats, status) in local.items():
-        assert dask[pid] == (params, stats, status), f"point {params} differs between the local pool and Dask"
-    writers = {json.loads(f.read_text())["meta"]["pid"] for f in point_files(out)}
-    assert writers <= worker_pids, "the cluster's worker processes write the point files themselves"
+    assert_same_points_written_by_workers(small_sweep_dir, out, worker_pids)
     # The spec's key does the same; the rerun skips every point.
     spec = small_grid_spec(tmp_path, out, extra=f'dask = "{address}"')
     p = spmsim_cli(["sweep", str(spec), "--no-progress"])
