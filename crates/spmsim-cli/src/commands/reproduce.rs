@@ -160,6 +160,15 @@ pub struct PointsArgs {
     dask: Option<String>,
 }
 
+impl PointsArgs {
+    /// Whether this process records the programs its grid needs first:
+    /// one point's process (`--only-point`) takes the cache as the
+    /// listing left it, installing and recording nothing.
+    fn records_programs(&self) -> bool {
+        self.only_point.is_none()
+    }
+}
+
 /// SecPB V-A: "All models are fast-forwarded to representative regions
 /// and the next 250 million instructions are simulated": the full run's
 /// SimPoint interval and instructions per point.
@@ -373,7 +382,7 @@ fn run_paper(cmd: ReproduceCmd) -> Result<Vec<ClaimResult>> {
         ReproduceCmd::Secpb { quick, instructions, seed, out, points, builtin, programs, regions } => {
             let n = instructions.unwrap_or(if quick { 5_000_000 } else { PAPER_REGION });
             let regions = regions.unwrap_or_else(|| if quick { "single" } else { "simpoints" }.into());
-            let record = points.only_point.is_none();
+            let record = points.records_programs();
             let suite = if builtin { secpb::builtin_suite() } else { recorded_suite(n, programs, &regions, record)? };
             reproduce_paper(secpb::SecPb::new(suite, n, seed, quick).map_err(|e| anyhow!("reproduce secpb: {e}"))?, &out, &points)
         }
@@ -390,8 +399,7 @@ fn run_paper(cmd: ReproduceCmd) -> Result<Vec<ClaimResult>> {
         ReproduceCmd::Triad { quick, instructions, seed, out, points, spec_cores } => {
             let n = instructions.unwrap_or(if quick { 1_000_000 } else { 20_000_000 });
             let mut paper = triad::Triad::new(n, seed, quick).map_err(|e| anyhow!("reproduce triad: {e}"))?;
-            // One point's process (`--only-point`) takes the cache as its listing left it.
-            let record = points.only_point.is_none();
+            let record = points.records_programs();
             if record {
                 recorded_stand_ins(triad::stand_in_instructions(n))?;
             }
@@ -406,7 +414,7 @@ fn run_paper(cmd: ReproduceCmd) -> Result<Vec<ClaimResult>> {
         ReproduceCmd::Mset { quick, instructions, seed, out, points } => {
             let n = instructions.unwrap_or(if quick { 2_000_000 } else { 8_000_000 });
             let paper = mset::Mset::new(n, seed, quick).map_err(|e| anyhow!("reproduce mset: {e}"))?;
-            if points.only_point.is_none() {
+            if points.records_programs() {
                 recorded_mset_stand_ins(n)?;
             }
             reproduce_paper(paper, &out, &points)
