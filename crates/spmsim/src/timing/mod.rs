@@ -109,6 +109,9 @@ pub struct TimingSim {
     /// stamped: 0 for the interval core (its requests are at or after its
     /// clock), [`HORIZON_MARGIN_CYCLES`] under `ooo`.
     horizon_margin: u64,
+    /// The latest horizon given to the calendars and buffers (each keeps
+    /// the latest it was given, so an earlier or equal one changes none).
+    horizon: u64,
 }
 
 /// One core and what is private to it.
@@ -315,6 +318,7 @@ impl TimingSim {
             rec: Some(Box::default()),
             lock: None,
             horizon_margin: if cfg.core.model == crate::config::CoreModel::Ooo { HORIZON_MARGIN_CYCLES } else { 0 },
+            horizon: 0,
         })
     }
 
@@ -346,6 +350,10 @@ impl TimingSim {
     /// No memory request comes before `t` from now on: the shared
     /// structures' calendars and the caches' buffers drop what ended.
     fn set_horizon(&mut self, t: u64) {
+        if t <= self.horizon {
+            return;
+        }
+        self.horizon = t;
         self.pcm.set_horizon(t);
         self.engine.set_horizon(t);
         self.each_buffer_mut(|b| b.set_horizon(t));

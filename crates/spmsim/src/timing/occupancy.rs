@@ -119,8 +119,8 @@ impl Occupancy {
     pub fn last_full(&self, a: u64, d: u64) -> Option<u64> {
         let d = d.max(a + 1);
         let full = self.entries as i64;
-        match self.events.last_reaching(d, full) {
-            Some((t, next)) if t > a => Some(next.map_or(d, |n| n.min(d)) - 1),
+        match self.events.last_reaching(a, d, full) {
+            Some((_, next)) => Some(next.map_or(d, |n| n.min(d)) - 1),
             // No event of `(a, d)` finds the queue full: it is full from
             // `a` to the next event, or not at all.
             _ => (self.events.held_at(a) >= full).then(|| self.events.first_after(a).map_or(d, |n| n.min(d)) - 1),
@@ -195,6 +195,12 @@ impl Occupancy {
         // once among the departures by any later moment: drop as many of
         // each (the earliest arrivals are theirs or others' by then).
         self.events.prune(horizon);
+    }
+
+    /// Whether its events' index is the one taken afresh from them.
+    #[cfg(test)]
+    pub fn index_holds(&self) -> bool {
+        self.events.index_holds()
     }
 
     /// Its events, `(time, arrivals, departures)`, and its peak.

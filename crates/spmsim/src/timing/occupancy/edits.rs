@@ -1,17 +1,22 @@
 //! Adding and taking away a timeline's arrivals and departures, and
 //! forgetting what left by a horizon, keeping its blocks between `FEWEST`
 //! and `MOST` events (but for a lone block) and their index (first times,
-//! summaries, tree) up to date.
+//! summaries, tree) up to date. A block out of bounds shares its events
+//! with a neighbour where it can: a split or a merge moves every later
+//! block's place in the tree, a share only indexes the two anew.
 
 use super::event::Event;
 use super::summary::{Summary, Tree};
 use super::timeline::Timeline;
 
-/// Events a block holds at most: one more splits it in two. Small under
+/// Events a block holds at most: one more shares or splits it. Small under
 /// test, so that short sequences of bookings cross many blocks.
-const MOST: usize = if cfg!(test) { 8 } else { 32 };
+const MOST: usize = if cfg!(test) { 8 } else { 16 };
 /// Events under which a block is merged with its neighbour.
 const FEWEST: usize = MOST / 8;
+/// Events up to which a block takes some of a full neighbour's instead of
+/// that one splitting.
+const ROOMY: usize = MOST * 3 / 4;
 
 impl Timeline {
     /// Block `b`'s events changed, not its place: index it anew.
@@ -22,18 +27,24 @@ impl Timeline {
     }
 
     /// Put `with` in place of blocks `[at, at + n)`, indexing the blocks
-    /// from `at` on anew (those before keep their places).
+    /// from `at` on anew (those before keep their places; fewer at the
+    /// front leave those after theirs).
     fn splice(&mut self, at: usize, n: usize, with: Vec<Vec<Event>>) {
-        let before = self.blocks.len();
+        let (before, changed) = (self.blocks.len(), with.len());
         self.firsts.splice(at..at + n, with.iter().map(|e| e[0].t));
         self.sums.splice(at..at + n, with.iter().map(|e| Summary::of(e)));
         self.blocks.splice(at..at + n, with);
-        self.tree.refill(&self.sums, at, before);
+        if at == 0 && changed < n {
+            self.tree.drop_front(&self.sums, n - changed, changed);
+        } else {
+            self.tree.refill(&self.sums, at, before);
+        }
     }
 
     /// An arrival (`arrivals` 1) or a departure (`departures` 1) at `t`.
     pub fn add(&mut self, t: u64, arrivals: u32, departures: u32) {
         if self.blocks.is_empty() {
+            self.note_departures(t, departures);
             self.blocks.push(vec![Event { t, arrivals, departures }]);
             self.firsts.push(t);
             self.sums.push(Summary::of(&self.blocks[0]));
@@ -41,20 +52,42 @@ impl Timeline {
             return;
         }
         let b = self.block_of(t);
-        self.add_in(b, t, arrivals, departures);
-        self.settle(b);
+        let e = Event { t, arrivals, departures };
+        if self.add_in(b, e) && (FEWEST..=MOST).contains(&self.blocks[b].len()) {
+            // Appended to a block that keeps its size: its summary is the
+            // old one then the event's, its first time stays.
+            self.sums[b] = self.sums[b].then(Summary::of(&[e]));
+            self.tree.set(b, self.sums[b]);
+        } else {
+            self.settle(b);
+        }
     }
 
-    /// `add` into block `b`, the block of `t`, leaving it to be settled.
-    fn add_in(&mut self, b: usize, t: u64, arrivals: u32, departures: u32) {
-        let events = &mut self.blocks[b];
-        match events.binary_search_by_key(&t, |e| e.t) {
-            Ok(i) => {
-                events[i].arrivals += arrivals;
-                events[i].departures += departures;
-            }
-            Err(i) => events.insert(i, Event { t, arrivals, departures }),
+    /// Keep the bound on the departures' times below `t` if any leave then.
+    fn note_departures(&mut self, t: u64, departures: u32) {
+        if departures > 0 {
+            self.no_departure_before = self.no_departure_before.min(t);
         }
+    }
+
+    /// `add` event `e` into block `b`, the block of its time, leaving the
+    /// block to be settled; returns whether it went after the block's last
+    /// event as a new one.
+    fn add_in(&mut self, b: usize, e: Event) -> bool {
+        self.note_departures(e.t, e.departures);
+        let events = &mut self.blocks[b];
+        if events.last().is_some_and(|l| l.t < e.t) {
+            events.push(e);
+            return true;
+        }
+        match events.binary_search_by_key(&e.t, |x| x.t) {
+            Ok(i) => {
+                events[i].arrivals += e.arrivals;
+                events[i].departures += e.departures;
+            }
+            Err(i) => events.insert(i, e),
+        }
+        false
     }
 
     /// Take away one arrival (`arrival`) or one departure (else) at the
@@ -107,7 +140,7 @@ impl Timeline {
         let here =
             !events.is_empty() && events.len() < MOST && (to >= self.firsts[b] || b == 0) && self.firsts.get(b + 1).is_none_or(|&f| to < f);
         if here {
-            self.add_in(b, to, 0, 1);
+            self.add_in(b, Event { t: to, arrivals: 0, departures: 1 });
             self.settle(b);
         } else {
             self.settle(b);
@@ -119,32 +152,58 @@ impl Timeline {
     /// merge it with a neighbour if small, and index what changed.
     fn settle(&mut self, b: usize) {
         let n = self.blocks[b].len();
+        let roomy = |i: usize| self.blocks.get(i).is_some_and(|e| e.len() <= ROOMY);
         if n == 0 {
             self.splice(b, 1, Vec::new());
+        } else if n > MOST && roomy(b + 1) {
+            self.share(b);
+        } else if n > MOST && b > 0 && roomy(b - 1) {
+            self.share(b - 1);
         } else if n > MOST {
             let upper = self.blocks[b].split_off(n / 2);
             let lower = std::mem::take(&mut self.blocks[b]);
             self.splice(b, 1, vec![lower, upper]);
         } else if n < FEWEST && self.blocks.len() > 1 {
             let b = if b + 1 < self.blocks.len() { b } else { b - 1 };
-            let mut merged = std::mem::take(&mut self.blocks[b]);
-            merged.append(&mut self.blocks[b + 1]);
-            let with = if merged.len() > MOST {
-                let upper = merged.split_off(merged.len() / 2);
-                vec![merged, upper]
+            if self.blocks[b].len() + self.blocks[b + 1].len() > MOST {
+                self.share(b);
             } else {
-                vec![merged]
-            };
-            self.splice(b, 2, with);
+                let mut merged = std::mem::take(&mut self.blocks[b]);
+                merged.append(&mut self.blocks[b + 1]);
+                self.splice(b, 2, vec![merged]);
+            }
         } else {
             self.refresh(b);
         }
+    }
+
+    /// Share the events of blocks `b` and `b + 1` evenly between them
+    /// (both keep their places).
+    fn share(&mut self, b: usize) {
+        let mut upper = std::mem::take(&mut self.blocks[b + 1]);
+        let lower = &mut self.blocks[b];
+        let half = (lower.len() + upper.len()) / 2;
+        if lower.len() > half {
+            let moved = lower.split_off(half);
+            upper.splice(0..0, moved);
+        } else {
+            lower.extend(upper.drain(..half - lower.len()));
+        }
+        self.blocks[b + 1] = upper;
+        self.refresh(b);
+        self.refresh(b + 1);
     }
 
     /// Take away every departure by `horizon` and as many of the earliest
     /// arrivals (all by `horizon` too, when every entry arrives before
     /// it leaves).
     pub fn prune(&mut self, horizon: u64) {
+        // No departure by `horizon`: nothing left by then.
+        if horizon < self.no_departure_before {
+            return;
+        }
+        // None is left by `horizon` once this prune is over.
+        self.no_departure_before = horizon.saturating_add(1);
         if self.firsts.first().is_none_or(|&f| f > horizon) {
             return;
         }

@@ -93,6 +93,7 @@ impl Pair {
         let slow: Vec<(u64, usize)> = s.departures_from(t).iter().map(|&x| (x, s.held_at(x))).collect();
         assert_eq!(fast, slow, "departures from {t}");
         assert_eq!(f.peak, s.peak, "peak");
+        assert!(f.index_holds(), "the blocks' index");
         let full = f.first_full(t, d);
         Seen {
             full_inside: full.is_some_and(|x| x > t) as u64,

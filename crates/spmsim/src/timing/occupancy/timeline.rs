@@ -1,5 +1,5 @@
 //! The arrivals and departures of a queue's entries as one list of events
-//! sorted by time, merged per time, kept in blocks of a few dozen events
+//! sorted by time, merged per time, kept in blocks of up to sixteen events
 //! with a tree of the blocks' summaries above them. A count over a time
 //! range, or the first moment of a range at which the entries held reach
 //! a limit, costs a walk of two blocks and a descent of the tree, not a
@@ -57,6 +57,9 @@ pub(super) struct Timeline {
     pub(super) firsts: Vec<u64>,
     pub(super) sums: Vec<Summary>,
     pub(super) tree: Tree,
+    /// No departure is earlier (a bound, not always the first departure's
+    /// time: taking departures away leaves it where it was).
+    pub(super) no_departure_before: u64,
 }
 
 impl Timeline {
@@ -134,23 +137,26 @@ impl Timeline {
         }
     }
 
-    /// The last event before `d` at which `limit` or more entries are
-    /// held, and the time of the event after it, if any.
-    pub fn last_reaching(&self, d: u64, limit: i64) -> Option<(u64, Option<u64>)> {
+    /// The last event of `(a, d)` at which `limit` or more entries are
+    /// held, if any, and the time of the event after it, if any.
+    pub fn last_reaching(&self, a: u64, d: u64, limit: i64) -> Option<(u64, Option<u64>)> {
         let hits = |held: i64, s: &Summary| held.saturating_add(s.highest) >= limit;
-        // The block of the last event before `d`, then the blocks before it.
+        // The block of the last event before `d`, then the blocks before
+        // it, down to the block of `a` (those before it hold no event
+        // after `a`).
         let b = self.firsts.partition_point(|&f| f < d).checked_sub(1)?;
-        let before = self.tree.range(0, b).change;
+        let before = self.tree.change_before(b);
         let upto = self.blocks[b].partition_point(|e| e.t < d);
         let (b, at) = match last_hit(&self.blocks[b][..upto], before, limit) {
             Some(at) => (b, at),
             None => {
-                let (b, before) = self.tree.find_last(b, &hits)?;
+                let (b, before) = self.tree.find_last(self.block_of(a), b, before, &hits)?;
                 (b, last_hit(&self.blocks[b], before, limit)?)
             }
         };
         let next = self.blocks[b].get(at + 1).or_else(|| self.blocks.get(b + 1).map(|e| &e[0]));
-        Some((self.blocks[b][at].t, next.map(|e| e.t)))
+        let t = self.blocks[b][at].t;
+        (t > a).then_some((t, next.map(|e| e.t)))
     }
 
     /// The first event after `t`, if any.
@@ -208,6 +214,18 @@ impl Timeline {
             }
             from = 0;
         }
+    }
+
+    /// Whether each block's first time, summary and leaf, and the tree's
+    /// total, are the ones taken afresh from its events (those kept as
+    /// events come are checked against them).
+    #[cfg(test)]
+    pub fn index_holds(&self) -> bool {
+        let fresh: Vec<Summary> = self.blocks.iter().map(|e| Summary::of(e)).collect();
+        let each = self.blocks.iter().zip(&self.firsts).all(|(e, &f)| e[0].t == f);
+        let leaves = (0..fresh.len()).all(|b| self.tree.range(b, b + 1) == fresh[b]);
+        let total = fresh.iter().fold(Summary::NONE, |s, &x| s.then(x));
+        each && fresh == self.sums && leaves && (fresh.is_empty() || self.tree.total() == total)
     }
 
     /// Every event, `(time, arrivals, departures)`.

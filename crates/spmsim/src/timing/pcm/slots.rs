@@ -55,6 +55,27 @@ impl Block {
         self.last_end = self.last().end;
     }
 
+    /// `measure` after the access at `at` was inserted: only the idle
+    /// times beside it are new, and only the one it split is gone (which
+    /// needs a new measure if it may have been the widest), unless it went
+    /// first.
+    fn measure_insert(&mut self, at: usize) {
+        let a = &self.accesses;
+        let Some(prev) = at.checked_sub(1).map(|i| a[i]) else { return self.measure() };
+        let before = a[at].start.saturating_sub(prev.end);
+        match a.get(at + 1) {
+            Some(next) if next.start.saturating_sub(prev.end) < self.widest => {
+                self.widest = self.widest.max(before).max(next.start.saturating_sub(a[at].end));
+            }
+            Some(_) => self.measure(),
+            None => {
+                self.widest = self.widest.max(before);
+                self.last_start = a[at].start;
+                self.last_end = a[at].end;
+            }
+        }
+    }
+
     fn first(&self) -> &Access {
         &self.accesses[0]
     }
@@ -91,6 +112,16 @@ impl Slots {
     #[cfg(test)]
     pub fn iter(&self) -> impl Iterator<Item = &Access> {
         self.into_iter()
+    }
+
+    /// Whether every block's measure is the one taken afresh from its
+    /// accesses (those kept as accesses come are checked against it).
+    #[cfg(test)]
+    pub fn measures_hold(&self) -> bool {
+        self.blocks.iter().all(|b| {
+            let fresh = Block::new(b.accesses.clone());
+            (b.widest, b.first_start, b.last_start, b.last_end) == (fresh.widest, fresh.first_start, fresh.last_start, fresh.last_end)
+        })
     }
 
     /// The first start at or after `from` of `len` cycles that overlaps
@@ -206,7 +237,7 @@ impl Slots {
             block.measure();
             self.blocks.insert(b + 1, Block::new(upper));
         } else {
-            block.measure();
+            block.measure_insert(at);
         }
     }
 

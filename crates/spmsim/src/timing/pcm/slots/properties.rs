@@ -85,6 +85,7 @@ impl Bank {
         assert_eq!(fast, reference::free_for(&self.slow_reads, &self.slow_writes, t, len), "free for {len} from {t}");
         assert!(self.writes.iter().eq(self.slow_writes.iter()), "the writes");
         assert!((&self.reads).into_iter().eq(self.slow_reads.iter()), "the reads");
+        assert!(self.reads.measures_hold() && self.writes.measures_hold(), "the blocks' measures");
         seen.waits += (fast > t) as u64;
         seen.rounds += (fast > self.reads.gap(t, len).max(self.writes.gap(t, len))) as u64;
         seen.many_blocks += (self.writes.blocks.len() > 3) as u64;
