@@ -1,5 +1,5 @@
 //! `spmsim compare --explore`: the compositions of the axes the mechanisms
-//! can combine today, each crash-checked before it is timed (issue 41).
+//! can combine today, each crash-checked before it is timed.
 //!
 //! ```text
 //!  every scheme compare takes, and each memory-controller scheme's

@@ -69,7 +69,7 @@ pub const MAX_OPS: u64 = 100_000;
 /// NVM read 100 ns); a hash costs the MAC latency at the core's clock.
 pub const RECOVERY_READ_NS: f64 = 100.0;
 
-/// A persistency model every scheme is put under (issue 41): strict
+/// A persistency model every scheme is put under: strict
 /// (every store persists in program order), epoch (Pelley et al.: an
 /// epoch's stores persist in any order and a barrier waits for all of
 /// them), or each preset's own, the model of its paper's machine (TEP

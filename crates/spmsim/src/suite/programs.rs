@@ -95,7 +95,7 @@ pub struct ProgramSpec {
     pub skip: u64,
     /// Record the window after `skip` with spmsim's own valgrind tool,
     /// which runs at valgrind's own speed up to it, as at simulation
-    /// points (the default since issue 40), rather than with lackey, which
+    /// points (the default), rather than with lackey, which
     /// prints and parses every skipped instruction (`false`: 40 times
     /// slower through a long start-up, measured on sjeng's 165 M; and a
     /// program whose threads wait on the clock, as POV-Ray's front end

@@ -1,4 +1,4 @@
-//! Schemes as compositions of orthogonal choices (issue 41): where a store
+//! Schemes as compositions of orthogonal choices: where a store
 //! becomes persistent (the front end) and how the security metadata
 //! persists behind it (the memory controller's rules). The tree, the
 //! persistency model and the battery domain are keys of the configuration

@@ -165,7 +165,7 @@ pub enum SchemeKind {
     /// metadata cache held, which takes the change as a root.
     WriteThroughToCached(WriteThroughToCached),
     /// A front end composed with another scheme's metadata rules
-    /// (`compose.rs`; issue 41).
+    /// (`compose.rs`).
     Composed(Composed),
     /// Test-only: a write-back tree with nothing to recover it.
     ToyLazyTree(ToyLazyTree),
