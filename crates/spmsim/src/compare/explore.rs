@@ -27,35 +27,16 @@
 //! digest of its machine, so that explorations run in shards (one per
 //! preset, `spmsim explore`) merge into one (`merge`).
 
+use super::axes::{fronts, MODELS, TREES};
 use super::provenance::Provenance;
 use super::{attack_counts, crash_verdict, machine, timing_run, AttackCounts, CrashVerdict, Options, RunRecord, CRASH_OPS, MAX_OPS};
 use crate::config::{PersistPoint, PersistencyModel, SimConfig, TreeConfig};
 use crate::reproduce::geomean;
 use crate::reproduce::grid::{self, Progress};
-use crate::scheme::params::{Composed, FrontChoice, SecPbVariant};
+use crate::scheme::params::{Composed, FrontChoice};
 use crate::util::digest::hex_digest as digest;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// The persistency models explored.
-pub const MODELS: [PersistencyModel; 3] = [PersistencyModel::Strict, PersistencyModel::Epoch, PersistencyModel::Tep];
-/// The trees explored.
-pub const TREES: [&str; 2] = ["bmt", "sit"];
-/// The other front ends each memory-controller scheme's metadata rules are
-/// put behind under `--quick` (set before any was run): SecPB's chosen
-/// design (COBCM, everything late, SecPB VI), its opposite (NoGap,
-/// everything early) and eADR's caches. Without `--quick`: all seven.
-pub const QUICK_FRONTS: [FrontChoice; 3] =
-    [FrontChoice::PersistBuffer(SecPbVariant::Cobcm), FrontChoice::PersistBuffer(SecPbVariant::Nogap), FrontChoice::CacheHierarchy];
-
-/// The front ends `opts` explores besides each preset's own.
-pub fn fronts(opts: &Options) -> Vec<FrontChoice> {
-    match (&opts.fronts, opts.quick) {
-        (Some(f), _) => f.clone(),
-        (None, true) => QUICK_FRONTS.to_vec(),
-        (None, false) => FrontChoice::ALL.into_iter().filter(|f| *f != FrontChoice::MemoryController).collect(),
-    }
-}
 
 /// What became of one composition.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -771,7 +752,7 @@ pub fn write(e: &Exploration, dir: &std::path::Path) -> Result<(), String> {
 mod tests {
     use super::*;
     use crate::config::load_preset;
-    use crate::scheme::params::SchemeKind;
+    use crate::scheme::params::{SchemeKind, SecPbVariant};
 
     #[test]
     fn a_memory_controller_scheme_goes_behind_each_other_front_end() {

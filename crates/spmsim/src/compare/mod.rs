@@ -18,6 +18,7 @@
 //!     persistency and the paper's own model: slowdowns, best, Pareto fronts
 //! ```
 
+pub mod axes;
 pub mod explore;
 pub mod machine;
 pub mod plan;
@@ -151,7 +152,7 @@ pub struct Options {
     /// Crash-check each scheme under each model ([`CRASH_POINTS`]).
     pub crash: bool,
     /// `--explore`: the front ends each memory-controller scheme's metadata
-    /// rules are put behind (None: `explore::fronts`' default).
+    /// rules are put behind (None: `axes::fronts`' default).
     pub fronts: Option<Vec<crate::scheme::params::FrontChoice>>,
     /// `--explore`: also each persist buffer and eADR's caches without
     /// their battery (the WPQ alone on it).
