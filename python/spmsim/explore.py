@@ -41,7 +41,8 @@ import time
 from typing import Any
 
 from .executors import CONNECT_TIMEOUT, DaskError, DaskTarget, chosen_executor, dask_argument, parse_dask
-from .sweep import expand, read_point, sweep, write_json_atomic
+from .sweep import expand, sweep
+from .sweep_files import read_point, write_json_atomic
 
 #: The point parameters of a shard: `task` keeps its id apart from a run's,
 #: `provenance` is a digest of what shapes the result besides the flags.

@@ -18,7 +18,7 @@ import os
 import warnings
 from typing import Any, Mapping
 
-from .sweep import POINTS_DIR, read_manifest, read_point
+from .sweep_files import POINTS_DIR, read_manifest, read_point
 
 
 def flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

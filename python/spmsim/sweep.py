@@ -33,17 +33,15 @@ import multiprocessing
 import os
 import socket
 import sys
-import tempfile
 import threading
 import time
 import traceback
 from typing import Any, Iterable, Mapping
 
+from .sweep_files import FORMAT_VERSION, POINTS_DIR, point_path, read_point, write_json_atomic, write_manifest
+
 #: Grid keys that are not configuration overrides.
 RUN_KEYS = ("name", "scheme", "workload", "instructions", "warmup_instructions", "seed")
-POINTS_DIR = "points"
-MANIFEST = "sweep.json"
-FORMAT_VERSION = 1
 
 
 class GridError(ValueError):
@@ -174,45 +172,6 @@ def _version() -> str:
 
 # --------------------------------------------------------------------------
 # Files
-
-
-def write_json_atomic(path: str, obj: Any) -> None:
-    """Write JSON to `path` so that a reader sees the old file or the whole
-    new one, never a part: a temporary file in the same directory, fsync,
-    rename, fsync of the directory."""
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=d)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(obj, f, indent=1)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):
-        dfd = os.open(d, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-
-
-def point_path(out_dir: str, pid: str) -> str:
-    return os.path.join(out_dir, POINTS_DIR, pid + ".json")
-
-
-def read_point(path: str) -> dict | None:
-    """A point file, or None if it is missing or unreadable."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            rec = json.load(f)
-    except (OSError, ValueError):
-        return None
-    return rec if isinstance(rec, dict) and "params" in rec else None
 
 
 def _run_and_write(point: dict, out_dir: str, runner=None) -> dict:
@@ -365,27 +324,6 @@ class SweepSummary:
         return load(self.out_dir)
 
 
-def _write_manifest(out_dir: str, grid: dict, points: list[dict]) -> None:
-    path = os.path.join(out_dir, MANIFEST)
-    old = read_manifest(out_dir)
-    order = list(old.get("order", [])) if old else []
-    known = set(order)
-    order += [p["id"] for p in points if p["id"] not in known]
-    grids = list(old.get("grids", [])) if old else []
-    if grid not in grids:
-        grids.append(grid)
-    write_json_atomic(path, {"format": FORMAT_VERSION, "grids": grids, "order": order})
-
-
-def read_manifest(out_dir: str) -> dict | None:
-    try:
-        with open(os.path.join(out_dir, MANIFEST), encoding="utf-8") as f:
-            m = json.load(f)
-    except (OSError, ValueError):
-        return None
-    return m if isinstance(m, dict) else None
-
-
 def _remove_stale_temps(out_dir: str, before: float) -> None:
     # Temporary files whose writer was killed before the rename.
     for tmp in glob.glob(os.path.join(out_dir, POINTS_DIR, ".*.tmp")) + glob.glob(os.path.join(out_dir, ".*.tmp")):
@@ -418,7 +356,7 @@ def sweep(grid: Mapping[str, Any], out_dir: str, executor: cf.Executor | None = 
     out_dir = os.path.abspath(os.fspath(out_dir))
     os.makedirs(os.path.join(out_dir, POINTS_DIR), exist_ok=True)
     started = time.time()
-    _write_manifest(out_dir, norm, points)
+    write_manifest(out_dir, norm, points)
 
     todo, skipped, kept_failed, recomputed = [], 0, [], []
     for p in points:

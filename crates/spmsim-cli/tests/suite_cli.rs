@@ -186,7 +186,7 @@ fn record_writes_trace_and_manifest_and_reproduce_runs_on_them() {
     assert!(md.contains("Trace notes"), "trace notes in the report");
     assert!(md.contains("not part of any average"), "the NoGap example runs beside the suite");
     // The baseline beside published IPC of bzip2's SPEC counterpart, and
-    // the gamess-like profile on bzip2's own instruction stream (issue 13).
+    // the gamess-like profile on bzip2's own instruction stream.
     let published = md.lines().find(|l| l.starts_with("| bzip2 |") && l.contains("401.bzip2")).expect("bzip2 beside 401.bzip2");
     assert!(published.contains("| 1.43 |"), "Core i7 920's CPI 0.70 as IPC: {published}");
     assert!(md.contains("Computer Organization and Design"), "the sources are cited");
@@ -194,8 +194,8 @@ fn record_writes_trace_and_manifest_and_reproduce_runs_on_them() {
     assert!(md.contains("instruction stream of"), "{on_stream}");
     let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(res.join("results.json")).unwrap()).unwrap();
     // Recorded programs run with their stack volatile, and Table IV again
-    // with every store persistent (issue 13).
-    // --quick runs each program at its single simulation point (issue 13).
+    // with every store persistent.
+    // --quick runs each program at its single simulation point.
     assert_eq!(r["suite"][0]["workload"], "suite:bzip2@single#persistent=heap");
     assert!(r["suite"][0]["regions"].as_str().is_some_and(|s| s.starts_with("single")), "{}", r["suite"][0]);
     assert_eq!(r["suite"][0]["persistent"], "heap");

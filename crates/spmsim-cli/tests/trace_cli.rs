@@ -76,13 +76,13 @@ fn a_recorded_program_shows_its_known_loads_and_stores() {
     let own = count(&small, "stores") as i64 - noise_stores as i64;
     assert!((own - 100_000).abs() < 1_000, "stores beyond start-up: {own}");
     assert_eq!(full["values"], "derived");
-    // The recorder knows the stack (issue 13): start-up stores to it, the
+    // The recorder knows the stack: start-up stores to it, the
     // loop's stores (to a global array, `i` in a register) not.
     let stack = |v: &serde_json::Value| v["stack_stores"].as_u64().expect("the stack range is recorded");
     assert!(stack(&base) > 100, "start-up writes its stack: {}", stack(&base));
     assert!(stack(&full).abs_diff(stack(&small)) < 50, "the loop's stores are not stack stores: {} vs {}", stack(&full), stack(&small));
     assert!(count(&full, "footprint_bytes") >= 300_000 * 8);
-    // The instruction stream beside each trace (issue 13): one entry per
+    // The instruction stream beside each trace: one entry per
     // instruction; each of the two loops ends every iteration with a
     // conditional branch, taken back to its start but for the last.
     let st = |v: &serde_json::Value, k: &str| v["instruction_stream"][k].clone();
@@ -123,7 +123,7 @@ fn a_recorded_program_shows_its_known_loads_and_stores() {
     std::fs::remove_dir_all(d).ok();
 }
 
-/// spmtrace (issue 13): windows deep in a run, reached at valgrind's own
+/// spmtrace: windows deep in a run, reached at valgrind's own
 /// speed, hold what lackey would have printed there.
 #[test]
 fn windows_record_the_program_where_asked() {
@@ -403,7 +403,7 @@ fn worker_threads_stacks_are_in_the_header() {
 /// A recorded program written as a ChampSim trace runs on the `ooo` core
 /// with its registers and branches, as the program itself does; a ChampSim
 /// trace without registers or branches gets the interval core, and the
-/// run's notes say which core ran it (issue 42).
+/// run's notes say which core ran it.
 #[test]
 fn a_program_converted_to_champsim_runs_on_the_ooo_core() {
     let d = tmp("champsim");

@@ -1,5 +1,5 @@
-//! Compositions of a front end with another scheme's metadata rules
-//! (issue 41): they run, the crash oracle and the attack harness judge
+//! Compositions of a front end with another scheme's metadata rules:
+//! they run, the crash oracle and the attack harness judge
 //! them like any preset, and taking the front end's battery away is found.
 
 use spmsim::config::{load_str, SimConfig};

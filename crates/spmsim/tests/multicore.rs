@@ -1,4 +1,4 @@
-//! The multi-core timing model (issue 14) on hand-built event streams:
+//! The multi-core timing model on hand-built event streams:
 //! per-core counts that add up, determinism, SecPB coherence between
 //! cores, and the ticket lock of shared data.
 

@@ -1,4 +1,4 @@
-//! The multiset-hash registers (issue 18; Kubo et al. 4.2): with the
+//! The multiset-hash registers (Kubo et al. 4.2): with the
 //! metadata caches logged into Read Hash and Write Hash, every cached line
 //! added to Write Hash gives Read Hash after any run, and a line changed
 //! behind the logging breaks the equality.

@@ -211,7 +211,7 @@ fn after_a_timed_run_memory_holds_every_stored_value() {
 }
 
 /// The timing model prices only what it has rules for; everything else is
-/// refused by name, never timed as another scheme (issue 12).
+/// refused by name, never timed as another scheme.
 #[test]
 fn presets_the_timing_model_cannot_price_are_refused() {
     for preset in ["secure-eadr", "eadr"] {

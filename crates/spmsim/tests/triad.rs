@@ -1,4 +1,4 @@
-//! Triad-NVM (issue 17): what each write persists by region, what a
+//! Triad-NVM: what each write persists by region, what a
 //! recovery rebuilds and counts, what non-persistent memory loses, and
 //! that a lost counter never brings a one-time pad back under two keys.
 

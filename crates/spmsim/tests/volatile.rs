@@ -1,4 +1,4 @@
-//! Volatile and persistent memory (issue 13): under `persistent=heap` a
+//! Volatile and persistent memory: under `persistent=heap` a
 //! program's stack stores take the ordinary write-back path. The timing
 //! model gives them no persist-path work, and the crash oracle asks nothing
 //! of them, while the heap stores keep every guarantee.

@@ -57,24 +57,9 @@
 //! 5. **Not charged:** the WPQ (drained by ADR, as the BBB row shows) and
 //!    the metadata caches (write-through in the SP baseline [18]).
 //!
-//! Against the paper: COBCM, OBCM, BCM, M, NoGap, BBB and eADR, and all of
-//! Table VI, come within 1 % (NoGap at 8 entries -4.9 %, which still rounds
-//! to the printed 0.08). Two rows cannot be met by any single reading:
-//! - **CM** (ours 0.61 mm3, paper 0.73): the paper's CM energy exceeds ours
-//!   by one BMT leaf-to-root update to within 0.1 %; the paper charges CM's
-//!   pending store its early root update but charges neither M nor NoGap
-//!   the same, and CM holds a subset of M's fields with only a free XOR of
-//!   extra late work, so CM cannot exceed M under one rule.
-//! - **s-eADR** (ours ~3x the paper's 3706 mm3): the paper implies ~17 uJ of
-//!   security work per line, a third of the ~53 uJ it charges a COBCM entry
-//!   under the same assumptions 1-6 (a full BMT path alone is 8 SHA-512 =
-//!   41 uJ). Its number is met to 0.2 % if each BMT level hashed only the
-//!   8-byte digest of the changed child ([`Reading::BmtHashesChildDigest`]),
-//!   which would put COBCM at a third of its printed size. We apply the
-//!   assumptions literally to both and report the gap.
-//!
-//! The paper's M Li-thin (0.006) also disagrees with its own SuperCap
-//! (0.67 x 1e-4 / 1e-2 = 0.0067), and eADR's 1.490 with 149.32.
+//! How each row compares with the paper's Tables V and VI, and the two
+//! rows that no single reading meets, is in docs/model.md ("Battery
+//! model") and in SecPB's report.
 
 mod domain;
 mod energy;

@@ -1,5 +1,5 @@
 //! `spmsim compare --explore`: the compositions of the axes the mechanisms
-//! can combine today, each crash-checked before it is timed (issue 41).
+//! can combine today, each crash-checked before it is timed.
 //!
 //! ```text
 //!  every scheme compare takes, and each memory-controller scheme's
@@ -27,35 +27,16 @@
 //! digest of its machine, so that explorations run in shards (one per
 //! preset, `spmsim explore`) merge into one (`merge`).
 
+use super::axes::{fronts, MODELS, TREES};
 use super::provenance::Provenance;
 use super::{attack_counts, crash_verdict, machine, timing_run, AttackCounts, CrashVerdict, Options, RunRecord, CRASH_OPS, MAX_OPS};
 use crate::config::{PersistPoint, PersistencyModel, SimConfig, TreeConfig};
 use crate::reproduce::geomean;
 use crate::reproduce::grid::{self, Progress};
-use crate::scheme::params::{Composed, FrontChoice, SecPbVariant};
+use crate::scheme::params::{Composed, FrontChoice};
 use crate::util::digest::hex_digest as digest;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// The persistency models explored.
-pub const MODELS: [PersistencyModel; 3] = [PersistencyModel::Strict, PersistencyModel::Epoch, PersistencyModel::Tep];
-/// The trees explored.
-pub const TREES: [&str; 2] = ["bmt", "sit"];
-/// The other front ends each memory-controller scheme's metadata rules are
-/// put behind under `--quick` (set before any was run): SecPB's chosen
-/// design (COBCM, everything late, SecPB VI), its opposite (NoGap,
-/// everything early) and eADR's caches. Without `--quick`: all seven.
-pub const QUICK_FRONTS: [FrontChoice; 3] =
-    [FrontChoice::PersistBuffer(SecPbVariant::Cobcm), FrontChoice::PersistBuffer(SecPbVariant::Nogap), FrontChoice::CacheHierarchy];
-
-/// The front ends `opts` explores besides each preset's own.
-pub fn fronts(opts: &Options) -> Vec<FrontChoice> {
-    match (&opts.fronts, opts.quick) {
-        (Some(f), _) => f.clone(),
-        (None, true) => QUICK_FRONTS.to_vec(),
-        (None, false) => FrontChoice::ALL.into_iter().filter(|f| *f != FrontChoice::MemoryController).collect(),
-    }
-}
 
 /// What became of one composition.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -394,91 +375,8 @@ pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String
     let workloads = opts.workload_names();
     let (n, seed) = (opts.instructions(), opts.seed);
     let fronts = fronts(opts);
-    // Each preset, then its metadata rules behind each other front end.
-    let mut bases: Vec<Base> = Vec::new();
-    for p in &chosen {
-        bases.push(Base {
-            preset: p,
-            name: p.name.clone(),
-            front: FrontChoice::of(&p.scheme.work()).name(),
-            machine: Ok(p.clone()),
-            own: true,
-            refronted: false,
-            adr: false,
-        });
-        for &f in &fronts {
-            if let Some(r) = refront(p, f) {
-                bases.push(Base {
-                    preset: p,
-                    name: format!("{}+{}", f.short(), p.name),
-                    front: f.name(),
-                    machine: r,
-                    own: false,
-                    refronted: true,
-                    adr: false,
-                });
-            }
-        }
-    }
-    // The battery axis (`--batteries adr`): each front end that holds
-    // stores persistent (a persist buffer, eADR's caches) with the WPQ
-    // alone on battery, named `BASE@adr`.
-    if opts.adr_batteries {
-        let mut without: Vec<Base> = Vec::new();
-        for b in &bases {
-            let Ok(c) = &b.machine else { continue };
-            if !(c.persistence.battery.persist_buffer || c.persistence.battery.caches) {
-                continue;
-            }
-            let c = without_front_battery(c);
-            without.push(Base {
-                preset: b.preset,
-                name: c.name.clone(),
-                front: b.front.clone(),
-                machine: Ok(c),
-                own: false,
-                refronted: b.refronted,
-                adr: true,
-            });
-        }
-        bases.extend(without);
-    }
-    // Resolve every composition; the same machine twice is timed once.
-    let mut comps: Vec<(Composition, Option<SimConfig>)> = Vec::new();
-    for Base { preset: p, name: base_name, front, machine: base, own: own_front, refronted, adr } in &bases {
-        let own_tree = tree_name(&machine::common(p));
-        for model in MODELS {
-            for tree in TREES {
-                let resolved = match base {
-                    Ok(b) => resolve(b, model, tree),
-                    Err(why) => Err(why.clone()),
-                };
-                let (outcome, cfg) = match resolved {
-                    Err(why) => (Outcome::Refused { why }, None),
-                    Ok(c) => match comps.iter().find(|(_, o)| o.as_ref().is_some_and(|o| machine::same_machine(o, &c))) {
-                        Some((first, _)) => (Outcome::Same { same_as: first.name.clone() }, Some(c)),
-                        None => (Outcome::Failed { why: "not run".into() }, Some(c)),
-                    },
-                };
-                let comp = Composition {
-                    name: format!("{base_name}+{}+{tree}", model.name()),
-                    preset: p.name.clone(),
-                    scheme: base.as_ref().map_or_else(|_| base_name.clone(), |b| b.scheme.name().to_string()),
-                    paper: super::paper_of(p),
-                    front: front.clone(),
-                    model: model.name().into(),
-                    tree: tree.into(),
-                    papers_own: *own_front && model == p.persistence.model && tree == own_tree,
-                    refronted: *refronted,
-                    adr_battery: *adr,
-                    secure: p.security.enabled,
-                    machine: cfg.as_ref().map(machine_digest).unwrap_or_default(),
-                    outcome,
-                };
-                comps.push((comp, cfg));
-            }
-        }
-    }
+    let bases = bases_of(&chosen, &fronts, opts.adr_batteries);
+    let mut comps = compositions_of(&bases);
     // First every realisable composition's crash check and attacks, then
     // the timing runs of the safe ones and of their baselines.
     let checked: Vec<usize> =
@@ -530,24 +428,7 @@ pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String
     .filter_map(Result::ok)
     .collect();
     for &i in &safe {
-        let c = comps[i].1.clone().expect("realisable");
-        let c = &c;
-        let base = baseline_name(c);
-        let cpi = |name: &str, w: &str| runs.iter().find(|r| r.config == name && r.workload == w).map(RunRecord::cpi);
-        let per: BTreeMap<String, f64> = workloads.iter().filter_map(|w| Some((w.clone(), cpi(&c.name, w)? / cpi(&base, w)?))).collect();
-        let gmean = (per.len() == workloads.len() && !per.is_empty()).then(|| geomean(&per.values().copied().collect::<Vec<_>>()));
-        let mut notes = Vec::new();
-        if !machine::timed(c) {
-            notes.push("the timing model has no rules for the data-cache front end (eADR): no slowdown".to_string());
-        } else if gmean.is_none() {
-            notes.push(format!("timed on {} of {} workloads", per.len(), workloads.len()));
-        }
-        if let Outcome::Safe { slowdown_gmean, slowdown, battery_supercap_mm3, notes: n, .. } = &mut comps[i].0.outcome {
-            *slowdown_gmean = gmean;
-            *slowdown = per;
-            *battery_supercap_mm3 = crate::battery::domain_estimate(&ecfg, c).supercap_mm3;
-            *n = notes;
-        }
+        record_slowdowns(&mut comps[i], &runs, &workloads, &ecfg);
     }
     let (compositions, configs): (Vec<Composition>, Vec<Option<SimConfig>>) = comps.into_iter().unzip();
     let front = battery_front(&compositions);
@@ -594,6 +475,131 @@ pub fn explore(opts: &Options, progress: Progress) -> Result<Exploration, String
         runs,
         provenance: Some(provenance),
     })
+}
+
+/// Each preset, then its metadata rules behind each other front end of
+/// `fronts`; with `adr_batteries`, each of those whose front end holds
+/// stores persistent again with the WPQ alone on battery.
+fn bases_of<'a>(chosen: &'a [SimConfig], fronts: &[FrontChoice], adr_batteries: bool) -> Vec<Base<'a>> {
+    let mut bases: Vec<Base> = Vec::new();
+    for p in chosen {
+        bases.push(Base {
+            preset: p,
+            name: p.name.clone(),
+            front: FrontChoice::of(&p.scheme.work()).name(),
+            machine: Ok(p.clone()),
+            own: true,
+            refronted: false,
+            adr: false,
+        });
+        for &f in fronts {
+            if let Some(r) = refront(p, f) {
+                bases.push(Base {
+                    preset: p,
+                    name: format!("{}+{}", f.short(), p.name),
+                    front: f.name(),
+                    machine: r,
+                    own: false,
+                    refronted: true,
+                    adr: false,
+                });
+            }
+        }
+    }
+    // The battery axis (`--batteries adr`): each front end that holds
+    // stores persistent (a persist buffer, eADR's caches) with the WPQ
+    // alone on battery, named `BASE@adr`.
+    if adr_batteries {
+        let mut without: Vec<Base> = Vec::new();
+        for b in &bases {
+            let Ok(c) = &b.machine else { continue };
+            if !(c.persistence.battery.persist_buffer || c.persistence.battery.caches) {
+                continue;
+            }
+            let c = without_front_battery(c);
+            without.push(Base {
+                preset: b.preset,
+                name: c.name.clone(),
+                front: b.front.clone(),
+                machine: Ok(c),
+                own: false,
+                refronted: b.refronted,
+                adr: true,
+            });
+        }
+        bases.extend(without);
+    }
+    bases
+}
+
+/// Every composition of `bases` under each persistency model and tree,
+/// resolved: refused, the same machine as an earlier one, or to be run.
+fn compositions_of(bases: &[Base]) -> Vec<(Composition, Option<SimConfig>)> {
+    // The same machine twice is timed once.
+    let mut comps: Vec<(Composition, Option<SimConfig>)> = Vec::new();
+    for Base { preset: p, name: base_name, front, machine: base, own: own_front, refronted, adr } in bases {
+        let own_tree = tree_name(&machine::common(p));
+        for model in MODELS {
+            for tree in TREES {
+                let resolved = match base {
+                    Ok(b) => resolve(b, model, tree),
+                    Err(why) => Err(why.clone()),
+                };
+                let (outcome, cfg) = match resolved {
+                    Err(why) => (Outcome::Refused { why }, None),
+                    Ok(c) => match comps.iter().find(|(_, o)| o.as_ref().is_some_and(|o| machine::same_machine(o, &c))) {
+                        Some((first, _)) => (Outcome::Same { same_as: first.name.clone() }, Some(c)),
+                        None => (Outcome::Failed { why: "not run".into() }, Some(c)),
+                    },
+                };
+                let comp = Composition {
+                    name: format!("{base_name}+{}+{tree}", model.name()),
+                    preset: p.name.clone(),
+                    scheme: base.as_ref().map_or_else(|_| base_name.clone(), |b| b.scheme.name().to_string()),
+                    paper: super::paper_of(p),
+                    front: front.clone(),
+                    model: model.name().into(),
+                    tree: tree.into(),
+                    papers_own: *own_front && model == p.persistence.model && tree == own_tree,
+                    refronted: *refronted,
+                    adr_battery: *adr,
+                    secure: p.security.enabled,
+                    machine: cfg.as_ref().map(machine_digest).unwrap_or_default(),
+                    outcome,
+                };
+                comps.push((comp, cfg));
+            }
+        }
+    }
+    comps
+}
+
+/// A safe composition's slowdown on each workload against its insecure
+/// baseline (`runs` holds both), their geometric mean, and its battery.
+fn record_slowdowns(
+    comp: &mut (Composition, Option<SimConfig>),
+    runs: &[RunRecord],
+    workloads: &[String],
+    ecfg: &crate::battery::EnergyConfig,
+) {
+    let c = comp.1.clone().expect("realisable");
+    let c = &c;
+    let base = baseline_name(c);
+    let cpi = |name: &str, w: &str| runs.iter().find(|r| r.config == name && r.workload == w).map(RunRecord::cpi);
+    let per: BTreeMap<String, f64> = workloads.iter().filter_map(|w| Some((w.clone(), cpi(&c.name, w)? / cpi(&base, w)?))).collect();
+    let gmean = (per.len() == workloads.len() && !per.is_empty()).then(|| geomean(&per.values().copied().collect::<Vec<_>>()));
+    let mut notes = Vec::new();
+    if !machine::timed(c) {
+        notes.push("the timing model has no rules for the data-cache front end (eADR): no slowdown".to_string());
+    } else if gmean.is_none() {
+        notes.push(format!("timed on {} of {} workloads", per.len(), workloads.len()));
+    }
+    if let Outcome::Safe { slowdown_gmean, slowdown, battery_supercap_mm3, notes: n, .. } = &mut comp.0.outcome {
+        *slowdown_gmean = gmean;
+        *slowdown = per;
+        *battery_supercap_mm3 = crate::battery::domain_estimate(ecfg, c).supercap_mm3;
+        *n = notes;
+    }
 }
 
 /// Why a composition is unsafe: the crash oracle's first violation, or
@@ -771,7 +777,7 @@ pub fn write(e: &Exploration, dir: &std::path::Path) -> Result<(), String> {
 mod tests {
     use super::*;
     use crate::config::load_preset;
-    use crate::scheme::params::SchemeKind;
+    use crate::scheme::params::{SchemeKind, SecPbVariant};
 
     #[test]
     fn a_memory_controller_scheme_goes_behind_each_other_front_end() {

@@ -19,7 +19,7 @@ use crate::config::{
     TepConfig, TreeConfig,
 };
 use crate::scheme::params::SchemeKind;
-use crate::scheme::params::{Front, Plp};
+use crate::scheme::params::{Front, Sp};
 
 /// Bytes of metadata cache per kind of metadata line a cache holds.
 pub const CACHE_BYTES_PER_KIND: u64 = 128 << 10;
@@ -163,7 +163,7 @@ pub fn insecure(c: &SimConfig) -> SimConfig {
     b.scheme = match c.scheme.work().front {
         Front::PersistBuffer => SchemeKind::BBB,
         Front::CacheHierarchy => SchemeKind::EADR,
-        Front::MemoryController => SchemeKind::Plp(Plp {}),
+        Front::MemoryController => SchemeKind::Sp(Sp {}),
     };
     b.name = insecure_name(c);
     b

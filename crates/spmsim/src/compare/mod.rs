@@ -18,6 +18,7 @@
 //!     persistency and the paper's own model: slowdowns, best, Pareto fronts
 //! ```
 
+pub mod axes;
 pub mod explore;
 pub mod machine;
 pub mod plan;
@@ -69,7 +70,7 @@ pub const MAX_OPS: u64 = 100_000;
 /// NVM read 100 ns); a hash costs the MAC latency at the core's clock.
 pub const RECOVERY_READ_NS: f64 = 100.0;
 
-/// A persistency model every scheme is put under (issue 41): strict
+/// A persistency model every scheme is put under: strict
 /// (every store persists in program order), epoch (Pelley et al.: an
 /// epoch's stores persist in any order and a barrier waits for all of
 /// them), or each preset's own, the model of its paper's machine (TEP
@@ -151,7 +152,7 @@ pub struct Options {
     /// Crash-check each scheme under each model ([`CRASH_POINTS`]).
     pub crash: bool,
     /// `--explore`: the front ends each memory-controller scheme's metadata
-    /// rules are put behind (None: `explore::fronts`' default).
+    /// rules are put behind (None: `axes::fronts`' default).
     pub fronts: Option<Vec<crate::scheme::params::FrontChoice>>,
     /// `--explore`: also each persist buffer and eADR's caches without
     /// their battery (the WPQ alone on it).
@@ -512,33 +513,7 @@ pub fn run(opts: &Options, progress: Progress) -> Result<Comparison, String> {
         }
         models
     };
-    // Each distinct insecure baseline once, named by its front end and
-    // model (and by the first preset needing it when another of that front
-    // end differs, e.g. a smaller persist buffer).
-    let mut named: Vec<(SimConfig, String)> = Vec::new();
-    let mut baseline: BTreeMap<(String, &'static str), String> = BTreeMap::new();
-    for p in &chosen {
-        for m in timed_models(p) {
-            let mut b = machine::insecure(&machine::common_under(p, m));
-            if m != PersistencyModel::Strict {
-                b.name = format!("{}-{}", b.name, m.name());
-            }
-            let name = match named.iter().find(|(k, _)| machine::same_machine(k, &b)) {
-                Some((_, n)) => n.clone(),
-                None => {
-                    let n = if named.iter().any(|(_, n)| *n == b.name) { format!("{}@{}", b.name, p.name) } else { b.name.clone() };
-                    named.push((b.clone(), n.clone()));
-                    n
-                }
-            };
-            b.name = name.clone();
-            baseline.insert((p.name.clone(), m.name()), name);
-            add(&machine_label(m, true), b);
-            if m != PersistencyModel::Strict {
-                add(&machine_label(m, false), machine::common_under(p, m));
-            }
-        }
-    }
+    let baseline = insecure_baselines(&chosen, &timed_models, &mut add);
     for p in &chosen {
         let common = machine::common(p);
         add("common", common.clone());
@@ -555,18 +530,7 @@ pub fn run(opts: &Options, progress: Progress) -> Result<Comparison, String> {
     // Each preset under strict and each other model a view times it under.
     let crashed: Vec<(&SimConfig, PersistencyModel)> =
         if opts.crash { chosen.iter().flat_map(|p| timed_models(p).into_iter().map(move |m| (p, m))).collect() } else { Vec::new() };
-    // One list of every step, the few long ones (attack runs, recoveries)
-    // spread evenly among the many short timing runs, so that the rate the
-    // progress bar's ETA extrapolates holds over the whole run.
-    // Each kind's i-th of n steps goes at (i + 1/2) / n of the way.
-    let spread = |n: usize, step: fn(usize) -> Step| (0..n).map(move |i| ((2 * i + 1) as f64 / (2 * n) as f64, step(i)));
-    let mut keyed: Vec<(f64, Step)> = spread(timed.len(), Step::Run)
-        .chain(spread(recoveries.len(), Step::Recovery))
-        .chain(spread(attacked.len(), Step::Attack))
-        .chain(spread(crashed.len(), Step::Crash))
-        .collect();
-    keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let work: Vec<Step> = keyed.into_iter().map(|(_, s)| s).collect();
+    let work = interleaved_steps(timed.len(), recoveries.len(), attacked.len(), crashed.len());
     // Each step's outcome under its scheme, an error included; a step
     // that panics (a bug of a scheme's model) gets that as its error, so
     // that every other scheme's results are kept.
@@ -617,22 +581,7 @@ pub fn run(opts: &Options, progress: Progress) -> Result<Comparison, String> {
     let strict = PersistencyModel::Strict;
     let row_under = |p: &SimConfig, m: PersistencyModel| {
         let mut r = row(p, m, &baseline[&(p.name.clone(), m.name())], &ecfg, &runs, &failures, &measured, &attacks, &workloads);
-        match crashes.iter().find(|(n, model, _)| *n == p.name && *model == m.name()) {
-            Some((_, _, Ok(v))) => {
-                if let Some(first) = v.first_violation.as_ref().filter(|_| !v.safe()) {
-                    r.notes.push(format!(
-                        "UNSAFE under {} persistency: the crash oracle found {} violations at {} of {} crash points; the first: {first}",
-                        m.name(),
-                        v.violations,
-                        v.violating_crash_points,
-                        v.crash_points
-                    ));
-                }
-                r.crash = Some(v.clone());
-            }
-            Some((_, _, Err(e))) => r.notes.push(format!("crash check under {} persistency: {e}", m.name())),
-            None => {}
-        }
+        add_crash_check(&mut r, &crashes, &p.name, m);
         r
     };
     let rows: Vec<SchemeRow> = chosen.iter().map(|p| row_under(p, strict)).collect();
@@ -672,6 +621,79 @@ pub fn run(opts: &Options, progress: Progress) -> Result<Comparison, String> {
         models,
         runs,
     })
+}
+
+/// Each distinct insecure baseline once, named by its front end and
+/// model (and by the first preset needing it when another of that front
+/// end differs, e.g. a smaller persist buffer), handed to `add` with the
+/// common machine under each model other than strict; the name of each
+/// preset's baseline under each model it is timed under.
+fn insecure_baselines(
+    chosen: &[SimConfig],
+    timed_models: &dyn Fn(&SimConfig) -> Vec<PersistencyModel>,
+    add: &mut dyn FnMut(&str, SimConfig),
+) -> BTreeMap<(String, &'static str), String> {
+    let mut named: Vec<(SimConfig, String)> = Vec::new();
+    let mut baseline: BTreeMap<(String, &'static str), String> = BTreeMap::new();
+    for p in chosen {
+        for m in timed_models(p) {
+            let mut b = machine::insecure(&machine::common_under(p, m));
+            if m != PersistencyModel::Strict {
+                b.name = format!("{}-{}", b.name, m.name());
+            }
+            let name = match named.iter().find(|(k, _)| machine::same_machine(k, &b)) {
+                Some((_, n)) => n.clone(),
+                None => {
+                    let n = if named.iter().any(|(_, n)| *n == b.name) { format!("{}@{}", b.name, p.name) } else { b.name.clone() };
+                    named.push((b.clone(), n.clone()));
+                    n
+                }
+            };
+            b.name = name.clone();
+            baseline.insert((p.name.clone(), m.name()), name);
+            add(&machine_label(m, true), b);
+            if m != PersistencyModel::Strict {
+                add(&machine_label(m, false), machine::common_under(p, m));
+            }
+        }
+    }
+    baseline
+}
+
+/// One list of every step, the few long ones (attack runs, recoveries)
+/// spread evenly among the many short timing runs, so that the rate the
+/// progress bar's ETA extrapolates holds over the whole run: each kind's
+/// i-th of n steps goes at (i + 1/2) / n of the way.
+fn interleaved_steps(runs: usize, recoveries: usize, attacks: usize, crashes: usize) -> Vec<Step> {
+    let spread = |n: usize, step: fn(usize) -> Step| (0..n).map(move |i| ((2 * i + 1) as f64 / (2 * n) as f64, step(i)));
+    let mut keyed: Vec<(f64, Step)> = spread(runs, Step::Run)
+        .chain(spread(recoveries, Step::Recovery))
+        .chain(spread(attacks, Step::Attack))
+        .chain(spread(crashes, Step::Crash))
+        .collect();
+    keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
+    keyed.into_iter().map(|(_, s)| s).collect()
+}
+
+/// The crash check of `preset` under model `m`, if one ran, into its row:
+/// its verdict, and a note when it found the scheme unsafe or failed.
+fn add_crash_check(r: &mut SchemeRow, crashes: &[(String, &'static str, Result<CrashVerdict, String>)], preset: &str, m: PersistencyModel) {
+    match crashes.iter().find(|(n, model, _)| n == preset && *model == m.name()) {
+        Some((_, _, Ok(v))) => {
+            if let Some(first) = v.first_violation.as_ref().filter(|_| !v.safe()) {
+                r.notes.push(format!(
+                    "UNSAFE under {} persistency: the crash oracle found {} violations at {} of {} crash points; the first: {first}",
+                    m.name(),
+                    v.violations,
+                    v.violating_crash_points,
+                    v.crash_points
+                ));
+            }
+            r.crash = Some(v.clone());
+        }
+        Some((_, _, Err(e))) => r.notes.push(format!("crash check under {} persistency: {e}", m.name())),
+        None => {}
+    }
 }
 
 /// How preset `p` runs under view `v`'s model.

@@ -1,6 +1,6 @@
 //! `spmsim plan --explore DIR`: a designer's constraints over the
 //! compositions an exploration crash-checked, attacked and timed, not only
-//! over the papers' presets (issue 41).
+//! over the papers' presets.
 //!
 //! ```text
 //!  explore.json: every composition and its outcome, the timing runs

@@ -11,7 +11,7 @@
 //!    -> Provenance::differences(other)  (what, here, there)
 //! ```
 
-use super::explore::{fronts, MODELS, TREES};
+use super::axes::{fronts, MODELS, TREES};
 use super::Options;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

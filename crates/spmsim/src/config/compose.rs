@@ -1,4 +1,4 @@
-//! A preset composed from a choice on each axis (issue 41) instead of a
+//! A preset composed from a choice on each axis instead of a
 //! scheme bundle:
 //!
 //! ```toml

@@ -10,7 +10,7 @@
 pub const MAX_ENTRIES: u32 = 1 << 16;
 /// Instructions per cycle.
 pub const MAX_ISSUE_WIDTH: u32 = 64;
-/// Cores of a multi-core run (`core.count`; issue 14).
+/// Cores of a multi-core run (`core.count`).
 pub const MAX_CORES: u32 = 64;
 /// Reorder-buffer entries of the `ooo` core: a producer further back than
 /// its instruction stream records (`trace::insn::MAX_DISTANCE`; a test of

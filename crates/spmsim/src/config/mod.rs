@@ -171,7 +171,7 @@ pub struct SecurityConfig {
     /// starts of two BMT updates. 1 = a fully pipelined engine taking a new
     /// block every cycle; `mac_latency_cycles` = one hash unit per level.
     pub hash_pipeline_interval_cycles: u32,
-    /// The security engine's units (issue 39): AES (pads), MAC (data
+    /// The security engine's units: AES (pads), MAC (data
     /// MACs) and hash (tree hashes) units, each of this many servers. A
     /// paper of this set states none: one of each, fully pipelined, is
     /// what an engine of their kind has (SecPB V-B pipelines its MC's BMT
@@ -690,7 +690,7 @@ pub enum ReadScheduling {
     Auto,
     /// One frontier per bank: a read starts after every read priced before
     /// it, even one stamped later (the single-core model of every result
-    /// before issue 14; kept so they stay byte-identical).
+    /// before the multi-core calendar; kept so they stay byte-identical).
     Frontier,
     /// Each bank keeps its reads' busy intervals: a read takes the first
     /// free slot at or after its own time. Needed with several cores,
@@ -1148,8 +1148,8 @@ impl Default for TepConfig {
 }
 
 impl SimConfig {
-    /// The configuration for a workload of `threads` threads, one per core
-    /// (issue 14): `core.count` left at its default of 1 becomes `threads`;
+    /// The configuration for a workload of `threads` threads, one per core:
+    /// `core.count` left at its default of 1 becomes `threads`;
     /// a count set to something else is an error naming both.
     pub fn with_cores_for(&self, threads: usize) -> Result<SimConfig, String> {
         let count = self.core.count as usize;

@@ -101,6 +101,19 @@ impl SimConfig {
     }
 
     pub fn validate(&self) -> Result<(), Invalid> {
+        self.validate_memory()?;
+        self.validate_security()?;
+        self.validate_core()?;
+        self.validate_caches()?;
+        self.validate_nvm()?;
+        self.validate_memory_controller()?;
+        self.validate_persistence()?;
+        self.check_scheme()?;
+        Ok(())
+    }
+
+    /// The memory's size, its persistent regions and the transaction stack.
+    fn validate_memory(&self) -> Result<(), Invalid> {
         let m = &self.memory;
         if m.page_bytes != 4096 {
             return bad(
@@ -138,6 +151,11 @@ impl SimConfig {
         if self.security.volatile_key && m.persistent_regions.is_empty() {
             return bad("security.volatile_key", "a volatile key covers the memory outside the persistent regions, and memory.persistent_regions declares none (all of memory is persistent)".into());
         }
+        Ok(())
+    }
+
+    /// The tree's shape, the security engine's latencies and units, and the metadata caches.
+    fn validate_security(&self) -> Result<(), Invalid> {
         if let TreeConfig::Bmt { onchip_levels, .. } = self.tree {
             in_range("tree.onchip_levels", onchip_levels as u64, 0, 8)?;
         }
@@ -191,6 +209,11 @@ impl SimConfig {
                 check_geometry("metadata_cache.organization.unified", unified.capacity_bytes, unified.ways, MAX_DATA_CACHE_BYTES)?
             }
         }
+        Ok(())
+    }
+
+    /// The core's widths, queues, front-end stages, units and branch predictor.
+    fn validate_core(&self) -> Result<(), Invalid> {
         let c = &self.core;
         if !(c.frequency_ghz.is_finite() && c.frequency_ghz > 0.0 && c.frequency_ghz < 100.0) {
             return bad("core.frequency_ghz", format!("must be a finite number in (0, 100), got {}", short_float(c.frequency_ghz)));
@@ -246,6 +269,11 @@ impl SimConfig {
             }
         }
         in_range("core.ooo.ras_entries", o.ras_entries as u64, 1, 1024)?;
+        Ok(())
+    }
+
+    /// The data and instruction caches: geometry, latency, MSHRs and write buffers.
+    fn validate_caches(&self) -> Result<(), Invalid> {
         let i = &self.caches.l1i;
         for (key, n) in [("mshrs", i.mshrs), ("targets_per_mshr", i.targets_per_mshr), ("write_buffers", i.write_buffers)] {
             in_range(&format!("caches.l1i.{key}"), n as u64, 1, MAX_CACHE_BUFFERS as u64)?;
@@ -265,6 +293,11 @@ impl SimConfig {
             check_geometry(k, l.capacity_bytes, l.ways, MAX_TAG_CACHE_BYTES)?;
             in_range(&format!("{k}.latency_cycles"), l.latency_cycles as u64, 0, MAX_LATENCY_CYCLES as u64)?;
         }
+        Ok(())
+    }
+
+    /// The PCM's latencies, banks and queues.
+    fn validate_nvm(&self) -> Result<(), Invalid> {
         let n = &self.nvm;
         positive_finite("nvm.read_latency_ns", n.read_latency_ns, MAX_LATENCY_NS)?;
         positive_finite("nvm.write_latency_ns", n.write_latency_ns, MAX_LATENCY_NS)?;
@@ -278,7 +311,11 @@ impl SimConfig {
         in_range("nvm.banks", n.banks as u64, 1, MAX_BANKS as u64)?;
         in_range("nvm.write_queue_entries", n.write_queue_entries as u64, 1, MAX_ENTRIES as u64)?;
         in_range("nvm.read_queue_entries", n.read_queue_entries as u64, 1, MAX_ENTRIES as u64)?;
-        self.validate_memory_controller()?;
+        Ok(())
+    }
+
+    /// The persist point and the persistency model.
+    fn validate_persistence(&self) -> Result<(), Invalid> {
         let p = &self.persistence;
         in_range("persistence.wpq_entries", p.wpq_entries as u64, 1, MAX_ENTRIES as u64)?;
         match &p.point {
@@ -330,7 +367,6 @@ impl SimConfig {
                 }
             }
         }
-        self.check_scheme()?;
         Ok(())
     }
 }

@@ -130,7 +130,7 @@ pub struct Reference {
     /// The statements the paper leaves open, each with its readings
     /// (`readings.rs`).
     #[serde(default)]
-    pub readings: Vec<super::readings::OpenStatement>,
+    pub readings: Vec<super::open_statement::OpenStatement>,
     /// The file, as the reports name it.
     #[serde(skip)]
     pub file: String,

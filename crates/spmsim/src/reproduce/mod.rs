@@ -31,6 +31,7 @@ pub mod claims;
 pub mod grid;
 pub mod index;
 pub mod mset;
+pub mod open_statement;
 pub mod points;
 pub mod published_ipc;
 pub mod readings;

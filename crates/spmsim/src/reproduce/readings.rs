@@ -19,69 +19,42 @@
 //! names no reading is an error, as a claim with no number is.
 
 use super::claims::{ClaimResult, Reference};
-use serde::{Deserialize, Serialize};
+pub use super::open_statement::{OpenStatement, Reading};
+use serde::Serialize;
 use std::fmt::Write as _;
 
-/// One reading of an open statement.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Reading {
-    /// Its name, as the reproduction knows it.
-    pub name: String,
-    /// What the statement says under this reading.
-    pub means: String,
-}
-
-/// A statement the paper leaves open, and its readings.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct OpenStatement {
-    /// The reproduction's parameter that takes each reading in turn.
-    pub parameter: String,
-    /// What the paper says (and where), or what it leaves unsaid.
-    pub statement: String,
-    /// The claims whose numbers depend on the reading.
-    pub claims: Vec<String>,
-    /// The reading the claims are counted under.
-    pub primary: String,
-    /// Why it is the primary one.
-    pub reason: String,
-    pub reading: Vec<Reading>,
-}
-
-impl OpenStatement {
-    fn check(&self, reference: &Reference) -> Result<(), String> {
-        let at = |e: String| format!("{}: readings `{}`: {e}", reference.file, self.parameter);
-        if self.reading.len() < 2 {
-            return Err(at("an open statement has two readings or more".into()));
-        }
-        for (i, r) in self.reading.iter().enumerate() {
-            if self.reading[..i].iter().any(|o| o.name == r.name) {
-                return Err(at(format!("reading `{}` is given twice", r.name)));
-            }
-        }
-        if !self.reading.iter().any(|r| r.name == self.primary) {
-            return Err(at(format!("the primary reading `{}` is none of its readings", self.primary)));
-        }
-        if self.reason.trim().is_empty() {
-            return Err(at("the primary reading needs its reason".into()));
-        }
-        if self.claims.is_empty() {
-            return Err(at("no claim depends on it".into()));
-        }
-        for c in &self.claims {
-            if !reference.claim.iter().any(|k| &k.id == c) {
-                return Err(at(format!("claim `{c}` is not in the file")));
-            }
-        }
-        Ok(())
+/// One open statement checked against the reference file it is in.
+fn check_statement(s: &OpenStatement, reference: &Reference) -> Result<(), String> {
+    let at = |e: String| format!("{}: readings `{}`: {e}", reference.file, s.parameter);
+    if s.reading.len() < 2 {
+        return Err(at("an open statement has two readings or more".into()));
     }
+    for (i, r) in s.reading.iter().enumerate() {
+        if s.reading[..i].iter().any(|o| o.name == r.name) {
+            return Err(at(format!("reading `{}` is given twice", r.name)));
+        }
+    }
+    if !s.reading.iter().any(|r| r.name == s.primary) {
+        return Err(at(format!("the primary reading `{}` is none of its readings", s.primary)));
+    }
+    if s.reason.trim().is_empty() {
+        return Err(at("the primary reading needs its reason".into()));
+    }
+    if s.claims.is_empty() {
+        return Err(at("no claim depends on it".into()));
+    }
+    for c in &s.claims {
+        if !reference.claim.iter().any(|k| &k.id == c) {
+            return Err(at(format!("claim `{c}` is not in the file")));
+        }
+    }
+    Ok(())
 }
 
 /// Every open statement of `reference` checked, and none given twice.
 pub fn check(reference: &Reference) -> Result<(), String> {
     for (i, s) in reference.readings.iter().enumerate() {
-        s.check(reference)?;
+        check_statement(s, reference)?;
         if reference.readings[..i].iter().any(|o| o.parameter == s.parameter) {
             return Err(format!("{}: readings `{}` is given twice", reference.file, s.parameter));
         }

@@ -327,73 +327,7 @@ fn analyse(p: &Secon, runs: Vec<RunRecord>) -> Result<Results, String> {
     let claims = rf.evaluate(&found)?;
     let readings_markdown = readings::markdown(rf, &readings);
 
-    let mut figures = Vec::new();
-    let fig = |name: &str, title: &str, (x_label, y_label): (&str, &str), xs: &[u64], rows: Vec<(String, String, Vec<f64>)>| Figure {
-        name: name.into(),
-        title: title.into(),
-        x_label: x_label.into(),
-        y_label: y_label.into(),
-        xs: xs.to_vec(),
-        rows,
-    };
-    let per = |xs: &[u64], schemes: &[&str], labels: &[&str], f: &dyn Fn(&str, &str, u64) -> f64| -> Vec<(String, String, Vec<f64>)> {
-        labels
-            .iter()
-            .flat_map(|l| schemes.iter().map(move |s| (l, s)))
-            .map(|(l, s)| (l.to_string(), s.to_string(), xs.iter().map(|&x| f(l, s, x)).collect()))
-            .collect()
-    };
-    figures.push(fig(
-        "fig9",
-        "Fig. 9: transaction latency against operations per transaction, normalised to WB",
-        ("operations per transaction", "latency / WB"),
-        g.ops,
-        per(g.ops, &SCHEMES, &micro, &|l, s, x| norm("fig9", s, "wb", l, x, lat)),
-    ));
-    figures.push(fig(
-        "fig10",
-        "Fig. 10: PM writes against operations per transaction, normalised to WB",
-        ("operations per transaction", "PM writes / WB"),
-        g.ops,
-        per(g.ops, &SCHEMES, &micro, &|l, s, x| norm("fig9", s, "wb", l, x, wr)),
-    ));
-    let wb1 = |l: &str| tput(find(&runs, "fig11", "wb", l, 1));
-    figures.push(fig(
-        "fig11",
-        "Fig. 11: transaction throughput against cores, normalised to WB on one core",
-        ("cores", "throughput / WB on one core"),
-        g.cores,
-        per(g.cores, &MAIN, &["TPCC", "YCSB"], &|l, s, x| tput(find(&runs, "fig11", s, l, x)) / wb1(l)),
-    ));
-    figures.push(fig(
-        "fig12",
-        "Fig. 12: PM writes against value size (1 operation per transaction), normalised to WB",
-        ("value bytes", "PM writes / WB"),
-        g.values,
-        per(g.values, &MAIN, &micro, &|l, s, x| norm("fig12", s, "wb", l, x, wr)),
-    ));
-    figures.push(fig(
-        "fig13",
-        "Fig. 13: latency growth (Hash) and throughput decrease (YCSB) against the 40 ns hash",
-        ("BMT hash ns", "change against 40 ns"),
-        g.hash_ns,
-        per(g.hash_ns, &SENSITIVE, &["Hash", "YCSB"], &|l, s, x| {
-            let (a, b) = (find(&runs, "fig13", s, l, x), find(&runs, "fig13", s, l, ns0));
-            if l == "Hash" {
-                lat(a) / lat(b) - 1.0
-            } else {
-                1.0 - tput(a) / tput(b)
-            }
-        }),
-    ));
-    let wpq0 = g.wpq[0];
-    figures.push(fig(
-        "fig14",
-        "Fig. 14: Secon's PM writes against WPQ entries, normalised to the smallest WPQ",
-        ("WPQ entries", "PM writes / smallest WPQ"),
-        g.wpq,
-        per(g.wpq, &["secon"], &micro, &|l, s, x| wr(find(&runs, "fig14", s, l, x)) / wr(find(&runs, "fig14", s, l, wpq0))),
-    ));
+    let figures = figures_of(g, &runs, &micro);
     let mut causes = Vec::new();
     // How much of each scheme's Hash latency is BMT hashing: the latency
     // growth over the hash latency's growth (1 = all of it scales).
@@ -433,6 +367,85 @@ fn analyse(p: &Secon, runs: Vec<RunRecord>) -> Result<Results, String> {
         causes,
         runs,
     })
+}
+
+/// Figs. 9-14 as the runs give them, each normalised as the paper's is.
+fn figures_of(g: &Grid, runs: &[RunRecord], micro: &[&str]) -> Vec<Figure> {
+    let norm = |fig: &str, s: &str, base: &str, label: &str, x: u64, f: fn(&RunRecord) -> f64| {
+        f(find(runs, fig, s, label, x)) / f(find(runs, fig, base, label, x))
+    };
+    let lat = RunRecord::latency;
+    let wr = RunRecord::writes;
+    let tput = |r: &RunRecord| r.transactions_per_second;
+    let ns0 = g.hash_ns[0];
+    let mut figures = Vec::new();
+    let fig = |name: &str, title: &str, (x_label, y_label): (&str, &str), xs: &[u64], rows: Vec<(String, String, Vec<f64>)>| Figure {
+        name: name.into(),
+        title: title.into(),
+        x_label: x_label.into(),
+        y_label: y_label.into(),
+        xs: xs.to_vec(),
+        rows,
+    };
+    let per = |xs: &[u64], schemes: &[&str], labels: &[&str], f: &dyn Fn(&str, &str, u64) -> f64| -> Vec<(String, String, Vec<f64>)> {
+        labels
+            .iter()
+            .flat_map(|l| schemes.iter().map(move |s| (l, s)))
+            .map(|(l, s)| (l.to_string(), s.to_string(), xs.iter().map(|&x| f(l, s, x)).collect()))
+            .collect()
+    };
+    figures.push(fig(
+        "fig9",
+        "Fig. 9: transaction latency against operations per transaction, normalised to WB",
+        ("operations per transaction", "latency / WB"),
+        g.ops,
+        per(g.ops, &SCHEMES, micro, &|l, s, x| norm("fig9", s, "wb", l, x, lat)),
+    ));
+    figures.push(fig(
+        "fig10",
+        "Fig. 10: PM writes against operations per transaction, normalised to WB",
+        ("operations per transaction", "PM writes / WB"),
+        g.ops,
+        per(g.ops, &SCHEMES, micro, &|l, s, x| norm("fig9", s, "wb", l, x, wr)),
+    ));
+    let wb1 = |l: &str| tput(find(runs, "fig11", "wb", l, 1));
+    figures.push(fig(
+        "fig11",
+        "Fig. 11: transaction throughput against cores, normalised to WB on one core",
+        ("cores", "throughput / WB on one core"),
+        g.cores,
+        per(g.cores, &MAIN, &["TPCC", "YCSB"], &|l, s, x| tput(find(runs, "fig11", s, l, x)) / wb1(l)),
+    ));
+    figures.push(fig(
+        "fig12",
+        "Fig. 12: PM writes against value size (1 operation per transaction), normalised to WB",
+        ("value bytes", "PM writes / WB"),
+        g.values,
+        per(g.values, &MAIN, micro, &|l, s, x| norm("fig12", s, "wb", l, x, wr)),
+    ));
+    figures.push(fig(
+        "fig13",
+        "Fig. 13: latency growth (Hash) and throughput decrease (YCSB) against the 40 ns hash",
+        ("BMT hash ns", "change against 40 ns"),
+        g.hash_ns,
+        per(g.hash_ns, &SENSITIVE, &["Hash", "YCSB"], &|l, s, x| {
+            let (a, b) = (find(runs, "fig13", s, l, x), find(runs, "fig13", s, l, ns0));
+            if l == "Hash" {
+                lat(a) / lat(b) - 1.0
+            } else {
+                1.0 - tput(a) / tput(b)
+            }
+        }),
+    ));
+    let wpq0 = g.wpq[0];
+    figures.push(fig(
+        "fig14",
+        "Fig. 14: Secon's PM writes against WPQ entries, normalised to the smallest WPQ",
+        ("WPQ entries", "PM writes / smallest WPQ"),
+        g.wpq,
+        per(g.wpq, &["secon"], micro, &|l, s, x| wr(find(runs, "fig14", s, l, x)) / wr(find(runs, "fig14", s, l, wpq0))),
+    ));
+    figures
 }
 
 /// The causes the banks' write time and WT's own writes explain: WT as

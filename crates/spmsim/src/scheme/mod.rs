@@ -88,7 +88,7 @@ fn build_kind(kind: SchemeKind, cfg: &SimConfig, seed: u64) -> Box<dyn Scheme> {
         SchemeKind::Secpb(_)
         | SchemeKind::Bbb(_)
         | SchemeKind::BbbGap(_)
-        | SchemeKind::Plp(_)
+        | SchemeKind::Sp(_)
         | SchemeKind::WriteThrough(_)
         | SchemeKind::LevelWriteThrough(_)
         | SchemeKind::BatteryWriteBack(_)

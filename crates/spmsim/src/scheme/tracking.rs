@@ -2,7 +2,7 @@
 //! CacheTree keep it): a line that fills a way writes that way's entry in
 //! the recovery area, so a recovery knows what the cache held. And the
 //! attacks on the recovery input of the schemes that recompute the lines a
-//! tracked cache held at the crash from NVM (issue 18): the multiset-hash
+//! tracked cache held at the crash from NVM: the multiset-hash
 //! scheme (Kubo et al. 4.5; Write Hash plus the recomputed lines must be
 //! Read Hash) and CacheTree (the HNodeTree over the recomputed HNodes must
 //! be its register). Each attack must make that check fail, or leave a

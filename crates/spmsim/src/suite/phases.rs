@@ -1,4 +1,4 @@
-//! SimPoint-style phase analysis of a recorded program (issue 13): the
+//! SimPoint-style phase analysis of a recorded program: the
 //! basic-block vectors of its whole run (spmsim's valgrind tool `spmtrace`,
 //! in `exp-bbv`'s format, one vector per interval of instructions), projected to 15 dimensions, clustered by
 //! k-means for k = 1..max with the Bayesian information criterion choosing

@@ -1,4 +1,4 @@
-//! Simulation points of the suite's programs (issue 13: representative
+//! Simulation points of the suite's programs (representative
 //! regions). For each recorded program, one pass of spmtrace over its whole
 //! run gives its basic-block vectors and so its phases (phases.rs); a
 //! second pass records a trace at each chosen point, fast-forwarding at

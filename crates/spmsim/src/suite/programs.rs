@@ -95,7 +95,7 @@ pub struct ProgramSpec {
     pub skip: u64,
     /// Record the window after `skip` with spmsim's own valgrind tool,
     /// which runs at valgrind's own speed up to it, as at simulation
-    /// points (the default since issue 40), rather than with lackey, which
+    /// points (the default), rather than with lackey, which
     /// prints and parses every skipped instruction (`false`: 40 times
     /// slower through a long start-up, measured on sjeng's 165 M; and a
     /// program whose threads wait on the clock, as POV-Ray's front end
@@ -215,10 +215,6 @@ impl Suite {
     }
 
     fn check(&self, text: &str) -> Result<(), String> {
-        let at = |what: &str, name: &str, key: &str, msg: String| {
-            let line = Self::line_of(text, name).map(|l| format!(":{l}")).unwrap_or_default();
-            format!("{}{line}: {what} `{name}`: {key}: {msg}", self.path.display())
-        };
         for k in self.env.keys() {
             if k.is_empty() || !k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
                 return Err(format!("{}: [env]: `{k}` is not a variable name", self.path.display()));
@@ -229,6 +225,25 @@ impl Suite {
                 return Err(format!("{}: tools: `{t}` is not a Debian package name", self.path.display()));
             }
         }
+        let known = self.check_inputs(text)?;
+        self.check_programs(text, &known)?;
+        if self.programs.is_empty() {
+            return Err(format!("{}: no [[program]] entries", self.path.display()));
+        }
+        Ok(())
+    }
+
+    /// An error of entry `name` (an input or a program) at its line of the
+    /// suite file `text`.
+    fn error_at(&self, text: &str, what: &str, name: &str, key: &str, msg: String) -> String {
+        let line = Self::line_of(text, name).map(|l| format!(":{l}")).unwrap_or_default();
+        format!("{}{line}: {what} `{name}`: {key}: {msg}", self.path.display())
+    }
+
+    /// Every `[[input]]` entry checked in order (a derived input may use
+    /// only those above it); the names of all of them.
+    fn check_inputs(&self, text: &str) -> Result<BTreeSet<&str>, String> {
+        let at = |what: &str, name: &str, key: &str, msg: String| self.error_at(text, what, name, key, msg);
         let mut known: BTreeSet<&str> = BTreeSet::new();
         for i in &self.inputs {
             let err = |key: &str, msg: String| at("input", &i.name, key, msg);
@@ -313,6 +328,12 @@ impl Suite {
                 }
             }
         }
+        Ok(known)
+    }
+
+    /// Every `[[program]]` entry checked against the inputs `known`.
+    fn check_programs(&self, text: &str, known: &BTreeSet<&str>) -> Result<(), String> {
+        let at = |what: &str, name: &str, key: &str, msg: String| self.error_at(text, what, name, key, msg);
         let mut names = BTreeSet::new();
         for p in &self.programs {
             let err = |key: &str, msg: String| at("program", &p.name, key, msg);
@@ -390,9 +411,6 @@ impl Suite {
             if let Some(s) = &p.stdin {
                 check_words("stdin", std::slice::from_ref(s), false)?;
             }
-        }
-        if self.programs.is_empty() {
-            return Err(format!("{}: no [[program]] entries", self.path.display()));
         }
         Ok(())
     }

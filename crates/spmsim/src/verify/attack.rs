@@ -12,6 +12,7 @@
 
 use crate::config::SimConfig;
 use crate::engine::hooks::OwnState;
+use crate::engine::layout::Layout;
 use crate::engine::nvm::{Nvm, NvmImage};
 use crate::machine::System;
 use crate::scheme::params::Front;
@@ -166,7 +167,7 @@ pub fn run(cfg: &SimConfig, workload: &str, events: &[Event], seed: u64) -> Resu
     let replay = data.iter().copied().find(|x| old_img.get(*x).is_some() && old_img.get(*x) != ctx.final_img.get(*x));
 
     let mut out = Vec::new();
-    let get = |img: &NvmImage, addr: u64| img.get(addr).copied().unwrap_or([0; 64]);
+    let get = block_of;
 
     let mut img = ctx.final_img.clone();
     let mut blk = get(&img, a);
@@ -187,25 +188,7 @@ pub fn run(cfg: &SimConfig, workload: &str, events: &[Event], seed: u64) -> Resu
     img.put(la, line);
     out.push(ctx.check("mac-spare-bit-flip", format!("MAC of {:#x}, spare bit 60", a * 64), img, a));
 
-    let mut img = ctx.final_img.clone();
-    let (lb, slot_b) = layout.mac_line_of(b);
-    let (da, db) = (get(&img, a), get(&img, b));
-    img.put(a, db);
-    img.put(b, da);
-    let (mut line_a, mut line_b) = (get(&img, la), get(&img, lb));
-    let ma: [u8; 8] = line_a[slot * 8..slot * 8 + 8].try_into().unwrap();
-    let mb: [u8; 8] = line_b[slot_b * 8..slot_b * 8 + 8].try_into().unwrap();
-    if la == lb {
-        line_a[slot * 8..slot * 8 + 8].copy_from_slice(&mb);
-        line_a[slot_b * 8..slot_b * 8 + 8].copy_from_slice(&ma);
-        img.put(la, line_a);
-    } else {
-        line_a[slot * 8..slot * 8 + 8].copy_from_slice(&mb);
-        line_b[slot_b * 8..slot_b * 8 + 8].copy_from_slice(&ma);
-        img.put(la, line_a);
-        img.put(lb, line_b);
-    }
-    out.push(ctx.check("splice", format!("swap data+MAC of {:#x} and {:#x}", a * 64, b * 64), img, a));
+    out.push(splice(&ctx, &layout, a, b));
 
     match replay {
         Some(x) => {
@@ -247,10 +230,61 @@ pub fn run(cfg: &SimConfig, workload: &str, events: &[Event], seed: u64) -> Resu
         out.push(ctx.check("tree-node-tamper", format!("level-{pl} node {na:#x} above {:#x}", a * 64), img, a));
     }
 
-    // Rollbacks to the initial state: the records are removed, so the image
-    // reads as never written where the root registers vouch for writes.
+    out.extend(rollbacks(&ctx, &layout, a));
+
+    out.extend(ruled_out_on_chip(cfg));
+    if let Some(r) = pad_reuse_after_crash(cfg, events, seed)? {
+        out.push(r);
+    }
+    let false_alarm = recovery_attacks(cfg, events, seed, &mut out)?;
+    let undetected = out.iter().filter(|x| x.applicable() && !x.detected).count() as u64;
+    Ok(AttackReport {
+        scheme: cfg.name.clone(),
+        workload: workload.into(),
+        attacks: out,
+        undetected,
+        false_alarms: false_alarm.is_some() as u64,
+        false_alarm,
+    })
+}
+
+/// A block's bytes in `img`, zeros where it holds none.
+fn block_of(img: &NvmImage, addr: u64) -> [u8; 64] {
+    img.get(addr).copied().unwrap_or([0; 64])
+}
+
+/// Blocks `a` and `b` swapped with their MACs.
+fn splice(ctx: &Ctx, layout: &Layout, a: u64, b: u64) -> AttackResult {
+    let get = block_of;
+    let (la, slot) = layout.mac_line_of(a);
     let mut img = ctx.final_img.clone();
-    let counter = rollback_page(&layout, &mut img, a);
+    let (lb, slot_b) = layout.mac_line_of(b);
+    let (da, db) = (get(&img, a), get(&img, b));
+    img.put(a, db);
+    img.put(b, da);
+    let (mut line_a, mut line_b) = (get(&img, la), get(&img, lb));
+    let ma: [u8; 8] = line_a[slot * 8..slot * 8 + 8].try_into().unwrap();
+    let mb: [u8; 8] = line_b[slot_b * 8..slot_b * 8 + 8].try_into().unwrap();
+    if la == lb {
+        line_a[slot * 8..slot * 8 + 8].copy_from_slice(&mb);
+        line_a[slot_b * 8..slot_b * 8 + 8].copy_from_slice(&ma);
+        img.put(la, line_a);
+    } else {
+        line_a[slot * 8..slot * 8 + 8].copy_from_slice(&mb);
+        line_b[slot_b * 8..slot_b * 8 + 8].copy_from_slice(&ma);
+        img.put(la, line_a);
+        img.put(lb, line_b);
+    }
+    ctx.check("splice", format!("swap data+MAC of {:#x} and {:#x}", a * 64, b * 64), img, a)
+}
+
+/// Rollbacks to the initial state: the records are removed, so the image
+/// reads as never written where the root registers vouch for writes.
+fn rollbacks(ctx: &Ctx, layout: &Layout, a: u64) -> Vec<AttackResult> {
+    let mut out = Vec::new();
+    let (ci, _) = layout.counter_of(a);
+    let mut img = ctx.final_img.clone();
+    let counter = rollback_page(layout, &mut img, a);
     out.push(ctx.check(
         "rollback-page",
         format!("page of {:#x} never written (data, MAC lines, counter block {counter:#x} removed)", a * 64),
@@ -259,7 +293,7 @@ pub fn run(cfg: &SimConfig, workload: &str, events: &[Event], seed: u64) -> Resu
     ));
 
     let mut img = ctx.final_img.clone();
-    rollback_page(&layout, &mut img, a);
+    rollback_page(layout, &mut img, a);
     let mut node = layout.parent_of(0, ci);
     while let Some((pl, pi, _)) = node {
         img.retain(|x| x != layout.meta_addr(pl, pi));
@@ -268,7 +302,14 @@ pub fn run(cfg: &SimConfig, workload: &str, events: &[Event], seed: u64) -> Resu
     out.push(ctx.check("rollback-page-and-tree-path", format!("page of {:#x} and every tree node above it never written", a * 64), img, a));
 
     out.push(ctx.check("rollback-image", "every record removed: the whole image never written".into(), NvmImage::default(), a));
+    out
+}
 
+/// The attacks the threat model rules out: on the trusted chip's own state
+/// (its registers, its caches, the front end's battery-backed store, the
+/// scheme's on-chip state).
+fn ruled_out_on_chip(cfg: &SimConfig) -> Vec<AttackResult> {
+    let mut out = Vec::new();
     for (n, why) in [
         ("root-register-tamper", "on-chip non-volatile register: inside the trusted chip (SecPB II-A)"),
         ("metadata-cache-tamper", "on-chip cache: inside the trusted chip (SecPB II-A)"),
@@ -306,19 +347,7 @@ pub fn run(cfg: &SimConfig, workload: &str, events: &[Event], seed: u64) -> Resu
             }),
         }
     }
-    if let Some(r) = pad_reuse_after_crash(cfg, events, seed)? {
-        out.push(r);
-    }
-    let false_alarm = recovery_attacks(cfg, events, seed, &mut out)?;
-    let undetected = out.iter().filter(|x| x.applicable() && !x.detected).count() as u64;
-    Ok(AttackReport {
-        scheme: cfg.name.clone(),
-        workload: workload.into(),
-        attacks: out,
-        undetected,
-        false_alarms: false_alarm.is_some() as u64,
-        false_alarm,
-    })
+    out
 }
 
 /// Triad-NVM II-A4's attack on counters a crash loses: the attacker knows

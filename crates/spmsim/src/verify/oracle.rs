@@ -184,7 +184,7 @@ pub struct CrashReport {
     pub non_persistent: Option<NonPersistentSummary>,
 }
 
-/// The multi-core part of a crash check (issue 14). A crash point is
+/// The multi-core part of a crash check. A crash point is
 /// after the first k events of the interleaved run, so its check (every
 /// store before it reads back) covers each thread's persist order and
 /// each transaction committed before it, on every core at once.

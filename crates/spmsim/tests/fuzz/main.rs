@@ -27,8 +27,7 @@ use std::time::{Duration, Instant};
 /// a fix lands, delete the line: the replay test then guards the fix.
 /// Entries are paths under `fuzz/`. A pending seed is still replayed for
 /// panics but need not be accepted; a pending regression is not replayed.
-// Empty since the fixes of issue 11 landed: every regression file below
-// fuzz/regressions now replays cleanly.
+// Empty: every regression file below fuzz/regressions replays cleanly.
 const PENDING: &[(&str, &str)] = &[];
 
 fn pending(kind: &str, target: &str, name: &str) -> bool {

@@ -110,6 +110,83 @@ pub fn report(r: &Results, claims: &[ClaimResult]) -> String {
         r.seed,
         r.runs.len()
     );
+    suite_section(&mut o, r);
+    let _ = writeln!(o, "\n## Table IV: slowdown against bbb, 32-entry SecPB\n");
+    let _ = writeln!(o, "Geometric mean over the suite of execution time normalised to bbb, minus one. `sp` (strict persistency at the MC) is not in the paper's Table IV.\n");
+    cell_table(&mut o, "scheme", &r.table4, 1);
+    let _ = writeln!(
+        o,
+        "\nArithmetic mean of per-workload slowdowns (%): {}\n",
+        r.table4_arith.iter().map(|(k, v)| format!("{k} {v:.1}")).collect::<Vec<_>>().join(", ")
+    );
+    if !r.table4_all.is_empty() {
+        let _ = writeln!(
+            o,
+            "The programs ran with `#persistent={MAIN_POLICY}`: their stack stores are volatile. With every store persistent (`#persistent=all`), geometric mean (%): {}\n",
+            r.table4_all.iter().map(|(k, v)| format!("{k} {v:.1}")).collect::<Vec<_>>().join(", ")
+        );
+    }
+    let _ = writeln!(
+        o,
+        "Order COBCM < OBCM < BCM < CM < M < NoGap (VI-B: the overheads follow the eagerness of the metadata updates; a pair within 25 % of each other in the paper's Table IV, COBCM and OBCM, CM and M, may come either way): **{}**.\n",
+        if r.order_holds { "holds" } else { "does not hold" }
+    );
+    let _ = writeln!(o, "## Fig. 6: execution time normalised to bbb, per workload (32 entries)\n");
+    let cols: Vec<String> = secpb_presets().iter().chain(["sp"].iter()).map(|s| s.to_string()).collect();
+    let _ = writeln!(o, "| workload | {} |\n|---|{}", cols.join(" | "), "---|".repeat(cols.len()));
+    for s in &r.suite {
+        let v: Vec<String> =
+            cols.iter().map(|c| format!("{:.3}", r.fig6.iter().find(|x| x.row == s.label && &x.column == c).unwrap().ours)).collect();
+        let _ = writeln!(o, "| {} | {} |", s.label, v.join(" | "));
+    }
+    let _ = writeln!(o, "\nThe paper shows Fig. 6 only as a chart; no per-benchmark numbers are in its text.\n");
+    let _ = writeln!(o, "## Fig. 7: CM overhead against bbb (same SecPB size) by SecPB entries\n");
+    cell_table(&mut o, "SecPB", &r.fig7, 1);
+    let _ = writeln!(o, "\n## Fig. 8: CM BMT root updates as a share of sp's\n");
+    let _ = writeln!(o, "`sp` is strict persistency at the memory controller, the paper's `sec_wt`.\n");
+    cell_table(&mut o, "SecPB", &r.fig8, 2);
+    let _ = writeln!(o, "\nRoot updates fall as the SecPB grows: **{}**.\n", if r.root_updates_fall { "yes" } else { "no" });
+    let _ = writeln!(o, "## Fig. 9: Bonsai Merkle forests, overhead against bbb (32 entries)\n");
+    cell_table(&mut o, "scheme", &r.fig9, 1);
+    per_benchmark(&mut o, r);
+    worked_example_section(&mut o, r);
+    for e in &r.left_out {
+        let _ = writeln!(o, "- Left out (failed): {e}");
+    }
+    if !r.crypto_parity.is_empty() {
+        let _ = writeln!(o, "## Timing-only crypto: a real-crypto sample\n");
+        let _ = writeln!(
+            o,
+            "The grid runs with `security.crypto = \"timing-only\"` (no AES or HMAC computed; every cache, queue and counter the same). These runs repeat part of it with real cryptography:\n"
+        );
+        let _ = writeln!(o, "| scheme | workload | cycles, timing-only | cycles, real crypto | same |\n|---|---|---|---|---|");
+        for p in &r.crypto_parity {
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} | {} |",
+                p.scheme,
+                p.workload,
+                p.timing_only_cycles,
+                p.real_cycles,
+                if p.timing_only_cycles == p.real_cycles { "yes" } else { "**no**" }
+            );
+        }
+        let _ = writeln!(o);
+    }
+    if let Some(b) = &r.battery_markdown {
+        let _ = writeln!(o, "## Tables V and VI: battery capacity\n\n{b}\n");
+    }
+    o.push_str(&ClaimResult::markdown(claims, "configs/reference/secpb-performance.toml, secpb.toml"));
+    let _ = writeln!(o, "\n## Causes of the gaps\n");
+    for c in super::causes::causes(r) {
+        let _ = writeln!(o, "- {c}");
+    }
+    o
+}
+
+/// The workloads: the suite's programs (or the built-in stand-ins), the
+/// traces' notes and the baseline core per program.
+fn suite_section(o: &mut String, r: &Results) {
     if is_recorded(&r.suite) {
         let file = r.suite.iter().find_map(|e| e.suite_file.as_deref()).unwrap_or("spec-upstream.toml");
         let which = if file == "spec-upstream.toml" {
@@ -184,44 +261,11 @@ pub fn report(r: &Results, claims: &[ClaimResult]) -> String {
     if let Some(p) = &r.published_ipc {
         o.push_str(&p.markdown(&base.iter().map(|x| (x.workload.clone(), x.ipc)).collect()));
     }
-    let _ = writeln!(o, "\n## Table IV: slowdown against bbb, 32-entry SecPB\n");
-    let _ = writeln!(o, "Geometric mean over the suite of execution time normalised to bbb, minus one. `sp` (strict persistency at the MC) is not in the paper's Table IV.\n");
-    cell_table(&mut o, "scheme", &r.table4, 1);
-    let _ = writeln!(
-        o,
-        "\nArithmetic mean of per-workload slowdowns (%): {}\n",
-        r.table4_arith.iter().map(|(k, v)| format!("{k} {v:.1}")).collect::<Vec<_>>().join(", ")
-    );
-    if !r.table4_all.is_empty() {
-        let _ = writeln!(
-            o,
-            "The programs ran with `#persistent={MAIN_POLICY}`: their stack stores are volatile. With every store persistent (`#persistent=all`), geometric mean (%): {}\n",
-            r.table4_all.iter().map(|(k, v)| format!("{k} {v:.1}")).collect::<Vec<_>>().join(", ")
-        );
-    }
-    let _ = writeln!(
-        o,
-        "Order COBCM < OBCM < BCM < CM < M < NoGap (VI-B: the overheads follow the eagerness of the metadata updates; a pair within 25 % of each other in the paper's Table IV, COBCM and OBCM, CM and M, may come either way): **{}**.\n",
-        if r.order_holds { "holds" } else { "does not hold" }
-    );
-    let _ = writeln!(o, "## Fig. 6: execution time normalised to bbb, per workload (32 entries)\n");
-    let cols: Vec<String> = secpb_presets().iter().chain(["sp"].iter()).map(|s| s.to_string()).collect();
-    let _ = writeln!(o, "| workload | {} |\n|---|{}", cols.join(" | "), "---|".repeat(cols.len()));
-    for s in &r.suite {
-        let v: Vec<String> =
-            cols.iter().map(|c| format!("{:.3}", r.fig6.iter().find(|x| x.row == s.label && &x.column == c).unwrap().ours)).collect();
-        let _ = writeln!(o, "| {} | {} |", s.label, v.join(" | "));
-    }
-    let _ = writeln!(o, "\nThe paper shows Fig. 6 only as a chart; no per-benchmark numbers are in its text.\n");
-    let _ = writeln!(o, "## Fig. 7: CM overhead against bbb (same SecPB size) by SecPB entries\n");
-    cell_table(&mut o, "SecPB", &r.fig7, 1);
-    let _ = writeln!(o, "\n## Fig. 8: CM BMT root updates as a share of sp's\n");
-    let _ = writeln!(o, "`sp` is strict persistency at the memory controller, the paper's `sec_wt`.\n");
-    cell_table(&mut o, "SecPB", &r.fig8, 2);
-    let _ = writeln!(o, "\nRoot updates fall as the SecPB grows: **{}**.\n", if r.root_updates_fall { "yes" } else { "no" });
-    let _ = writeln!(o, "## Fig. 9: Bonsai Merkle forests, overhead against bbb (32 entries)\n");
-    cell_table(&mut o, "scheme", &r.fig9, 1);
-    per_benchmark(&mut o, r);
+}
+
+/// VI-B's worked example: NoGap's IPC on the gamess-like profile, by the
+/// paper's formula and simulated, and on each program's instruction stream.
+fn worked_example_section(o: &mut String, r: &Results) {
     let n = &r.nogap;
     let _ = writeln!(
         o,
@@ -262,38 +306,6 @@ pub fn report(r: &Results, claims: &[ClaimResult]) -> String {
             "\nbbb runs at IPC {bl:.2}-{bh:.2} and NoGap at {nl:.3}-{nh:.3}: NoGap's IPC is set by its persist path, whatever the core.\n"
         );
     }
-    for e in &r.left_out {
-        let _ = writeln!(o, "- Left out (failed): {e}");
-    }
-    if !r.crypto_parity.is_empty() {
-        let _ = writeln!(o, "## Timing-only crypto: a real-crypto sample\n");
-        let _ = writeln!(
-            o,
-            "The grid runs with `security.crypto = \"timing-only\"` (no AES or HMAC computed; every cache, queue and counter the same). These runs repeat part of it with real cryptography:\n"
-        );
-        let _ = writeln!(o, "| scheme | workload | cycles, timing-only | cycles, real crypto | same |\n|---|---|---|---|---|");
-        for p in &r.crypto_parity {
-            let _ = writeln!(
-                o,
-                "| {} | {} | {} | {} | {} |",
-                p.scheme,
-                p.workload,
-                p.timing_only_cycles,
-                p.real_cycles,
-                if p.timing_only_cycles == p.real_cycles { "yes" } else { "**no**" }
-            );
-        }
-        let _ = writeln!(o);
-    }
-    if let Some(b) = &r.battery_markdown {
-        let _ = writeln!(o, "## Tables V and VI: battery capacity\n\n{b}\n");
-    }
-    o.push_str(&ClaimResult::markdown(claims, "configs/reference/secpb-performance.toml, secpb.toml"));
-    let _ = writeln!(o, "\n## Causes of the gaps\n");
-    for c in super::causes::causes(r) {
-        let _ = writeln!(o, "- {c}");
-    }
-    o
 }
 
 /// The text's figures for single benchmarks, for the programs that stand

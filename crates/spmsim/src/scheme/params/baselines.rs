@@ -122,9 +122,9 @@ impl SchemeParams for BbbGap {
 /// back and rebuilt from the persisted counters after a crash.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-pub struct Plp {}
+pub struct Sp {}
 
-impl SchemeParams for Plp {
+impl SchemeParams for Sp {
     fn name(&self) -> &'static str {
         "sp"
     }

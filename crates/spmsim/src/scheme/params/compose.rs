@@ -1,4 +1,4 @@
-//! Schemes as compositions of orthogonal choices (issue 41): where a store
+//! Schemes as compositions of orthogonal choices: where a store
 //! becomes persistent (the front end) and how the security metadata
 //! persists behind it (the memory controller's rules). The tree, the
 //! persistency model and the battery domain are keys of the configuration
@@ -17,7 +17,7 @@
 //!  a pair no mechanism can build -> refused, naming both choices (`conflict`)
 //! ```
 
-use super::baselines::{Bbb, Eadr, Plp, SecPb, SecPbVariant};
+use super::baselines::{Bbb, Eadr, SecPb, SecPbVariant, Sp};
 use super::stateful::{AnubisSit, Assure, CacheTree, Mset, Osiris, Secon, Star, Triad, TriadNoPersist, WriteThroughToCached};
 use super::work::{Front, FrontDrain, HashRegisters, SchemeWork, Steps};
 use super::{
@@ -147,7 +147,7 @@ pub enum MetadataChoice {
     /// Counters and MACs written through, tree written back and rebuilt
     /// (PLP's SP; SecPB's schemes behind their buffer).
     #[serde(alias = "plp")]
-    Sp(Plp),
+    Sp(Sp),
     WriteThrough(WriteThrough),
     LevelWriteThrough(LevelWriteThrough),
     BatteryWriteBack(BatteryWriteBack),
@@ -171,7 +171,7 @@ impl MetadataChoice {
     pub fn kind(self) -> Option<SchemeKind> {
         Some(match self {
             MetadataChoice::None => return None,
-            MetadataChoice::Sp(p) => SchemeKind::Plp(p),
+            MetadataChoice::Sp(p) => SchemeKind::Sp(p),
             MetadataChoice::WriteThrough(p) => SchemeKind::WriteThrough(p),
             MetadataChoice::LevelWriteThrough(p) => SchemeKind::LevelWriteThrough(p),
             MetadataChoice::BatteryWriteBack(p) => SchemeKind::BatteryWriteBack(p),
@@ -193,7 +193,7 @@ impl MetadataChoice {
     /// The metadata rules of a memory-controller scheme.
     pub fn of_kind(k: SchemeKind) -> Option<MetadataChoice> {
         Some(match k {
-            SchemeKind::Plp(p) => MetadataChoice::Sp(p),
+            SchemeKind::Sp(p) => MetadataChoice::Sp(p),
             SchemeKind::WriteThrough(p) => MetadataChoice::WriteThrough(p),
             SchemeKind::LevelWriteThrough(p) => MetadataChoice::LevelWriteThrough(p),
             SchemeKind::BatteryWriteBack(p) => MetadataChoice::BatteryWriteBack(p),
@@ -236,7 +236,7 @@ fn named(k: SchemeKind) -> Option<Composed> {
     let pb = |v| FrontChoice::PersistBuffer(v);
     Some(match k {
         // SecPB IV: the buffer in front of SP's metadata rules (PLP).
-        SchemeKind::Secpb(SecPb { variant }) => Composed { front: pb(variant), metadata: MetadataChoice::Sp(Plp {}) },
+        SchemeKind::Secpb(SecPb { variant }) => Composed { front: pb(variant), metadata: MetadataChoice::Sp(Sp {}) },
         SchemeKind::Bbb(Bbb {}) => Composed { front: pb(SecPbVariant::Cobcm), metadata: MetadataChoice::None },
         SchemeKind::Eadr(Eadr { secure: false }) => Composed { front: FrontChoice::CacheHierarchy, metadata: MetadataChoice::None },
         // SecPB II-C: secure eADR flushes write-back metadata caches.

@@ -120,8 +120,10 @@ pub enum SchemeKind {
     Bbb(Bbb),
     /// Control: BBB beside a secure MC, battery outside the engine.
     BbbGap(BbbGap),
-    /// SP: PLP's strict persistency at the MC (SecPB's baseline).
-    Plp(Plp),
+    /// SP: PLP's strict persistency at the MC (SecPB's baseline); `plp`
+    /// is its earlier name.
+    #[serde(alias = "plp")]
+    Sp(Sp),
     /// Every metadata line written through (STAR's strict persistence).
     WriteThrough(WriteThrough),
     /// Counters, MACs and the tree's lowest levels written through, the
@@ -165,7 +167,7 @@ pub enum SchemeKind {
     /// metadata cache held, which takes the change as a root.
     WriteThroughToCached(WriteThroughToCached),
     /// A front end composed with another scheme's metadata rules
-    /// (`compose.rs`; issue 41).
+    /// (`compose.rs`).
     Composed(Composed),
     /// Test-only: a write-back tree with nothing to recover it.
     ToyLazyTree(ToyLazyTree),
@@ -186,7 +188,7 @@ impl SchemeKind {
             SchemeKind::Secpb(s) => s,
             SchemeKind::Bbb(s) => s,
             SchemeKind::BbbGap(s) => s,
-            SchemeKind::Plp(s) => s,
+            SchemeKind::Sp(s) => s,
             SchemeKind::WriteThrough(s) => s,
             SchemeKind::LevelWriteThrough(s) => s,
             SchemeKind::BatteryWriteBack(s) => s,
@@ -295,6 +297,20 @@ mod tests {
             assert_eq!(SchemeKind::from_name(s.name()).unwrap(), s);
         }
         assert!(SchemeKind::from_name("nope").unwrap_err().contains("cobcm"));
+    }
+
+    #[test]
+    fn sp_is_named_sp_and_read_under_its_earlier_name() {
+        #[derive(Deserialize, Serialize)]
+        struct Table {
+            scheme: SchemeKind,
+        }
+        let now: Table = toml::from_str("scheme = { type = \"sp\" }").unwrap();
+        let before: Table = toml::from_str("scheme = { type = \"plp\" }").unwrap();
+        assert_eq!(now.scheme, SchemeKind::Sp(Sp {}));
+        assert_eq!(before.scheme, now.scheme);
+        assert_eq!(now.scheme.params().name(), "sp");
+        assert!(toml::to_string(&now).unwrap().contains("type = \"sp\""));
     }
 
     #[test]

@@ -147,7 +147,7 @@ pub enum FrontDrain {
 
 /// When a store persisted at the memory controller is complete: what must
 /// be done before strict persistency lets the core go on, and before an
-/// epoch's barrier passes (issue 39). Each scheme states it with its
+/// epoch's barrier passes. Each scheme states it with its
 /// paper's sentence; the engine's units decide how long it takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
