@@ -343,7 +343,7 @@ impl EventStream {
                     }
                     _ => 0,
                 };
-                Some((r.header(), r.derived_values - unread))
+                Some((r.header(), r.derived_values() - unread))
             }
             _ => None,
         };

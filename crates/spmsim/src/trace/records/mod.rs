@@ -204,17 +204,26 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 /// always changes the result; `index` seeds it, so blocks that changed
 /// places do not pass either.
 pub(crate) fn checksum(bytes: &[u8], index: u64) -> u64 {
-    const M: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut lanes = [index ^ 0x243F_6A88_85A3_08D3, 0x1319_8A2E_0370_7344, 0xA409_3822_299F_31D0, bytes.len() as u64];
-    let mut words = bytes.chunks_exact(8);
-    for (k, w) in words.by_ref().enumerate() {
-        let l = &mut lanes[k & 3];
-        *l = (*l ^ u64::from_le_bytes(w.try_into().expect("8 bytes"))).wrapping_mul(M).rotate_left(29);
+    #[inline(always)]
+    fn step(lane: u64, word: &[u8]) -> u64 {
+        (lane ^ u64::from_le_bytes(word.try_into().expect("8 bytes"))).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29)
     }
-    for (k, &b) in words.remainder().iter().enumerate() {
-        lanes[k & 3] = (lanes[k & 3] ^ b as u64).wrapping_mul(M).rotate_left(29);
+    let (mut a, mut b, mut c, mut d) = (index ^ 0x243F_6A88_85A3_08D3, 0x1319_8A2E_0370_7344, 0xA409_3822_299F_31D0, bytes.len() as u64);
+    let mut quads = bytes.chunks_exact(32);
+    for q in quads.by_ref() {
+        a = step(a, &q[..8]);
+        b = step(b, &q[8..16]);
+        c = step(c, &q[16..24]);
+        d = step(d, &q[24..]);
     }
-    lanes[0] ^ lanes[1].rotate_left(16) ^ lanes[2].rotate_left(32) ^ lanes[3].rotate_left(48)
+    let mut words = quads.remainder().chunks_exact(8);
+    for w in words.by_ref() {
+        a = step(a, w);
+    }
+    for &byte in words.remainder() {
+        a = step(a, &(byte as u64).to_le_bytes());
+    }
+    a ^ b.rotate_left(16) ^ c.rotate_left(32) ^ d.rotate_left(48)
 }
 
 /// The two sources of a file of derived records.

@@ -6,7 +6,7 @@ use super::{checksum, op_of, u64_at, Records, Volatility, BLOCK_RECORDS, DERIVED
 use super::{LOG, PIECE, SAME_INSTRUCTION};
 use crate::trace::event::{Event, Op};
 use crate::trace::events::derived_value;
-use crate::trace::insn::Insn;
+use crate::trace::insn::{Insn, MAX_DISTANCE};
 use crate::trace::vex::{BranchKind, FuClass};
 use crate::trace::{Position, TraceError, TraceHeader};
 use std::io::{Read, Seek};
@@ -15,7 +15,7 @@ use std::path::PathBuf;
 /// One section of a file of records, a block at a time.
 struct Blocks {
     path: PathBuf,
-    file: std::io::BufReader<std::fs::File>,
+    file: std::fs::File,
     /// Where the next block begins in the file.
     at: u64,
     size: usize,
@@ -34,8 +34,7 @@ impl Blocks {
     fn open(rec: &Records, start: u64, size: usize, records: u64) -> Result<Blocks, TraceError> {
         let mut file = std::fs::File::open(&rec.path).map_err(|e| TraceError::new(&rec.path, Position::Offset(0), e.to_string()))?;
         file.seek(std::io::SeekFrom::Start(start)).map_err(|e| TraceError::new(&rec.path, Position::Offset(start), e.to_string()))?;
-        let file = std::io::BufReader::with_capacity(1 << 18, file);
-        let buf = Vec::with_capacity(size * BLOCK_RECORDS + 16);
+        let buf = vec![0; 8 + size * BLOCK_RECORDS + 8];
         Ok(Blocks { path: rec.path.clone(), file, at: start, size, left: records, block: 0, buf, len: 0, pos: 0 })
     }
 
@@ -70,16 +69,17 @@ impl Blocks {
         if n == 0 || n > BLOCK_RECORDS || n as u64 > self.left {
             return Err(self.damaged(&format!("gives a count of {n} records")));
         }
-        self.buf.clear();
-        self.buf.extend_from_slice(&count);
-        self.buf.resize(8 + n * self.size + 8, 0);
-        if let Err(e) = self.file.read_exact(&mut self.buf[8..]) {
+        // The buffer keeps the largest block's length: a block is read
+        // over the last one's bytes, not into cleared memory.
+        let end = 8 + n * self.size + 8;
+        self.buf[..8].copy_from_slice(&count);
+        if let Err(e) = self.file.read_exact(&mut self.buf[8..end]) {
             return Err(self.damaged(&format!("cannot be read ({e})")));
         }
         if checksum(&self.buf[..8 + n * self.size], self.block) != u64_at(&self.buf, 8 + n * self.size) {
             return Err(self.damaged("fails its check"));
         }
-        self.at += self.buf.len() as u64;
+        self.at += end as u64;
         self.left -= n as u64;
         self.block += 1;
         self.len = n;
@@ -102,50 +102,43 @@ impl Blocks {
     }
 }
 
-/// The trace's events from its derived records, each block's at a time,
-/// with what depends on the run applied: the volatile pieces, and the
-/// values of stores the trace recorded none for (from the run's seed).
-pub struct EventRecords {
-    blocks: Blocks,
-    header: TraceHeader,
+/// What a run adds to the events of its records: the volatile pieces
+/// (its `persistent=` policy), the values of stores the trace recorded
+/// none for (from its seed, and the store's place among the stores).
+struct RunSide {
     volatility: Volatility,
     seed: u64,
     /// Stores (pieces) so far.
     stores: u64,
     /// Stores given a derived value so far.
-    pub derived_values: u64,
+    derived_values: u64,
 }
 
-impl EventRecords {
-    /// The events of `rec`, whose trace's header is `header`.
-    pub fn open(rec: &Records, header: TraceHeader, volatility: Volatility, seed: u64) -> Result<EventRecords, TraceError> {
-        let blocks = Blocks::open(rec, HEAD as u64, EVENT_BYTES, rec.head.events)?;
-        Ok(EventRecords { blocks, header, volatility, seed, stores: 0, derived_values: 0 })
-    }
-
-    pub fn header(&self) -> &TraceHeader {
-        &self.header
-    }
-
+impl RunSide {
+    /// The event of record `r`, and whether it is one (an access inside
+    /// one block, a store of at most 8 bytes, a known operation).
     #[inline(always)]
-    fn decode(&mut self, r: &[u8]) -> Result<Event, String> {
-        let op = op_of(r[20]).ok_or_else(|| format!("unknown operation {}", r[20]))?;
+    fn event(&mut self, r: &[u8; EVENT_BYTES]) -> (Event, bool) {
         let flags = r[22];
+        let op = op_of(r[20]);
         let mut e = Event {
-            op,
+            op: op.unwrap_or(Op::Compute),
             addr: u64_at(r, 0),
             size: r[21],
             value: u64_at(r, 8),
             log: flags & LOG != 0,
-            gap: u32::from_le_bytes(r[16..20].try_into().expect("4 bytes")),
+            gap: u32::from_le_bytes([r[16], r[17], r[18], r[19]]),
             same_instruction: flags & SAME_INSTRUCTION != 0,
             piece: flags & PIECE != 0,
             volatile: false,
             thread: 0,
         };
-        if matches!(op, Op::Load | Op::Store) {
+        let mut ok = op.is_some();
+        if matches!(e.op, Op::Load | Op::Store) {
+            ok &= e.size > 0 && e.addr % 64 + e.size as u64 <= 64;
             e.volatile = self.volatility.of(flags);
-            if op == Op::Store {
+            if e.op == Op::Store {
+                ok &= e.size <= 8;
                 if flags & DERIVED_VALUE != 0 {
                     self.derived_values += 1;
                     e.value = derived_value(self.seed, e.addr, self.stores);
@@ -153,24 +146,70 @@ impl EventRecords {
                 self.stores += 1;
             }
         }
-        Ok(e)
+        (e, ok)
+    }
+}
+
+/// The trace's events from its derived records, a block at a time, with
+/// what depends on the run applied ([`RunSide`]).
+pub struct EventRecords {
+    blocks: Blocks,
+    header: TraceHeader,
+    run: RunSide,
+}
+
+impl EventRecords {
+    /// The events of `rec`, whose trace's header is `header`.
+    pub fn open(rec: &Records, header: TraceHeader, volatility: Volatility, seed: u64) -> Result<EventRecords, TraceError> {
+        let blocks = Blocks::open(rec, HEAD as u64, EVENT_BYTES, rec.head.events)?;
+        Ok(EventRecords { blocks, header, run: RunSide { volatility, seed, stores: 0, derived_values: 0 } })
     }
 
-    fn bad(&self, m: String) -> TraceError {
-        TraceError::new(&self.blocks.path, Position::Unknown, m)
+    pub fn header(&self) -> &TraceHeader {
+        &self.header
+    }
+
+    /// Stores given a derived value so far.
+    pub fn derived_values(&self) -> u64 {
+        self.run.derived_values
+    }
+
+    /// Decode the next `n` records of the block onto `out`; on a record
+    /// that is no event, the events before it and an error.
+    fn decode(&mut self, n: usize, out: &mut Vec<Event>) -> Result<(), TraceError> {
+        let from = 8 + self.blocks.pos * EVENT_BYTES;
+        let start = out.len();
+        let mut ok = true;
+        out.reserve(n);
+        for r in self.blocks.buf[from..from + n * EVENT_BYTES].chunks_exact(EVENT_BYTES) {
+            let (e, good) = self.run.event(r.try_into().expect("a record"));
+            ok &= good;
+            out.push(e);
+        }
+        self.blocks.take(n);
+        if ok {
+            return Ok(());
+        }
+        let k = (0..n)
+            .find(|&k| !RunSide { stores: 0, derived_values: 0, ..self.run }.event(&record(&self.blocks.buf, from, k)).1)
+            .unwrap_or(0);
+        out.truncate(start + k);
+        let r = record(&self.blocks.buf, from, k);
+        let m = format!(
+            "record {k} of block {} is no event (operation {}, {} bytes at {:#x})",
+            self.blocks.block - 1,
+            r[20],
+            r[21],
+            u64_at(&r, 0)
+        );
+        Err(TraceError::new(&self.blocks.path, Position::Unknown, m))
     }
 
     /// Push the rest of the current block's events (the next block's, if
     /// it is over): whole records of the trace; `Ok(false)` at the end.
     pub fn next_block(&mut self, out: &mut Vec<Event>) -> Result<bool, TraceError> {
         let n = self.blocks.records()?.len() / EVENT_BYTES;
-        out.reserve(n);
-        for k in 0..n {
-            let r: [u8; EVENT_BYTES] = self.blocks.peek(k).expect("a record of the block").try_into().expect("a record");
-            let e = self.decode(&r).map_err(|m| self.bad(m))?;
-            out.push(e);
-        }
-        self.blocks.take(n);
+        self.decode(n, out)?;
         Ok(n > 0)
     }
 
@@ -185,12 +224,7 @@ impl EventRecords {
         while self.blocks.peek(n).is_some_and(|r| r[22] & PIECE != 0) {
             n += 1;
         }
-        for k in 0..n {
-            let r: [u8; EVENT_BYTES] = self.blocks.peek(k).expect("a record of the block").try_into().expect("a record");
-            let e = self.decode(&r).map_err(|m| self.bad(m))?;
-            out.push(e);
-        }
-        self.blocks.take(n);
+        self.decode(n, out)?;
         Ok(true)
     }
 
@@ -203,6 +237,11 @@ impl EventRecords {
             .filter(|r| r[20] == 1 && r[22] & DERIVED_VALUE != 0)
             .count() as u64
     }
+}
+
+/// Record `k` of the records at `buf[from..]`.
+fn record(buf: &[u8], from: usize, k: usize) -> [u8; EVENT_BYTES] {
+    buf[from + k * EVENT_BYTES..][..EVENT_BYTES].try_into().expect("a record")
 }
 
 /// The instruction stream from its derived records, placed.
@@ -227,27 +266,35 @@ impl InsnRecords {
 
     /// Put up to `max` instructions onto `out`, none only at the end.
     pub fn next_placed_batch(&mut self, out: &mut Vec<Insn>, max: usize) -> Result<(), TraceError> {
-        let rs = self.blocks.records()?;
-        let n = (rs.len() / INSN_BYTES).min(max);
-        out.reserve(n);
-        let bad = |m: String| TraceError::new(&self.blocks.path, Position::Unknown, m);
-        for r in self.blocks.buf[8 + self.blocks.pos * INSN_BYTES..].chunks_exact(INSN_BYTES).take(n) {
-            let class = FuClass::from_u8(r[22]).ok_or_else(|| bad(format!("unknown unit class {}", r[22])))?;
-            let branch = BranchKind::from_u8(r[25]).ok_or_else(|| bad(format!("unknown branch kind {}", r[25])))?;
-            out.push(Insn {
-                class,
-                nsrc: r[23],
-                srcs: [u16::from_le_bytes([r[16], r[17]]), u16::from_le_bytes([r[18], r[19]]), u16::from_le_bytes([r[20], r[21]])],
-                addr_mask: r[24],
-                branch,
-                taken: r[26] != 0,
-                pc: u64_at(r, 0),
-                len: r[27],
-                target: u64_at(r, 8),
-            });
-        }
+        let n = (self.blocks.records()?.len() / INSN_BYTES).min(max);
+        let from = 8 + self.blocks.pos * INSN_BYTES;
+        let recs = &self.blocks.buf[from..from + n * INSN_BYTES];
+        out.extend(recs.chunks_exact(INSN_BYTES).map(|r| decode_insn(r.try_into().expect("a record"))));
         self.blocks.take(n);
         self.count += n as u64;
         Ok(())
     }
+}
+
+/// The instruction of record `r`. The block's check keeps out damage; a
+/// record made to be wrong gets the first class and no branch, and at
+/// most three sources, each at most [`MAX_DISTANCE`] back.
+#[inline(always)]
+fn decode_insn(r: &[u8; INSN_BYTES]) -> Insn {
+    Insn {
+        class: FuClass::from_u8(r[22]).unwrap_or_default(),
+        nsrc: r[23].min(3),
+        srcs: [src(r, 16), src(r, 18), src(r, 20)],
+        addr_mask: r[24],
+        branch: BranchKind::from_u8(r[25]).unwrap_or_default(),
+        taken: r[26] != 0,
+        pc: u64::from_le_bytes(r[..8].try_into().expect("8 bytes")),
+        len: r[27],
+        target: u64::from_le_bytes(r[8..16].try_into().expect("8 bytes")),
+    }
+}
+
+#[inline(always)]
+fn src(r: &[u8; INSN_BYTES], at: usize) -> u16 {
+    u16::from_le_bytes([r[at], r[at + 1]]).min(MAX_DISTANCE as u16)
 }

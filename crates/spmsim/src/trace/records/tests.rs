@@ -80,7 +80,7 @@ fn both_events(trace: &Path, rec: &Records, seed: u64) -> (Vec<Event>, Vec<Event
     let mut new = EventRecords::open(rec, header, Volatility::InsideStack, seed).unwrap();
     let mut b = Vec::new();
     while new.next_block(&mut b).unwrap() {}
-    assert_eq!(old.derived_values, new.derived_values);
+    assert_eq!(old.derived_values, new.derived_values());
     (a, b)
 }
 
@@ -261,4 +261,26 @@ fn the_check_sees_any_changed_word_and_a_block_out_of_place() {
             assert_ne!(checksum(&b, 3), c, "byte {at} bit {bit}");
         }
     }
+}
+
+#[test]
+fn a_record_made_to_be_no_event_is_an_error_not_a_panic() {
+    let d = dir("crafted");
+    let (trace, stream) = fixture(&d, 300, 0);
+    let rec = Records::open_or_derive(sources(&trace, &stream)).unwrap();
+    let mut bytes = std::fs::read(&rec.path).unwrap();
+    let n = u32::from_le_bytes(bytes[HEAD..HEAD + 4].try_into().unwrap()) as usize;
+    // The first load's size: 65 bytes, the block's check made to match.
+    let recs = HEAD + 8;
+    let k = (0..n).find(|&k| bytes[recs + k * EVENT_BYTES + 20] == 0).unwrap();
+    bytes[recs + k * EVENT_BYTES + 21] = 65;
+    let c = checksum(&bytes[HEAD..recs + n * EVENT_BYTES], 0);
+    bytes[recs + n * EVENT_BYTES..recs + n * EVENT_BYTES + 8].copy_from_slice(&c.to_le_bytes());
+    std::fs::write(&rec.path, &bytes).unwrap();
+    let header = crate::trace::open(&trace, None).unwrap().header().clone();
+    let mut r = EventRecords::open(&rec, header, Volatility::Never, 1).unwrap();
+    let mut v = Vec::new();
+    let e = r.next_block(&mut v).unwrap_err().to_string();
+    assert!(e.contains(&format!("record {k} of block 0 is no event")), "{e}");
+    assert_eq!(v.len(), k, "the events before it");
 }
