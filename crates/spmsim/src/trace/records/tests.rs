@@ -205,8 +205,12 @@ fn a_stale_file_is_derived_again() {
     let d = dir("stale");
     let (trace, stream) = fixture(&d, 700, 0);
     let old = Records::open_or_derive(sources(&trace, &stream)).unwrap();
-    // The program recorded again, differently: a new trace and stream.
+    let old_bytes = std::fs::read(&old.path).unwrap();
+    // The program recorded again, differently: a new trace and stream,
+    // and the old records put back beside them (the files copied over
+    // by hand; a writer of traces removes them).
     let (trace, stream) = fixture(&d, 700, 8);
+    std::fs::write(&old.path, &old_bytes).unwrap();
     let digests = (file_digest(&trace).unwrap(), file_digest(&stream).unwrap());
     match Records::check(&old.path, sources(&trace, &stream), &digests) {
         Err(Unusable::Bad(m)) => assert!(m.contains("stale"), "{m}"),
@@ -283,4 +287,15 @@ fn a_record_made_to_be_no_event_is_an_error_not_a_panic() {
     let e = r.next_block(&mut v).unwrap_err().to_string();
     assert!(e.contains(&format!("record {k} of block 0 is no event")), "{e}");
     assert_eq!(v.len(), k, "the events before it");
+}
+
+#[test]
+fn a_trace_written_without_a_stream_leaves_no_records_of_an_earlier_one() {
+    let d = dir("stale-files");
+    let (trace, stream) = fixture(&d, 200, 0);
+    let rec = Records::open_or_derive(sources(&trace, &stream)).unwrap();
+    assert!(rec.path.exists());
+    crate::trace::insn::remove_stale(&trace).unwrap();
+    assert!(!rec.path.exists() && !stream.exists());
+    crate::trace::insn::remove_stale(&trace).unwrap();
 }
