@@ -121,9 +121,9 @@ fn runs_through_the_derived_records_are_the_runs_through_the_trace_and_its_strea
         ("cobcm", format!("trace:{}#format=champsim", cs.display()), 2_000, 1_000_000, 2),
     ];
     for (scheme, workload, warmup, n, seed) in &cases {
-        std::env::set_var("SPMSIM_RECORDS", "off");
-        let old = run(scheme, workload, *warmup, *n, *seed);
         std::env::remove_var("SPMSIM_RECORDS");
+        let old = run(scheme, workload, *warmup, *n, *seed);
+        std::env::set_var("SPMSIM_RECORDS", "on");
         let derived = run(scheme, workload, *warmup, *n, *seed);
         assert_eq!(old, derived, "{scheme} {workload}: the run that derived the records");
         let again = run(scheme, workload, *warmup, *n, *seed);
