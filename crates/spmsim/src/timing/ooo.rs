@@ -31,7 +31,8 @@
 use super::branch::Tournament;
 use super::frontend::{FrontEnd, FrontEndStats, InstructionFetch};
 use crate::config::{CoreConfig, FuPool};
-use crate::trace::insn::{Insn, InsnReader, MAX_DISTANCE};
+use crate::trace::insn::{Insn, MAX_DISTANCE};
+use crate::trace::records::{InsnSource, PLACED_BATCH};
 use crate::trace::uops;
 use crate::trace::vex::{BranchKind, FuClass};
 use serde::Serialize;
@@ -44,8 +45,9 @@ const RING: usize = 1024;
 
 const _: () = assert!((MAX_DISTANCE as usize) < RING);
 
-/// Instructions decoded from the stream at a time.
-const BATCH: usize = 256;
+/// Instructions decoded from the stream at a time (the batches the
+/// derived records were placed in).
+const BATCH: usize = PLACED_BATCH;
 
 /// Issue (or retirement) slots: `width` per cycle, taken in order. The
 /// next free slot is `cycle * width + used`, kept as the pair so that
@@ -180,7 +182,7 @@ struct Finished {
 }
 
 pub struct Ooo {
-    reader: InsnReader,
+    reader: InsnSource,
     /// Instructions decoded ahead of dispatch, and the next one's place.
     batch: Vec<Insn>,
     at: usize,
@@ -248,7 +250,7 @@ fn class_index(c: FuClass) -> usize {
 }
 
 impl Ooo {
-    pub fn new(c: &CoreConfig, reader: InsnReader, borrowed: bool) -> Self {
+    pub fn new(c: &CoreConfig, reader: impl Into<InsnSource>, borrowed: bool) -> Self {
         let o = &c.ooo;
         let no_unit = FuPool { count: 1, latency: 1, issue_interval: 0 };
         let pools: Vec<FuPool> = FuClass::ALL
@@ -269,7 +271,7 @@ impl Ooo {
             _ => pools[k].latency as u64,
         });
         Ooo {
-            reader,
+            reader: reader.into(),
             batch: Vec::with_capacity(BATCH),
             at: 0,
             fault: None,
@@ -366,7 +368,7 @@ impl Ooo {
                 Ok(()) => {
                     self.error = Some(format!(
                         "the instruction stream ends after {} instructions, before the trace does (record the trace again)",
-                        self.reader.count
+                        self.reader.count()
                     ))
                 }
             }
@@ -744,6 +746,7 @@ impl Ooo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::insn::InsnReader;
 
     /// A stream of `n` one-cycle instructions with no sources, then `tail`.
     fn stream(name: &str, n: usize, tail: &[u8]) -> InsnReader {

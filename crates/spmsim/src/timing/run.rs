@@ -22,7 +22,7 @@
 use super::schedule::TicketLock;
 use super::{ooo, RunStats, TimingSim};
 use crate::config::{CoreModel, SimConfig};
-use crate::trace::insn::InsnReader;
+use crate::trace::records::InsnSource;
 use crate::workload::{EventStream, OpenedWorkload, WorkloadKind};
 use std::sync::atomic::AtomicBool;
 
@@ -104,7 +104,7 @@ impl ResolvedRun {
 impl TimingSim {
     /// The instruction streams the cores schedule and the lock the
     /// threads share, from the opened workload.
-    fn take_workload(&mut self, cfg: &SimConfig, insns: Vec<InsnReader>, borrowed: bool, shared_lock: bool) {
+    fn take_workload(&mut self, cfg: &SimConfig, insns: Vec<InsnSource>, borrowed: bool, shared_lock: bool) {
         for (u, reader) in self.units.iter_mut().zip(insns) {
             u.core.set_ooo(ooo::Ooo::new(&cfg.core, reader, borrowed));
         }

@@ -40,7 +40,7 @@ impl PageMap {
 
 /// A value for a store the trace did not record: a hash of the seed, the
 /// address and the store's index, so runs repeat and values differ.
-fn derived_value(seed: u64, addr: u64, index: u64) -> u64 {
+pub(crate) fn derived_value(seed: u64, addr: u64, index: u64) -> u64 {
     let mut z = seed ^ addr.rotate_left(17) ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -69,6 +69,80 @@ impl VolatileMemory {
             VolatileMemory::Outside(rs) => !within(rs),
         }
     }
+}
+
+/// One piece of an access as the simulator takes it: inside one 64 B
+/// block, a store at most 8 bytes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Piece {
+    /// Its address in the trace's own address space, and in the simulated
+    /// memory (the page map's frame, for a virtual trace).
+    pub va: u64,
+    pub pa: u64,
+    pub len: u64,
+    /// The access's first piece (which carries the record's gap).
+    pub first: bool,
+}
+
+impl Piece {
+    /// The value the trace recorded for this piece of store `r`, if it did.
+    pub fn recorded_value(&self, r: &TraceRecord) -> Option<u64> {
+        match r.value {
+            Some(v) if r.size <= 8 => Some(v >> (8 * (self.va - r.addr))),
+            _ => None,
+        }
+    }
+
+    /// The piece as an event of record `r`: not volatile, a store without
+    /// a recorded value valued 0.
+    pub fn event(&self, r: &TraceRecord) -> Event {
+        let mut e = match r.op {
+            Op::Store => Event::store(self.pa, self.len as u8, self.recorded_value(r).unwrap_or(0), r.log),
+            _ => Event::load(self.pa, self.len as u8),
+        };
+        if self.first {
+            e.gap = r.gap;
+            e.same_instruction = r.same_instruction;
+        } else {
+            e.same_instruction = true;
+            e.piece = true;
+        }
+        e
+    }
+}
+
+/// Split memory record `r` into its pieces, in order, translating each
+/// through `pages` (a virtual trace's), and hand each to `take`; the
+/// first error (the record's, or one `take` returns) stops the split.
+pub(crate) fn split_access(
+    r: &TraceRecord,
+    pages: &mut Option<PageMap>,
+    mut take: impl FnMut(Piece) -> Result<(), String>,
+) -> Result<(), String> {
+    // Every reader checks this itself with the line or offset; this
+    // guards a reader that does not, before the split loop runs.
+    super::check_access_size(r.size as u64).map_err(|m| format!("access at {:#x}: {m}", r.addr))?;
+    let end =
+        r.addr.checked_add(r.size as u64).ok_or_else(|| format!("access at {:#x} of {} bytes wraps the address space", r.addr, r.size))?;
+    let mut cur = r.addr;
+    let mut first = true;
+    while cur < end {
+        // The block's end saturates: in the top block of the address
+        // space `(cur | 63) + 1` would wrap to 0 and walk all memory.
+        let block_end = (cur | 63).saturating_add(1);
+        let mut len = end.min(block_end) - cur;
+        if r.op == Op::Store {
+            len = len.min(8);
+        }
+        let pa = match pages {
+            Some(m) => m.translate(cur),
+            None => cur,
+        };
+        take(Piece { va: cur, pa, len, first })?;
+        first = false;
+        cur += len;
+    }
+    Ok(())
 }
 
 pub struct RecordEvents {
@@ -124,59 +198,28 @@ impl RecordEvents {
             out.push(Event { same_instruction: r.same_instruction, ..Event::marker(r.op).after(r.gap) });
             return Ok(());
         }
-        // Every reader checks this itself with the line or offset; this
-        // guards a reader that does not, before the split loop runs.
-        super::check_access_size(r.size as u64).map_err(|m| self.err(format!("access at {:#x}: {m}", r.addr)))?;
-        let end = r
-            .addr
-            .checked_add(r.size as u64)
-            .ok_or_else(|| self.err(format!("access at {:#x} of {} bytes wraps the address space", r.addr, r.size)))?;
-        let mut cur = r.addr;
-        let mut first = true;
-        while cur < end {
-            // The block's end saturates: in the top block of the address
-            // space `(cur | 63) + 1` would wrap to 0 and walk all memory.
-            let block_end = (cur | 63).saturating_add(1);
-            let mut len = end.min(block_end) - cur;
+        let (capacity, seed, volatile) = (self.capacity_bytes, self.seed, &self.volatile);
+        let (stores, derived) = (&mut self.stores, &mut self.derived_values);
+        let split = split_access(r, &mut self.pages, |p| {
+            if p.pa + p.len > capacity {
+                return Err(format!(
+                    "access at {:#x} lands at {:#x}, beyond memory.capacity_bytes = {capacity} (trace footprint too large for the simulated memory)",
+                    r.addr, p.pa
+                ));
+            }
+            let mut e = p.event(r);
             if r.op == Op::Store {
-                len = len.min(8);
+                if p.recorded_value(r).is_none() {
+                    *derived += 1;
+                    e.value = derived_value(seed, p.pa, *stores);
+                }
+                *stores += 1;
             }
-            let pa = match &mut self.pages {
-                Some(m) => m.translate(cur),
-                None => cur,
-            };
-            if pa + len > self.capacity_bytes {
-                return Err(self.err(format!(
-                    "access at {:#x} lands at {pa:#x}, beyond memory.capacity_bytes = {} (trace footprint too large for the simulated memory)",
-                    r.addr, self.capacity_bytes
-                )));
-            }
-            let mut e = if r.op == Op::Store {
-                let value = match r.value {
-                    Some(v) if r.size <= 8 => v >> (8 * (cur - r.addr)),
-                    _ => {
-                        self.derived_values += 1;
-                        derived_value(self.seed, pa, self.stores)
-                    }
-                };
-                self.stores += 1;
-                Event::store(pa, len as u8, value, r.log)
-            } else {
-                Event::load(pa, len as u8)
-            };
-            e.volatile = self.volatile.is_volatile(cur);
-            if first {
-                e.gap = r.gap;
-                e.same_instruction = r.same_instruction;
-            } else {
-                e.same_instruction = true;
-                e.piece = true;
-            }
+            e.volatile = volatile.is_volatile(p.va);
             out.push(e);
-            first = false;
-            cur += len;
-        }
-        Ok(())
+            Ok(())
+        });
+        split.map_err(|m| self.err(m))
     }
 
     fn err(&self, m: String) -> TraceError {

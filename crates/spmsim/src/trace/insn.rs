@@ -74,17 +74,21 @@ pub fn path_for(trace: &Path) -> PathBuf {
     PathBuf::from(p)
 }
 
-/// Remove the instruction stream beside the trace at `trace`, if there
-/// is one: called when a trace is written without a stream, so that no
-/// stream of an earlier trace of that name stays beside it.
+/// Remove the instruction stream beside the trace at `trace`, and the
+/// records derived from them, if there are: called when a trace is
+/// written without a stream, so that no stream of an earlier trace of
+/// that name stays beside it.
 pub fn remove_stale(trace: &Path) -> std::io::Result<()> {
     let p = path_for(trace);
-    match std::fs::remove_file(&p) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(std::io::Error::new(e.kind(), format!("cannot remove the stale instruction stream {}: {e}", p.display())))
+    for (f, what) in [(super::records::path_for(&p), "derived records"), (p, "instruction stream")] {
+        match std::fs::remove_file(&f) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(std::io::Error::new(e.kind(), format!("cannot remove the stale {what} {}: {e}", f.display())))
+            }
+            _ => {}
         }
-        _ => Ok(()),
     }
+    Ok(())
 }
 
 /// One dynamic instruction.

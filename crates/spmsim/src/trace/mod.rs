@@ -21,6 +21,7 @@ pub mod insn;
 pub mod lackey;
 pub mod native;
 pub mod placement;
+pub mod records;
 pub mod text;
 pub mod uops;
 pub mod valgrind_stack;

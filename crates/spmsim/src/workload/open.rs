@@ -20,6 +20,7 @@ use super::{DataMode, EventStream, Placement, SyntheticParams, TraceSpec, Worklo
 use crate::config::{CoreModel, SimConfig};
 use crate::trace::champsim_insn;
 use crate::trace::insn::{path_for, InsnReader};
+use crate::trace::records::{InsnRecords, InsnSource, Records, Sources};
 use crate::util::digest::FileDigest;
 use std::path::{Path, PathBuf};
 
@@ -70,7 +71,7 @@ pub struct OpenedWorkload {
     pub streams: Vec<EventStream>,
     /// Under `core.model = "ooo"`, each thread's instruction stream, in
     /// thread order; empty under any other core model.
-    pub insns: Vec<InsnReader>,
+    pub insns: Vec<InsnSource>,
     /// The instruction streams are a synthetic profile's borrowed ones
     /// (`insns=`): the run ends where one runs out.
     pub insns_borrowed: bool,
@@ -109,7 +110,17 @@ impl WorkloadKind {
                                 .into(),
                         );
                     }
-                    sources.iter().map(StreamSource::open).collect::<Result<_, _>>()?
+                    if let Some((stream, insns)) = self.open_records(cfg, &sources, seed, warmup, instructions) {
+                        return Ok(OpenedWorkload {
+                            name: self.name(),
+                            streams: vec![stream.with_placement(Placement::of(cfg))],
+                            insns: vec![insns],
+                            insns_borrowed: false,
+                            shared_lock: self.shared_lock(),
+                            notes,
+                        });
+                    }
+                    sources.iter().map(|s| s.open().map(InsnSource::from)).collect::<Result<_, _>>()?
                 }
             },
             _ => {
@@ -134,6 +145,40 @@ impl WorkloadKind {
             shared_lock: self.shared_lock(),
             notes,
         })
+    }
+
+    /// A recorded program's events and instructions read from their
+    /// derived records ([`crate::trace::records`]), derived now if they
+    /// must be, when `SPMSIM_RECORDS=on` asks for them: they take about
+    /// 40 bytes per instruction on disk, a hundred times the compressed
+    /// trace and stream. None, and the run reads the trace and its stream,
+    /// without it, for anything else than one trace, when the
+    /// records cannot be derived or written (a note says why), or when
+    /// opening them fails as opening the trace would (which then says so).
+    fn open_records(
+        &self,
+        cfg: &SimConfig,
+        sources: &[StreamSource],
+        seed: u64,
+        warmup: u64,
+        instructions: u64,
+    ) -> Option<(EventStream, InsnSource)> {
+        let (WorkloadKind::Trace(t), [src]) = (self, sources) else { return None };
+        if std::env::var_os("SPMSIM_RECORDS").is_none_or(|v| v != "on") {
+            return None;
+        }
+        let format = t.effective_format().ok()?;
+        let rec = match Records::open_or_derive(Sources { trace: &t.path, format, stream: &src.stream }) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("note: {}: no derived records ({e}); the run reads the trace and its instruction stream", t.path.display());
+                return None;
+            }
+        };
+        let capacity = Placement::pool_bytes(cfg);
+        let events = t.open_records(&rec, seed, capacity).ok()??;
+        let insns = InsnRecords::open(&rec).ok()?;
+        Some((self.records_stream(events, warmup, instructions, capacity), InsnSource::Records(insns)))
     }
 
     /// The core model `core.model = "auto"` gives this workload, and the

@@ -15,6 +15,7 @@
 use super::{array, array_swap, btree, daxbench, hash, queue, random_writes, rbtree, seq_writes, synthetic, threads, tpcc, ycsb};
 use super::{DataMode, Event, Generator, Op, Placement, Warmup, WorkloadKind};
 use crate::trace::convert::{record_of, Written};
+use crate::trace::records::EventRecords;
 use crate::trace::{AddressSpace, NativeWriter, RecordEvents, TraceHeader};
 
 impl WorkloadKind {
@@ -99,6 +100,15 @@ impl WorkloadKind {
         Ok(s)
     }
 
+    /// [`Self::stream_after_warmup`] of a trace, its events read from
+    /// the trace's derived records.
+    pub(super) fn records_stream(&self, events: EventRecords, warmup: u64, instructions: u64, capacity_bytes: u64) -> EventStream {
+        let mut s = EventStream::new(Source::Records(Box::new(events)), instructions, capacity_bytes);
+        s.kind_notes = self.notes();
+        s.warmup = (warmup > 0).then(|| Warmup::new(warmup));
+        s
+    }
+
     /// One stream per thread, its events tagged with the thread
     /// ([`Event::thread`]), each after a warm-up of `warmup` of that
     /// thread's instructions (a mix part's own `warmup=`, if it has one) and ending after `instructions` more of them
@@ -131,6 +141,8 @@ impl WorkloadKind {
 pub(super) enum Source {
     Generator(Box<dyn Generator>),
     Trace(Box<RecordEvents>),
+    /// A trace's derived records ([`crate::trace::records`]).
+    Records(Box<EventRecords>),
     /// Several threads' events ([`threads`]): sources that can fail.
     Ops(Box<dyn threads::OpSource>),
 }
@@ -272,6 +284,15 @@ impl EventStream {
                     false
                 }
             },
+            Source::Records(r) => {
+                // A placement may refuse an event: a record at a time, as
+                // from the trace, so the events before it are the same.
+                let read = if self.placement.is_some() { r.next_op(out) } else { r.next_block(out) };
+                read.unwrap_or_else(|e| {
+                    self.error = Some(e.to_string());
+                    false
+                })
+            }
             Source::Ops(o) => {
                 let start = out.len();
                 match o.next_op(out) {
@@ -310,11 +331,26 @@ impl EventStream {
             return n;
         }
         let mut n = self.kind_notes.clone();
-        if let Source::Trace(t) = &self.src {
-            let h = t.header();
+        let trace = match &self.src {
+            Source::Trace(t) => Some((t.header(), t.derived_values)),
+            Source::Records(r) => {
+                // The events of the block after the record the stream
+                // looked at last were read ahead of what a reader of the
+                // trace reads (a record at a time).
+                let unread = match self.buf.get(self.pos..) {
+                    Some(rest) if !rest.is_empty() && self.placement.is_none() => {
+                        r.derived_from(self.pos + 1 + rest[1..].iter().position(|e| !e.piece).unwrap_or(rest.len() - 1))
+                    }
+                    _ => 0,
+                };
+                Some((r.header(), r.derived_values() - unread))
+            }
+            _ => None,
+        };
+        if let Some((h, derived_values)) = trace {
             n.push(format!("trace from {} ({})", h.source_format, if h.source.is_empty() { "no source recorded" } else { &h.source }));
-            if t.derived_values > 0 {
-                n.push(format!("values derived: {} stores carried no recorded value, so the simulator wrote a deterministic value derived from the seed", t.derived_values));
+            if derived_values > 0 {
+                n.push(format!("values derived: {derived_values} stores carried no recorded value, so the simulator wrote a deterministic value derived from the seed"));
             }
             if self.left > 0 && self.requested != u64::MAX {
                 n.push(format!("trace ended {} instructions short of the {} requested", self.left, self.requested));

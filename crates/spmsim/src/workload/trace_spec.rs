@@ -13,7 +13,8 @@
 
 use super::parse::split_trace_options;
 use crate::trace::events::VolatileMemory;
-use crate::trace::{Format, RecordEvents};
+use crate::trace::records::{EventRecords, Records, Volatility};
+use crate::trace::{Format, RecordEvents, TraceHeader};
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -108,16 +109,17 @@ impl TraceSpec {
         }
         n
     }
-    pub(super) fn open(&self, seed: u64, capacity_bytes: u64) -> Result<RecordEvents, String> {
-        let r = crate::trace::open(&self.path, self.format).map_err(|e| e.to_string())?;
-        let volatile = match self.persistent {
-            Persistent::All => VolatileMemory::None,
+    /// Which accesses of the trace of header `h` are volatile under this
+    /// spec's `persistent=` policy.
+    fn volatility(&self, h: &TraceHeader) -> Result<Volatility, String> {
+        Ok(match self.persistent {
+            Persistent::All => Volatility::Never,
             // Outside no range: everywhere.
-            Persistent::None => VolatileMemory::Outside(Vec::new()),
-            Persistent::Trace if r.header().persistent_ranges.is_empty() => VolatileMemory::None,
-            Persistent::Trace => VolatileMemory::Outside(r.header().persistent_ranges.clone()),
-            Persistent::Heap => match r.header().stack_range {
-                Some(_) => VolatileMemory::Inside(r.header().stacks()),
+            Persistent::None => Volatility::Always,
+            Persistent::Trace if h.persistent_ranges.is_empty() => Volatility::Never,
+            Persistent::Trace => Volatility::OutsideRanges,
+            Persistent::Heap => match h.stack_range {
+                Some(_) => Volatility::InsideStack,
                 None => {
                     return Err(format!(
                         "trace {}: persistent=heap needs the program's stack range, which this trace's header does not give (record it \
@@ -126,7 +128,35 @@ impl TraceSpec {
                     ))
                 }
             },
+        })
+    }
+
+    pub(super) fn open(&self, seed: u64, capacity_bytes: u64) -> Result<RecordEvents, String> {
+        let r = crate::trace::open(&self.path, self.format).map_err(|e| e.to_string())?;
+        let h = r.header();
+        let volatile = match self.volatility(h)? {
+            Volatility::Never => VolatileMemory::None,
+            Volatility::Always => VolatileMemory::Outside(Vec::new()),
+            Volatility::OutsideRanges => VolatileMemory::Outside(h.persistent_ranges.clone()),
+            Volatility::InsideStack => VolatileMemory::Inside(h.stacks()),
         };
         Ok(RecordEvents::new(&self.path, r, seed, capacity_bytes).with_volatile(volatile))
+    }
+
+    /// The trace's format: the one named, else the one its bytes show.
+    pub(super) fn effective_format(&self) -> Result<Format, String> {
+        self.format.map_or_else(|| crate::trace::detect(&self.path).map_err(|e| e.to_string()), Ok)
+    }
+
+    /// The events of the derived records `rec` of this trace, for a run
+    /// of this seed on a memory of `capacity_bytes`; None if a piece lies
+    /// beyond it (the trace's own reader reports where).
+    pub(super) fn open_records(&self, rec: &Records, seed: u64, capacity_bytes: u64) -> Result<Option<EventRecords>, String> {
+        if rec.head.max_end > capacity_bytes {
+            return Ok(None);
+        }
+        let header = crate::trace::open(&self.path, self.format).map_err(|e| e.to_string())?.header().clone();
+        let v = self.volatility(&header)?;
+        EventRecords::open(rec, header, v, seed).map(Some).map_err(|e| e.to_string())
     }
 }

@@ -106,6 +106,7 @@ impl OpSource for Partition {
                 true
             }
             Source::Trace(r) => r.next_op(out).map_err(|e| format!("thread {t} ({}): {e}", self.name))?,
+            Source::Records(r) => r.next_op(out).map_err(|e| format!("thread {t} ({}): {e}", self.name))?,
             Source::Ops(o) => o.next_op(out)?,
         };
         let base = t as u64 * self.span;
@@ -148,7 +149,7 @@ impl OpSource for Partition {
     }
 
     fn finite(&self) -> bool {
-        matches!(self.src, Source::Trace(_))
+        matches!(self.src, Source::Trace(_) | Source::Records(_))
     }
 }
 
