@@ -1,5 +1,5 @@
 //! The memory controller's security engine as resources that work
-//! occupies (issue 39), one engine for all cores.
+//! occupies, one engine for all cores.
 //!
 //! ```text
 //!  Unit: servers x calendar of booked cycles (one server: a bitmap; a
@@ -762,7 +762,7 @@ mod tests {
 
         /// Ops offered in the order they are ready (one core's work under
         /// strict persistency): more servers or a shorter initiation
-        /// interval never finish any of them later (issue 39: a property
+        /// interval never finish any of them later (a property
         /// of hardware). Offered out of that order, a calendar back-fills
         /// a gap with the op offered later, and greedy back-filling is
         /// open to Graham's scheduling anomalies: the whole-run check

@@ -1,4 +1,4 @@
-//! The `ooo` core model's scheduler (issue 13): every instruction of the
+//! The `ooo` core model's scheduler: every instruction of the
 //! recorded instruction stream (`trace/insn.rs`) dispatches in order at
 //! the issue width once the reorder buffer (and, for a load, the load
 //! queue) has room, issues when its source registers' producers have

@@ -1,4 +1,4 @@
-//! One timed run, in three steps taken in order and once each (issue 38):
+//! One timed run, in three steps taken in order and once each:
 //! what the run reads is resolved first, then the machine is built from
 //! it, then it simulates.
 //!

@@ -38,7 +38,7 @@ pub struct Roi {
     /// Pads, MACs and tree hashes the security engine computed.
     pub crypto: CryptoWork,
     /// The security engine's units and background queue: how long each
-    /// was busy and how full the queue got (issue 39).
+    /// was busy and how full the queue got.
     pub engine: super::engine::EngineResources,
     pub memory: MemoryStats,
     /// Each core's own counts, with more than one core. `core` above is
@@ -75,7 +75,7 @@ pub struct DataCacheReport {
     pub write_buffer: Option<super::caches::WriteBufferStats>,
 }
 
-/// One core of a multi-core run (issue 14).
+/// One core of a multi-core run.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct PerCoreStats {
     pub instructions: u64,

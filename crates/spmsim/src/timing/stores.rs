@@ -42,7 +42,7 @@ impl TimingSim {
         let u = &mut self.units[c];
         let Some(o) = u.open_store.take() else { return Ok(()) };
         if o.volatile {
-            // Volatile memory (issue 13): the store buffer writes the store
+            // Volatile memory: the store buffer writes the store
             // into L1 once the line is owned (write-allocate), one store a
             // cycle; no persist buffer entry, no tuple, no persist order.
             // The line is dirty from now on; its write-back, when it

@@ -27,7 +27,7 @@
 //! since the previous access; the others are flagged `same_instruction`.
 //! ChampSim records no access sizes: its caches take each memory operand
 //! as the 64-byte block that holds its address, and so does this reader
-//! (the access is that block, aligned; issue 42; before it, 8 bytes at the
+//! (the access is that block, aligned; before it, 8 bytes at the
 //! address). The registers and branch fields are read for the `ooo` core
 //! by `champsim_insn`.
 //! Instructions after the last memory access of the file become a

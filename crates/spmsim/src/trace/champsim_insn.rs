@@ -1,4 +1,4 @@
-//! The instruction stream of a ChampSim trace (issue 42): what the `ooo`
+//! The instruction stream of a ChampSim trace: what the `ooo`
 //! core schedules, derived from the record fields ChampSim's own core
 //! reads, and cached so that a trace is read for it once.
 //!

@@ -1,5 +1,5 @@
 //! Writing a recorded program as a ChampSim trace (`spmsim trace convert
-//! --to champsim`, issue 42), so that ChampSim and spmsim run the same
+//! --to champsim`), so that ChampSim and spmsim run the same
 //! program: `input_instr` records, xz-compressed, one per instruction.
 //!
 //! ```text

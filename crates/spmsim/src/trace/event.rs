@@ -71,7 +71,7 @@ pub struct Event {
     pub volatile: bool,
     /// The thread (and core) that issues the event: 0 in a single-threaded
     /// workload; `t` for the `t`-th thread or program of a multi-threaded
-    /// or multi-programmed one (issue 14).
+    /// or multi-programmed one.
     #[serde(skip_serializing_if = "is_zero")]
     pub thread: u8,
 }

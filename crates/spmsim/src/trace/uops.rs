@@ -1,5 +1,5 @@
 //! How many micro-ops a recorded program's instructions would be as gem5's
-//! x86 decoder splits them (issue 40: SecPB counts PPTI per thousand
+//! x86 decoder splits them (SecPB counts PPTI per thousand
 //! instructions on gem5, whose committed-instruction count is of
 //! micro-ops). An estimate from what a trace and its instruction stream
 //! hold, one instruction at a time:

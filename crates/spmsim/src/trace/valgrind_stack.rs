@@ -1,5 +1,5 @@
 //! The recorded program's stack range, from valgrind's own debug output
-//! (issue 13: `persistent=heap` leaves the stack volatile).
+//! (`persistent=heap` leaves the stack volatile).
 //!
 //! ```text
 //!  valgrind -d -d ... (on stderr, before the program starts):

@@ -13,7 +13,7 @@
 //!                PUT(184) = 0x10913D:I64   the next %rip (184)
 //!  IRSB { ... }                            the optimised block (skipped)
 //! ```
-//! The core model (issue 13) takes from it the registers an instruction
+//! The core model takes from it the registers an instruction
 //! reads, split into those its memory address needs and the rest, the
 //! registers it writes, its functional-unit class and its branch kind.
 //! Offsets are those of VEX's `VexGuestAMD64State` (`libvex_guest_amd64.h`).

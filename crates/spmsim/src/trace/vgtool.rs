@@ -3,7 +3,7 @@
 //!
 //! Lackey prints every access from a program's first instruction, at
 //! about a million instructions a second, so a simulation point billions
-//! of instructions into a run cannot be reached with it (issue 13).
+//! of instructions into a run cannot be reached with it.
 //! `spmtrace` counts instructions in inline code at valgrind's own speed
 //! (measured: xz's 3.48 G instructions in 4.4 s) and prints lackey's
 //! format only inside the windows it is given; it also writes SimPoint's

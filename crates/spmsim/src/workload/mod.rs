@@ -106,7 +106,7 @@ pub enum WorkloadKind {
     /// `trace:PATH#format=NAME` to name the format; `#persistent=` chooses
     /// which memory is persistent, [`Persistent`]).
     Trace(TraceSpec),
-    /// One thread per core (issue 14): copies of a persistent generator on
+    /// One thread per core: copies of a persistent generator on
     /// partitioned or shared data (`btree:threads=4,data=shared`), a
     /// multi-programmed mix (`mix:a=queue,b=hash`, `mix1`), or one trace
     /// per core (`trace:a.trace,b.trace`); see [`threads`].
@@ -179,7 +179,7 @@ impl WorkloadKind {
         }
     }
 
-    /// Threads the workload runs, one per core (issue 14): 1 for every
+    /// Threads the workload runs, one per core: 1 for every
     /// single-threaded generator and trace.
     pub fn threads(&self) -> usize {
         match self {

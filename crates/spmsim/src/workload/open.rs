@@ -1,5 +1,5 @@
 //! A workload opened for one machine: everything a timed run reads about
-//! its workload, read once, before the machine is built (issue 38), so
+//! its workload, read once, before the machine is built, so
 //! that building the machine and simulating open no file and consult no
 //! workload description.
 //!

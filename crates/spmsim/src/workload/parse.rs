@@ -74,7 +74,7 @@ impl WorkloadKind {
     const GENERATORS: [&'static str; 8] = ["array", "queue", "btree", "hash", "rbtree", "ycsb", "tpcc", "daxbench"];
 
     /// [`Self::from_table`], after taking out the keys `threads` and `data`
-    /// of a multi-threaded generator (issue 14).
+    /// of a multi-threaded generator.
     fn from_table_threads(kind: &str, mut t: toml::Table) -> Result<Self, String> {
         let threads = t.remove("threads");
         let data = t.remove("data");

@@ -29,7 +29,7 @@
 //! - `insns`: a recorded trace whose instruction stream (`TRACE.insn`) the
 //!   `ooo` core schedules beside the profile's events: the profile's
 //!   stores and loads, on a real program's register dependences,
-//!   functional units and branches (issue 13). Without it the profile has
+//!   functional units and branches. Without it the profile has
 //!   no instructions to schedule and runs only on the `interval` core.
 //!
 //! Stores per block (`nwpe`) and stores per 1000 instructions (`ppti`) set

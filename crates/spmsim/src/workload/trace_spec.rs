@@ -1,5 +1,5 @@
 //! A trace file as a workload: which file, in which format, under which
-//! name, and which of its memory is persistent (issue 13).
+//! name, and which of its memory is persistent.
 //!
 //! ```text
 //!  trace:PATH[#format=NAME][#persistent=trace|all|heap|none]  -> TraceSpec
@@ -28,7 +28,7 @@ pub struct TraceSpec {
     pub persistent: Persistent,
 }
 
-/// Which memory of a recorded program is persistent (issue 13): stores
+/// Which memory of a recorded program is persistent: stores
 /// elsewhere are volatile and take the ordinary write-back path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "kebab-case")]
@@ -36,7 +36,7 @@ pub enum Persistent {
     /// What the trace header says (`persistent_ranges`; none listed: all).
     #[default]
     Trace,
-    /// Every store, the stack's included (the model before issue 13).
+    /// Every store, the stack's included (the model before a recorder knew the stack).
     All,
     /// Everything but the program's stack (heap and globals), from the
     /// stack range the recorder wrote into the trace header.

@@ -1,4 +1,4 @@
-//! Multi-threaded and multi-programmed workloads (issue 14): one thread
+//! Multi-threaded and multi-programmed workloads: one thread
 //! per core, each thread's events tagged with it ([`Event::thread`]).
 //!
 //! Three forms, all a [`ThreadSpec`] inside [`WorkloadKind::Threads`]:
