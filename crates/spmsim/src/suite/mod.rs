@@ -47,18 +47,7 @@ use std::path::{Path, PathBuf};
 /// leaves `--quick` inside ten minutes.
 pub const DEFAULT_INSTRUCTIONS: u64 = 10_000_000;
 
-/// The folder traces are cached in: `$SPMSIM_CACHE`, else
-/// `$XDG_CACHE_HOME/spmsim`, else `~/.cache/spmsim`.
-pub fn cache_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("SPMSIM_CACHE") {
-        return PathBuf::from(d);
-    }
-    if let Some(d) = std::env::var_os("XDG_CACHE_HOME") {
-        return PathBuf::from(d).join("spmsim");
-    }
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
-    home.join(".cache").join("spmsim")
-}
+pub use crate::trace::cache_dir;
 
 /// The recorded trace of suite program `name`.
 pub fn trace_path(name: &str) -> Result<PathBuf, String> {

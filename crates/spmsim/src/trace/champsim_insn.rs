@@ -260,7 +260,7 @@ struct CacheEntry {
 /// by the content of the trace, not its name, size or time, and an entry
 /// that is damaged, cut short or of another trace is derived again.
 pub fn derive(path: &Path, layout: Layout) -> Result<DerivedStream, TraceError> {
-    derive_in(&crate::suite::cache_dir().join("champsim-insn"), path, layout)
+    derive_in(&super::cache_dir().join("champsim-insn"), path, layout)
 }
 
 /// [`derive`], with the cache in `dir`.

@@ -377,3 +377,16 @@ pub fn compute_records(mut n: u64) -> Vec<TraceRecord> {
     }
     v
 }
+
+/// The folder traces are cached in: `$SPMSIM_CACHE`, else
+/// `$XDG_CACHE_HOME/spmsim`, else `~/.cache/spmsim`.
+pub fn cache_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("SPMSIM_CACHE") {
+        return PathBuf::from(d);
+    }
+    if let Some(d) = std::env::var_os("XDG_CACHE_HOME") {
+        return PathBuf::from(d).join("spmsim");
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    home.join(".cache").join("spmsim")
+}
