@@ -11,11 +11,14 @@
 //!            | triad | triad-no-persist | osiris | mset | assure | cachetree
 //!      |  Composed { front, metadata }
 //!      v
-//!  a paper's pair (NAMED)  -> that paper's scheme, unchanged (cobcm = persist-buffer:cobcm + sp)
+//!  a paper's pair (a role) -> that paper's scheme, unchanged (cobcm = persist-buffer:cobcm + sp)
 //!  any other pair          -> SchemeKind::Composed: the metadata scheme's runtime and
 //!                             rules, its work taken at the chosen front end
 //!  a pair no mechanism can build -> refused, naming both choices (`conflict`)
 //! ```
+//! Which scheme is which is each scheme's own word (`Registered::role`):
+//! metadata rules, a front end's pair, or alone; the metadata choices are
+//! the schemes whose role is metadata rules.
 
 use super::params::{Front, FrontDrain, HashRegisters, Need, ParamError, SchemeParams, SchemeWork, Steps, TupleStep};
 use super::secpb::{SecPb, SecPbVariant};

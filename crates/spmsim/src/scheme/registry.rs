@@ -228,6 +228,21 @@ mod tests {
         }
         assert_eq!(types.len(), all.len());
         assert!(types.contains("\"cachetree\"") && types.contains("\"sp\""), "{types:?}");
+        // A `type` alone is the scheme with its keys at their defaults,
+        // save eADR's, which must say whether it is secure.
+        let mut need_keys = vec![];
+        for k in &all {
+            let ty = toml::to_string(&Config { scheme: *k })
+                .unwrap()
+                .lines()
+                .find_map(|l| l.strip_prefix("type = ").map(str::to_string))
+                .unwrap();
+            match toml::from_str::<Config>(&format!("[scheme]\ntype = {ty}\n")) {
+                Ok(alone) => assert_eq!(alone.scheme, *k, "{ty}: Default is not its serde defaults"),
+                Err(_) => need_keys.push(ty),
+            }
+        }
+        assert_eq!(need_keys, ["\"eadr\""]);
     }
 
     /// Every scheme whose role is metadata rules is a metadata choice,

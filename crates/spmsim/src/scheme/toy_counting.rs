@@ -3,7 +3,8 @@
 //! count of writes since the last power-on in an on-chip non-volatile
 //! register of its own, and a volatile table of the pages written since.
 //! It shows what adding a scheme with state costs (docs/architecture.md):
-//! this file, its parameters' arm, and a preset.
+//! this file (its parameters, runtime and role), its registry line, and a
+//! preset.
 //!
 //! ```text
 //!  write:    register += 1; table <- page          (then SP's tree update)
