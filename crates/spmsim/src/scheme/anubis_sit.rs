@@ -18,6 +18,8 @@
 //! cache-tree, the register is computed when power fails from the table
 //! the hardware kept it over; each update is one NVM write of an entry.
 
+use super::params::{Completion, MetadataPolicy, Need, SchemeParams, SchemeWork, TreeType, WritePolicy};
+use super::{Registered, Role};
 use super::sit_restore::{small_tree_root, write_restored};
 use crate::config::{MetadataCacheOrganization, SimConfig};
 use crate::engine::chip::{ChipState, SchemeNv};
@@ -29,8 +31,6 @@ use crate::engine::store::{CheckFailure, MetaStore};
 use crate::engine::tree::IntegrityTree;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use super::params::{Completion, MetadataPolicy, Need, SchemeParams, SchemeWork, TreeType, WritePolicy};
-use super::{Registered, Role};
 
 /// Anubis for the SGX integrity tree (Zubair and Awad, ISCA 2019; STAR's
 /// baseline): every metadata-cache change shadowed in NVM.

@@ -22,15 +22,15 @@
 //! controller's volatile bookkeeping (SRAM), lost at a crash like any
 //! statistic; the hot tree itself is in the chip state.
 
+use super::params::{in_range, one, yes, Completion, Need, ParamError, SchemeParams, SchemeWork, TreeType, WRITE_THROUGH};
+use super::{Registered, Role};
 use crate::engine::chip::{ChipState, SchemeNv};
 use crate::engine::hooks::{DrainWork, NvChange, NvRegister, OwnState, Scheme, SubtreeRoot};
 use crate::engine::rules::Rules;
 use crate::engine::store::{CheckFailure, MetaStore};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
-use super::params::{in_range, one, yes, Completion, Need, ParamError, SchemeParams, SchemeWork, TreeType, WRITE_THROUGH};
 use crate::config::SimConfig;
-use super::{Registered, Role};
 
 /// ASSURE's multi-root tree with one hot tree (the multiset-hash paper's
 /// configuration of it): write-through metadata, the hot tree's root in a

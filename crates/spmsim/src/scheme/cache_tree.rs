@@ -30,6 +30,8 @@
 //! the register when power fails from the cache as it then is (the value
 //! the eager updates would hold) and counts each update the hardware makes.
 
+use super::params::{in_range, one, yes, Completion, Need, ParamError, SchemeParams, SchemeWork, TreeType, WRITE_THROUGH};
+use super::{Registered, Role};
 use super::sit_restore::{hash8, small_tree_root};
 use super::tracking;
 use crate::config::SimConfig;
@@ -46,8 +48,6 @@ use crate::engine::store::{CheckFailure, MetaStore};
 use crate::engine::tree::IntegrityTree;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use super::params::{in_range, one, yes, Completion, Need, ParamError, SchemeParams, SchemeWork, TreeType, WRITE_THROUGH};
-use super::{Registered, Role};
 
 /// CacheTree (Chen et al.; the multiset-hash paper's baseline): an HNode
 /// cache of last-level tree nodes, written back, under a small tree whose

@@ -28,6 +28,8 @@
 //! ECC bits), so the cache holds counters and tree nodes; a tracking entry
 //! takes one line per way (AGIT packs them; the write count is the same).
 
+use super::params::{in_range, one, yes, Completion, HashRegisters, MetadataPolicy, Need, ParamError, SchemeParams, SchemeWork, TreeType, WritePolicy};
+use super::{Registered, Role};
 use super::osiris::{default_stop_loss, stop_loss_due, stop_loss_in_range, trial_minor};
 use super::tracking;
 use crate::config::{MetadataCacheOrganization, SimConfig};
@@ -43,8 +45,6 @@ use crate::engine::tree::IntegrityTree;
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
 use std::collections::BTreeMap;
-use super::params::{in_range, one, yes, Completion, HashRegisters, MetadataPolicy, Need, ParamError, SchemeParams, SchemeWork, TreeType, WritePolicy};
-use super::{Registered, Role};
 
 /// The multiset-hash scheme: Read/Write Hash registers over a write-back
 /// metadata cache (Kubo et al.).

@@ -21,15 +21,15 @@
 //! `osiris-no-stop-loss`: counters reach NVM only when evicted, so a crash
 //! can lose more updates than the trials cover.
 
+use super::params::{in_range, Completion, MetadataPolicy, Need, ParamError, SchemeParams, SchemeWork, TreeType, WritePolicy};
+use super::{Registered, Role};
 use crate::engine::counter::{CounterFormat, SplitCounterBlock};
 use crate::engine::crypto::{MAC_BITS, MAC_MASK};
 use crate::engine::hooks::{RecoveryReport, Scheme};
 use crate::engine::rules::Rules;
 use crate::engine::store::{CheckFailure, MetaStore};
-use super::params::{in_range, Completion, MetadataPolicy, Need, ParamError, SchemeParams, SchemeWork, TreeType, WritePolicy};
 use crate::config::SimConfig;
 use serde::{Deserialize, Serialize};
-use super::{Registered, Role};
 
 /// Osiris (Ye et al., MICRO 2018): counters written back, with a
 /// stop-loss; recovery finds each lost minor by MAC trials.

@@ -24,6 +24,8 @@
 //! - Recovery writes each restored node to NVM, clears the bitmap lines
 //!   it read and the register, and leaves the cache empty.
 
+use super::params::{in_range, yes, Completion, MetadataPolicy, Need, ParamError, SchemeParams, SchemeWork, TreeType, WritePolicy};
+use super::{FrontChoice, Registered, Role};
 use super::bitmap_lines::BitmapLines;
 use super::sit_restore::{hash_values, small_tree_root, write_restored};
 use crate::config::SimConfig;
@@ -40,8 +42,6 @@ use crate::engine::store::{CheckFailure, MetaStore};
 use crate::engine::tree::{IntegrityTree, SgxIntegrityTree, SIT_LSB_BITS, SIT_LSB_MASK};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use super::params::{in_range, yes, Completion, MetadataPolicy, Need, ParamError, SchemeParams, SchemeWork, TreeType, WritePolicy};
-use super::{FrontChoice, Registered, Role};
 
 /// Bitmap lines in ADR (STAR IV-E: 16).
 pub const STAR_BITMAP_LINES: u32 = 16;

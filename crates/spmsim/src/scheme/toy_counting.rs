@@ -18,6 +18,8 @@
 //! nodes the crash lost leave data the root register no longer vouches
 //! for, which the crash oracle must find.
 
+use super::params::{yes, Completion, SchemeParams, SchemeWork, TREE_WRITTEN_BACK};
+use super::{Registered, Role};
 use crate::engine::chip::{ChipState, SchemeNv};
 use crate::engine::hooks::{DrainWork, NvChange, NvRegister, OwnState, RecoveryReport, Scheme};
 use crate::engine::rules::Rules;
@@ -25,9 +27,7 @@ use crate::engine::store::{CheckFailure, MetaStore};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
-use super::params::{yes, Completion, SchemeParams, SchemeWork, TREE_WRITTEN_BACK};
 use crate::config::SimConfig;
-use super::{Registered, Role};
 
 /// A scheme that remembers: SP's rules, plus a count of writes since the
 /// last power-on in an on-chip register of its own and a volatile table of

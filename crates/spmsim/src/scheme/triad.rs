@@ -20,6 +20,8 @@
 //! persisted, e.g., if such a level is 2, then counters, their parents and
 //! grandparents" (III-C): N = 1 writes the counter block and its parent.
 
+use super::params::{in_range, Completion, MetadataPolicy, Need, ParamError, SchemeParams, SchemeWork, TreeType, TREE_WRITTEN_BACK};
+use super::{Registered, Role};
 use crate::config::SimConfig;
 use crate::engine::controller::MemoryController;
 use crate::engine::hooks::{OwnState, RecoveryAttack, RecoveryReport, Scheme};
@@ -28,9 +30,7 @@ use crate::engine::nvm::NvmImage;
 use crate::engine::rules::Rules;
 use crate::engine::store::{CheckFailure, MetaStore};
 use crate::engine::tree::BonsaiMerkleTree;
-use super::params::{in_range, Completion, MetadataPolicy, Need, ParamError, SchemeParams, SchemeWork, TreeType, TREE_WRITTEN_BACK};
 use serde::{Deserialize, Serialize};
-use super::{Registered, Role};
 
 /// Triad-NVM: persistent regions, two key sets, level-N persistence
 /// (Triad-NVM III-B, III-C).

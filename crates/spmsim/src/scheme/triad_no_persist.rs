@@ -17,15 +17,15 @@
 //! reads and MACs are counted, block by block of memory, and nothing is
 //! written for them.
 
+use super::params::{Completion, MetadataPolicy, Need, SchemeParams, SchemeWork, WritePolicy};
+use super::{Registered, Role};
 use super::triad::{new_boot, TRIAD_TREE};
 use crate::config::SimConfig;
 use crate::engine::hooks::{RecoveryReport, Scheme};
 use crate::engine::layout::Cover;
 use crate::engine::rules::Rules;
 use crate::engine::store::MetaStore;
-use super::params::{Completion, MetadataPolicy, Need, SchemeParams, SchemeWork, WritePolicy};
 use serde::{Deserialize, Serialize};
-use super::{Registered, Role};
 
 /// Triad-NVM's baseline that persists no metadata: recovery scans all of
 /// memory and starts every counter afresh under a new key set.

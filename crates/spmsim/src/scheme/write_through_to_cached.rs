@@ -23,16 +23,16 @@
 //! hash in NVM unless the line is on chip and dirty; every line's NVM copy
 //! is current (every change is written through).
 
+use super::params::{yes, Completion, Need, SchemeParams, SchemeWork, TreeType, WRITE_THROUGH};
+use super::{Registered, Role};
 use crate::engine::counter::bmt_set_slot;
 use crate::engine::hooks::Scheme;
 use crate::engine::rules::Rules;
 use crate::engine::store::{CheckFailure, MetaStore};
 use crate::engine::tree::{BonsaiMerkleTree, IntegrityTree};
 use std::cell::RefCell;
-use super::params::{yes, Completion, Need, SchemeParams, SchemeWork, TreeType, WRITE_THROUGH};
 use crate::config::SimConfig;
 use serde::{Deserialize, Serialize};
-use super::{Registered, Role};
 
 /// The write-through-to-cached reading of the multiset-hash paper's
 /// unstated baseline (5.1; configs/reference/mset.toml's readings): every

@@ -49,6 +49,8 @@ mod track;
 
 pub use track::{CounterTrack, TrackStats, TrackUnit};
 
+use super::params::{in_range, yes, Completion, Need, ParamError, SchemeParams, SchemeWork, TreeType, TREE_WRITTEN_BACK};
+use super::{FrontChoice, Registered, Role};
 use crate::config::SimConfig;
 use crate::engine::chip::ChipState;
 use crate::engine::counter::{bmt_set_slot, bmt_slots};
@@ -60,8 +62,6 @@ use crate::engine::store::{CheckFailure, MetaStore};
 use crate::engine::tree::{BonsaiMerkleTree, IntegrityTree};
 use serde::{Deserialize, Serialize};
 use track::marked_minors;
-use super::params::{in_range, yes, Completion, Need, ParamError, SchemeParams, SchemeWork, TreeType, TREE_WRITTEN_BACK};
-use super::{FrontChoice, Registered, Role};
 
 /// Entries of Secon's pending BMT update queue and units of its counter
 /// track bitmap (Secon 3.2: 16).
