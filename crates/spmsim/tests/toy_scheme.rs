@@ -1,6 +1,6 @@
 //! The test suite's toy scheme (`scheme/toy_lazy_tree.rs`, preset
 //! `tests/presets/toy-lazy-tree.toml`): added as one file, one registry
-//! arm and one preset, it is timed, crash-checked and battery-sized by the
+//! line and one preset, it is timed, crash-checked and battery-sized by the
 //! same mechanism as every other scheme (docs/architecture.md).
 
 use spmsim::battery::{estimate, EnergyConfig, SchemeKind, SecPbVariant};
@@ -75,7 +75,7 @@ fn the_toy_scheme_is_battery_sized() {
 // The toy scheme that keeps state (`scheme/toy_counting.rs`, preset
 // `tests/presets/toy-counting.toml`): a register of writes since power-on
 // in its own field of the chip state, and a volatile table of pages in its
-// runtime. Added as one file, one registry arm and one preset.
+// runtime. Added as one file, one registry line and one preset.
 
 fn counting_preset() -> String {
     format!("{}/../../tests/presets/toy-counting.toml", env!("CARGO_MANIFEST_DIR"))
