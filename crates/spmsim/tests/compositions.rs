@@ -46,7 +46,7 @@ fn persist_buffers_before_other_papers_metadata_recover_and_detect_attacks() {
         ("", "persist-buffer:nogap", "write-through"),
     ] {
         let cfg = composed(base, front, metadata, "");
-        assert!(matches!(cfg.scheme, spmsim::scheme::params::SchemeKind::Composed(_)), "{front} + {metadata}");
+        assert!(matches!(cfg.scheme, spmsim::scheme::SchemeKind::Composed(_)), "{front} + {metadata}");
         let r = crash(&cfg);
         assert_eq!(r.crash_points, 40);
         assert_eq!((r.violations, r.recovery_failures), (0, 0), "{front} + {metadata}: {:?}", r.violation_list.first());

@@ -1,6 +1,6 @@
 //! The test suite's toy scheme (`scheme/toy_lazy_tree.rs`, preset
 //! `tests/presets/toy-lazy-tree.toml`): added as one file, one registry
-//! arm and one preset, it is timed, crash-checked and battery-sized by the
+//! line and one preset, it is timed, crash-checked and battery-sized by the
 //! same mechanism as every other scheme (docs/architecture.md).
 
 use spmsim::battery::{estimate, EnergyConfig, SchemeKind, SecPbVariant};
@@ -75,7 +75,7 @@ fn the_toy_scheme_is_battery_sized() {
 // The toy scheme that keeps state (`scheme/toy_counting.rs`, preset
 // `tests/presets/toy-counting.toml`): a register of writes since power-on
 // in its own field of the chip state, and a volatile table of pages in its
-// runtime. Added as one file, one registry arm and one preset.
+// runtime. Added as one file, one registry line and one preset.
 
 fn counting_preset() -> String {
     format!("{}/../../tests/presets/toy-counting.toml", env!("CARGO_MANIFEST_DIR"))
@@ -102,18 +102,18 @@ fn the_stateful_toy_keeps_its_register_across_a_crash_and_its_table_not() {
     for e in WorkloadKind::RandomWrites.generate(40, 3).unwrap() {
         s.apply(&e).unwrap();
     }
-    let before = spmsim::scheme::ToyCountingRuntime::register(&s.mc.st.chip);
+    let before = spmsim::scheme::toy_counting::ToyCountingRuntime::register(&s.mc.st.chip);
     assert!(before > 0);
     assert!(s.mc.rules.scheme.stats(&s.mc.st).unwrap()["pages_written"].as_u64().unwrap() > 0);
     s.power_fail();
     // Non-volatile: the register is still there for recovery; the table,
     // volatile, is gone.
-    assert_eq!(spmsim::scheme::ToyCountingRuntime::register(&s.mc.st.chip), before);
+    assert_eq!(spmsim::scheme::toy_counting::ToyCountingRuntime::register(&s.mc.st.chip), before);
     assert_eq!(s.mc.rules.scheme.stats(&s.mc.st).unwrap()["pages_written"], 0);
     let rep = s.recover();
     assert!(rep.ok() && rep.tree_rebuilt, "{rep:?}");
     assert_eq!(rep.count("writes_before_the_crash"), before);
-    assert_eq!(spmsim::scheme::ToyCountingRuntime::register(&s.mc.st.chip), 0, "a new power-on");
+    assert_eq!(spmsim::scheme::toy_counting::ToyCountingRuntime::register(&s.mc.st.chip), 0, "a new power-on");
     // A saved chip carries the register in the scheme's field.
     let json = serde_json::to_string(&s.mc.chip_state()).unwrap();
     assert!(!json.contains("writes_since_power_on"), "an empty register is left out: {json}");

@@ -115,7 +115,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             names => Some(
                 names
                     .iter()
-                    .map(|n| spmsim::scheme::params::FrontChoice::parse(n))
+                    .map(|n| spmsim::scheme::FrontChoice::parse(n))
                     .collect::<Result<Vec<_>, _>>()
                     .map_err(|e| anyhow!("--fronts: {e}"))?,
             ),

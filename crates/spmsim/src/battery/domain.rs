@@ -116,7 +116,7 @@ mod tests {
     fn each_structure_in_the_domain_is_charged_once() {
         let ecfg = EnergyConfig::load(&super::super::default_energy_path()).unwrap();
         let cobcm = of("cobcm");
-        let table_v = estimate(&ecfg, crate::scheme::params::SchemeKind::secpb(crate::scheme::params::SecPbVariant::Cobcm), 32).energy_uj;
+        let table_v = estimate(&ecfg, crate::scheme::SchemeKind::secpb(crate::scheme::SecPbVariant::Cobcm), 32).energy_uj;
         assert_eq!(cobcm.parts.len(), 2, "{cobcm:?}");
         assert!((cobcm.parts[1].energy_uj - table_v).abs() < 1e-9);
         let wt = of("secure-wt");

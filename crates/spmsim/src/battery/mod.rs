@@ -81,7 +81,8 @@ use serde::{de::DeserializeOwned, Serialize};
 use std::path::Path;
 
 use crate::scheme::params::Front;
-pub use crate::scheme::params::{SchemeKind, SecPbVariant, TupleStep};
+pub use crate::scheme::params::TupleStep;
+pub use crate::scheme::{SchemeKind, SecPbVariant};
 
 /// One class of work, priced per byte by one Table III constant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -232,7 +233,7 @@ pub struct Source {
 /// The energy source one scheme needs.
 #[derive(Debug, Clone, Serialize)]
 pub struct Estimate {
-    #[serde(with = "crate::scheme::params::by_name")]
+    #[serde(with = "crate::scheme::by_name")]
     pub scheme: SchemeKind,
     /// SecPB (or PB) entries; `None` for the cache-based eADR rows.
     pub entries: Option<u64>,

@@ -79,7 +79,7 @@ pub fn explain(cfg: &EnergyConfig, est: &Estimate, row: &PaperRow) -> Vec<Explan
 mod tests {
     use super::*;
     use crate::battery::{default_energy_path, default_reference_path, Reference};
-    use crate::scheme::params::SecPbVariant;
+    use crate::scheme::SecPbVariant;
 
     #[test]
     fn readings_only_apply_where_they_change_the_work() {

@@ -34,7 +34,7 @@ pub struct Reference {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TextRow {
-    #[serde(with = "crate::scheme::params::by_name")]
+    #[serde(with = "crate::scheme::by_name")]
     pub scheme: SchemeKind,
     pub entries: u64,
     pub supercap_mm3: Printed,
@@ -61,7 +61,7 @@ pub struct TableVi {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PaperRow {
-    #[serde(with = "crate::scheme::params::by_name")]
+    #[serde(with = "crate::scheme::by_name")]
     pub scheme: SchemeKind,
     #[serde(default)]
     pub entries: Option<u64>,

@@ -5,7 +5,7 @@
 
 use super::Options;
 use crate::config::PersistencyModel;
-use crate::scheme::params::{FrontChoice, SecPbVariant};
+use crate::scheme::{FrontChoice, SecPbVariant};
 
 /// The persistency models explored.
 pub const MODELS: [PersistencyModel; 3] = [PersistencyModel::Strict, PersistencyModel::Epoch, PersistencyModel::Tep];

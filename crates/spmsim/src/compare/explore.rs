@@ -4,7 +4,7 @@
 //! ```text
 //!  every scheme compare takes, and each memory-controller scheme's
 //!  metadata rules behind every other front end (`--fronts`; a persist
-//!  buffer of SecPB's, eADR's caches: `scheme::params::Composed`)
+//!  buffer of SecPB's, eADR's caches: `scheme::Composed`)
 //!    x persistency model {strict, epoch, tep}
 //!    x integrity tree {bmt, sit}
 //!      |  machine::common_under + the tree swapped; validate
@@ -33,7 +33,7 @@ use super::{attack_counts, crash_verdict, machine, timing_run, AttackCounts, Cra
 use crate::config::{PersistPoint, PersistencyModel, SimConfig, TreeConfig};
 use crate::reproduce::geomean;
 use crate::reproduce::grid::{self, Progress};
-use crate::scheme::params::{Composed, FrontChoice};
+use crate::scheme::{Composed, FrontChoice};
 use crate::util::digest::hex_digest as digest;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -777,7 +777,7 @@ pub fn write(e: &Exploration, dir: &std::path::Path) -> Result<(), String> {
 mod tests {
     use super::*;
     use crate::config::load_preset;
-    use crate::scheme::params::{SchemeKind, SecPbVariant};
+    use crate::scheme::{SchemeKind, SecPbVariant};
 
     #[test]
     fn a_memory_controller_scheme_goes_behind_each_other_front_end() {

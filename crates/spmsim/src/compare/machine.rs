@@ -18,8 +18,9 @@ use crate::config::{
     MacPlacement, MemoryConfig, MetadataCacheConfig, MetadataCacheOrganization, PersistPoint, PersistencyModel, SecurityConfig, SimConfig,
     TepConfig, TreeConfig,
 };
-use crate::scheme::params::SchemeKind;
-use crate::scheme::params::{Front, Sp};
+use crate::scheme::params::Front;
+use crate::scheme::SchemeKind;
+use crate::scheme::Sp;
 
 /// Bytes of metadata cache per kind of metadata line a cache holds.
 pub const CACHE_BYTES_PER_KIND: u64 = 128 << 10;

@@ -153,7 +153,7 @@ pub struct Options {
     pub crash: bool,
     /// `--explore`: the front ends each memory-controller scheme's metadata
     /// rules are put behind (None: `axes::fronts`' default).
-    pub fronts: Option<Vec<crate::scheme::params::FrontChoice>>,
+    pub fronts: Option<Vec<crate::scheme::FrontChoice>>,
     /// `--explore`: also each persist buffer and eADR's caches without
     /// their battery (the WPQ alone on it).
     pub adr_batteries: bool,

@@ -16,7 +16,7 @@
 //! scheme (`persist-buffer:cobcm` + `sp` is `cobcm`), so its results are the
 //! paper preset's.
 
-use crate::scheme::params::{Composed, FrontChoice, MetadataChoice};
+use crate::scheme::{Composed, FrontChoice, MetadataChoice};
 use toml::{Table, Value};
 
 /// A key of `[compose]` and what is wrong with it.
@@ -61,7 +61,7 @@ pub fn implied(t: &Table) -> Result<Table, ComposeError> {
     let mut out = Table::new();
     out.insert("scheme".into(), Value::try_from(scheme).expect("a scheme serializes"));
     let mut security = Table::new();
-    security.insert("enabled".into(), Value::Boolean(metadata != MetadataChoice::None));
+    security.insert("enabled".into(), Value::Boolean(metadata != MetadataChoice::NONE));
     out.insert("security".into(), Value::Table(security));
     let mut point = Table::new();
     point.insert("type".into(), Value::String(front.front().point_type().into()));

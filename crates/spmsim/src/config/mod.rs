@@ -15,7 +15,7 @@ mod validate;
 pub use load::{find_preset, list_presets, load_preset, load_str, presets_digests, presets_dir, ConfigError};
 
 use crate::engine::crypto::AesKeyBits;
-use crate::scheme::params::SchemeKind;
+use crate::scheme::SchemeKind;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

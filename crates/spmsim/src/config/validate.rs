@@ -374,7 +374,8 @@ impl SimConfig {
 impl SimConfig {
     /// The scheme's own keys, then what its description and its needs ask
     /// of the rest of the configuration: one rule per kind of need, none
-    /// per scheme (each scheme says what it needs in `scheme::params`).
+    /// per scheme (each scheme says what it needs in its own file,
+    /// `SchemeParams::needs`).
     fn check_scheme(&self) -> Result<(), Invalid> {
         let params = self.scheme.params();
         params.validate().map_err(|e| (e.key.to_string(), e.message))?;

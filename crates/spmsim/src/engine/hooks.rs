@@ -2,7 +2,7 @@
 //! happens, and the words a scheme answers them with.
 //!
 //! ```text
-//!  scheme::build(params, cfg, layout, chip) --> Box<dyn Scheme>  (a runtime)
+//!  scheme::build(cfg, seed) ---------------> Box<dyn Scheme>  (a runtime)
 //!        |                                         |
 //!        |   owns its volatile state in its own fields (cells: the engine
 //!        |   calls it from inside its own operations, so `&self`)

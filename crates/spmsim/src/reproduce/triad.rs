@@ -202,7 +202,7 @@ fn recovery_point(preset: &str, bytes: u64, persistent: u64, seed: u64) -> Resul
     ];
     let cfg = load_preset(preset, &sets).map_err(|e| e.to_string())?;
     let counting = match cfg.scheme {
-        crate::scheme::params::SchemeKind::Triad(_) => Counting::AlsoFromLevelBelow,
+        crate::scheme::SchemeKind::Triad(_) => Counting::AlsoFromLevelBelow,
         _ => Counting::AsRecovered,
     };
     let m = measure_counting(&cfg, &WorkloadKind::parse("hash")?, RECOVERY_OPS, seed, &|_, _| {}, counting)?;

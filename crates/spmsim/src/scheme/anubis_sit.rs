@@ -18,6 +18,8 @@
 //! cache-tree, the register is computed when power fails from the table
 //! the hardware kept it over; each update is one NVM write of an entry.
 
+use super::params::{Completion, MetadataPolicy, Need, SchemeParams, SchemeWork, TreeType, WritePolicy};
+use super::{Registered, Role};
 use super::sit_restore::{small_tree_root, write_restored};
 use crate::config::{MetadataCacheOrganization, SimConfig};
 use crate::engine::chip::{ChipState, SchemeNv};
@@ -29,6 +31,39 @@ use crate::engine::store::{CheckFailure, MetaStore};
 use crate::engine::tree::IntegrityTree;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+/// Anubis for the SGX integrity tree (Zubair and Awad, ISCA 2019; STAR's
+/// baseline): every metadata-cache change shadowed in NVM.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AnubisSit {}
+
+impl SchemeParams for AnubisSit {
+    fn name(&self) -> &'static str {
+        "anubis-sit"
+    }
+    /// As STAR's WB, plus a shadow-table write per cache update (a line of
+    /// the tuple).
+    fn work(&self) -> SchemeWork {
+        SchemeWork::at_memory_controller(MetadataPolicy::uniform(WritePolicy::WriteBack), false, false).completing(Completion::Tuple)
+    }
+    fn needs(&self) -> Vec<Need> {
+        vec![
+            Need::Tree { tree: TreeType::Sit, no_onchip_levels: false, why: "is Anubis for the SGX integrity tree" },
+            Need::UnifiedMetadataCache { why: "shadows one unified metadata cache" },
+            Need::MacInDataLine { why: "runs on STAR's machine, MACs in the data line" },
+        ]
+    }
+}
+
+impl Registered for AnubisSit {
+    fn role(&self) -> Role {
+        Role::MetadataRules
+    }
+    fn build(&self, _cfg: &SimConfig, _seed: u64) -> Box<dyn Scheme> {
+        Box::new(AnubisRuntime)
+    }
+}
 
 /// Anubis's runtime: its rules need no state beyond the chip's register.
 #[derive(Clone, Copy, Debug, Default)]

@@ -22,13 +22,72 @@
 //! controller's volatile bookkeeping (SRAM), lost at a crash like any
 //! statistic; the hot tree itself is in the chip state.
 
-use super::params::Assure;
+use super::params::{in_range, one, yes, Completion, Need, ParamError, SchemeParams, SchemeWork, TreeType, WRITE_THROUGH};
+use super::{Registered, Role};
 use crate::engine::chip::{ChipState, SchemeNv};
 use crate::engine::hooks::{DrainWork, NvChange, NvRegister, OwnState, Scheme, SubtreeRoot};
 use crate::engine::rules::Rules;
 use crate::engine::store::{CheckFailure, MetaStore};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
+use crate::config::SimConfig;
+
+/// ASSURE's multi-root tree with one hot tree (the multiset-hash paper's
+/// configuration of it): write-through metadata, the hot tree's root in a
+/// second register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Assure {
+    /// Levels under the top level at which the hot tree's root sits.
+    #[serde(default = "one")]
+    pub below_top: u32,
+    /// Writes between two choices of the hot tree.
+    #[serde(default = "default_epoch")]
+    pub epoch_writes: u32,
+    /// The hot tree's register is non-volatile (false: the control
+    /// `assure-volatile-hot-register`, whose register a power failure
+    /// loses, leaving the detached subtree's parent entry stale).
+    #[serde(default = "yes")]
+    pub nv_hot_register: bool,
+}
+
+fn default_epoch() -> u32 {
+    4096
+}
+
+impl Default for Assure {
+    fn default() -> Self {
+        Assure { below_top: one(), epoch_writes: default_epoch(), nv_hot_register: true }
+    }
+}
+
+impl SchemeParams for Assure {
+    fn name(&self) -> &'static str {
+        "assure"
+    }
+    /// The write-through baseline's rule (Kubo et al. 5.1): complete once
+    /// the update reaches the root, or the hot tree's register.
+    fn work(&self) -> SchemeWork {
+        SchemeWork::at_memory_controller(WRITE_THROUGH, false, false).completing(Completion::Root)
+    }
+    fn validate(&self) -> Result<(), ParamError> {
+        // Below the top, within the tree's height; an epoch of at least one write.
+        in_range("scheme.below_top", self.below_top as u64, 0, 32)?;
+        in_range("scheme.epoch_writes", self.epoch_writes as u64, 1, 1 << 30)
+    }
+    fn needs(&self) -> Vec<Need> {
+        vec![Need::Tree { tree: TreeType::Bmt, no_onchip_levels: true, why: "detaches a subtree of a Bonsai Merkle tree" }]
+    }
+}
+
+impl Registered for Assure {
+    fn role(&self) -> Role {
+        Role::MetadataRules
+    }
+    fn build(&self, _cfg: &SimConfig, _seed: u64) -> Box<dyn Scheme> {
+        Box::new(AssureRuntime::new(*self))
+    }
+}
 
 /// A detached subtree's root: the node (level, index) and the hash its
 /// register holds. Updates under it stop at it; its parent's entry for it

@@ -30,7 +30,8 @@
 //! the register when power fails from the cache as it then is (the value
 //! the eager updates would hold) and counts each update the hardware makes.
 
-use super::params::CacheTree;
+use super::params::{in_range, one, yes, Completion, Need, ParamError, SchemeParams, SchemeWork, TreeType, WRITE_THROUGH};
+use super::{Registered, Role};
 use super::sit_restore::{hash8, small_tree_root};
 use super::tracking;
 use crate::config::SimConfig;
@@ -47,6 +48,83 @@ use crate::engine::store::{CheckFailure, MetaStore};
 use crate::engine::tree::IntegrityTree;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+/// CacheTree (Chen et al.; the multiset-hash paper's baseline): an HNode
+/// cache of last-level tree nodes, written back, under a small tree whose
+/// root is an on-chip register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheTree {
+    /// The tree level the HNode cache holds (1: the counter blocks'
+    /// parents, the last level of nodes).
+    #[serde(default = "one")]
+    pub hnode_level: u32,
+    /// HNodes the cache holds.
+    #[serde(default = "default_hnodes")]
+    pub hnodes: u32,
+    /// Its ways per set.
+    #[serde(default = "default_ways")]
+    pub hnode_ways: u32,
+    /// Recovery recomputes the lost HNodes (false: the control
+    /// `cachetree-no-recovery`, which leaves NVM's stale copies in place).
+    #[serde(default = "yes")]
+    pub recovery: bool,
+}
+
+fn default_hnodes() -> u32 {
+    64
+}
+
+fn default_ways() -> u32 {
+    8
+}
+
+impl Default for CacheTree {
+    fn default() -> Self {
+        CacheTree { hnode_level: one(), hnodes: default_hnodes(), hnode_ways: default_ways(), recovery: true }
+    }
+}
+
+impl SchemeParams for CacheTree {
+    fn name(&self) -> &'static str {
+        "cachetree"
+    }
+    /// Written through up to its HNode, which takes the change on chip:
+    /// complete once the update reaches it (Kubo et al. 3.2).
+    fn work(&self) -> SchemeWork {
+        SchemeWork::at_memory_controller(WRITE_THROUGH, false, false).completing(Completion::Root)
+    }
+    fn validate(&self) -> Result<(), ParamError> {
+        // A node level (1: the counters' parents) of the tree's height; a
+        // small cache ("its complexity limits the HNode cache's capacity").
+        in_range("scheme.hnode_level", self.hnode_level as u64, 1, 31)?;
+        in_range("scheme.hnodes", self.hnodes as u64, 1, 1 << 16)?;
+        in_range("scheme.hnode_ways", self.hnode_ways as u64, 1, crate::config::limits::MAX_WAYS as u64)?;
+        if !self.hnodes.is_multiple_of(self.hnode_ways) {
+            return Err(ParamError {
+                key: "scheme.hnodes",
+                message: format!("must be a multiple of scheme.hnode_ways ({}), got {}", self.hnode_ways, self.hnodes),
+            });
+        }
+        Ok(())
+    }
+    fn needs(&self) -> Vec<Need> {
+        vec![
+            Need::Tree { tree: TreeType::Bmt, no_onchip_levels: true, why: "caches nodes of a Bonsai Merkle tree" },
+            Need::MacInDataLine { why: "models no MAC cache (its MACTree)" },
+            Need::NodeLevel { key: "scheme.hnode_level", level: self.hnode_level },
+        ]
+    }
+}
+
+impl Registered for CacheTree {
+    fn role(&self) -> Role {
+        Role::MetadataRules
+    }
+    fn build(&self, _cfg: &SimConfig, _seed: u64) -> Box<dyn Scheme> {
+        Box::new(CacheTreeRuntime::new(*self))
+    }
+}
 
 /// CacheTree's runtime: its parameters; its state is the HNode cache (a
 /// level cache of the engine's) and the register.

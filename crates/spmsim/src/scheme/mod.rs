@@ -1,59 +1,73 @@
-//! Schemes as plugins: each scheme's parameters (plain data, `params/`)
-//! build its runtime (one file each here), which the engine calls through
-//! the hooks it declares (`engine::hooks`).
+//! Schemes as plugins: one file per scheme holds its parameters (plain
+//! data, what every mechanism reads), its runtime (the hooks the engine
+//! calls, `engine::hooks`) and its part in compositions; one line of the
+//! registry below names it.
 //!
 //! ```text
 //!  configs/<preset>.toml  [scheme] type = "secon", track_units = 16
-//!        |  config (imports params/ only)
-//!  SchemeKind::Secon(params)  -- work(): SchemeWork  read by every mechanism
-//!        |  build(cfg, seed)                          (front ends, timing, battery)
+//!        |  config: serde (tag = "type"; unknown keys refused)
+//!  SchemeKind::Secon(Secon { .. })       the registry (below; registry.rs)
+//!        |  .params(): SchemeParams      name(), work(): SchemeWork, validate(), needs()
+//!        |  .role(): Role                a metadata choice, a front end's pair, alone
+//!        |  build(cfg, seed)             .registered().build(): Box<dyn Scheme>
 //!        v
-//!  SeconRuntime: impl engine::hooks::Scheme
+//!  SeconRuntime: impl engine::hooks::Scheme      (secon/mod.rs, beside Secon)
 //!        volatile state   its own fields (cells)
 //!        NV state         its type in chip.scheme (SchemeNv)
 //!        stats            roi.scheme (stats())
 //!        costs            recovery_cost(), battery_duties(), onchip_nv_registers()
 //! ```
 //! A scheme whose rules are all data (SecPB's six, BBB, SP, the
-//! write-through and write-back baselines, eADR) runs on [`Described`], the
-//! runtime with every hook at its default. Adding a scheme is its
-//! parameters and one arm in `params/`, a runtime file here with its arm in
-//! [`build`], and a preset in `configs/` (see `docs/architecture.md`).
+//! write-through and write-back baselines, eADR, the toy lazy tree) runs on
+//! [`Described`], the runtime with every hook at its default. Adding a
+//! scheme is its file here, its line in the registry and a preset in
+//! `configs/` (see `docs/architecture.md`).
 
-mod anubis_sit;
-mod assure;
 pub mod bitmap_lines;
-mod cache_tree;
-pub mod mset;
-mod osiris;
 pub mod params;
-mod secon;
+mod registry;
 mod sit_restore;
-mod star;
-mod toy_counting;
 mod tracking;
-mod triad;
-mod triad_no_persist;
-mod write_through_to_cached;
 
-pub use anubis_sit::AnubisRuntime;
-pub use assure::{AssureRuntime, HotTree};
-pub use cache_tree::CacheTreeRuntime;
-pub use mset::{MsetRegisters, MsetRuntime};
-pub use osiris::OsirisRuntime;
-pub use secon::{CounterTrack, SeconRuntime, TrackStats, TrackUnit};
-pub use star::StarRuntime;
-pub use toy_counting::ToyCountingRuntime;
-pub use triad::TriadRuntime;
-pub use triad_no_persist::TriadNoPersistRuntime;
-pub use write_through_to_cached::WriteThroughToCachedRuntime;
+pub use params::{SchemeParams, SchemeWork};
+pub use registry::{by_name, Registered, Role};
+pub use secpb::SecPbVariant;
 
 use crate::config::SimConfig;
 use crate::engine::chip::ChipState;
 use crate::engine::controller::MemoryController;
 use crate::engine::hooks::{NvRegister, Scheme};
 use crate::engine::nvm::Nvm;
-use params::SchemeKind;
+
+registry::schemes! {
+    composed: Composed(composed::Composed);
+    Secpb(secpb::SecPb),
+    Bbb(bbb::Bbb),
+    BbbGap(bbb_gap::BbbGap),
+    #[serde(alias = "plp")]
+    Sp(sp::Sp),
+    WriteThrough(write_through::WriteThrough),
+    LevelWriteThrough(level_write_through::LevelWriteThrough),
+    BatteryWriteBack(battery_write_back::BatteryWriteBack),
+    IdealWriteBack(ideal_write_back::IdealWriteBack),
+    Secon(secon::Secon),
+    WriteBackNoBattery(write_back_no_battery::WriteBackNoBattery),
+    Eadr(eadr::Eadr),
+    Star(star::Star),
+    AnubisSit(anubis_sit::AnubisSit),
+    Triad(triad::Triad),
+    TriadNoPersist(triad_no_persist::TriadNoPersist),
+    Osiris(osiris::Osiris),
+    Mset(mset::Mset),
+    Assure(assure::Assure),
+    #[serde(rename = "cachetree")]
+    CacheTree(cache_tree::CacheTree),
+    WriteThroughToCached(write_through_to_cached::WriteThroughToCached),
+    ToyLazyTree(toy_lazy_tree::ToyLazyTree),
+    ToyCounting(toy_counting::ToyCounting),
+}
+
+pub use composed::{FrontChoice, MetadataChoice};
 
 /// The runtime of a scheme whose rules are all in its description: every
 /// hook at its default, nothing remembered.
@@ -62,41 +76,11 @@ pub struct Described;
 
 impl Scheme for Described {}
 
-/// The runtime of `cfg`'s scheme, for a machine of seed `seed` (the
-/// registry of runtimes: one arm per scheme with state or hooks of its own).
+/// The runtime of `cfg`'s scheme, for a machine of seed `seed`: the one
+/// its registry entry builds (a composed scheme's is its metadata
+/// scheme's, whose rules read the composed description from `cfg`).
 pub fn build(cfg: &SimConfig, seed: u64) -> Box<dyn Scheme> {
-    build_kind(cfg.scheme, cfg, seed)
-}
-
-/// The runtime of scheme `kind` on `cfg`'s machine: a composed scheme runs
-/// its metadata scheme's runtime (its rules read the composed description
-/// from `cfg`).
-fn build_kind(kind: SchemeKind, cfg: &SimConfig, seed: u64) -> Box<dyn Scheme> {
-    match kind {
-        SchemeKind::Composed(c) => build_kind(c.metadata_kind(), cfg, seed),
-        SchemeKind::Secon(p) => Box::new(SeconRuntime::new(p)),
-        SchemeKind::Star(p) => Box::new(StarRuntime::new(p)),
-        SchemeKind::AnubisSit(_) => Box::new(AnubisRuntime),
-        SchemeKind::Triad(p) => Box::new(TriadRuntime::new(p, cfg)),
-        SchemeKind::TriadNoPersist(_) => Box::new(TriadNoPersistRuntime::new(cfg)),
-        SchemeKind::Osiris(p) => Box::new(OsirisRuntime::new(p)),
-        SchemeKind::Mset(p) => Box::new(MsetRuntime::new(p, seed)),
-        SchemeKind::Assure(p) => Box::new(AssureRuntime::new(p)),
-        SchemeKind::CacheTree(p) => Box::new(CacheTreeRuntime::new(p)),
-        SchemeKind::WriteThroughToCached(_) => Box::new(WriteThroughToCachedRuntime::default()),
-        SchemeKind::ToyCounting(p) => Box::new(ToyCountingRuntime::new(p)),
-        SchemeKind::Secpb(_)
-        | SchemeKind::Bbb(_)
-        | SchemeKind::BbbGap(_)
-        | SchemeKind::Sp(_)
-        | SchemeKind::WriteThrough(_)
-        | SchemeKind::LevelWriteThrough(_)
-        | SchemeKind::BatteryWriteBack(_)
-        | SchemeKind::IdealWriteBack(_)
-        | SchemeKind::WriteBackNoBattery(_)
-        | SchemeKind::Eadr(_)
-        | SchemeKind::ToyLazyTree(_) => Box::new(Described),
-    }
+    cfg.scheme.registered().build(cfg, seed)
 }
 
 /// The runtime of `cfg`'s scheme for the questions that do not depend on a

@@ -28,8 +28,9 @@
 //! ECC bits), so the cache holds counters and tree nodes; a tracking entry
 //! takes one line per way (AGIT packs them; the write count is the same).
 
-use super::osiris::{stop_loss_due, trial_minor};
-use super::params::Mset;
+use super::params::{in_range, one, yes, Completion, HashRegisters, MetadataPolicy, Need, ParamError, SchemeParams, SchemeWork, TreeType, WritePolicy};
+use super::{Registered, Role};
+use super::osiris::{default_stop_loss, stop_loss_due, stop_loss_in_range, trial_minor};
 use super::tracking;
 use crate::config::{MetadataCacheOrganization, SimConfig};
 use crate::engine::chip::{ChipState, SchemeNv};
@@ -44,6 +45,119 @@ use crate::engine::tree::IntegrityTree;
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
 use std::collections::BTreeMap;
+
+/// The multiset-hash scheme: Read/Write Hash registers over a write-back
+/// metadata cache (Kubo et al.).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Mset {
+    /// eADR (4.6): the battery writes the metadata cache back at a crash,
+    /// and recovery needs no Osiris.
+    #[serde(default)]
+    pub eadr: bool,
+    /// Osiris's stop-loss N (ADR only; see `Osiris`).
+    #[serde(default = "default_stop_loss")]
+    pub stop_loss: u32,
+    /// Evictions are added to Write Hash (false: the control
+    /// `mset-no-write-hash`).
+    #[serde(default = "yes")]
+    pub write_hash: bool,
+    /// How each register's unit takes its increments: pipelined (the
+    /// default), or one at a time, each holding the unit for the whole
+    /// hash latency (Table 1's 160 cycles).
+    #[serde(default)]
+    pub register_unit: RegisterUnit,
+    /// The pipelined hash unit's initiation interval, in cycles.
+    #[serde(default = "default_mset_hash_interval")]
+    pub hash_interval_cycles: u32,
+    /// The accumulate's cycles: one addition into the register.
+    #[serde(default = "one")]
+    pub accumulate_cycles: u32,
+}
+
+/// How the multiset-hash registers' units take their increments. Table 1
+/// gives 160 cycles "to compute or increment" a multiset hash and says
+/// nothing of throughput. MSet-Add-Hash (Clarke et al., 4.2) hashes each
+/// element on its own and adds the hashes modulo 2^m: hardware of its kind
+/// pipelines the hash, and only the addition into the register, which
+/// needs the sum before it, is serial.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum RegisterUnit {
+    /// A pipelined MD5 unit, a new element every `hash_interval_cycles`,
+    /// then the element's hash added into the register in
+    /// `accumulate_cycles`, one addition at a time.
+    #[default]
+    Pipelined,
+    /// Each increment holds the register's unit for the whole hash
+    /// latency, one after another.
+    OneAtATime,
+}
+
+/// The pipelined unit's initiation interval, from the hash the paper uses
+/// (4.2: "one MD5 operation" per element, [28]): an element is a 64 B line
+/// and its address, two 64-byte MD5 blocks of 64 steps each, so 128 steps
+/// in Table 1's 160 cycles, 1.25 cycles a step; a fully unrolled MD5 core,
+/// a pipeline stage per step, takes a new element every stage: 2 cycles,
+/// rounded up to whole cycles. The accumulate's 1 cycle is one 128-bit
+/// addition (MSet-Add-Hash's sum modulo 2^128).
+fn default_mset_hash_interval() -> u32 {
+    2
+}
+
+impl Default for Mset {
+    fn default() -> Self {
+        Mset {
+            eadr: false,
+            stop_loss: default_stop_loss(),
+            write_hash: true,
+            register_unit: RegisterUnit::default(),
+            hash_interval_cycles: default_mset_hash_interval(),
+            accumulate_cycles: one(),
+        }
+    }
+}
+
+impl SchemeParams for Mset {
+    fn name(&self) -> &'static str {
+        "mset"
+    }
+    /// Everything written back (4.3); with eADR the battery flushes it.
+    /// 4.3: a write updates its counter in the cache and leaves the tree
+    /// alone (a cached line acts as a root): complete with its data and
+    /// MAC; write-backs and register increments run in the background.
+    fn work(&self) -> SchemeWork {
+        SchemeWork::at_memory_controller(MetadataPolicy::uniform(WritePolicy::WriteBack), self.eadr, false).completing(Completion::Tuple)
+    }
+    fn validate(&self) -> Result<(), ParamError> {
+        stop_loss_in_range(self.stop_loss)?;
+        in_range("scheme.hash_interval_cycles", self.hash_interval_cycles as u64, 1, 1 << 16)?;
+        in_range("scheme.accumulate_cycles", self.accumulate_cycles as u64, 1, 1 << 16)
+    }
+    /// Read Hash and Write Hash (4.2), each with its own unit.
+    fn hash_registers(&self) -> Option<HashRegisters> {
+        Some(match self.register_unit {
+            RegisterUnit::Pipelined => HashRegisters::Pipelined { interval: self.hash_interval_cycles, accumulate: self.accumulate_cycles },
+            RegisterUnit::OneAtATime => HashRegisters::OneAtATime,
+        })
+    }
+    fn needs(&self) -> Vec<Need> {
+        vec![
+            Need::Tree { tree: TreeType::Bmt, no_onchip_levels: true, why: "updates a Bonsai Merkle tree lazily" },
+            Need::UnifiedMetadataCache { why: "tracks one unified metadata cache" },
+            Need::MacInDataLine { why: "keeps data MACs with the data (Osiris's trials read them)" },
+        ]
+    }
+}
+
+impl Registered for Mset {
+    fn role(&self) -> Role {
+        Role::MetadataRules
+    }
+    fn build(&self, _cfg: &SimConfig, seed: u64) -> Box<dyn Scheme> {
+        Box::new(MsetRuntime::new(*self, seed))
+    }
+}
 
 /// Read Hash: every line that entered the metadata cache or a new value a
 /// cached line took; Write Hash: every line that left it or an old value a

@@ -21,12 +21,75 @@
 //! `osiris-no-stop-loss`: counters reach NVM only when evicted, so a crash
 //! can lose more updates than the trials cover.
 
-use super::params::Osiris;
+use super::params::{in_range, Completion, MetadataPolicy, Need, ParamError, SchemeParams, SchemeWork, TreeType, WritePolicy};
+use super::{Registered, Role};
 use crate::engine::counter::{CounterFormat, SplitCounterBlock};
 use crate::engine::crypto::{MAC_BITS, MAC_MASK};
 use crate::engine::hooks::{RecoveryReport, Scheme};
 use crate::engine::rules::Rules;
 use crate::engine::store::{CheckFailure, MetaStore};
+use crate::config::SimConfig;
+use serde::{Deserialize, Serialize};
+
+/// Osiris (Ye et al., MICRO 2018): counters written back, with a
+/// stop-loss; recovery finds each lost minor by MAC trials.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Osiris {
+    /// N: a counter block is written through when a write takes a minor
+    /// counter of it to a multiple of N (Osiris's stop-loss); 0: never.
+    #[serde(default = "default_stop_loss")]
+    pub stop_loss: u32,
+}
+
+pub(super) fn default_stop_loss() -> u32 {
+    4
+}
+
+impl Default for Osiris {
+    fn default() -> Self {
+        Osiris { stop_loss: default_stop_loss() }
+    }
+}
+
+pub(super) fn stop_loss_in_range(n: u32) -> Result<(), ParamError> {
+    // 0: no stop-loss (the control); at most the 7-bit minor's range.
+    in_range("scheme.stop_loss", n as u64, 0, crate::engine::counter::MINOR_MAX as u64)
+}
+
+impl SchemeParams for Osiris {
+    fn name(&self) -> &'static str {
+        "osiris"
+    }
+    /// Counters and tree nodes written back, MACs with their data; the
+    /// tree is rebuilt at recovery from the recovered counters.
+    fn work(&self) -> SchemeWork {
+        let metadata = MetadataPolicy { mac: WritePolicy::WriteThrough, ..MetadataPolicy::uniform(WritePolicy::WriteBack) };
+        // Complete with the data and its MAC (the ECC bits Osiris checks):
+        // the counters and the tree are recovered, not persisted.
+        SchemeWork::at_memory_controller(metadata, false, true).completing(Completion::Tuple)
+    }
+    fn validate(&self) -> Result<(), ParamError> {
+        stop_loss_in_range(self.stop_loss)
+    }
+    fn needs(&self) -> Vec<Need> {
+        vec![Need::Tree { tree: TreeType::Bmt, no_onchip_levels: false, why: "keeps split counters (Osiris's setting)" }]
+    }
+    /// Without a stop-loss a crash loses a counter only once a block is
+    /// written more often than the trials search.
+    fn gap_needs_trigger(&self) -> bool {
+        self.stop_loss == 0
+    }
+}
+
+impl Registered for Osiris {
+    fn role(&self) -> Role {
+        Role::MetadataRules
+    }
+    fn build(&self, _cfg: &SimConfig, _seed: u64) -> Box<dyn Scheme> {
+        Box::new(OsirisRuntime::new(*self))
+    }
+}
 
 /// Osiris's runtime: its parameters; it keeps nothing of its own.
 #[derive(Clone, Copy, Debug)]

@@ -24,8 +24,9 @@
 //! - Recovery writes each restored node to NVM, clears the bitmap lines
 //!   it read and the register, and leaves the cache empty.
 
+use super::params::{in_range, yes, Completion, MetadataPolicy, Need, ParamError, SchemeParams, SchemeWork, TreeType, WritePolicy};
+use super::{FrontChoice, Registered, Role};
 use super::bitmap_lines::BitmapLines;
-use super::params::Star;
 use super::sit_restore::{hash_values, small_tree_root, write_restored};
 use crate::config::SimConfig;
 use crate::engine::chip::{ChipState, SchemeNv};
@@ -41,6 +42,82 @@ use crate::engine::store::{CheckFailure, MetaStore};
 use crate::engine::tree::{IntegrityTree, SgxIntegrityTree, SIT_LSB_BITS, SIT_LSB_MASK};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+/// Bitmap lines in ADR (STAR IV-E: 16).
+pub const STAR_BITMAP_LINES: u32 = 16;
+
+/// STAR: counter-MAC synergization, bitmap lines, cache-tree (STAR III).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Star {
+    /// Bitmap lines in the ADR domain (STAR Table II sweeps 2..32).
+    #[serde(default = "sixteen_lines")]
+    pub bitmap_lines: u32,
+    /// Counter-MAC synergization (III-B). false is the control
+    /// `star-no-synergy`: no LSBs are carried, stale nodes cannot be rebuilt.
+    #[serde(default = "yes")]
+    pub synergy: bool,
+    /// The bitmap lines are in the battery-backed ADR domain. false is the
+    /// control `star-no-bitmap-persist`: power failure loses the ADR lines.
+    #[serde(default = "yes")]
+    pub bitmap_persist: bool,
+    /// Recovery checks the cache-tree root (III-E). false is the ablation
+    /// `star-no-cache-tree`: replays during recovery go unseen.
+    #[serde(default = "yes")]
+    pub cache_tree: bool,
+}
+
+fn sixteen_lines() -> u32 {
+    STAR_BITMAP_LINES
+}
+
+impl Default for Star {
+    fn default() -> Self {
+        Star { bitmap_lines: STAR_BITMAP_LINES, synergy: true, bitmap_persist: true, cache_tree: true }
+    }
+}
+
+impl SchemeParams for Star {
+    fn name(&self) -> &'static str {
+        "star"
+    }
+    /// A write-back metadata cache (III-A) on the lazy SIT: a write
+    /// persists with its data and MAC; a dirty node is MACed when written
+    /// back, in the background. What makes it recoverable is the runtime's.
+    fn work(&self) -> SchemeWork {
+        SchemeWork::at_memory_controller(MetadataPolicy::uniform(WritePolicy::WriteBack), false, false).completing(Completion::Tuple)
+    }
+    fn validate(&self) -> Result<(), ParamError> {
+        // STAR IV-E sweeps 2..32; the ADR domain holds tens of entries.
+        in_range("scheme.bitmap_lines", self.bitmap_lines as u64, 2, 1024)
+    }
+    fn needs(&self) -> Vec<Need> {
+        vec![
+            Need::Tree { tree: TreeType::Sit, no_onchip_levels: false, why: "carries parent counters' LSBs in SIT MACs (STAR III-B)" },
+            Need::MacInDataLine { why: "keeps counter LSBs in data MACs written with their data (STAR II-D)" },
+        ]
+    }
+}
+
+impl Registered for Star {
+    fn role(&self) -> Role {
+        Role::MetadataRules
+    }
+    fn build(&self, _cfg: &SimConfig, _seed: u64) -> Box<dyn Scheme> {
+        Box::new(StarRuntime::new(*self))
+    }
+    /// STAR II-D/III-A: the data MAC's spare bits carry the parent
+    /// counter's LSBs, set when the write reaches the controller; a
+    /// persist-buffer entry's early MAC has no such bits.
+    fn refuses_front(&self, front: FrontChoice) -> Option<String> {
+        front.early_mac().map(|v| {
+            format!(
+                "STAR's data MAC carries its parent counter's low bits, set at the memory controller, but `{}` makes the MAC early in the persist buffer",
+                v.name()
+            )
+        })
+    }
+}
 
 /// STAR's runtime: its parameters; its state is on chip.
 #[derive(Clone, Copy, Debug)]

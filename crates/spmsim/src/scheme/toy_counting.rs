@@ -3,7 +3,8 @@
 //! count of writes since the last power-on in an on-chip non-volatile
 //! register of its own, and a volatile table of the pages written since.
 //! It shows what adding a scheme with state costs (docs/architecture.md):
-//! this file, its parameters' arm, and a preset.
+//! this file (its parameters, runtime and role), its registry line, and a
+//! preset.
 //!
 //! ```text
 //!  write:    register += 1; table <- page          (then SP's tree update)
@@ -17,7 +18,8 @@
 //! nodes the crash lost leave data the root register no longer vouches
 //! for, which the crash oracle must find.
 
-use super::params::ToyCounting;
+use super::params::{yes, Completion, SchemeParams, SchemeWork, TREE_WRITTEN_BACK};
+use super::{Registered, Role};
 use crate::engine::chip::{ChipState, SchemeNv};
 use crate::engine::hooks::{DrainWork, NvChange, NvRegister, OwnState, RecoveryReport, Scheme};
 use crate::engine::rules::Rules;
@@ -25,6 +27,45 @@ use crate::engine::store::{CheckFailure, MetaStore};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
+use crate::config::SimConfig;
+
+/// A scheme that remembers: SP's rules, plus a count of writes since the
+/// last power-on in an on-chip register of its own and a volatile table of
+/// the pages written since (see `scheme/toy_counting.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToyCounting {
+    /// The register survives a power failure (false: the control, whose
+    /// count a crash zeroes, so its recovery skips the rebuild it needs).
+    #[serde(default = "yes")]
+    pub nv_register: bool,
+}
+
+impl Default for ToyCounting {
+    fn default() -> Self {
+        ToyCounting { nv_register: yes() }
+    }
+}
+
+impl SchemeParams for ToyCounting {
+    fn name(&self) -> &'static str {
+        "toy-counting"
+    }
+    /// SP's rule (SecPB VI-A): complete once the root is updated.
+    fn work(&self) -> SchemeWork {
+        SchemeWork::at_memory_controller(TREE_WRITTEN_BACK, false, true).completing(Completion::Root)
+    }
+}
+
+impl Registered for ToyCounting {
+    fn role(&self) -> Role {
+        // A test scheme: no paper composes it.
+        Role::Alone
+    }
+    fn build(&self, _cfg: &SimConfig, _seed: u64) -> Box<dyn Scheme> {
+        Box::new(ToyCountingRuntime::new(*self))
+    }
+}
 
 /// The register: writes since the last power-on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -20,7 +20,8 @@
 //! persisted, e.g., if such a level is 2, then counters, their parents and
 //! grandparents" (III-C): N = 1 writes the counter block and its parent.
 
-use super::params::Triad;
+use super::params::{in_range, Completion, MetadataPolicy, Need, ParamError, SchemeParams, SchemeWork, TreeType, TREE_WRITTEN_BACK};
+use super::{Registered, Role};
 use crate::config::SimConfig;
 use crate::engine::controller::MemoryController;
 use crate::engine::hooks::{OwnState, RecoveryAttack, RecoveryReport, Scheme};
@@ -29,6 +30,74 @@ use crate::engine::nvm::NvmImage;
 use crate::engine::rules::Rules;
 use crate::engine::store::{CheckFailure, MetaStore};
 use crate::engine::tree::BonsaiMerkleTree;
+use serde::{Deserialize, Serialize};
+
+/// Triad-NVM: persistent regions, two key sets, level-N persistence
+/// (Triad-NVM III-B, III-C).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Triad {
+    /// N of TriadNVM-N: the highest tree level written with each write of
+    /// persistent data (1, the default: the counter block's parent).
+    #[serde(default = "first_level")]
+    pub persist_level: u64,
+    /// The lowest tree level written with it: 1. The control
+    /// `triad-1-unpersisted` sets 2, so level 1 is not written with the
+    /// counter and recovery, which reads level 1, cannot match the root.
+    #[serde(default = "first_level", skip_serializing_if = "is_first_level")]
+    pub first_persisted_level: u64,
+}
+
+impl Default for Triad {
+    fn default() -> Self {
+        Triad { persist_level: first_level(), first_persisted_level: first_level() }
+    }
+}
+
+fn first_level() -> u64 {
+    1
+}
+
+fn is_first_level(l: &u64) -> bool {
+    *l == 1
+}
+
+impl Triad {
+    /// N, as a tree level (validated to at most 32).
+    pub fn level(&self) -> u32 {
+        self.persist_level.min(u32::MAX as u64) as u32
+    }
+}
+
+pub(super) const TRIAD_TREE: Need = Need::Tree { tree: TreeType::Bmt, no_onchip_levels: false, why: "works on a Bonsai Merkle tree (Triad-NVM II-A)" };
+
+impl SchemeParams for Triad {
+    fn name(&self) -> &'static str {
+        "triad"
+    }
+    /// The policy of persistent data; the runtime applies it by region.
+    fn work(&self) -> SchemeWork {
+        SchemeWork::at_memory_controller(MetadataPolicy { tree_through_levels: self.level(), ..TREE_WRITTEN_BACK }, false, false)
+            .completing(Completion::Staged)
+    }
+    fn validate(&self) -> Result<(), ParamError> {
+        // Levels count from 1, the counter block's parent (Triad-NVM III-C).
+        in_range("scheme.persist_level", self.persist_level, 1, 32)?;
+        in_range("scheme.first_persisted_level", self.first_persisted_level, 1, 32)
+    }
+    fn needs(&self) -> Vec<Need> {
+        vec![TRIAD_TREE, Need::RootsCoverOneKind]
+    }
+}
+
+impl Registered for Triad {
+    fn role(&self) -> Role {
+        Role::MetadataRules
+    }
+    fn build(&self, cfg: &SimConfig, _seed: u64) -> Box<dyn Scheme> {
+        Box::new(TriadRuntime::new(*self, cfg))
+    }
+}
 
 /// Triad-NVM's runtime: its parameters and whether the configuration
 /// keeps a volatile key set (a recovery moves it on).

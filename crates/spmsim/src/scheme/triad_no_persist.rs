@@ -17,12 +17,48 @@
 //! reads and MACs are counted, block by block of memory, and nothing is
 //! written for them.
 
-use super::triad::new_boot;
+use super::params::{Completion, MetadataPolicy, Need, SchemeParams, SchemeWork, WritePolicy};
+use super::{Registered, Role};
+use super::triad::{new_boot, TRIAD_TREE};
 use crate::config::SimConfig;
 use crate::engine::hooks::{RecoveryReport, Scheme};
 use crate::engine::layout::Cover;
 use crate::engine::rules::Rules;
 use crate::engine::store::MetaStore;
+use serde::{Deserialize, Serialize};
+
+/// Triad-NVM's baseline that persists no metadata: recovery scans all of
+/// memory and starts every counter afresh under a new key set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TriadNoPersist {}
+
+impl SchemeParams for TriadNoPersist {
+    fn name(&self) -> &'static str {
+        "triad-no-persist"
+    }
+    /// The same write path as TriadNVM-N (Fig. 7), with only the data and
+    /// its MAC copied to the WPQ.
+    fn work(&self) -> SchemeWork {
+        SchemeWork::at_memory_controller(MetadataPolicy::uniform(WritePolicy::WriteBack), false, false).completing(Completion::Staged)
+    }
+    fn needs(&self) -> Vec<Need> {
+        vec![
+            Need::VolatileKey { why: "loses every counter at a crash, so all of memory must take a new key set at recovery" },
+            TRIAD_TREE,
+            Need::RootsCoverOneKind,
+        ]
+    }
+}
+
+impl Registered for TriadNoPersist {
+    fn role(&self) -> Role {
+        Role::MetadataRules
+    }
+    fn build(&self, cfg: &SimConfig, _seed: u64) -> Box<dyn Scheme> {
+        Box::new(TriadNoPersistRuntime::new(cfg))
+    }
+}
 
 /// The baseline's runtime: whether the configuration keeps a volatile key
 /// set (its configuration must: every counter is lost).

@@ -27,7 +27,7 @@ use crate::engine::layout::Cover;
 use crate::engine::layout::RegionKind;
 use crate::engine::nvm::ByKind;
 use crate::machine::System;
-use crate::scheme::params::SchemeKind;
+use crate::scheme::SchemeKind;
 use crate::workload::WorkloadKind;
 use serde::{Deserialize, Serialize};
 

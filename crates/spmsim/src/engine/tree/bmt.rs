@@ -501,7 +501,7 @@ mod tests {
     fn machine() -> MemoryController {
         let mut cfg = SimConfig::default();
         cfg.memory.capacity_bytes = 64 << 20;
-        cfg.scheme = crate::scheme::params::SchemeKind::BatteryWriteBack(crate::scheme::params::BatteryWriteBack {});
+        cfg.scheme = crate::scheme::SchemeKind::BatteryWriteBack(crate::scheme::BatteryWriteBack {});
         let mc = crate::scheme::controller(&cfg, 3);
         assert_eq!((mc.st.layout.levels(), mc.st.layout.level_nodes[5]), (6, 1), "one top node");
         mc

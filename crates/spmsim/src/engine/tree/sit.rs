@@ -220,7 +220,7 @@ mod tests {
         let mut cfg = SimConfig::default();
         cfg.memory.capacity_bytes = 64 << 20;
         cfg.tree = TreeConfig::Sit { arity: 8, levels: None };
-        cfg.scheme = crate::scheme::params::SchemeKind::BatteryWriteBack(crate::scheme::params::BatteryWriteBack {});
+        cfg.scheme = crate::scheme::SchemeKind::BatteryWriteBack(crate::scheme::BatteryWriteBack {});
         let mc = crate::scheme::controller(&cfg, 3);
         assert_eq!((mc.st.layout.levels(), mc.st.layout.level_nodes[6]), (7, 1), "one top node");
         mc

@@ -37,7 +37,7 @@ use suite::GAMESS_PROFILE;
 /// The presets of the six SecPB schemes, named as their variants, in
 /// Table V's order (from the scheme registry, not a second list).
 pub fn secpb_presets() -> [&'static str; 6] {
-    crate::scheme::params::SecPbVariant::ALL.map(|v| v.name())
+    crate::scheme::SecPbVariant::ALL.map(|v| v.name())
 }
 pub const SIZES: [u32; 7] = [8, 16, 32, 64, 128, 256, 512];
 pub const BMF: [&str; 4] = ["cm-dbmf", "cm-sbmf", "sp-dbmf", "sp-sbmf"];

@@ -49,7 +49,8 @@ mod track;
 
 pub use track::{CounterTrack, TrackStats, TrackUnit};
 
-use super::params::Secon;
+use super::params::{in_range, yes, Completion, Need, ParamError, SchemeParams, SchemeWork, TreeType, TREE_WRITTEN_BACK};
+use super::{FrontChoice, Registered, Role};
 use crate::config::SimConfig;
 use crate::engine::chip::ChipState;
 use crate::engine::counter::{bmt_set_slot, bmt_slots};
@@ -61,6 +62,111 @@ use crate::engine::store::{CheckFailure, MetaStore};
 use crate::engine::tree::{BonsaiMerkleTree, IntegrityTree};
 use serde::{Deserialize, Serialize};
 use track::marked_minors;
+
+/// Entries of Secon's pending BMT update queue and units of its counter
+/// track bitmap (Secon 3.2: 16).
+pub const SECON_TRACK_UNITS: u32 = 16;
+
+/// The most units the 10 spare bits of a first-level CMAC can name (0
+/// names none).
+pub const SECON_MAX_TRACK_UNITS: u32 = (1 << crate::engine::crypto::SPARE_BITS) - 1;
+
+/// What Secon's recovery does with the counters its bitmap marks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum SeconRecovery {
+    /// Check NVM against the root with the marked counters rolled back,
+    /// then re-apply the increments (nothing is lost).
+    #[default]
+    RollForward,
+    /// Secon 3.2 as written: the marked counters stay rolled back.
+    RollBack,
+}
+
+/// Secon: pre-persisted write-through metadata, background root update
+/// (Secon 3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Secon {
+    /// Entries of the pending queue and units of the bitmap (16).
+    #[serde(default = "sixteen")]
+    pub track_units: u32,
+    /// The counter track bitmap is kept in the ADR domain (the default).
+    /// false is the control `secon-no-bitmap`: power failure loses it, and
+    /// recovery cannot tell which counters to roll back.
+    #[serde(default = "yes")]
+    pub bitmap: bool,
+    #[serde(default)]
+    pub recovery: SeconRecovery,
+    /// Counter-log colocation (Secon 3.4.1, the default): a write to a log
+    /// region carries its minor counter in its data MAC's spare bits and
+    /// leaves its counter block in the counter cache (written on eviction
+    /// or a minor overflow); recovery reads the newer minors back from the
+    /// log. false is the ablation `secon-no-coloc`.
+    #[serde(default = "yes")]
+    pub colocate_counters: bool,
+}
+
+fn sixteen() -> u32 {
+    SECON_TRACK_UNITS
+}
+
+impl Default for Secon {
+    fn default() -> Self {
+        Secon { track_units: SECON_TRACK_UNITS, bitmap: true, recovery: SeconRecovery::RollForward, colocate_counters: true }
+    }
+}
+
+impl SchemeParams for Secon {
+    fn name(&self) -> &'static str {
+        "secon"
+    }
+    /// Counters and MAC lines written through with the data; the
+    /// first-level nodes are written by the runtime's hooks (with the
+    /// tuple, and again after their background update); the levels above
+    /// are written back and rebuilt at recovery (Secon 3.2: "It is
+    /// sufficient to only persist the first-level CMACs").
+    /// Secon 3.2: the tuple (ciphertext, counter, first-level CMACs) is
+    /// "persisted ... before the BMT root is updated", which "is performed
+    /// in the background": complete with the tuple; the timing model runs
+    /// the root update on the deferred path (`deferred_root_updates`).
+    fn work(&self) -> SchemeWork {
+        SchemeWork {
+            deferred_root_updates: self.track_units,
+            ..SchemeWork::at_memory_controller(TREE_WRITTEN_BACK, false, true).completing(Completion::Tuple)
+        }
+    }
+    fn validate(&self) -> Result<(), ParamError> {
+        // The 10 spare bits of a first-level CMAC name the unit (0: none).
+        in_range("scheme.track_units", self.track_units as u64, 1, SECON_MAX_TRACK_UNITS as u64)
+    }
+    fn needs(&self) -> Vec<Need> {
+        vec![Need::Tree {
+            tree: TreeType::Bmt,
+            no_onchip_levels: false,
+            why: "keeps its counter track in the spare bits of first-level BMT CMACs",
+        }]
+    }
+}
+
+impl Registered for Secon {
+    fn role(&self) -> Role {
+        Role::MetadataRules
+    }
+    fn build(&self, _cfg: &SimConfig, _seed: u64) -> Box<dyn Scheme> {
+        Box::new(SeconRuntime::new(*self))
+    }
+    /// Secon 3.4.1: a log write carries its minor counter in its data
+    /// MAC's spare bits, made at the memory controller.
+    fn refuses_front(&self, front: FrontChoice) -> Option<String> {
+        front.early_mac().filter(|_| self.colocate_counters).map(|v| {
+            format!(
+                "Secon's log writes carry their minor counter in the data MAC's spare bits, set at the memory controller, but `{}` makes the MAC early in the persist buffer",
+                v.name()
+            )
+        })
+    }
+}
 
 /// Secon's non-volatile state: the ADR structures, and the undo-log
 /// regions software declared (Secon 3.3's `set_log_region`), which the

@@ -16,7 +16,7 @@ use crate::engine::hooks::RecoveryReport;
 use crate::engine::rules::Rules;
 use crate::engine::store::MetaStore;
 use crate::engine::tree::IntegrityTree;
-use crate::scheme::params::SeconRecovery;
+use super::SeconRecovery;
 
 impl SeconRuntime {
     /// Secon 3.2's recovery: every first-level CMAC with a unit id names

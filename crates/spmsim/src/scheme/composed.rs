@@ -11,18 +11,20 @@
 //!            | triad | triad-no-persist | osiris | mset | assure | cachetree
 //!      |  Composed { front, metadata }
 //!      v
-//!  a paper's pair (NAMED)  -> that paper's scheme, unchanged (cobcm = persist-buffer:cobcm + sp)
+//!  a paper's pair (a role) -> that paper's scheme, unchanged (cobcm = persist-buffer:cobcm + sp)
 //!  any other pair          -> SchemeKind::Composed: the metadata scheme's runtime and
 //!                             rules, its work taken at the chosen front end
 //!  a pair no mechanism can build -> refused, naming both choices (`conflict`)
 //! ```
+//! Which scheme is which is each scheme's own word (`Registered::role`):
+//! metadata rules, a front end's pair, or alone; the metadata choices are
+//! the schemes whose role is metadata rules.
 
-use super::baselines::{Bbb, Eadr, SecPb, SecPbVariant, Sp};
-use super::stateful::{AnubisSit, Assure, CacheTree, Mset, Osiris, Secon, Star, Triad, TriadNoPersist, WriteThroughToCached};
-use super::work::{Front, FrontDrain, HashRegisters, SchemeWork, Steps};
-use super::{
-    BatteryWriteBack, IdealWriteBack, LevelWriteThrough, Need, ParamError, SchemeKind, SchemeParams, WriteBackNoBattery, WriteThrough,
-};
+use super::params::{Front, FrontDrain, HashRegisters, Need, ParamError, SchemeParams, SchemeWork, Steps, TupleStep};
+use super::secpb::{SecPb, SecPbVariant};
+use super::{MetadataForm, Registered, Role, SchemeKind};
+use crate::config::SimConfig;
+use crate::engine::hooks::Scheme;
 use serde::{Deserialize, Serialize};
 
 /// The front-end axis: where a store becomes persistent.
@@ -89,6 +91,15 @@ impl FrontChoice {
         }
     }
 
+    /// The persist buffer's SecPB variant when it makes the data MAC
+    /// early, before the store reaches the memory controller.
+    pub fn early_mac(self) -> Option<SecPbVariant> {
+        match self {
+            FrontChoice::PersistBuffer(v) if SecPb { variant: v }.work().early.contains(TupleStep::Mac) => Some(v),
+            FrontChoice::PersistBuffer(_) | FrontChoice::MemoryController | FrontChoice::CacheHierarchy => None,
+        }
+    }
+
     /// The front end of a scheme's description.
     pub fn of(w: &SchemeWork) -> FrontChoice {
         match w.front {
@@ -138,84 +149,66 @@ impl<'de> Deserialize<'de> for FrontChoice {
 
 /// The metadata-persistence axis: the rules a memory controller follows
 /// for the security metadata, each the scheme of a paper (or a baseline)
-/// that persists stores at the memory controller, with its parameters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "kebab-case")]
-pub enum MetadataChoice {
-    /// No security engine (BBB, eADR).
-    None,
-    /// Counters and MACs written through, tree written back and rebuilt
-    /// (PLP's SP; SecPB's schemes behind their buffer).
-    #[serde(alias = "plp")]
-    Sp(Sp),
-    WriteThrough(WriteThrough),
-    LevelWriteThrough(LevelWriteThrough),
-    BatteryWriteBack(BatteryWriteBack),
-    IdealWriteBack(IdealWriteBack),
-    WriteBackNoBattery(WriteBackNoBattery),
-    Secon(Secon),
-    Star(Star),
-    AnubisSit(AnubisSit),
-    Triad(Triad),
-    TriadNoPersist(TriadNoPersist),
-    Osiris(Osiris),
-    Mset(Mset),
-    Assure(Assure),
-    #[serde(rename = "cachetree")]
-    CacheTree(CacheTree),
-    WriteThroughToCached(WriteThroughToCached),
-}
+/// that persists stores at the memory controller, with its parameters
+/// (a scheme whose role is [`Role::MetadataRules`]), or none: no security
+/// engine (BBB, eADR). Read and written as `[scheme]` writes the scheme
+/// (`{ type = "star", bitmap_lines = 16, .. }`), or `{ type = "none" }`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MetadataChoice(MetadataForm);
 
 impl MetadataChoice {
+    /// No security engine.
+    pub const NONE: MetadataChoice = MetadataChoice(MetadataForm::None);
+
     /// The scheme whose memory-controller rules these are (`None`: none).
     pub fn kind(self) -> Option<SchemeKind> {
-        Some(match self {
-            MetadataChoice::None => return None,
-            MetadataChoice::Sp(p) => SchemeKind::Sp(p),
-            MetadataChoice::WriteThrough(p) => SchemeKind::WriteThrough(p),
-            MetadataChoice::LevelWriteThrough(p) => SchemeKind::LevelWriteThrough(p),
-            MetadataChoice::BatteryWriteBack(p) => SchemeKind::BatteryWriteBack(p),
-            MetadataChoice::IdealWriteBack(p) => SchemeKind::IdealWriteBack(p),
-            MetadataChoice::WriteBackNoBattery(p) => SchemeKind::WriteBackNoBattery(p),
-            MetadataChoice::Secon(p) => SchemeKind::Secon(p),
-            MetadataChoice::Star(p) => SchemeKind::Star(p),
-            MetadataChoice::AnubisSit(p) => SchemeKind::AnubisSit(p),
-            MetadataChoice::Triad(p) => SchemeKind::Triad(p),
-            MetadataChoice::TriadNoPersist(p) => SchemeKind::TriadNoPersist(p),
-            MetadataChoice::Osiris(p) => SchemeKind::Osiris(p),
-            MetadataChoice::Mset(p) => SchemeKind::Mset(p),
-            MetadataChoice::Assure(p) => SchemeKind::Assure(p),
-            MetadataChoice::CacheTree(p) => SchemeKind::CacheTree(p),
-            MetadataChoice::WriteThroughToCached(p) => SchemeKind::WriteThroughToCached(p),
-        })
+        self.0.kind()
     }
 
-    /// The metadata rules of a memory-controller scheme.
+    /// The metadata rules of a memory-controller scheme (`None` for a
+    /// scheme whose role is not [`Role::MetadataRules`]).
     pub fn of_kind(k: SchemeKind) -> Option<MetadataChoice> {
-        Some(match k {
-            SchemeKind::Sp(p) => MetadataChoice::Sp(p),
-            SchemeKind::WriteThrough(p) => MetadataChoice::WriteThrough(p),
-            SchemeKind::LevelWriteThrough(p) => MetadataChoice::LevelWriteThrough(p),
-            SchemeKind::BatteryWriteBack(p) => MetadataChoice::BatteryWriteBack(p),
-            SchemeKind::IdealWriteBack(p) => MetadataChoice::IdealWriteBack(p),
-            SchemeKind::WriteBackNoBattery(p) => MetadataChoice::WriteBackNoBattery(p),
-            SchemeKind::Secon(p) => MetadataChoice::Secon(p),
-            SchemeKind::Star(p) => MetadataChoice::Star(p),
-            SchemeKind::AnubisSit(p) => MetadataChoice::AnubisSit(p),
-            SchemeKind::Triad(p) => MetadataChoice::Triad(p),
-            SchemeKind::TriadNoPersist(p) => MetadataChoice::TriadNoPersist(p),
-            SchemeKind::Osiris(p) => MetadataChoice::Osiris(p),
-            SchemeKind::Mset(p) => MetadataChoice::Mset(p),
-            SchemeKind::Assure(p) => MetadataChoice::Assure(p),
-            SchemeKind::CacheTree(p) => MetadataChoice::CacheTree(p),
-            SchemeKind::WriteThroughToCached(p) => MetadataChoice::WriteThroughToCached(p),
-            _ => return None,
-        })
+        if k.role() != Role::MetadataRules {
+            return None;
+        }
+        MetadataForm::of(k).map(MetadataChoice)
+    }
+
+    /// The metadata rules of `k`, whose role says it has them.
+    pub fn rules(k: SchemeKind) -> MetadataChoice {
+        Self::of_kind(k).unwrap_or_else(|| panic!("scheme `{k}` is not metadata rules"))
     }
 
     /// The name the composition uses (`none`, `sp`, `star`, ...).
     pub fn name(self) -> &'static str {
         self.kind().map_or("none", |k| k.name())
+    }
+}
+
+impl std::fmt::Debug for MetadataChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl Serialize for MetadataChoice {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for MetadataChoice {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let form = MetadataForm::deserialize(d)?;
+        match form.kind() {
+            None => Ok(MetadataChoice::NONE),
+            Some(k) => MetadataChoice::of_kind(k).ok_or_else(|| {
+                serde::de::Error::custom(format!(
+                    "scheme `{}` is not metadata rules a front end composes with (a front end of its own, a control or a test scheme)",
+                    k.name()
+                ))
+            }),
+        }
     }
 }
 
@@ -229,30 +222,15 @@ pub struct Composed {
     pub metadata: MetadataChoice,
 }
 
-/// The papers' schemes as compositions: the scheme, its front end, its
-/// metadata rules. A scheme at the memory controller is its own metadata
-/// choice and needs no row.
-fn named(k: SchemeKind) -> Option<Composed> {
-    let pb = |v| FrontChoice::PersistBuffer(v);
-    Some(match k {
-        // SecPB IV: the buffer in front of SP's metadata rules (PLP).
-        SchemeKind::Secpb(SecPb { variant }) => Composed { front: pb(variant), metadata: MetadataChoice::Sp(Sp {}) },
-        SchemeKind::Bbb(Bbb {}) => Composed { front: pb(SecPbVariant::Cobcm), metadata: MetadataChoice::None },
-        SchemeKind::Eadr(Eadr { secure: false }) => Composed { front: FrontChoice::CacheHierarchy, metadata: MetadataChoice::None },
-        // SecPB II-C: secure eADR flushes write-back metadata caches.
-        SchemeKind::Eadr(Eadr { secure: true }) => {
-            Composed { front: FrontChoice::CacheHierarchy, metadata: MetadataChoice::BatteryWriteBack(BatteryWriteBack {}) }
-        }
-        k => Composed { front: FrontChoice::MemoryController, metadata: MetadataChoice::of_kind(k)? },
-    })
-}
-
 impl Composed {
-    /// The composition a scheme is (a paper's, or one composed), if any.
+    /// The composition a scheme is (a paper's, or one composed), if any:
+    /// a memory-controller scheme is its own metadata choice, a front
+    /// end's scheme the pair its role names.
     pub fn of(k: SchemeKind) -> Option<Composed> {
-        match k {
-            SchemeKind::Composed(c) => Some(c),
-            k => named(k),
+        match k.role() {
+            Role::MetadataRules => Some(Composed { front: FrontChoice::MemoryController, metadata: MetadataChoice::of_kind(k)? }),
+            Role::Pair(c) => Some(c),
+            Role::Alone => None,
         }
     }
 
@@ -260,25 +238,15 @@ impl Composed {
     pub fn conflict(&self) -> Option<String> {
         let (front, meta) = (self.front.name(), self.metadata.name());
         let both = format!("front end `{front}` with metadata `{meta}`");
-        match (self.front, self.metadata) {
-            (FrontChoice::MemoryController, MetadataChoice::None) => {
+        match (self.front, self.metadata.kind()) {
+            (FrontChoice::MemoryController, None) => {
                 Some(format!("{both}: an insecure memory controller is `sp` with security.enabled = false, not a composition"))
             }
-            (FrontChoice::PersistBuffer(v), MetadataChoice::None) if v != SecPbVariant::Cobcm => {
+            (FrontChoice::PersistBuffer(v), None) if v != SecPbVariant::Cobcm => {
                 Some(format!("{both}: without a security engine there are no tuple steps to do early (use persist-buffer:cobcm, BBB)"))
             }
-            // STAR II-D/III-A: the data MAC's spare bits carry the parent
-            // counter's LSBs, set when the write reaches the controller; a
-            // persist-buffer entry's early MAC has no such bits.
-            (FrontChoice::PersistBuffer(v), MetadataChoice::Star(_)) if SecPb { variant: v }.work().early.contains(super::TupleStep::Mac) => {
-                Some(format!("{both}: STAR's data MAC carries its parent counter's low bits, set at the memory controller, but `{}` makes the MAC early in the persist buffer", v.name()))
-            }
-            // Secon 3.4.1: a log write carries its minor counter in its
-            // data MAC's spare bits, made at the memory controller.
-            (FrontChoice::PersistBuffer(v), MetadataChoice::Secon(s)) if s.colocate_counters && SecPb { variant: v }.work().early.contains(super::TupleStep::Mac) => {
-                Some(format!("{both}: Secon's log writes carry their minor counter in the data MAC's spare bits, set at the memory controller, but `{}` makes the MAC early in the persist buffer", v.name()))
-            }
-            _ => None,
+            (FrontChoice::PersistBuffer(_) | FrontChoice::CacheHierarchy, None) => None,
+            (front, Some(k)) => k.registered().refuses_front(front).map(|why| format!("{both}: {why}")),
         }
     }
 
@@ -295,7 +263,7 @@ impl Composed {
             return inner.ok_or_else(|| "no scheme".into());
         }
         // The papers' schemes with another front end: SecPB's, BBB, eADR.
-        if let Some(k) = SchemeKind::table_v().into_iter().find(|k| named(*k) == Some(self)) {
+        if let Some(k) = SchemeKind::table_v().into_iter().find(|k| Composed::of(*k) == Some(self)) {
             return Ok(k);
         }
         Ok(SchemeKind::Composed(self))
@@ -347,8 +315,20 @@ impl SchemeParams for Composed {
     }
 }
 
+impl Registered for Composed {
+    fn role(&self) -> Role {
+        Role::Pair(*self)
+    }
+    /// The metadata scheme's runtime; its rules read the composed
+    /// description from `cfg`.
+    fn build(&self, cfg: &SimConfig, seed: u64) -> Box<dyn Scheme> {
+        self.metadata_kind().registered().build(cfg, seed)
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::super::Star;
     use super::*;
 
     /// Each paper's scheme is a named composition whose composed
@@ -364,6 +344,7 @@ mod tests {
         for k in kinds {
             if matches!(k, SchemeKind::BbbGap(_) | SchemeKind::ToyLazyTree(_) | SchemeKind::ToyCounting(_)) {
                 // Controls and test schemes: no paper's composition.
+                assert_eq!(k.role(), Role::Alone, "{k}");
                 assert!(Composed::of(k).is_none(), "{k}");
                 continue;
             }
@@ -388,7 +369,7 @@ mod tests {
 
     #[test]
     fn a_new_pair_is_composed_and_named_by_both_choices() {
-        let c = Composed { front: FrontChoice::PersistBuffer(SecPbVariant::Cobcm), metadata: MetadataChoice::Star(Star::default()) };
+        let c = Composed { front: FrontChoice::PersistBuffer(SecPbVariant::Cobcm), metadata: MetadataChoice::rules(SchemeKind::Star(Star::default())) };
         let k = c.resolve().unwrap();
         assert_eq!(k.name(), "cobcm+star");
         let w = k.work();
@@ -398,14 +379,14 @@ mod tests {
 
     #[test]
     fn conflicting_choices_are_refused_naming_both() {
-        let e = Composed { front: FrontChoice::PersistBuffer(SecPbVariant::Nogap), metadata: MetadataChoice::Star(Star::default()) }
+        let e = Composed { front: FrontChoice::PersistBuffer(SecPbVariant::Nogap), metadata: MetadataChoice::rules(SchemeKind::Star(Star::default())) }
             .resolve()
             .unwrap_err();
         assert!(e.contains("persist-buffer:nogap") && e.contains("metadata `star`"), "{e}");
-        let e = Composed { front: FrontChoice::MemoryController, metadata: MetadataChoice::None }.resolve().unwrap_err();
+        let e = Composed { front: FrontChoice::MemoryController, metadata: MetadataChoice::NONE }.resolve().unwrap_err();
         assert!(e.contains("memory-controller") && e.contains("`none`"), "{e}");
         // A buffer that does only counters early keeps STAR's MAC rule.
-        assert!(Composed { front: FrontChoice::PersistBuffer(SecPbVariant::Obcm), metadata: MetadataChoice::Star(Star::default()) }
+        assert!(Composed { front: FrontChoice::PersistBuffer(SecPbVariant::Obcm), metadata: MetadataChoice::rules(SchemeKind::Star(Star::default())) }
             .resolve()
             .is_ok());
     }
