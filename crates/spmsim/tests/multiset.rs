@@ -8,17 +8,20 @@ use common::small;
 use spmsim::engine::chip::ChipState;
 use spmsim::engine::controller::MemoryController;
 use spmsim::engine::nvm::Nvm;
+use spmsim::engine::shape::SchemeShape;
 use spmsim::machine::System;
 use spmsim::scheme::mset::{registers, registers_consistent, MultisetLog};
 use spmsim::workload::WorkloadKind;
 
 /// `cfg`'s machine with the multiset log as its scheme's runtime: the
 /// registers over the caches, and otherwise the configuration's rules
-/// (write-back metadata, whose own runtime keeps nothing).
+/// (write-back metadata, whose own runtime keeps nothing) on its shape,
+/// with the cache hooks called.
 fn logged(cfg: &spmsim::config::SimConfig, seed: u64) -> System {
     let chip = ChipState::new(cfg, seed);
     let log = Box::new(MultisetLog::new(seed, true, false));
-    let mc = MemoryController::assemble(cfg, chip, Nvm::new(cfg.persistence.wpq_entries as usize), log);
+    let shape = SchemeShape { calls_cache_hooks: true, ..spmsim::scheme::shape(cfg) };
+    let mc = MemoryController::assemble(cfg, chip, Nvm::new(cfg.persistence.wpq_entries as usize), log, shape);
     System::with_controller(cfg, mc)
 }
 

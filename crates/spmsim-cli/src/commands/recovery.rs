@@ -93,7 +93,7 @@ pub fn run(a: RecoveryArgs) -> Result<ExitCode> {
         let mut sets = a.overrides.clone();
         sets.push(format!("metadata_cache.organization.unified.capacity_bytes={bytes}"));
         let cfg = load_preset(&a.scheme, &sets)?;
-        if !spmsim::scheme::describe(&cfg).restores_dirty_metadata() {
+        if !spmsim::scheme::shape(&cfg).recovery_restores_dirty_lines {
             return Err(anyhow!("scheme `{}` restores no metadata at recovery; try star or anubis-sit", cfg.name));
         }
         let hash_ns = a.hash_ns.unwrap_or(cfg.security.mac_latency_cycles as f64 / cfg.core.frequency_ghz);

@@ -78,7 +78,7 @@ pub fn domain_estimate(ecfg: &EnergyConfig, cfg: &SimConfig) -> DomainEstimate {
     if work.battery_flushes_metadata && cfg.security.enabled {
         let lines = crate::scheme::metadata_cache_lines(cfg);
         // A lazy tree's line hashes into its parent as it is written back.
-        let lazy = scheme.lazy_tree() || matches!(cfg.tree, crate::config::TreeConfig::Sit { .. });
+        let lazy = crate::scheme::shape(cfg).write_back_hashes_into_parent || matches!(cfg.tree, crate::config::TreeConfig::Sit { .. });
         let hashes = if lazy { lines } else { 0 };
         parts.push(DomainPart { what: format!("metadata caches ({lines} lines, all dirty)"), energy_uj: moved(lines, hashes) });
     }

@@ -833,7 +833,7 @@ pub(crate) fn onchip_nv(c: &SimConfig) -> Vec<crate::engine::hooks::NvRegister> 
         return Vec::new();
     }
     let scheme = crate::scheme::describe(c);
-    let layout = crate::engine::controller::layout_for(c, &*scheme);
+    let layout = crate::engine::controller::layout_for(c, &crate::scheme::shape(c));
     let mut regs = crate::scheme::root_registers(c, &layout);
     regs.extend(scheme.onchip_nv_registers());
     regs

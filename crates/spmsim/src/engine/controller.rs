@@ -23,6 +23,7 @@ use crate::engine::layout::Layout;
 use crate::engine::metacache::MetaCaches;
 use crate::engine::nvm::Nvm;
 use crate::engine::rules::Rules;
+use crate::engine::shape::SchemeShape;
 use crate::engine::store::{CheckFailure, MetaStore};
 use crate::engine::tree::{BonsaiMerkleTree, IntegrityTree, SgxIntegrityTree};
 
@@ -56,37 +57,38 @@ fn set_u64(line: &mut [u8; 64], slot: usize, v: u64) {
 impl MemoryController {
     /// A controller around a chip state and an NVM image, running the
     /// scheme `scheme` (built by `scheme::build` from the configuration's
-    /// parameters). The scheme's state in the chip, if the chip was loaded
-    /// from a file, is handed to the runtime first.
-    pub fn assemble(cfg: &SimConfig, mut chip: ChipState, nvm: Nvm, scheme: Box<dyn Scheme>) -> Self {
+    /// parameters) on an engine of shape `shape` (`scheme::shape`). The
+    /// scheme's state in the chip, if the chip was loaded from a file, is
+    /// handed to the runtime first.
+    pub fn assemble(cfg: &SimConfig, mut chip: ChipState, nvm: Nvm, scheme: Box<dyn Scheme>, shape: SchemeShape) -> Self {
         if let Err(e) = scheme.adopt(&mut chip) {
             panic!("{e} (a chip file is checked when it is loaded)");
         }
-        let layout = layout_for(cfg, &*scheme);
+        let layout = layout_for(cfg, &shape);
         let mut crypto = match cfg.security.crypto {
             crate::config::CryptoMode::Real => CryptoEngine::new(&chip.keys),
             crate::config::CryptoMode::TimingOnly => CryptoEngine::timing_only(&chip.keys),
         };
         if cfg.security.volatile_key {
             let keys = crate::engine::crypto::KeySet::derive_volatile(chip.seed, chip.boots, chip.keys.aes_bits);
-            let kept = if scheme.rekeys_all_memory() { &[][..] } else { &layout.persistent[..] };
+            let kept = if shape.volatile_key_covers_all_memory { &[][..] } else { &layout.persistent[..] };
             crypto.set_volatile_keys(&keys, chip.boots, kept);
         }
         let tree = match cfg.tree {
             TreeConfig::Bmt { onchip_levels, .. } => IntegrityTree::Bmt(BonsaiMerkleTree::configured(
                 &layout,
                 &crypto,
-                scheme.first_level_entry_bits(),
-                scheme.lazy_counter_init(),
+                shape.level1_entry_hash_bits,
+                shape.zero_level1_entry_marks_unwritten,
                 onchip_levels,
             )),
-            TreeConfig::Sit { .. } => IntegrityTree::Sit(SgxIntegrityTree { lsbs_in_mac: scheme.sit_parent_lsbs_in_mac() }),
+            TreeConfig::Sit { .. } => IntegrityTree::Sit(SgxIntegrityTree { lsbs_in_mac: shape.sit_mac_carries_parent_lsbs }),
         };
-        let caches = MetaCaches::new(&cfg.metadata_cache.organization).with_level_cache(scheme.level_cache());
+        let caches = MetaCaches::new(&cfg.metadata_cache.organization).with_level_cache(shape.extra_level_cache);
         let work = cfg.scheme.work();
-        let mut st = MetaStore::new(layout, crypto, nvm, caches, chip, work.metadata, scheme.observes_metadata_cache());
+        let mut st = MetaStore::new(layout, crypto, nvm, caches, chip, work.metadata, shape.calls_cache_hooks);
         st.mac_in_data_line = cfg.security.mac_placement == crate::config::MacPlacement::DataLine;
-        let rules = Rules { tree, scheme, work, secure: cfg.security.enabled };
+        let rules = Rules { tree, scheme, shape, work, secure: cfg.security.enabled };
         MemoryController { st, rules, early_pending: Default::default() }
     }
 
@@ -104,7 +106,7 @@ impl MemoryController {
         if volatile_key {
             let chip = &st.chip;
             let keys = crate::engine::crypto::KeySet::derive_volatile(chip.seed, chip.boots, chip.keys.aes_bits);
-            let persistent = if r.scheme.rekeys_all_memory() { Vec::new() } else { st.layout.persistent.clone() };
+            let persistent = if r.shape.volatile_key_covers_all_memory { Vec::new() } else { st.layout.persistent.clone() };
             st.crypto.set_volatile_keys(&keys, chip.boots, &persistent);
         }
     }
@@ -450,16 +452,22 @@ impl MemoryController {
 #[cfg(test)]
 mod tests;
 
-/// The NVM layout of a machine configured by `cfg`: the tree over its
-/// capacity, the scheme's recovery area and the persistent regions.
-pub fn layout_for(cfg: &SimConfig, scheme: &dyn Scheme) -> Layout {
+/// The tree over the capacity of a machine configured by `cfg`, before a
+/// scheme's recovery area and the persistent regions (what a scheme's
+/// shape is answered over).
+pub fn tree_layout(cfg: &SimConfig) -> Layout {
     let (format, tree_levels) = match &cfg.tree {
         TreeConfig::Bmt { levels, .. } => (CounterFormat::Split, *levels),
         TreeConfig::Sit { levels, .. } => (CounterFormat::Sit, *levels),
     };
-    let layout = Layout::new(cfg.memory.capacity_bytes, format, cfg.tree.arity(), tree_levels);
-    let recovery_lines = scheme.recovery_area_lines(&layout, cfg);
-    layout
-        .with_recovery_area(recovery_lines)
+    Layout::new(cfg.memory.capacity_bytes, format, cfg.tree.arity(), tree_levels)
+}
+
+/// The NVM layout of a machine configured by `cfg` under a scheme of shape
+/// `shape`: the tree over its capacity, the scheme's recovery area and the
+/// persistent regions.
+pub fn layout_for(cfg: &SimConfig, shape: &SchemeShape) -> Layout {
+    tree_layout(cfg)
+        .with_recovery_area(shape.reserved_recovery_lines)
         .with_persistent_regions(cfg.memory.persistent_regions.iter().map(|p| (p.start_bytes, p.size_bytes)))
 }

@@ -8,7 +8,10 @@
 //!        |   calls it from inside its own operations, so `&self`)
 //!        |   keeps its non-volatile state in chip.scheme (SchemeNv)
 //!        v
-//!  engine: Rules { tree, scheme } passed down every operation
+//!  engine: Rules { tree, scheme, shape } passed down every operation
+//!    (shape: what the scheme answers once, at assembly, as plain data:
+//!     scheme::shape(cfg) -> SchemeShape, engine/shape.rs; not asked here)
+//!    assembly:    adopt (a chip state loaded from a file)
 //!    data path:   on_counter_update, verify_on_fetch, on_metadata_dirty,
 //!                 on_metadata_written, on_metadata_evict, settle,
 //!                 data_mac_spare, subtree_root, on_cache_*
@@ -20,13 +23,13 @@
 //! Every method has a default that reads the scheme's description
 //! ([`SchemeWork`]) or does nothing, so a scheme overrides only what its
 //! paper changes. The engine names no scheme: what differs between schemes
-//! reaches it through here.
+//! reaches it through here and through the scheme's shape.
 
 use super::chip::{ChipState, SchemeNv};
-use super::layout::Layout;
-use super::metacache::LevelCacheGeometry;
 use super::nvm::{ByKind, NvmImage};
 use super::rules::Rules;
+#[cfg(doc)]
+use super::shape::SchemeShape;
 use super::store::{CheckFailure, MetaStore};
 use super::tree::RebuildOutcome;
 use crate::config::SimConfig;
@@ -36,67 +39,12 @@ use serde::Serialize;
 
 /// A scheme's runtime: what the engine asks of it, with defaults.
 pub trait Scheme: SchemeClone + Send + std::fmt::Debug {
-    // --- The engine's shape, asked once when it is assembled. ---
-
-    /// Bits of a counter block's hash its level-1 BMT entry keeps (64; a
-    /// scheme that takes spare bits there says fewer).
-    fn first_level_entry_bits(&self) -> u32 {
-        64
-    }
-
-    /// A zero level-1 BMT entry marks a counter block as not written since
-    /// the last recovery, which then starts again from zero (Triad-NVM
-    /// III-C's lazy recovery of the non-persistent subtree).
-    fn lazy_counter_init(&self) -> bool {
-        false
-    }
-
-    /// A SIT node written back carries the 10 LSBs of its parent's counter
-    /// in the spare bits of its MAC field (STAR III-B).
-    fn sit_parent_lsbs_in_mac(&self) -> bool {
-        false
-    }
-
-    /// The volatile key set covers all of memory, persistent regions too
-    /// (Triad-NVM's no-persistence baseline). Default: the non-persistent
-    /// regions only.
-    fn rekeys_all_memory(&self) -> bool {
-        false
-    }
-
-    /// Whether the tree is updated lazily: a change stops at its cached
-    /// line, and a dirty line hashes into its parent only when it is
-    /// written back (the multiset-hash scheme, Kubo et al. 4.3). A flush
-    /// then writes lines back lowest level first, through
-    /// [`Self::on_metadata_evict`].
-    fn lazy_tree(&self) -> bool {
-        false
-    }
-
-    /// A cache of the scheme's own for the nodes of one tree level, beside
-    /// the metadata caches (CacheTree's HNode cache).
-    fn level_cache(&self) -> Option<LevelCacheGeometry> {
-        None
-    }
-
-    /// Blocks of NVM the scheme keeps for its own recovery state after the
-    /// tree (STAR's recovery area of bitmap lines, Anubis's shadow table,
-    /// a tracking table); 0: none.
-    fn recovery_area_lines(&self, _layout: &Layout, _cfg: &SimConfig) -> u64 {
-        0
-    }
+    // --- Assembly. ---
 
     /// A chip state loaded from a file holds the scheme's non-volatile
     /// state as read: take it as the runtime's own type.
     fn adopt(&self, _chip: &mut ChipState) -> Result<(), String> {
         Ok(())
-    }
-
-    /// Whether the scheme hears of every line entering, changing in or
-    /// leaving a metadata cache ([`Self::on_cache_install`] and the rest):
-    /// asked once, so that schemes that do not pay nothing for it.
-    fn observes_metadata_cache(&self) -> bool {
-        false
     }
 
     // --- The data path. ---
@@ -171,7 +119,7 @@ pub trait Scheme: SchemeClone + Send + std::fmt::Debug {
     }
 
     /// A line entered a metadata cache or was put again (only with
-    /// [`Self::observes_metadata_cache`]).
+    /// [`SchemeShape::calls_cache_hooks`]).
     fn on_cache_install(&self, _st: &mut MetaStore, _ev: &CacheInstall) {}
 
     /// A cached line changed in place from `old` to `new`.
@@ -215,12 +163,6 @@ pub trait Scheme: SchemeClone + Send + std::fmt::Debug {
     fn on_shutdown(&self, _st: &mut MetaStore) {}
 
     // --- What the checks ask. ---
-
-    /// Recovery restores the dirty metadata lines the crash lost (STAR,
-    /// Anubis): the crash oracle then checks each against the cache's copy.
-    fn restores_dirty_metadata(&self) -> bool {
-        false
-    }
 
     /// State this scheme adds to the machine beyond what every scheme has,
     /// for the attack harness (the front end's is the harness's own).

@@ -10,11 +10,13 @@
 //!    |     `-- crypto     AES pads, MACs, tree hashes (counted)
 //!    `-- tree      integrity trees over the counter blocks (BMT, SIT)
 //!  layout   where every block, counter, MAC line and tree node lives
+//!  shape    what a scheme answers once, when the controller is assembled
 //!  counter  byte formats of counter blocks and tree nodes
 //! ```
-//! The engine knows no scheme by name: what a scheme changes it says
-//! through the hooks the engine calls (`hooks.rs`), and what it remembers
-//! across a power failure it keeps in one field of the chip state.
+//! The engine knows no scheme by name: what a scheme changes it says in
+//! its shape, read at assembly (`shape.rs`), and through the hooks the
+//! engine calls (`hooks.rs`); what it remembers across a power failure it
+//! keeps in one field of the chip state.
 
 pub mod chip;
 pub mod controller;
@@ -26,5 +28,6 @@ pub mod metacache;
 pub mod nvm;
 pub mod roots;
 pub mod rules;
+pub mod shape;
 pub mod store;
 pub mod tree;

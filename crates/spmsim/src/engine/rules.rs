@@ -3,7 +3,7 @@
 //! operation that may reach a hook.
 //!
 //! ```text
-//!  MemoryController { st: MetaStore, rules: Rules { tree, scheme, work, secure } }
+//!  MemoryController { st: MetaStore, rules: Rules { tree, scheme, shape, work, secure } }
 //!    st.fetch(&rules, addr) --miss--> rules.scheme.verify_on_fetch(&rules, st, ..)
 //!                                       --> rules.verify(st, ..) --> st.fetch(&rules, parent) ...
 //! ```
@@ -15,6 +15,7 @@
 //! shape-only ones stay on [`IntegrityTree`].
 
 use super::hooks::Scheme;
+use super::shape::SchemeShape;
 use super::store::{CheckFailure, MetaStore};
 use super::tree::{IntegrityTree, RebuildOutcome};
 use crate::scheme::params::SchemeWork;
@@ -23,6 +24,9 @@ use crate::scheme::params::SchemeWork;
 pub struct Rules {
     pub tree: IntegrityTree,
     pub scheme: Box<dyn Scheme>,
+    /// What the scheme answered at assembly (`scheme::shape`), kept at
+    /// hand.
+    pub shape: SchemeShape,
     /// The scheme's description (`SchemeKind::work`), kept at hand.
     pub work: SchemeWork,
     /// `security.enabled`: the engine encrypts, MACs and keeps a tree.

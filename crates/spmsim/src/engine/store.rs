@@ -93,7 +93,7 @@ pub struct MetaStore {
     /// (`security.mac_placement = "data-line"`), not in MAC lines.
     pub mac_in_data_line: bool,
     /// The scheme hears of every line entering, changing in or leaving a
-    /// metadata cache (`Scheme::observes_metadata_cache`, asked once).
+    /// metadata cache (`SchemeShape::calls_cache_hooks`).
     pub observed: bool,
     /// A verification is under way (its parents' nested ones are counted
     /// with it).

@@ -78,7 +78,7 @@ impl Secon {
 
     pub fn with_grid(instructions: u64, seed: u64, quick: bool, grid: Grid) -> Result<Self, String> {
         let wt = crate::config::load_preset("wt", &[]).map_err(|e| e.to_string())?;
-        let levels = crate::engine::controller::layout_for(&wt, &*crate::scheme::describe(&wt)).levels() as u64;
+        let levels = crate::engine::controller::layout_for(&wt, &crate::scheme::shape(&wt)).levels() as u64;
         let hash = wt.security.tree_hash_latency_cycles.unwrap_or(wt.security.mac_latency_cycles) as u64;
         let write_cycles = (wt.nvm.write_latency_ns * wt.core.frequency_ghz).round() as u64;
         Ok(Secon { instructions, seed, quick, grid, reference: Reference::load("secon")?, root_update: (levels, hash), write_cycles })

@@ -27,6 +27,7 @@ use crate::engine::counter::SitNode;
 use crate::engine::hooks::{default_on_metadata_dirty, DrainWork, NvChange, NvRegister, RecoveryCost, RecoveryReport, Scheme};
 use crate::engine::layout::Layout;
 use crate::engine::rules::Rules;
+use crate::engine::shape::SchemeShape;
 use crate::engine::store::{CheckFailure, MetaStore};
 use crate::engine::tree::IntegrityTree;
 use serde::{Deserialize, Serialize};
@@ -62,6 +63,15 @@ impl Registered for AnubisSit {
     }
     fn build(&self, _cfg: &SimConfig, _seed: u64) -> Box<dyn Scheme> {
         Box::new(AnubisRuntime)
+    }
+    /// The shadow table, one entry per way of the unified cache; recovery
+    /// restores the cached lines from it.
+    fn shape(&self, _tree: &Layout, cfg: &SimConfig) -> SchemeShape {
+        let reserved_recovery_lines = match &cfg.metadata_cache.organization {
+            MetadataCacheOrganization::Unified { unified } => unified.capacity_bytes / 64,
+            MetadataCacheOrganization::Separate { .. } => 0,
+        };
+        SchemeShape { reserved_recovery_lines, recovery_restores_dirty_lines: true, ..SchemeShape::default() }
     }
 }
 
@@ -111,14 +121,6 @@ impl Scheme for AnubisRuntime {
         chip.scheme.adopt::<AnubisNv>()
     }
 
-    /// The shadow table: one entry per way of the unified cache.
-    fn recovery_area_lines(&self, _layout: &Layout, cfg: &SimConfig) -> u64 {
-        match &cfg.metadata_cache.organization {
-            MetadataCacheOrganization::Unified { unified } => unified.capacity_bytes / 64,
-            MetadataCacheOrganization::Separate { .. } => 0,
-        }
-    }
-
     fn on_metadata_dirty(&self, r: &Rules, st: &mut MetaStore, addr: u64) -> Result<(), CheckFailure> {
         let layout = st.layout.clone();
         if layout.meta_pos(addr).is_none() {
@@ -129,10 +131,6 @@ impl Scheme for AnubisRuntime {
         let n = SitNode::decode(&line);
         st.nvm.write(&layout, layout.recovery_addr(way as u64), entry(addr, &n.counter_bytes()));
         Ok(())
-    }
-
-    fn restores_dirty_metadata(&self) -> bool {
-        true
     }
 
     fn on_power_fail(&self, r: &Rules, st: &mut MetaStore, _work: &mut DrainWork) {

@@ -44,6 +44,7 @@ use crate::engine::layout::Layout;
 use crate::engine::metacache::LevelCacheGeometry;
 use crate::engine::nvm::NvmImage;
 use crate::engine::rules::Rules;
+use crate::engine::shape::SchemeShape;
 use crate::engine::store::{CheckFailure, MetaStore};
 use crate::engine::tree::IntegrityTree;
 use serde::{Deserialize, Serialize};
@@ -123,6 +124,19 @@ impl Registered for CacheTree {
     }
     fn build(&self, _cfg: &SimConfig, _seed: u64) -> Box<dyn Scheme> {
         Box::new(CacheTreeRuntime::new(*self))
+    }
+    /// The HNode cache beside the metadata caches; the tracking table, one
+    /// entry per way of it; an HNode filling a way writes the way's
+    /// tracking entry (the cache hooks); lines written back dirty the
+    /// parent, so a flush goes lowest level first.
+    fn shape(&self, _tree: &Layout, _cfg: &SimConfig) -> SchemeShape {
+        SchemeShape {
+            extra_level_cache: Some(LevelCacheGeometry { level: self.hnode_level, lines: self.hnodes as u64, ways: self.hnode_ways }),
+            reserved_recovery_lines: self.hnodes as u64,
+            calls_cache_hooks: true,
+            write_back_hashes_into_parent: true,
+            ..SchemeShape::default()
+        }
     }
 }
 
@@ -206,20 +220,6 @@ impl Scheme for CacheTreeRuntime {
         chip.scheme.adopt::<CacheTreeNv>()
     }
 
-    fn level_cache(&self) -> Option<LevelCacheGeometry> {
-        Some(LevelCacheGeometry { level: self.p.hnode_level, lines: self.p.hnodes as u64, ways: self.p.hnode_ways })
-    }
-
-    /// The tracking table: one entry per way of the HNode cache.
-    fn recovery_area_lines(&self, _layout: &Layout, _cfg: &SimConfig) -> u64 {
-        self.p.hnodes as u64
-    }
-
-    /// An HNode filling a way of its cache writes the way's tracking entry.
-    fn observes_metadata_cache(&self) -> bool {
-        true
-    }
-
     fn on_cache_install(&self, st: &mut MetaStore, ev: &CacheInstall) {
         if let (Some(w), true) = (ev.filled_way, ev.in_level_cache) {
             tracking::write_entry(st, w, Some(ev.addr));
@@ -237,11 +237,6 @@ impl Scheme for CacheTreeRuntime {
     /// The register is read by recovery alone.
     fn nv_change(&self, _st: &MetaStore, _before: &SchemeNv, _after: &SchemeNv) -> NvChange {
         NvChange::Unseen
-    }
-
-    /// Lines written back dirty the parent: a flush goes lowest level first.
-    fn lazy_tree(&self) -> bool {
-        true
     }
 
     /// The HNodeTree's root register.

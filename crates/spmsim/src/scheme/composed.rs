@@ -25,6 +25,8 @@ use super::secpb::{SecPb, SecPbVariant};
 use super::{MetadataForm, Registered, Role, SchemeKind};
 use crate::config::SimConfig;
 use crate::engine::hooks::Scheme;
+use crate::engine::layout::Layout;
+use crate::engine::shape::SchemeShape;
 use serde::{Deserialize, Serialize};
 
 /// The front-end axis: where a store becomes persistent.
@@ -324,6 +326,10 @@ impl Registered for Composed {
     fn build(&self, cfg: &SimConfig, seed: u64) -> Box<dyn Scheme> {
         self.metadata_kind().registered().build(cfg, seed)
     }
+    /// The metadata scheme's shape.
+    fn shape(&self, tree: &Layout, cfg: &SimConfig) -> SchemeShape {
+        self.metadata_kind().registered().shape(tree, cfg)
+    }
 }
 
 #[cfg(test)]
@@ -389,6 +395,25 @@ mod tests {
         assert!(Composed { front: FrontChoice::PersistBuffer(SecPbVariant::Obcm), metadata: MetadataChoice::rules(SchemeKind::Star(Star::default())) }
             .resolve()
             .is_ok());
+    }
+
+    /// A composition's engine has its metadata scheme's shape, behind any
+    /// front end: STAR's recovery area, synergized SIT and restored lines
+    /// behind a persist buffer as at the memory controller.
+    #[test]
+    fn a_composed_schemes_shape_is_its_metadata_schemes() {
+        let mut cfg = crate::config::load_preset("star", &[]).unwrap();
+        let star = crate::scheme::shape(&cfg);
+        assert!(star.reserved_recovery_lines > 0 && star.sit_mac_carries_parent_lsbs && star.recovery_restores_dirty_lines, "{star:?}");
+        for k in SchemeKind::every_default() {
+            let Some(metadata) = MetadataChoice::of_kind(k) else { continue };
+            cfg.scheme = k;
+            let alone = crate::scheme::shape(&cfg);
+            for front in FrontChoice::ALL {
+                cfg.scheme = SchemeKind::Composed(Composed { front, metadata });
+                assert_eq!(crate::scheme::shape(&cfg), alone, "{k} behind {}", front.name());
+            }
+        }
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Schemes as plugins: one file per scheme holds its parameters (plain
 //! data, what every mechanism reads), its runtime (the hooks the engine
-//! calls, `engine::hooks`) and its part in compositions; one line of the
-//! registry below names it.
+//! calls, `engine::hooks`), the engine's shape under it (plain data read
+//! at assembly, `engine::shape`) and its part in compositions; one line of
+//! the registry below names it.
 //!
 //! ```text
 //!  configs/<preset>.toml  [scheme] type = "secon", track_units = 16
@@ -10,6 +11,8 @@
 //!        |  .params(): SchemeParams      name(), work(): SchemeWork, validate(), needs()
 //!        |  .role(): Role                a metadata choice, a front end's pair, alone
 //!        |  build(cfg, seed)             .registered().build(): Box<dyn Scheme>
+//!        |  shape(cfg)                   .registered().shape(): SchemeShape, plain data
+//!        |                               the engine is assembled with (engine/shape.rs)
 //!        v
 //!  SeconRuntime: impl engine::hooks::Scheme      (secon/mod.rs, beside Secon)
 //!        volatile state   its own fields (cells)
@@ -35,9 +38,10 @@ pub use secpb::SecPbVariant;
 
 use crate::config::SimConfig;
 use crate::engine::chip::ChipState;
-use crate::engine::controller::MemoryController;
+use crate::engine::controller::{tree_layout, MemoryController};
 use crate::engine::hooks::{NvRegister, Scheme};
 use crate::engine::nvm::Nvm;
+use crate::engine::shape::SchemeShape;
 
 registry::schemes! {
     composed: Composed(composed::Composed);
@@ -96,10 +100,17 @@ pub fn controller(cfg: &SimConfig, seed: u64) -> MemoryController {
     controller_on_chip(cfg, chip, Nvm::new(cfg.persistence.wpq_entries as usize))
 }
 
+/// What `cfg`'s scheme answers once, when the engine is assembled: its
+/// registry entry's shape over the tree `cfg` lays out (a composed
+/// scheme's is its metadata scheme's).
+pub fn shape(cfg: &SimConfig) -> SchemeShape {
+    cfg.scheme.registered().shape(&tree_layout(cfg), cfg)
+}
+
 /// A memory controller re-created around a saved chip state and NVM image.
 pub fn controller_on_chip(cfg: &SimConfig, chip: ChipState, nvm: Nvm) -> MemoryController {
     let scheme = build(cfg, chip.seed);
-    MemoryController::assemble(cfg, chip, nvm, scheme)
+    MemoryController::assemble(cfg, chip, nvm, scheme, shape(cfg))
 }
 
 /// The root registers of the tree over `layout`: one 8 B hash (BMT) or

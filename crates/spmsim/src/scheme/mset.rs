@@ -40,6 +40,7 @@ use crate::engine::hooks::{CacheInstall, NvChange, NvRegister, OwnState, Recover
 use crate::engine::layout::Layout;
 use crate::engine::nvm::NvmImage;
 use crate::engine::rules::Rules;
+use crate::engine::shape::SchemeShape;
 use crate::engine::store::{CheckFailure, MetaStore};
 use crate::engine::tree::IntegrityTree;
 use serde::{Deserialize, Serialize};
@@ -157,6 +158,16 @@ impl Registered for Mset {
     fn build(&self, _cfg: &SimConfig, seed: u64) -> Box<dyn Scheme> {
         Box::new(MsetRuntime::new(*self, seed))
     }
+    /// The tracking table, one entry per way of the unified cache; every
+    /// line entering, changing in or leaving the cache is logged into the
+    /// registers (4.2, the cache hooks); the tree is updated lazily (4.3).
+    fn shape(&self, _tree: &Layout, cfg: &SimConfig) -> SchemeShape {
+        let reserved_recovery_lines = match &cfg.metadata_cache.organization {
+            MetadataCacheOrganization::Unified { unified } => unified.capacity_bytes / 64,
+            MetadataCacheOrganization::Separate { .. } => 0,
+        };
+        SchemeShape { reserved_recovery_lines, write_back_hashes_into_parent: true, calls_cache_hooks: true, ..SchemeShape::default() }
+    }
 }
 
 /// Read Hash: every line that entered the metadata cache or a new value a
@@ -255,9 +266,6 @@ impl MultisetLog {
 }
 
 impl Scheme for MultisetLog {
-    fn observes_metadata_cache(&self) -> bool {
-        true
-    }
     fn on_cache_install(&self, st: &mut MetaStore, ev: &CacheInstall) {
         self.install(st, ev);
     }
@@ -320,22 +328,6 @@ impl Scheme for MsetRuntime {
         chip.scheme.adopt::<MsetNv>()?;
         chip.scheme.get_mut::<MsetNv>();
         Ok(())
-    }
-
-    /// The tracking table: one entry per way of the unified cache.
-    fn recovery_area_lines(&self, _layout: &Layout, cfg: &SimConfig) -> u64 {
-        match &cfg.metadata_cache.organization {
-            MetadataCacheOrganization::Unified { unified } => unified.capacity_bytes / 64,
-            MetadataCacheOrganization::Separate { .. } => 0,
-        }
-    }
-
-    fn lazy_tree(&self) -> bool {
-        true
-    }
-
-    fn observes_metadata_cache(&self) -> bool {
-        true
     }
 
     fn on_cache_install(&self, st: &mut MetaStore, ev: &CacheInstall) {

@@ -9,7 +9,7 @@
 //!        v
 //!  pub mod star; pub use star::Star;
 //!  SchemeKind::Star(Star)      serde: [scheme] type = "star" (tag, kebab-case)
-//!  SchemeKind::registered()    -> &dyn Registered: params(), role(), build()
+//!  SchemeKind::registered()    -> &dyn Registered: params(), role(), build(), shape()
 //!  MetadataChoice              `none` or a scheme whose role() is MetadataRules,
 //!                              read and printed as `{ type = "star", .. }`
 //! ```
@@ -22,6 +22,8 @@ use super::secpb::{SecPb, SecPbVariant};
 use super::{Bbb, Described, Eadr, SchemeKind, SchemeWork};
 use crate::config::SimConfig;
 use crate::engine::hooks::Scheme;
+use crate::engine::layout::Layout;
+use crate::engine::shape::SchemeShape;
 
 /// What a scheme is in a composition of a front end and metadata rules
 /// (`composed.rs`).
@@ -40,7 +42,7 @@ pub enum Role {
 }
 
 /// What a scheme's file declares beside its parameters: its part in
-/// compositions and the runtime it runs on.
+/// compositions, the runtime it runs on and the engine's shape under it.
 pub trait Registered: SchemeParams {
     /// Its part in compositions.
     fn role(&self) -> Role;
@@ -48,6 +50,12 @@ pub trait Registered: SchemeParams {
     /// hook at its default, unless the scheme has state or hooks of its own.
     fn build(&self, _cfg: &SimConfig, _seed: u64) -> Box<dyn Scheme> {
         Box::new(Described)
+    }
+    /// What the engine is assembled with on `cfg`'s machine, whose tree
+    /// (before any recovery area) is `tree`: the plain engine's shape,
+    /// unless the scheme changes it.
+    fn shape(&self, _tree: &Layout, _cfg: &SimConfig) -> SchemeShape {
+        SchemeShape::default()
     }
     /// Why its metadata rules cannot run behind `front` (none by
     /// default): what a composition with it refuses.

@@ -38,6 +38,7 @@ use crate::engine::hooks::{
 use crate::engine::layout::Layout;
 use crate::engine::nvm::NvmImage;
 use crate::engine::rules::Rules;
+use crate::engine::shape::SchemeShape;
 use crate::engine::store::{CheckFailure, MetaStore};
 use crate::engine::tree::{IntegrityTree, SgxIntegrityTree, SIT_LSB_BITS, SIT_LSB_MASK};
 use serde::{Deserialize, Serialize};
@@ -105,6 +106,18 @@ impl Registered for Star {
     }
     fn build(&self, _cfg: &SimConfig, _seed: u64) -> Box<dyn Scheme> {
         Box::new(StarRuntime::new(*self))
+    }
+    /// The recovery area holds the bitmap lines' copy, one bit per
+    /// metadata line of the tree (III-C); counter-MAC synergization puts
+    /// the parent's LSBs in a written node's MAC field (III-B); recovery
+    /// restores the stale nodes (III-F).
+    fn shape(&self, tree: &Layout, _cfg: &SimConfig) -> SchemeShape {
+        SchemeShape {
+            reserved_recovery_lines: BitmapLines::area_lines(tree.metadata_lines()),
+            sit_mac_carries_parent_lsbs: self.synergy,
+            recovery_restores_dirty_lines: true,
+            ..SchemeShape::default()
+        }
     }
     /// STAR II-D/III-A: the data MAC's spare bits carry the parent
     /// counter's LSBs, set when the write reaches the controller; a
@@ -225,14 +238,6 @@ impl Scheme for StarRuntime {
         chip.scheme.adopt::<StarNv>()
     }
 
-    fn recovery_area_lines(&self, layout: &Layout, _cfg: &SimConfig) -> u64 {
-        BitmapLines::area_lines(layout.metadata_lines())
-    }
-
-    fn sit_parent_lsbs_in_mac(&self) -> bool {
-        self.p.synergy
-    }
-
     fn data_mac_spare(&self, _st: &MetaStore, _block: u64, (counter, _): (u64, u64)) -> u16 {
         match self.p.synergy {
             true => (counter & SIT_LSB_MASK) as u16,
@@ -264,10 +269,6 @@ impl Scheme for StarRuntime {
             b.stats.cache_tree_updates += 1;
             b.mark(&mut st.nvm, &st.layout, m, false);
         }
-    }
-
-    fn restores_dirty_metadata(&self) -> bool {
-        true
     }
 
     fn own_state(&self) -> Vec<OwnState> {

@@ -28,6 +28,7 @@ use crate::engine::hooks::{OwnState, RecoveryAttack, RecoveryReport, Scheme};
 use crate::engine::layout::{Cover, Layout, Region};
 use crate::engine::nvm::NvmImage;
 use crate::engine::rules::Rules;
+use crate::engine::shape::SchemeShape;
 use crate::engine::store::{CheckFailure, MetaStore};
 use crate::engine::tree::BonsaiMerkleTree;
 use serde::{Deserialize, Serialize};
@@ -97,6 +98,11 @@ impl Registered for Triad {
     fn build(&self, cfg: &SimConfig, _seed: u64) -> Box<dyn Scheme> {
         Box::new(TriadRuntime::new(*self, cfg))
     }
+    /// Recovery zeroes the non-persistent subtrees' level-1 nodes, whose
+    /// zero entries then mark counter blocks not written since (III-C).
+    fn shape(&self, _tree: &Layout, _cfg: &SimConfig) -> SchemeShape {
+        SchemeShape { zero_level1_entry_marks_unwritten: true, ..SchemeShape::default() }
+    }
 }
 
 /// Triad-NVM's runtime: its parameters and whether the configuration
@@ -142,9 +148,6 @@ impl TriadRuntime {
 }
 
 impl Scheme for TriadRuntime {
-    fn lazy_counter_init(&self) -> bool {
-        true
-    }
     fn on_metadata_dirty(&self, r: &Rules, st: &mut MetaStore, addr: u64) -> Result<(), CheckFailure> {
         if self.writes_through(&st.layout, addr) {
             r.persist_line(st, addr)?;

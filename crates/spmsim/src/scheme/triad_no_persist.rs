@@ -22,8 +22,9 @@ use super::{Registered, Role};
 use super::triad::{new_boot, TRIAD_TREE};
 use crate::config::SimConfig;
 use crate::engine::hooks::{RecoveryReport, Scheme};
-use crate::engine::layout::Cover;
+use crate::engine::layout::{Cover, Layout};
 use crate::engine::rules::Rules;
+use crate::engine::shape::SchemeShape;
 use crate::engine::store::MetaStore;
 use serde::{Deserialize, Serialize};
 
@@ -58,6 +59,11 @@ impl Registered for TriadNoPersist {
     fn build(&self, cfg: &SimConfig, _seed: u64) -> Box<dyn Scheme> {
         Box::new(TriadNoPersistRuntime::new(cfg))
     }
+    /// Every counter starts afresh under a new key set for all of memory:
+    /// zero level-1 entries mark every counter block unwritten (V-B).
+    fn shape(&self, _tree: &Layout, _cfg: &SimConfig) -> SchemeShape {
+        SchemeShape { zero_level1_entry_marks_unwritten: true, volatile_key_covers_all_memory: true, ..SchemeShape::default() }
+    }
 }
 
 /// The baseline's runtime: whether the configuration keeps a volatile key
@@ -74,12 +80,6 @@ impl TriadNoPersistRuntime {
 }
 
 impl Scheme for TriadNoPersistRuntime {
-    fn lazy_counter_init(&self) -> bool {
-        true
-    }
-    fn rekeys_all_memory(&self) -> bool {
-        true
-    }
     fn recover(&self, r: &Rules, st: &mut MetaStore, rep: &mut RecoveryReport) {
         let Some(t) = new_boot(r, st, self.volatile_key) else { return };
         let layout = st.layout.clone();

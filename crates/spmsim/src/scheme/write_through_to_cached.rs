@@ -27,7 +27,9 @@ use super::params::{yes, Completion, Need, SchemeParams, SchemeWork, TreeType, W
 use super::{Registered, Role};
 use crate::engine::counter::bmt_set_slot;
 use crate::engine::hooks::Scheme;
+use crate::engine::layout::Layout;
 use crate::engine::rules::Rules;
+use crate::engine::shape::SchemeShape;
 use crate::engine::store::{CheckFailure, MetaStore};
 use crate::engine::tree::{BonsaiMerkleTree, IntegrityTree};
 use std::cell::RefCell;
@@ -81,6 +83,10 @@ impl Registered for WriteThroughToCached {
     fn build(&self, _cfg: &SimConfig, _seed: u64) -> Box<dyn Scheme> {
         Box::new(WriteThroughToCachedRuntime::default())
     }
+    /// A flush hashes each dirty line into its parent, lowest level first.
+    fn shape(&self, _tree: &Layout, _cfg: &SimConfig) -> SchemeShape {
+        SchemeShape { write_back_hashes_into_parent: true, ..SchemeShape::default() }
+    }
 }
 
 /// The runtime: the lines fetched from NVM in the current step (the
@@ -131,11 +137,6 @@ impl WriteThroughToCachedRuntime {
 }
 
 impl Scheme for WriteThroughToCachedRuntime {
-    /// A flush hashes each dirty line into its parent, lowest level first.
-    fn lazy_tree(&self) -> bool {
-        true
-    }
-
     /// A line fetched in this step is not one the cache held before it.
     fn verify_on_fetch(&self, r: &Rules, st: &mut MetaStore, level: u32, index: u64, bytes: &[u8; 64]) -> Result<(), CheckFailure> {
         {

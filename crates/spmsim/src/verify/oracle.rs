@@ -238,7 +238,7 @@ fn check_point_drain(
     // first 56 bytes; the MAC is recomputed) as the cache held them once
     // the battery had drained the front end through the engine (a persist
     // buffer's or eADR's drain dirties them further).
-    let restores = sys.mc.rules.scheme.restores_dirty_metadata() && sys.mc.secure();
+    let restores = sys.mc.rules.shape.recovery_restores_dirty_lines && sys.mc.secure();
     let mut dirty: Vec<(u64, [u8; 64])> = Vec::new();
     let np = non_persistent::before_crash(sys);
     let drain = sys.power_fail_observed(|s| {

@@ -261,7 +261,7 @@ impl BonsaiMerkleTree {
     /// write-back changes another node.
     pub fn flush_all(&self, r: &Rules, st: &mut MetaStore) -> Result<u64, CheckFailure> {
         r.process_victims(st)?;
-        if r.scheme.lazy_tree() {
+        if r.shape.write_back_hashes_into_parent {
             // A lazy tree's write-back dirties the parent: lowest level
             // first, until nothing is dirty.
             let mut n = 0;

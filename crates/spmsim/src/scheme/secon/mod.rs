@@ -56,8 +56,10 @@ use crate::engine::chip::ChipState;
 use crate::engine::counter::{bmt_set_slot, bmt_slots};
 use crate::engine::crypto::{MAC_BITS, MAC_MASK};
 use crate::engine::hooks::{BatteryDuty, DrainWork, OwnState, RecoveryAttack, RecoveryReport, Scheme};
+use crate::engine::layout::Layout;
 use crate::engine::nvm::NvmImage;
 use crate::engine::rules::Rules;
+use crate::engine::shape::SchemeShape;
 use crate::engine::store::{CheckFailure, MetaStore};
 use crate::engine::tree::{BonsaiMerkleTree, IntegrityTree};
 use serde::{Deserialize, Serialize};
@@ -155,6 +157,11 @@ impl Registered for Secon {
     }
     fn build(&self, _cfg: &SimConfig, _seed: u64) -> Box<dyn Scheme> {
         Box::new(SeconRuntime::new(*self))
+    }
+    /// A level-1 BMT entry keeps a 54-bit hash: its 10 spare bits name the
+    /// counter track unit of its counter block (Secon 3.2).
+    fn shape(&self, _tree: &Layout, _cfg: &SimConfig) -> SchemeShape {
+        SchemeShape { level1_entry_hash_bits: MAC_BITS, ..SchemeShape::default() }
     }
     /// Secon 3.4.1: a log write carries its minor counter in its data
     /// MAC's spare bits, made at the memory controller.
@@ -262,10 +269,6 @@ impl SeconRuntime {
 impl Scheme for SeconRuntime {
     fn adopt(&self, chip: &mut ChipState) -> Result<(), String> {
         chip.scheme.adopt::<SeconNv>()
-    }
-
-    fn first_level_entry_bits(&self) -> u32 {
-        MAC_BITS
     }
 
     fn on_counter_update(&self, r: &Rules, st: &mut MetaStore, index: u64, bytes: [u8; 64]) -> Result<(), CheckFailure> {
