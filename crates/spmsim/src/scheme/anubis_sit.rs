@@ -21,7 +21,7 @@
 use super::params::{Completion, MetadataPolicy, Need, SchemeParams, SchemeWork, TreeType, WritePolicy};
 use super::{Registered, Role};
 use super::sit_restore::{small_tree_root, write_restored};
-use crate::config::{MetadataCacheOrganization, SimConfig};
+use crate::config::SimConfig;
 use crate::engine::chip::{ChipState, SchemeNv};
 use crate::engine::counter::SitNode;
 use crate::engine::hooks::{default_on_metadata_dirty, DrainWork, NvChange, NvRegister, RecoveryCost, RecoveryReport, Scheme};
@@ -67,10 +67,7 @@ impl Registered for AnubisSit {
     /// The shadow table, one entry per way of the unified cache; recovery
     /// restores the cached lines from it.
     fn shape(&self, _tree: &Layout, cfg: &SimConfig) -> SchemeShape {
-        let reserved_recovery_lines = match &cfg.metadata_cache.organization {
-            MetadataCacheOrganization::Unified { unified } => unified.capacity_bytes / 64,
-            MetadataCacheOrganization::Separate { .. } => 0,
-        };
+        let reserved_recovery_lines = super::unified_metadata_cache_lines(cfg);
         SchemeShape { reserved_recovery_lines, recovery_restores_dirty_lines: true, ..SchemeShape::default() }
     }
 }

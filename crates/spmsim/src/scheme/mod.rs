@@ -154,6 +154,17 @@ pub fn metadata_cache_lines(cfg: &SimConfig) -> u64 {
     }
 }
 
+/// Lines of `cfg`'s unified metadata cache (0 with separate caches): the
+/// recovery area of a scheme that keeps a line of NVM per cached line
+/// (Anubis's shadow table, the multiset-hash scheme's log).
+pub fn unified_metadata_cache_lines(cfg: &SimConfig) -> u64 {
+    use crate::config::MetadataCacheOrganization as O;
+    match &cfg.metadata_cache.organization {
+        O::Unified { unified } => unified.capacity_bytes / 64,
+        O::Separate { .. } => 0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::config::{load_preset, load_str};

@@ -32,7 +32,7 @@ use super::params::{in_range, one, yes, Completion, HashRegisters, MetadataPolic
 use super::{Registered, Role};
 use super::osiris::{default_stop_loss, stop_loss_due, stop_loss_in_range, trial_minor};
 use super::tracking;
-use crate::config::{MetadataCacheOrganization, SimConfig};
+use crate::config::SimConfig;
 use crate::engine::chip::{ChipState, SchemeNv};
 use crate::engine::counter::{bmt_set_slot, SplitCounterBlock};
 use crate::engine::crypto::{MultisetHash, MultisetHasher};
@@ -162,10 +162,7 @@ impl Registered for Mset {
     /// line entering, changing in or leaving the cache is logged into the
     /// registers (4.2, the cache hooks); the tree is updated lazily (4.3).
     fn shape(&self, _tree: &Layout, cfg: &SimConfig) -> SchemeShape {
-        let reserved_recovery_lines = match &cfg.metadata_cache.organization {
-            MetadataCacheOrganization::Unified { unified } => unified.capacity_bytes / 64,
-            MetadataCacheOrganization::Separate { .. } => 0,
-        };
+        let reserved_recovery_lines = super::unified_metadata_cache_lines(cfg);
         SchemeShape { reserved_recovery_lines, write_back_hashes_into_parent: true, calls_cache_hooks: true, ..SchemeShape::default() }
     }
 }
